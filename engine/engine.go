@@ -1,0 +1,194 @@
+// Package engine defines the contract between a game's rules and the
+// orchestrator that plays it against bots.
+//
+// A game is pure and deterministic: it does no I/O, reads no clock and uses
+// no global random source. Randomness comes from the match seed. The
+// orchestrator drives a Match as a sequence of exchanges: it asks the match
+// what to deliver and whose answers to wait for (Step), delivers, collects
+// the answers or the faults, and hands them back (Submit). Simultaneous games
+// (every seat answers at once) and sequential ones (seat 0, then seat 1) are
+// both expressed this way.
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Game is one game's catalogue entry and match factory.
+type Game interface {
+	// Name is the game's identifier on the command line and in the API.
+	Name() string
+	// Maps lists the maps the game ships; the first is the default.
+	Maps() []MapInfo
+	// Map returns a shipped map; an unknown name wraps ErrUnknownMap.
+	Map(name string) (Map, error)
+	// ParseMap parses and validates a map file's content. The name is used
+	// in messages and recorded in the replay.
+	ParseMap(name string, data []byte) (Map, error)
+	// Protocol describes how bots talk to this game.
+	Protocol() Protocol
+	// NewMatch prepares a match. It rejects a configuration that cannot be
+	// played (wrong number of players for the map, bad settings) with an
+	// error that names the problem.
+	NewMatch(cfg Config) (Match, error)
+}
+
+// Map is a parsed, validated map.
+type Map interface {
+	Info() MapInfo
+	// Data is the map file's content, stored in the replay so that a replay
+	// is self-contained.
+	Data() []byte
+}
+
+// MapInfo describes a map for listings and validation.
+type MapInfo struct {
+	Name       string `json:"name"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+	MinPlayers int    `json:"min_players"`
+	MaxPlayers int    `json:"max_players"`
+}
+
+// Framing is how a bot delimits its messages on stdout.
+type Framing string
+
+const (
+	// FrameLines: one message per line, ended by '\n'.
+	FrameLines Framing = "lines"
+	// FrameLengthPrefixed: a 4-byte big-endian length, then the message.
+	FrameLengthPrefixed Framing = "length-prefixed"
+)
+
+// Protocol is what the orchestrator needs to know about a game's wire
+// format and its default time limits.
+type Protocol struct {
+	Framing Framing
+	// MaxMessageBytes caps one message from a bot; a longer one is an
+	// output-limit fault.
+	MaxMessageBytes int
+	// AnswerTimeout is the default time a bot has to answer one request.
+	AnswerTimeout time.Duration
+	// WarmUp is the default window from container start to the deadline
+	// of the bot's first answer.
+	WarmUp time.Duration
+}
+
+// Config is everything a match depends on. The same Config always yields
+// the same match given the same answers.
+type Config struct {
+	Map Map
+	// Seed drives every random choice of the match. Zero is a valid seed.
+	Seed uint64
+	// Players are the bots' ids, one per seat, in seat order.
+	Players []string
+	// Settings are game-specific options as JSON; nil means defaults. A
+	// game rejects unknown fields.
+	Settings json.RawMessage
+}
+
+// Message is data to deliver to one seat.
+type Message struct {
+	Seat int
+	Data []byte
+}
+
+// Step is the next exchange of a match.
+type Step struct {
+	// Done is true when the match is over; nothing else is set then.
+	Done bool
+	// Send is delivered first, in order.
+	Send []Message
+	// Await lists the seats whose next message is awaited, all at once.
+	// Each seat is awaited at most once per turn.
+	Await []int
+}
+
+// Status is a bot's standing in a match: ok until its first fault.
+type Status string
+
+// The bot status words (DESIGN.md).
+const (
+	StatusOK          Status = "ok"
+	StatusTimeout     Status = "timeout"
+	StatusBadOutput   Status = "bad_output"
+	StatusCrashed     Status = "crashed"
+	StatusOOM         Status = "oom"
+	StatusOutputLimit Status = "output_limit"
+	StatusStartFailed Status = "start_failed"
+)
+
+// Reply is an awaited seat's answer, or the fault that prevented it.
+type Reply struct {
+	Seat int
+	Data []byte
+	// Fault is set when the bot did not give a usable answer; the game
+	// applies its own rule for a faulted seat. A seat that faulted earlier
+	// keeps being reported with its fault.
+	Fault Status
+}
+
+// Rejection is an answer the game could not understand: the orchestrator
+// records it as bad output and disables the bot.
+type Rejection struct {
+	Seat   int
+	Reason string
+}
+
+// Match is one game in progress.
+type Match interface {
+	// Step tells what to do next. It does not change the match.
+	Step() Step
+	// Submit hands over the replies to the seats awaited by the last Step,
+	// one per awaited seat, and advances the match.
+	Submit(replies []Reply) []Rejection
+	// Turn is the number of completed turns; the exchanges in progress
+	// belong to turn Turn()+1.
+	Turn() int
+	// Frame is the state after the last completed turn (turn 0 is the
+	// initial state), as recorded in the replay and drawn by the viewer.
+	Frame() json.RawMessage
+	// Out reports whether a seat takes no further part (its tank or snake
+	// is gone); the orchestrator may stop that bot.
+	Out(seat int) bool
+	// Settings are the effective settings, defaults filled in.
+	Settings() json.RawMessage
+	// Result is final once Step reports Done.
+	Result() Result
+}
+
+// Result is how a match ended.
+type Result struct {
+	// Winners are seats; several seats share a win, none is a draw or no
+	// result.
+	Winners []int        `json:"winners"`
+	Seats   []SeatResult `json:"seats"`
+}
+
+// SeatResult is one seat's outcome.
+type SeatResult struct {
+	Score int `json:"score"`
+	// DeathReason is empty for a seat still in the game at the end.
+	DeathReason string `json:"death_reason,omitempty"`
+	DeathTurn   int    `json:"death_turn,omitempty"`
+}
+
+// ErrUnknownMap is returned (wrapped) for a map name a game does not ship.
+var ErrUnknownMap = errors.New("unknown map")
+
+// Find returns the game with the given name.
+func Find(games []Game, name string) (Game, error) {
+	for _, g := range games {
+		if g.Name() == name {
+			return g, nil
+		}
+	}
+	names := make([]string, len(games))
+	for i, g := range games {
+		names[i] = g.Name()
+	}
+	return nil, fmt.Errorf("unknown game %q (games: %v)", name, names)
+}
