@@ -1,0 +1,35 @@
+# Arena's everyday commands. `make help` lists them.
+
+GO_BOTS := tanks-random tanks-hunter
+
+.PHONY: help build bots test test-short vet fmt
+
+help:
+	@echo "make build       build bin/arena"
+	@echo "make bots        build the example bot images (arena/tanks-random, arena/tanks-hunter)"
+	@echo "make test        run the whole test suite (needs the Docker engine)"
+	@echo "make test-short  run the tests that need neither Docker nor much time"
+
+build:
+	go build -o bin/arena ./cmd/arena
+
+# Each Go example bot: a static binary, then the kit's Dockerfile around it.
+bots:
+	@for b in $(GO_BOTS); do \
+		(cd botkits/go && CGO_ENABLED=0 go build -trimpath -o bot ./$$b) && \
+		docker build -q -t arena/$$b botkits/go >/dev/null && \
+		rm -f botkits/go/bot && echo "built arena/$$b" || exit 1; \
+	done
+
+test:
+	go test -count=1 -timeout 30m ./...
+
+test-short:
+	go test -short ./...
+
+vet:
+	go vet ./...
+	cd botkits/go && go vet ./...
+
+fmt:
+	gofmt -l -w .

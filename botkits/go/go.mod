@@ -1,0 +1,3 @@
+module arena-botkit
+
+go 1.22

@@ -1,0 +1,214 @@
+// Command arena plays matches between bots packaged as Docker images.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/client"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"arena/engine"
+	"arena/engine/tanks"
+	"arena/sandbox"
+)
+
+// Exit codes (DESIGN.md): 0 the command did its work, 1 the platform could
+// not (no engine, image missing, verification failed), 2 bad usage or input.
+const (
+	exitOK       = 0
+	exitPlatform = 1
+	exitUsage    = 2
+)
+
+// exitError carries an exit code with its one-line reason.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, a...)}
+}
+
+func platformErr(err error) error { return &exitError{exitPlatform, err} }
+
+// games is every game Arena ships.
+func games() []engine.Game { return []engine.Game{tanks.New()} }
+
+const mainUsage = `arena plays matches between bots packaged as Docker images.
+
+Usage:
+  arena run [flags] IMAGE IMAGE...    play one match and print the result
+  arena replay verify FILE            re-run the engine on a replay's answers
+  arena cleanup [--all]               remove containers left by Arena runs that died
+  arena help [COMMAND]                show help
+
+Run 'arena help run' for the match flags and settings.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// runMain runs one command and returns its exit code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	if cmd != "run" && cmd != "cleanup" {
+		reapQuietly(ctx, stderr)
+	}
+	var err error
+	switch cmd {
+	case "run":
+		err = cmdRun(ctx, rest, stdout, stderr)
+	case "replay":
+		err = cmdReplay(ctx, rest, stdout, stderr)
+	case "cleanup":
+		err = cmdCleanup(ctx, rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		err = cmdHelp(rest, stdout)
+	default:
+		err = usageErr("unknown command %q (commands: run, replay, cleanup, help)", cmd)
+	}
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "arena: %v\n", ee.err)
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "arena: %v\n", err)
+	return exitPlatform
+}
+
+func cmdHelp(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, mainUsage)
+		return nil
+	}
+	switch args[0] {
+	case "run":
+		fs, _, _ := runFlags(stdout)
+		fs.Usage()
+	case "replay":
+		fmt.Fprint(stdout, replayUsage)
+	case "cleanup":
+		fs, _ := cleanupFlags(stdout)
+		fs.Usage()
+	default:
+		return usageErr("no help for %q (commands: run, replay, cleanup)", args[0])
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments; everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newLogger(level zapcore.Level, stderr io.Writer) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.TimeKey = ""
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), level)
+	return zap.New(core)
+}
+
+// docker connects to the engine and removes what Arena runs that died
+// left behind. Errors are platform errors naming the engine.
+func docker(ctx context.Context, log *zap.Logger, stderr io.Writer) (*client.Client, sandbox.Owner, error) {
+	cli, owner, err := connect(ctx)
+	if err != nil {
+		return nil, sandbox.Owner{}, err
+	}
+	reapLeftovers(ctx, cli, owner, log, stderr)
+	return cli, owner, nil
+}
+
+// connect opens the engine and checks it answers.
+func connect(ctx context.Context) (*client.Client, sandbox.Owner, error) {
+	cli, err := sandbox.Connect()
+	if err != nil {
+		return nil, sandbox.Owner{}, platformErr(fmt.Errorf("docker client: %w", err))
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pingCtx); err != nil {
+		cli.Close()
+		return nil, sandbox.Owner{}, platformErr(fmt.Errorf("cannot reach the Docker engine at %s: %v", cli.DaemonHost(), err))
+	}
+	owner, err := sandbox.Self()
+	if err != nil {
+		cli.Close()
+		return nil, sandbox.Owner{}, platformErr(fmt.Errorf("identify this process: %w", err))
+	}
+	return cli, owner, nil
+}
+
+// reapLeftovers removes containers of Arena processes that died. Every
+// command does it, so a killed run leaves nothing behind for long.
+func reapLeftovers(ctx context.Context, api sandbox.DockerAPI, owner sandbox.Owner, log *zap.Logger, stderr io.Writer) {
+	rep, err := sandbox.Reap(ctx, api, sandbox.Liveness{Self: owner, ProcRoot: "/proc"}, sandbox.ReapFilter{})
+	if err != nil {
+		log.Warn("clean-up of leftover containers", zap.Error(err))
+	}
+	if len(rep.Removed) > 0 {
+		fmt.Fprintf(stderr, "arena: removed %d container(s) left by an Arena run that died: %s\n", len(rep.Removed), strings.Join(rep.Removed, ", "))
+	}
+}
+
+// reapQuietly is the clean-up for commands that do not otherwise need
+// the engine: it gives up quickly and silently when there is none.
+func reapQuietly(ctx context.Context, stderr io.Writer) {
+	cli, err := sandbox.Connect()
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		return
+	}
+	owner, err := sandbox.Self()
+	if err != nil {
+		return
+	}
+	reapLeftovers(ctx, cli, owner, zap.NewNop(), stderr)
+}

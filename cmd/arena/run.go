@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/docker/go-units"
+
+	"arena/engine"
+	"arena/orchestrator"
+	"arena/sandbox"
+)
+
+type runOptions struct {
+	game, mapName, seed, replay, settings string
+	json                                  bool
+}
+
+func runFlags(out io.Writer) (*flag.FlagSet, *runOptions, map[string]*string) {
+	fs := flag.NewFlagSet("arena run", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o := &runOptions{}
+	fs.StringVar(&o.game, "game", "tanks", "the game to play")
+	fs.StringVar(&o.mapName, "map", "", "a shipped map's name, or the path of a map file (default: the game's first map)")
+	fs.StringVar(&o.seed, "seed", "", "the match seed, 0 to 2^64-1 (default: random; the result shows it)")
+	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
+	fs.StringVar(&o.replay, "replay", "", "write the replay to this file")
+	fs.StringVar(&o.settings, "settings", "", `game settings as JSON, e.g. '{"zone_radius":20}'`)
+	vals := register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(out, `Usage: arena run [flags] IMAGE IMAGE...
+
+Plays one match between the bots in the given Docker images (one per seat,
+in order) and prints the result. The images must exist locally: Arena does
+not pull. The same image may play several seats; its ids are then IMAGE,
+IMAGE#2, ...
+
+Exit status: 0 when the match was played (whoever won), 2 for bad usage or
+input, 1 when the platform could not run it (no Docker engine, image not
+found).
+
+Games and maps:
+%s
+Flags (settings also read their ARENA_* environment variable):
+`, gameList())
+		fs.PrintDefaults()
+	}
+	return fs, o, vals
+}
+
+func gameList() string {
+	var b strings.Builder
+	for _, g := range games() {
+		for i, m := range g.Maps() {
+			def := ""
+			if i == 0 {
+				def = " (default)"
+			}
+			fmt.Fprintf(&b, "  %-8s %-12s %dx%d, %d-%d bots%s\n", g.Name(), m.Name, m.Width, m.Height, m.MinPlayers, m.MaxPlayers, def)
+		}
+	}
+	return b.String()
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, o, vals := runFlags(stderr)
+	images, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena help run)", err)
+	}
+	cfg, err := load(vals)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	req, err := buildRequest(o, images)
+	if err != nil {
+		return err
+	}
+	if o.replay != "" {
+		// Fail before the match, not after it, if the replay cannot be saved.
+		if err := checkWritableDir(o.replay); err != nil {
+			return usageErr("--replay %s: %v", o.replay, err)
+		}
+	}
+	req.Limits = orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp}
+
+	log := newLogger(cfg.LogLevel, stderr)
+	defer log.Sync()
+	cli, owner, err := docker(ctx, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log))
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
+	rep, err := orch.Play(ctx, req)
+	if err != nil {
+		var ie *orchestrator.InputError
+		var nf *sandbox.ImageNotFoundError
+		switch {
+		case errors.As(err, &ie):
+			return usageErr("%v", err)
+		case errors.As(err, &nf):
+			return platformErr(err)
+		case ctx.Err() != nil:
+			return platformErr(errors.New("interrupted; the match's containers were removed"))
+		}
+		return platformErr(err)
+	}
+	if o.replay != "" {
+		if err := orchestrator.WriteReplay(o.replay, rep); err != nil {
+			return platformErr(err)
+		}
+		rep.Result.Replay = o.replay
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep.Result)
+	}
+	printSummary(stdout, rep.Result)
+	return nil
+}
+
+// buildRequest resolves the game, the map and the seed. Its errors are
+// usage errors.
+func buildRequest(o *runOptions, images []string) (orchestrator.Request, error) {
+	game, err := engine.Find(games(), o.game)
+	if err != nil {
+		return orchestrator.Request{}, usageErr("%v", err)
+	}
+	m, err := resolveMap(game, o.mapName)
+	if err != nil {
+		return orchestrator.Request{}, usageErr("%v", err)
+	}
+	if len(images) == 0 {
+		return orchestrator.Request{}, usageErr("no bot images given (usage: arena run [flags] IMAGE IMAGE...)")
+	}
+	info := m.Info()
+	if len(images) < info.MinPlayers || len(images) > info.MaxPlayers {
+		return orchestrator.Request{}, usageErr("map %s takes %d to %d bots, got %d", info.Name, info.MinPlayers, info.MaxPlayers, len(images))
+	}
+	seed, err := parseSeed(o.seed)
+	if err != nil {
+		return orchestrator.Request{}, usageErr("--seed: %v", err)
+	}
+	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: images}
+	if o.settings != "" {
+		if !json.Valid([]byte(o.settings)) {
+			return orchestrator.Request{}, usageErr("--settings is not JSON: %s", o.settings)
+		}
+		req.Settings = json.RawMessage(o.settings)
+	}
+	return req, nil
+}
+
+// resolveMap takes a shipped map's name or a map file's path. Shipped
+// names have no dots or slashes, so anything with one is a path.
+func resolveMap(g engine.Game, name string) (engine.Map, error) {
+	if name == "" {
+		return g.Map(g.Maps()[0].Name)
+	}
+	if !strings.ContainsAny(name, "./\\") {
+		return g.Map(name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("map file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("map file %s: %w", name, err)
+	}
+	return g.ParseMap(name, data)
+}
+
+func parseSeed(s string) (uint64, error) {
+	if s == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+		// 53 bits, so the seed survives JavaScript's numbers in the viewer.
+		return binary.LittleEndian.Uint64(b[:]) >> 11, nil
+	}
+	return strconv.ParseUint(s, 10, 64)
+}
+
+func checkWritableDir(path string) error {
+	dir := "."
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir = path[:i+1]
+	}
+	f, err := os.CreateTemp(dir, ".arena-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+func printSummary(w io.Writer, r orchestrator.Result) {
+	winners := "none"
+	if len(r.Winners) > 0 {
+		winners = strings.Join(r.Winners, ", ")
+	}
+	fmt.Fprintf(w, "%s on %s, seed %d: %d turns in %.1fs; winner: %s\n\n", r.Game, r.Map, r.Seed, r.Turns, r.DurationMS/1000, winners)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEAT\tBOT\tSTATUS\tSCORE\tDIED\tANSWERS\tP50 MS\tMAX MS\tCPU MS\tMEM PEAK")
+	for _, b := range r.Bots {
+		status := string(b.Status)
+		if b.Status != engine.StatusOK {
+			status = fmt.Sprintf("%s@%d", b.Status, b.FaultTurn)
+		}
+		died := "-"
+		if b.DeathReason != "" {
+			died = fmt.Sprintf("%s@%d", b.DeathReason, b.DeathTurn)
+		}
+		cpu, mem := "n/a", "n/a"
+		if b.CPUMS != nil {
+			cpu = fmt.Sprintf("%.0f", *b.CPUMS)
+		}
+		if b.MemPeakBytes != nil {
+			mem = units.BytesSize(float64(*b.MemPeakBytes))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%d\t%.2f\t%.2f\t%s\t%s\n", b.Seat, b.ID, status, b.Score, died, b.Answers, b.AnswerMSP50, b.AnswerMSMax, cpu, mem)
+	}
+	tw.Flush()
+	for _, b := range r.Bots {
+		if b.FaultDetail != "" {
+			fmt.Fprintf(w, "\n%s: %s at turn %d: %s", b.ID, b.Status, b.FaultTurn, b.FaultDetail)
+		}
+		if b.CPUMS == nil {
+			fmt.Fprintf(w, "\n%s: no CPU or memory figures: %s", b.ID, b.Accounting)
+		}
+	}
+	if r.Replay != "" {
+		fmt.Fprintf(w, "\nreplay: %s", r.Replay)
+	}
+	fmt.Fprintln(w)
+}

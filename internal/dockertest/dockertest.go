@@ -1,0 +1,232 @@
+// Package dockertest builds bot images from source and checks the Docker
+// engine for leftovers, for tests that run against the real engine.
+//
+// The gating scheme is -short: `go test -short ./...` skips every test
+// that needs Docker (and the other slow ones); `go test ./...` runs them
+// all and fails — never skips — when the engine cannot be reached.
+package dockertest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"arena/sandbox"
+)
+
+// Client returns a client for the local engine. It skips the test under
+// -short and fails it when the engine cannot be reached.
+func Client(t testing.TB) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Docker engine (skipped with -short)")
+	}
+	cli, err := sandbox.Connect()
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		t.Fatalf("the Docker engine is not reachable (run with -short to skip Docker tests): %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// Root is the repository's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+var (
+	binMu    sync.Mutex
+	binCache = map[string]string{}
+	binDir   string
+)
+
+// GoBinary compiles a static binary of pkg in the module at modDir, once
+// per test process.
+func GoBinary(t testing.TB, modDir, pkg string) string {
+	t.Helper()
+	binMu.Lock()
+	defer binMu.Unlock()
+	key := modDir + "|" + pkg
+	if p, ok := binCache[key]; ok {
+		return p
+	}
+	if binDir == "" {
+		d, err := os.MkdirTemp("", "arena-testbin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binDir = d
+	}
+	out := filepath.Join(binDir, fmt.Sprintf("bin%d", len(binCache)))
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = modDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	binCache[key] = out
+	return out
+}
+
+// Build builds an image tagged tag from a Dockerfile and files (name →
+// content or, for a binary, a path on disk given as "@/path").
+func Build(t testing.TB, cli *client.Client, tag, dockerfile string, files map[string]string) string {
+	t.Helper()
+	var ctxTar bytes.Buffer
+	tw := tar.NewWriter(&ctxTar)
+	add := func(name string, data []byte, mode int64) {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("Dockerfile", []byte(dockerfile), 0o644)
+	for name, content := range files {
+		if path, ok := strings.CutPrefix(content, "@"); ok {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			add(name, data, 0o755)
+			continue
+		}
+		add(name, []byte(content), 0o644)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	resp, err := cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
+	if err != nil {
+		t.Fatalf("build %s: %v", tag, err)
+	}
+	defer resp.Body.Close()
+	// The build's errors arrive in the JSON message stream.
+	dec := json.NewDecoder(resp.Body)
+	var log strings.Builder
+	for {
+		var msg struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&msg); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("build %s: %v", tag, err)
+		}
+		log.WriteString(msg.Stream)
+		if msg.Error != "" {
+			t.Fatalf("build %s: %s\n%s", tag, msg.Error, log.String())
+		}
+	}
+	return tag
+}
+
+// ScratchDockerfile runs /bot with the given arguments on an empty base
+// as an unprivileged user.
+func ScratchDockerfile(args ...string) string {
+	cmd, _ := json.Marshal(args)
+	if len(args) == 0 {
+		cmd = []byte("[]")
+	}
+	return "FROM scratch\nCOPY bot /bot\nUSER 65534:65534\nENTRYPOINT [\"/bot\"]\nCMD " + string(cmd) + "\n"
+}
+
+// ExampleBots builds the Go kit's example bots under the names the README
+// gives them (arena/tanks-random, arena/tanks-hunter), as `make bots`
+// does, with the kit's own Dockerfile.
+func ExampleBots(t testing.TB, cli *client.Client) []string {
+	t.Helper()
+	kit := filepath.Join(Root(), "botkits", "go")
+	dockerfile, err := os.ReadFile(filepath.Join(kit, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, name := range []string{"tanks-random", "tanks-hunter"} {
+		bin := GoBinary(t, kit, "./"+name)
+		tags = append(tags, Build(t, cli, "arena/"+name, string(dockerfile), map[string]string{"bot": "@" + bin}))
+	}
+	return tags
+}
+
+var testBotOnce sync.Map // tag → struct{}
+
+// TestBot builds the test bot (internal/testbots/tankbot) in the given
+// mode, e.g. "delay=150ms", as arena-test/tankbot:<mode>.
+func TestBot(t testing.TB, cli *client.Client, mode string) string {
+	t.Helper()
+	tag := "arena-test/tankbot:" + tagSafe(mode)
+	if _, done := testBotOnce.Load(tag); done {
+		return tag
+	}
+	bin := GoBinary(t, Root(), "./internal/testbots/tankbot")
+	Build(t, cli, tag, ScratchDockerfile(mode), map[string]string{"bot": "@" + bin})
+	testBotOnce.Store(tag, struct{}{})
+	return tag
+}
+
+func tagSafe(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// ArenaContainers lists the Arena containers of a match (all of them when
+// match is empty).
+func ArenaContainers(t testing.TB, cli *client.Client, match string) []container.Summary {
+	t.Helper()
+	args := filters.NewArgs(filters.Arg("label", sandbox.LabelPlatform+"=arena"))
+	if match != "" {
+		args.Add("label", sandbox.LabelMatch+"="+match)
+	}
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// NoContainersLeft fails the test if the match left a container behind.
+func NoContainersLeft(t testing.TB, cli *client.Client, match string) {
+	t.Helper()
+	if left := ArenaContainers(t, cli, match); len(left) > 0 {
+		names := make([]string, len(left))
+		for i, c := range left {
+			names[i] = strings.Join(c.Names, ",") + " (" + c.State + ")"
+		}
+		t.Errorf("containers left behind: %s", strings.Join(names, "; "))
+	}
+}

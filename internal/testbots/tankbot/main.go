@@ -1,0 +1,210 @@
+// Command tankbot is a Tanks bot for tests: it answers [] every turn and
+// misbehaves on request. Its argument is a comma-separated list of
+// behaviours, e.g. "delay=60ms" or "exit-at=5". Turns count from 1.
+//
+//	delay=D            wait D before every answer
+//	first-delay=D      wait D before the first answer (a slow start)
+//	garbage-at=N       answer turn N with a line that is not JSON
+//	invalid-utf8-at=N  answer turn N with bytes that are not UTF-8
+//	exit-at=N          exit with code 3 at turn N
+//	hang-at=N          stop answering at turn N (still running)
+//	close-stdout-at=N  close stdout at turn N and keep running
+//	huge-line-at=N     answer turn N with a 200 MB line
+//	oom-at=N           allocate memory until killed, at turn N
+//	fork-bomb-at=N     start processes until refused, at turn N, then go on
+//	fill-tmp-at=N      write /tmp until refused, at turn N, then go on
+//	write-root-at=N    try to write to / at turn N, then go on
+//	stderr-flood       write 1 MiB to stderr every turn
+//	spin               keep one CPU busy all the time
+//	no-read            never read stdin
+//	probe              report the sandbox as seen from inside, on stderr, at turn 1
+//	sleep              do nothing forever (the fork bomb's children)
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	opts := map[string]string{}
+	if len(os.Args) > 1 {
+		for _, kv := range strings.Split(os.Args[1], ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			opts[k] = v
+		}
+	}
+	at := func(key string) int {
+		n, err := strconv.Atoi(opts[key])
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	dur := func(key string) time.Duration {
+		d, _ := time.ParseDuration(opts[key])
+		return d
+	}
+	_, sleep := opts["sleep"]
+	_, noRead := opts["no-read"]
+	if sleep || noRead {
+		select {}
+	}
+	if _, ok := opts["spin"]; ok {
+		go func() {
+			for {
+			}
+		}()
+	}
+	_, flood := opts["stderr-flood"]
+	_, probing := opts["probe"]
+
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	for turn := 1; ; turn++ {
+		if _, err := in.ReadBytes('\n'); err != nil {
+			return
+		}
+		if turn == 1 {
+			time.Sleep(dur("first-delay"))
+			if probing {
+				report, _ := json.Marshal(probe())
+				fmt.Fprintf(os.Stderr, "PROBE %s\n", report)
+			}
+		}
+		time.Sleep(dur("delay"))
+		if flood {
+			os.Stderr.Write(bytes.Repeat([]byte("e"), 1<<20))
+		}
+		answer := "[]"
+		switch turn {
+		case at("garbage-at"):
+			answer = "this is not JSON"
+		case at("invalid-utf8-at"):
+			answer = "[\xff\xfe]"
+		case at("exit-at"):
+			os.Exit(3)
+		case at("hang-at"):
+			select {}
+		case at("close-stdout-at"):
+			os.Stdout.Close()
+			syscall.Close(1)
+			select {}
+		case at("huge-line-at"):
+			chunk := bytes.Repeat([]byte("x"), 1<<20)
+			for i := 0; i < 200; i++ {
+				if _, err := os.Stdout.Write(chunk); err != nil {
+					select {}
+				}
+			}
+		case at("oom-at"):
+			var keep [][]byte
+			for {
+				b := make([]byte, 1<<20)
+				for i := range b {
+					b[i] = 1
+				}
+				keep = append(keep, b)
+			}
+		case at("fork-bomb-at"):
+			started := 0
+			for ; started < 10000; started++ {
+				if err := exec.Command("/bot", "sleep").Start(); err != nil {
+					fmt.Fprintf(os.Stderr, "FORK refused after %d: %v\n", started, err)
+					break
+				}
+			}
+		case at("fill-tmp-at"):
+			n, err := fill("/tmp/fill")
+			fmt.Fprintf(os.Stderr, "TMP wrote %d bytes: %v\n", n, err)
+		case at("write-root-at"):
+			err := os.WriteFile("/evil", []byte("x"), 0o644)
+			fmt.Fprintf(os.Stderr, "ROOT write: %v\n", err)
+		}
+		if _, err := os.Stdout.Write([]byte(answer + "\n")); err != nil {
+			return
+		}
+	}
+}
+
+func fill(path string) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	chunk := bytes.Repeat([]byte("t"), 1<<20)
+	var n int64
+	for {
+		w, err := f.Write(chunk)
+		n += int64(w)
+		if err != nil {
+			return n, err
+		}
+		if n > 1<<30 {
+			return n, nil
+		}
+	}
+}
+
+// Probe is what the sandbox looks like from inside.
+type Probe struct {
+	UID, GID        int
+	CapEff          string
+	NoNewPrivs      string
+	Interfaces      []string
+	RootWriteErr    string
+	TmpWriteErr     string
+	DockerSockFound []string
+	Hostname        string
+	PID             int
+	BotID           string
+	DialErr         string
+}
+
+func probe() Probe {
+	p := Probe{UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), BotID: os.Getenv("ARENA_BOT_ID")}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+				p.CapEff = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
+				p.NoNewPrivs = strings.TrimSpace(v)
+			}
+		}
+	}
+	if ifs, err := net.Interfaces(); err == nil {
+		for _, i := range ifs {
+			p.Interfaces = append(p.Interfaces, i.Name)
+		}
+	}
+	if err := os.WriteFile("/probe", []byte("x"), 0o644); err != nil {
+		p.RootWriteErr = err.Error()
+	}
+	if err := os.WriteFile("/tmp/probe", []byte("x"), 0o644); err != nil {
+		p.TmpWriteErr = err.Error()
+	}
+	for _, s := range []string{"/var/run/docker.sock", "/run/docker.sock", "/docker.sock"} {
+		if _, err := os.Stat(s); err == nil {
+			p.DockerSockFound = append(p.DockerSockFound, s)
+		}
+	}
+	p.Hostname, _ = os.Hostname()
+	// A loopback port nobody listens on: with only lo, no route leaves the
+	// container, so no real address is ever contacted.
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:9", 200*time.Millisecond); err != nil {
+		p.DialErr = err.Error()
+	} else {
+		c.Close()
+	}
+	return p
+}

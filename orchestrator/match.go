@@ -1,0 +1,605 @@
+// Package orchestrator plays matches: it starts the bots, runs the turn
+// loop between a game's engine and the bots' sandboxes, turns faults into
+// bot statuses, and records the replay and the result.
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/sandbox"
+)
+
+// Bot is a running bot as the orchestrator uses it.
+type Bot interface {
+	Send(p []byte, deadline time.Time) error
+	Receive(ctx context.Context, deadline time.Time) ([]byte, error)
+	TakeStderr() sandbox.Stderr
+	CPUTime() (time.Duration, bool)
+	Usage() sandbox.Usage
+	Started() time.Time
+	// Stop ends the bot and says how it ended; Exit only waits for that.
+	Stop(ctx context.Context) sandbox.Exit
+	Exit(ctx context.Context) sandbox.Exit
+	Close(ctx context.Context) error
+}
+
+// Launcher finds images and starts bots.
+type Launcher interface {
+	Image(ctx context.Context, ref string) (sandbox.Image, error)
+	Launch(ctx context.Context, s sandbox.Spec) (Bot, error)
+}
+
+// Docker adapts the Docker sandbox to a Launcher.
+func Docker(d *sandbox.Docker) Launcher { return dockerLauncher{d} }
+
+type dockerLauncher struct{ d *sandbox.Docker }
+
+func (l dockerLauncher) Image(ctx context.Context, ref string) (sandbox.Image, error) {
+	return l.d.Image(ctx, ref)
+}
+
+func (l dockerLauncher) Launch(ctx context.Context, s sandbox.Spec) (Bot, error) {
+	c, err := l.d.Start(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Request is one match to play.
+type Request struct {
+	Game engine.Game
+	Map  engine.Map
+	Seed uint64
+	// Images are the bots' image references, one per seat.
+	Images   []string
+	Settings json.RawMessage
+	// Limits override the game's defaults where non-zero.
+	Limits Limits
+	// MatchID names the match; empty picks a random one.
+	MatchID string
+}
+
+// Limits are the time and size limits of a match.
+type Limits struct {
+	AnswerTimeout   time.Duration
+	WarmUp          time.Duration
+	MaxMessageBytes int
+}
+
+// InputError is a request that cannot be played as given: a usage error,
+// not a platform failure.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Orchestrator plays matches with one launcher.
+type Orchestrator struct {
+	launcher Launcher
+	log      *zap.Logger
+	now      func() time.Time
+	onFrame  func(matchID string, f Frame)
+	grace    time.Duration
+}
+
+// Option configures an Orchestrator.
+type Option func(*Orchestrator)
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l *zap.Logger) Option { return func(o *Orchestrator) { o.log = l } }
+
+// WithClock sets the clock used for timings (default: time.Now).
+func WithClock(now func() time.Time) Option { return func(o *Orchestrator) { o.now = now } }
+
+// WithFrameHook calls f with every frame as it is recorded (for live
+// viewers). It runs on the match's goroutine and must not block.
+func WithFrameHook(f func(matchID string, fr Frame)) Option {
+	return func(o *Orchestrator) { o.onFrame = f }
+}
+
+// New returns an orchestrator that starts bots with l.
+func New(l Launcher, opts ...Option) *Orchestrator {
+	o := &Orchestrator{launcher: l, log: zap.NewNop(), now: time.Now, grace: 5 * time.Second}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// BotIDs gives each image its id in a match: the reference as entered,
+// with #2, #3… when the same image plays more than once.
+func BotIDs(images []string) []string {
+	ids := make([]string, len(images))
+	seen := map[string]int{}
+	for i, img := range images {
+		seen[img]++
+		ids[i] = img
+		if n := seen[img]; n > 1 {
+			ids[i] = fmt.Sprintf("%s#%d", img, n)
+		}
+	}
+	return ids
+}
+
+// NewMatchID returns a random match id.
+func NewMatchID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
+}
+
+// seat is one bot's state during a match.
+type seat struct {
+	n       int
+	id      string
+	image   sandbox.Image
+	bot     Bot // nil if it never started
+	status  engine.Status
+	turn    int // the turn of the fault
+	detail  string
+	times   []time.Duration
+	asked   bool // answered at least once (the warm-up is over)
+	out     bool // the game is done with it
+	stopped bool // its container is being or has been stopped
+	final   sandbox.Usage
+	exit    sandbox.Exit
+	drop    int64
+}
+
+func (s *seat) fault(st engine.Status, turn int, detail string) {
+	if s.status != engine.StatusOK {
+		return
+	}
+	s.status, s.turn, s.detail = st, turn, detail
+}
+
+// Prepare validates a request without starting anything: the game
+// accepts the map, the bots and the settings, and every image is present
+// locally. Input problems are InputErrors.
+func (o *Orchestrator) Prepare(ctx context.Context, req Request) (engine.Match, []sandbox.Image, error) {
+	if len(req.Images) == 0 {
+		return nil, nil, &InputError{errors.New("no bots given")}
+	}
+	for i, img := range req.Images {
+		if err := ValidateImageRef(img); err != nil {
+			return nil, nil, &InputError{fmt.Errorf("bot %d: %w", i+1, err)}
+		}
+	}
+	match, err := req.Game.NewMatch(engine.Config{Map: req.Map, Seed: req.Seed, Players: BotIDs(req.Images), Settings: req.Settings})
+	if err != nil {
+		return nil, nil, &InputError{err}
+	}
+	images := make([]sandbox.Image, len(req.Images))
+	for i, ref := range req.Images {
+		if i > 0 && slices.Contains(req.Images[:i], ref) {
+			images[i] = images[slices.Index(req.Images, ref)]
+			continue
+		}
+		if images[i], err = o.launcher.Image(ctx, ref); err != nil {
+			return nil, nil, err
+		}
+	}
+	return match, images, nil
+}
+
+// ValidateImageRef rejects what cannot be an image reference.
+func ValidateImageRef(ref string) error {
+	switch {
+	case ref == "":
+		return errors.New("empty image name")
+	case len(ref) > 255:
+		return fmt.Errorf("image name %.20q… is longer than 255 characters", ref)
+	case strings.ContainsAny(ref, " \t\n\r\"'\\"):
+		return fmt.Errorf("image name %q contains whitespace or quotes", ref)
+	case strings.HasPrefix(ref, "-"):
+		return fmt.Errorf("image name %q starts with '-'", ref)
+	}
+	return nil
+}
+
+// Play runs a match to its end and returns its replay (whose Result is the
+// outcome). Every container is removed before it returns, also when ctx
+// is cancelled; then the error is ctx's.
+func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
+	match, images, err := o.Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	proto := req.Game.Protocol()
+	lim := req.Limits
+	if lim.AnswerTimeout <= 0 {
+		lim.AnswerTimeout = proto.AnswerTimeout
+	}
+	if lim.WarmUp <= 0 {
+		lim.WarmUp = proto.WarmUp
+	}
+	if lim.MaxMessageBytes <= 0 || lim.MaxMessageBytes > proto.MaxMessageBytes {
+		lim.MaxMessageBytes = proto.MaxMessageBytes
+	}
+	matchID := req.MatchID
+	if matchID == "" {
+		matchID = NewMatchID()
+	}
+	log := o.log.With(zap.String("match", matchID))
+	ids := BotIDs(req.Images)
+	seats := make([]*seat, len(ids))
+	for i := range seats {
+		seats[i] = &seat{n: i, id: ids[i], image: images[i], status: engine.StatusOK}
+	}
+	rep := &Replay{
+		Format: ReplayFormat, MatchID: matchID, Game: req.Game.Name(),
+		Map: req.Map.Info().Name, MapData: string(req.Map.Data()), Seed: req.Seed,
+		Settings: match.Settings(),
+		Limits:   LimitsRecord{AnswerTimeoutMS: ms(lim.AnswerTimeout), WarmUpMS: ms(lim.WarmUp), MaxMessageBytes: lim.MaxMessageBytes},
+	}
+	for _, s := range seats {
+		rep.Bots = append(rep.Bots, ReplayBot{Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID})
+	}
+
+	framing := sandbox.Lines
+	if proto.Framing == engine.FrameLengthPrefixed {
+		framing = sandbox.LengthPrefixed
+	}
+	r := &run{o: o, log: log, match: match, seats: seats, lim: lim, rep: rep, matchID: matchID}
+	defer r.closeAll(ctx)
+
+	start := o.now()
+	if err := r.startAll(ctx, framing); err != nil {
+		return nil, err
+	}
+	r.record(nil)
+	if err := r.loop(ctx); err != nil {
+		return nil, err
+	}
+	r.finish(ctx)
+	rep.Result = r.result(o.now().Sub(start))
+	log.Info("match finished", zap.Int("turns", rep.Result.Turns), zap.Strings("winners", rep.Result.Winners))
+	return rep, nil
+}
+
+// run is the state of one match being played.
+type run struct {
+	o       *Orchestrator
+	log     *zap.Logger
+	match   engine.Match
+	seats   []*seat
+	lim     Limits
+	rep     *Replay
+	matchID string
+	pending map[int]*FrameBot // this turn's records, by seat
+	stops   sync.WaitGroup
+}
+
+// startAll starts every bot at once. A bot that cannot start is
+// start_failed; the match goes on without it.
+func (r *run) startAll(ctx context.Context, framing sandbox.Framing) error {
+	var wg sync.WaitGroup
+	for _, s := range r.seats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bot, err := r.o.launcher.Launch(ctx, sandbox.Spec{
+				Image:           s.image,
+				Name:            fmt.Sprintf("arena-%s-%d", r.matchID, s.n),
+				MatchID:         r.matchID,
+				BotID:           s.id,
+				Framing:         framing,
+				MaxMessageBytes: r.lim.MaxMessageBytes,
+			})
+			if err != nil {
+				s.fault(engine.StatusStartFailed, 0, err.Error())
+				r.log.Warn("bot did not start", zap.String("bot", s.id), zap.Error(err))
+				return
+			}
+			s.bot = bot
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// loop plays until the game is done.
+func (r *run) loop(ctx context.Context) error {
+	r.pending = map[int]*FrameBot{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st := r.match.Step()
+		if st.Done {
+			return nil
+		}
+		turn := r.match.Turn() + 1
+		replies := r.exchange(ctx, st, turn)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, rej := range r.match.Submit(replies) {
+			s := r.seats[rej.Seat]
+			s.fault(engine.StatusBadOutput, turn, rej.Reason)
+			r.note(s).Status = s.status
+			r.note(s).Detail = rej.Reason
+			r.stop(s)
+		}
+		if r.match.Turn() >= turn {
+			r.record(r.pending)
+			r.pending = map[int]*FrameBot{}
+		}
+		for _, s := range r.seats {
+			if r.match.Out(s.n) && !s.out {
+				s.out = true
+				r.stop(s)
+			}
+		}
+	}
+}
+
+func (r *run) note(s *seat) *FrameBot {
+	fb := r.pending[s.n]
+	if fb == nil {
+		fb = &FrameBot{Seat: s.n}
+		r.pending[s.n] = fb
+	}
+	return fb
+}
+
+// exchange delivers one step's messages and collects the awaited replies.
+// Each seat is served on its own goroutine, so a slow or stuck bot never
+// delays another's messages or eats into its time.
+func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []engine.Reply {
+	bySeat := map[int][][]byte{}
+	for _, m := range st.Send {
+		bySeat[m.Seat] = append(bySeat[m.Seat], m.Data)
+	}
+	involved := map[int]bool{}
+	for seat := range bySeat {
+		involved[seat] = true
+	}
+	for _, seat := range st.Await {
+		involved[seat] = true
+	}
+	replies := make([]engine.Reply, len(st.Await))
+	awaitIndex := map[int]int{}
+	for i, seat := range st.Await {
+		awaitIndex[seat] = i
+		replies[i] = engine.Reply{Seat: seat}
+	}
+	type outcome struct {
+		reply  engine.Reply
+		record FrameBot
+	}
+	results := make([]outcome, len(st.Await))
+	var wg sync.WaitGroup
+	for seatN := range involved {
+		s := r.seats[seatN]
+		i, awaited := awaitIndex[seatN]
+		if s.status != engine.StatusOK || s.bot == nil {
+			if awaited {
+				results[i].reply = engine.Reply{Seat: seatN, Fault: s.status}
+				results[i].record = FrameBot{Seat: seatN, Asked: true, Fault: s.status, Status: s.status}
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data, rec, st, detail := r.serve(ctx, s, bySeat[seatN], awaited)
+			if st != engine.StatusOK {
+				s.fault(st, turn, detail)
+				r.stop(s)
+			}
+			if awaited {
+				rec.Seat, rec.Asked, rec.Status, rec.Detail = seatN, true, s.status, detail
+				reply := engine.Reply{Seat: seatN, Data: data}
+				if st != engine.StatusOK {
+					reply.Fault, rec.Fault = st, st
+				}
+				results[i] = outcome{reply: reply, record: rec}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range results {
+		replies[i] = results[i].reply
+		*r.note(r.seats[replies[i].Seat]) = results[i].record
+	}
+	return replies
+}
+
+// serve sends a seat its messages and, when awaited, reads its answer.
+// It returns the answer or the fault (status and detail).
+func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool) ([]byte, FrameBot, engine.Status, string) {
+	var rec FrameBot
+	now := r.o.now()
+	deadline := now.Add(r.lim.AnswerTimeout)
+	if !s.asked {
+		// The warm-up window runs from container start to the first answer.
+		deadline = s.bot.Started().Add(r.lim.WarmUp)
+	}
+	cpuBefore, cpuOK := s.bot.CPUTime()
+	for _, m := range msgs {
+		if err := s.bot.Send(m, deadline); err != nil {
+			st, detail := r.classify(ctx, s, err, "writing its input")
+			return nil, rec, st, detail
+		}
+	}
+	if !awaited {
+		return nil, rec, engine.StatusOK, ""
+	}
+	sent := r.o.now()
+	if s.asked {
+		deadline = sent.Add(r.lim.AnswerTimeout)
+	}
+	data, err := s.bot.Receive(ctx, deadline)
+	took := r.o.now().Sub(sent)
+	rec.TimeUS = took.Microseconds()
+	if u := s.bot.Usage(); u.Source != "" && cpuOK {
+		us := (u.CPU - cpuBefore).Microseconds()
+		rec.CPUUS = &us
+	}
+	if err != nil {
+		st, detail := r.classify(ctx, s, err, "reading its answer")
+		return nil, rec, st, detail
+	}
+	s.asked = true
+	s.times = append(s.times, took)
+	rec.setAnswer(data)
+	return data, rec, engine.StatusOK, ""
+}
+
+// classify turns a stdio error into a bot status. A closed stream means
+// the bot ended: the exit tells a crash from an OOM kill.
+func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (engine.Status, string) {
+	switch {
+	case errors.Is(err, sandbox.ErrTimeout):
+		limit := r.lim.AnswerTimeout
+		if !s.asked {
+			limit = r.lim.WarmUp
+		}
+		return engine.StatusTimeout, fmt.Sprintf("no answer within %v", limit)
+	case errors.Is(err, sandbox.ErrOutputLimit):
+		return engine.StatusOutputLimit, err.Error()
+	case ctx.Err() != nil:
+		return engine.StatusCrashed, "match cancelled"
+	}
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.grace)
+	defer cancel()
+	exit := s.bot.Exit(waitCtx)
+	s.exit = exit
+	switch {
+	case exit.OOMKilled:
+		return engine.StatusOOM, "killed for exceeding its memory limit"
+	case exit.Err != nil:
+		return engine.StatusCrashed, fmt.Sprintf("stopped answering while %s (%v)", doing, err)
+	default:
+		return engine.StatusCrashed, fmt.Sprintf("exited with code %d", exit.Code)
+	}
+}
+
+// stop ends a bot's container in the background, once; its figures are
+// taken first.
+func (r *run) stop(s *seat) {
+	if s.bot == nil || s.stopped {
+		return
+	}
+	s.stopped = true
+	r.stops.Add(1)
+	go func() {
+		defer r.stops.Done()
+		s.final = s.bot.Usage()
+		ctx, cancel := context.WithTimeout(context.Background(), r.o.grace)
+		defer cancel()
+		s.bot.Stop(ctx)
+	}()
+}
+
+// record appends a frame for the turn just played, with the bots' stderr.
+func (r *run) record(bots map[int]*FrameBot) {
+	fr := Frame{Turn: r.match.Turn(), State: r.match.Frame()}
+	for _, s := range r.seats {
+		if s.bot == nil {
+			continue
+		}
+		fb := bots[s.n]
+		stderr := s.bot.TakeStderr()
+		s.drop += stderr.Dropped
+		if len(stderr.Text) > 0 || stderr.Dropped > 0 {
+			if fb == nil {
+				fb = &FrameBot{Seat: s.n, Status: s.status}
+			}
+			fb.Stderr = strings.ToValidUTF8(string(stderr.Text), "\uFFFD")
+			fb.StderrDropped = stderr.Dropped
+		}
+		if fb != nil {
+			fr.Bots = append(fr.Bots, *fb)
+		}
+	}
+	r.rep.Frames = append(r.rep.Frames, fr)
+	if r.o.onFrame != nil {
+		r.o.onFrame(r.matchID, fr)
+	}
+}
+
+// finish stops every bot still running and waits for all stops.
+func (r *run) finish(ctx context.Context) {
+	for _, s := range r.seats {
+		r.stop(s)
+	}
+	r.stops.Wait()
+}
+
+// closeAll removes every container; it runs even when ctx was cancelled.
+func (r *run) closeAll(ctx context.Context) {
+	r.stops.Wait()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range r.seats {
+		if s.bot == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.bot.Close(cctx); err != nil {
+				r.log.Error("container not removed", zap.String("bot", s.id), zap.Error(err))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *run) result(took time.Duration) Result {
+	er := r.match.Result()
+	res := Result{
+		MatchID: r.matchID, Game: r.rep.Game, Map: r.rep.Map, Seed: r.rep.Seed,
+		Turns: r.match.Turn(), Winners: []string{}, DurationMS: ms(took),
+	}
+	for _, w := range er.Winners {
+		res.Winners = append(res.Winners, r.seats[w].id)
+	}
+	for _, s := range r.seats {
+		br := BotResult{
+			Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID,
+			Status: s.status, FaultTurn: s.turn, FaultDetail: s.detail,
+			Answers: len(s.times), StderrDropped: s.drop,
+		}
+		if s.n < len(er.Seats) {
+			sr := er.Seats[s.n]
+			br.Score, br.DeathReason, br.DeathTurn = sr.Score, sr.DeathReason, sr.DeathTurn
+		}
+		if len(s.times) > 0 {
+			sorted := slices.Clone(s.times)
+			slices.Sort(sorted)
+			br.AnswerMSP50 = ms(sorted[(len(sorted)-1)/2])
+			br.AnswerMSMax = ms(sorted[len(sorted)-1])
+		}
+		switch u := s.final; {
+		case s.bot == nil:
+			br.Accounting = "unavailable: the bot did not start"
+		case u.Source == "":
+			br.Accounting = "unavailable: " + u.Unavailable
+		default:
+			cpu := ms(u.CPU)
+			peak := u.MemPeakBytes
+			br.CPUMS, br.MemPeakBytes = &cpu, &peak
+			br.OOMKills, br.PidsLimitHits = u.OOMKills, u.PidsLimitHits
+			br.Accounting = u.Source
+		}
+		res.Bots = append(res.Bots, br)
+	}
+	return res
+}

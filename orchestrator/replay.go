@@ -1,0 +1,180 @@
+package orchestrator
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+	"unicode/utf8"
+
+	"arena/engine"
+)
+
+// ReplayFormat identifies the replay file format.
+const ReplayFormat = "arena-replay/1"
+
+// Replay is a self-contained record of a match: enough to show it turn by
+// turn and to re-run the engine on the recorded answers.
+type Replay struct {
+	Format   string          `json:"format"`
+	MatchID  string          `json:"match_id"`
+	Game     string          `json:"game"`
+	Map      string          `json:"map"`
+	MapData  string          `json:"map_data"`
+	Seed     uint64          `json:"seed"`
+	Settings json.RawMessage `json:"settings"`
+	Limits   LimitsRecord    `json:"limits"`
+	Bots     []ReplayBot     `json:"bots"`
+	Frames   []Frame         `json:"frames"`
+	Result   Result          `json:"result"`
+}
+
+// LimitsRecord are the limits the match was played under.
+type LimitsRecord struct {
+	AnswerTimeoutMS float64 `json:"answer_timeout_ms"`
+	WarmUpMS        float64 `json:"warm_up_ms"`
+	MaxMessageBytes int     `json:"max_message_bytes"`
+}
+
+// ReplayBot is a bot as recorded.
+type ReplayBot struct {
+	Seat    int    `json:"seat"`
+	ID      string `json:"id"`
+	Image   string `json:"image"`
+	ImageID string `json:"image_id"`
+}
+
+// Frame is one turn: the state after it (turn 0: the initial state) and
+// what each involved bot did during it.
+type Frame struct {
+	Turn  int             `json:"turn"`
+	State json.RawMessage `json:"state"`
+	Bots  []FrameBot      `json:"bots,omitempty"`
+}
+
+// FrameBot is one bot's part in a turn.
+type FrameBot struct {
+	Seat int `json:"seat"`
+	// Asked is true when the game awaited this bot's answer this turn.
+	Asked bool `json:"asked,omitempty"`
+	// Answer is the message as received (AnswerB64 when it is not UTF-8).
+	Answer    string `json:"answer,omitempty"`
+	AnswerB64 string `json:"answer_b64,omitempty"`
+	// Fault is what the engine was told instead of an answer: the bot's
+	// status once it has faulted (it is not asked again).
+	Fault engine.Status `json:"fault,omitempty"`
+	// Status is the bot's status at the end of the turn; Detail explains a
+	// fault that happened in this turn.
+	Status engine.Status `json:"status"`
+	Detail string        `json:"detail,omitempty"`
+	// TimeUS is the answer time; CPUUS the CPU time the bot used this turn.
+	TimeUS        int64  `json:"time_us,omitempty"`
+	CPUUS         *int64 `json:"cpu_us,omitempty"`
+	Stderr        string `json:"stderr,omitempty"`
+	StderrDropped int64  `json:"stderr_dropped,omitempty"`
+}
+
+func (f *FrameBot) setAnswer(b []byte) {
+	if utf8.Valid(b) {
+		f.Answer = string(b)
+		return
+	}
+	f.AnswerB64 = base64.StdEncoding.EncodeToString(b)
+}
+
+// answer is the recorded message as bytes.
+func (f *FrameBot) answer() ([]byte, error) {
+	if f.AnswerB64 != "" {
+		return base64.StdEncoding.DecodeString(f.AnswerB64)
+	}
+	return []byte(f.Answer), nil
+}
+
+// Result is how a match ended, as printed by `arena run --json`.
+type Result struct {
+	MatchID string      `json:"match_id"`
+	Game    string      `json:"game"`
+	Map     string      `json:"map"`
+	Seed    uint64      `json:"seed"`
+	Turns   int         `json:"turns"`
+	Winners []string    `json:"winners"`
+	Bots    []BotResult `json:"bots"`
+	// DurationMS is the wall time from the first container start to the
+	// end of the match.
+	DurationMS float64 `json:"duration_ms"`
+	Replay     string  `json:"replay,omitempty"`
+}
+
+// BotResult is one bot's outcome and what it used.
+type BotResult struct {
+	Seat        int           `json:"seat"`
+	ID          string        `json:"id"`
+	Image       string        `json:"image"`
+	ImageID     string        `json:"image_id"`
+	Status      engine.Status `json:"status"`
+	FaultTurn   int           `json:"fault_turn"`
+	FaultDetail string        `json:"fault_detail,omitempty"`
+	Score       int           `json:"score"`
+	DeathReason string        `json:"death_reason"`
+	DeathTurn   int           `json:"death_turn"`
+	// Answers is how many answers the bot gave in time.
+	Answers     int     `json:"answers"`
+	AnswerMSP50 float64 `json:"answer_ms_p50"`
+	AnswerMSMax float64 `json:"answer_ms_max"`
+	// CPU and memory from the bot's cgroup; null with Accounting saying
+	// why when they could not be read.
+	CPUMS         *float64 `json:"cpu_ms"`
+	MemPeakBytes  *int64   `json:"mem_peak_bytes"`
+	OOMKills      int64    `json:"oom_kills"`
+	PidsLimitHits int64    `json:"pids_limit_hits"`
+	Accounting    string   `json:"accounting"`
+	// StderrDropped counts stderr bytes over the caps.
+	StderrDropped int64 `json:"stderr_dropped_bytes"`
+}
+
+// WriteReplay saves a replay atomically: a reader never sees half a file.
+func WriteReplay(path string, r *Replay) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".replay-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write replay: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write replay: %w", err)
+	}
+	enc := json.NewEncoder(tmp)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write replay %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write replay %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write replay: %w", err)
+	}
+	return nil
+}
+
+// ReadReplay loads a replay file.
+func ReadReplay(path string) (*Replay, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Replay
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a replay: %w", path, err)
+	}
+	if r.Format != ReplayFormat {
+		return nil, fmt.Errorf("%s: replay format %q, want %q", path, r.Format, ReplayFormat)
+	}
+	return &r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

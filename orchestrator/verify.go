@@ -1,0 +1,141 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"arena/engine"
+)
+
+// Mismatch is where a replay and the engine part ways.
+type Mismatch struct {
+	Turn int
+	// Want is what the replay recorded, Got what the engine produced.
+	Want, Got string
+	Reason    string
+}
+
+func (m *Mismatch) Error() string {
+	if m.Want == "" && m.Got == "" {
+		return fmt.Sprintf("turn %d: %s", m.Turn, m.Reason)
+	}
+	return fmt.Sprintf("turn %d: %s\n  replay: %s\n  engine: %s", m.Turn, m.Reason, clip(m.Want), clip(m.Got))
+}
+
+func clip(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
+}
+
+// Verify re-runs the game's engine on a replay's recorded answers and
+// checks that it reproduces every frame and the result. It returns a
+// *Mismatch for the first difference.
+func Verify(games []engine.Game, r *Replay) error {
+	game, err := engine.Find(games, r.Game)
+	if err != nil {
+		return err
+	}
+	m, err := game.ParseMap(r.Map, []byte(r.MapData))
+	if err != nil {
+		return fmt.Errorf("replay map: %w", err)
+	}
+	ids := make([]string, len(r.Bots))
+	for i, b := range r.Bots {
+		if b.Seat != i {
+			return fmt.Errorf("replay bots are not in seat order")
+		}
+		ids[i] = b.ID
+	}
+	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
+	if err != nil {
+		return fmt.Errorf("replay settings: %w", err)
+	}
+	if len(r.Frames) == 0 {
+		return &Mismatch{Reason: "the replay has no frames"}
+	}
+	if err := sameFrame(r.Frames[0], match); err != nil {
+		return err
+	}
+	for _, fr := range r.Frames[1:] {
+		records := map[int]FrameBot{}
+		for _, b := range fr.Bots {
+			if b.Asked {
+				records[b.Seat] = b
+			}
+		}
+		for match.Turn() < fr.Turn {
+			st := match.Step()
+			if st.Done {
+				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine ended the match after turn %d", match.Turn())}
+			}
+			replies := make([]engine.Reply, len(st.Await))
+			for i, seat := range st.Await {
+				rec, ok := records[seat]
+				if !ok {
+					return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
+				}
+				data, err := rec.answer()
+				if err != nil {
+					return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
+				}
+				replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
+			}
+			match.Submit(replies)
+		}
+		if match.Turn() != fr.Turn {
+			return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine is at turn %d", match.Turn())}
+		}
+		if err := sameFrame(fr, match); err != nil {
+			return err
+		}
+	}
+	if st := match.Step(); !st.Done {
+		return &Mismatch{Turn: match.Turn(), Reason: "the engine goes on after the replay's last frame"}
+	}
+	er := match.Result()
+	winners := make([]string, len(er.Winners))
+	for i, w := range er.Winners {
+		winners[i] = ids[w]
+	}
+	if !slices.Equal(winners, r.Result.Winners) {
+		return &Mismatch{Turn: match.Turn(), Reason: "different winners", Want: fmt.Sprint(r.Result.Winners), Got: fmt.Sprint(winners)}
+	}
+	for i, sr := range er.Seats {
+		if i >= len(r.Result.Bots) {
+			break
+		}
+		b := r.Result.Bots[i]
+		if b.Score != sr.Score || b.DeathReason != sr.DeathReason || b.DeathTurn != sr.DeathTurn {
+			return &Mismatch{Turn: match.Turn(), Reason: fmt.Sprintf("different result for %s", ids[i]),
+				Want: fmt.Sprintf("score %d, death %q at %d", b.Score, b.DeathReason, b.DeathTurn),
+				Got:  fmt.Sprintf("score %d, death %q at %d", sr.Score, sr.DeathReason, sr.DeathTurn)}
+		}
+	}
+	return nil
+}
+
+func sameFrame(fr Frame, m engine.Match) error {
+	got := m.Frame()
+	if sameJSON(fr.State, got) {
+		return nil
+	}
+	return &Mismatch{Turn: fr.Turn, Reason: "the state differs", Want: string(fr.State), Got: string(got)}
+}
+
+// sameJSON compares two JSON documents by value: the bytes first, then,
+// if they differ in form only (spacing, escapes), the decoded values.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}

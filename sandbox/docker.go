@@ -1,0 +1,322 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
+	"github.com/docker/docker/pkg/stdcopy"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"go.uber.org/zap"
+)
+
+// DockerAPI is the part of the Docker client the sandbox uses.
+type DockerAPI interface {
+	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ContainerCreate(ctx context.Context, cfg *container.Config, host *container.HostConfig, net *network.NetworkingConfig, platform *ocispec.Platform, name string) (container.CreateResponse, error)
+	ContainerAttach(ctx context.Context, id string, opts container.AttachOptions) (types.HijackedResponse, error)
+	ContainerWait(ctx context.Context, id string, cond container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
+	ContainerStart(ctx context.Context, id string, opts container.StartOptions) error
+	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
+	ContainerKill(ctx context.Context, id, signal string) error
+	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
+	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
+}
+
+// Connect opens a client for the engine named by the environment
+// (DOCKER_HOST etc.), negotiating the API version so an older daemon works.
+func Connect() (*client.Client, error) {
+	return client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+}
+
+// Docker runs bots as hardened containers.
+type Docker struct {
+	api    DockerAPI
+	policy Policy
+	owner  Owner
+	log    *zap.Logger
+	caps   StderrCaps
+	cg     cgroupLocator
+	uids   atomic.Uint64
+}
+
+// Option configures a Docker runner.
+type Option func(*Docker)
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l *zap.Logger) Option { return func(d *Docker) { d.log = l } }
+
+// WithStderrCaps sets what is kept of each bot's stderr.
+func WithStderrCaps(c StderrCaps) Option { return func(d *Docker) { d.caps = c } }
+
+// NewDocker returns a runner that applies the policy to every container
+// and labels each with the owner.
+func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("sandbox policy: %w", err)
+	}
+	d := &Docker{api: api, policy: p, owner: owner, log: zap.NewNop(), caps: DefaultStderrCaps, cg: hostCgroups()}
+	for _, o := range opts {
+		o(d)
+	}
+	return d, nil
+}
+
+// Image is a local image ready to run.
+type Image struct {
+	Ref  string
+	ID   string
+	User string // the image's configured user
+}
+
+// ImageNotFoundError reports an image that is not present locally.
+type ImageNotFoundError struct{ Ref string }
+
+func (e *ImageNotFoundError) Error() string {
+	return fmt.Sprintf("image %s not found locally (build it with docker build -t %s . or pull it first)", e.Ref, e.Ref)
+}
+
+func (e *ImageNotFoundError) Unwrap() error { return errNoImage }
+
+// Image looks an image up locally. Arena never pulls on its own.
+func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
+	info, err := d.api.ImageInspect(ctx, ref)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return Image{}, &ImageNotFoundError{Ref: ref}
+		}
+		return Image{}, fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	img := Image{Ref: ref, ID: info.ID}
+	if info.Config != nil {
+		img.User = info.Config.User
+	}
+	return img, nil
+}
+
+// Spec is one bot to start.
+type Spec struct {
+	Image   Image
+	Name    string // container name; empty lets the engine choose
+	MatchID string
+	BotID   string
+	Env     []string // extra environment, KEY=value
+	Framing Framing
+	// MaxMessageBytes caps one message on stdout.
+	MaxMessageBytes int
+}
+
+// Start creates, attaches and starts a bot's container. On error nothing
+// is left behind.
+func (d *Docker) Start(ctx context.Context, s Spec) (_ *Container, err error) {
+	user := ""
+	if runsAsRoot(s.Image.User) {
+		uid := d.policy.FallbackUID + int(d.uids.Add(1)%uint64(d.policy.UIDRange))
+		user = fmt.Sprintf("%d:%d", uid, uid)
+	}
+	cfg, host := containerConfig(d.policy, containerSpec{
+		image: s.Image.ID,
+		env:   append([]string{"ARENA_BOT_ID=" + s.BotID}, s.Env...),
+		labels: map[string]string{
+			LabelPlatform: "arena",
+			LabelMatch:    s.MatchID,
+			LabelBot:      s.BotID,
+			LabelOwner:    d.owner.String(),
+		},
+		user:    user,
+		runtime: d.policy.Runtime,
+	})
+	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, s.Name)
+	if err != nil {
+		return nil, fmt.Errorf("create container for %s: %w", s.BotID, err)
+	}
+	c := &Container{api: d.api, id: created.ID, log: d.log.With(zap.String("bot", s.BotID), zap.String("container", shortID(created.ID)))}
+	defer func() {
+		if err != nil {
+			c.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	hijack, err := d.api.ContainerAttach(ctx, c.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, fmt.Errorf("attach to %s: %w", s.BotID, err)
+	}
+	c.hijack = &hijack
+	// Wait before start, so the exit cannot be missed.
+	waitCtx, cancelWait := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelWait = cancelWait
+	waitCh, waitErr := d.api.ContainerWait(waitCtx, c.id, container.WaitConditionNextExit)
+	c.exited = make(chan struct{})
+	go c.awaitExit(waitCh, waitErr)
+
+	c.done = make(chan struct{})
+	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
+	c.stdio = stdio{
+		stdin:    hijack.Conn,
+		deadline: hijack.Conn.SetWriteDeadline,
+		frames:   fr.out,
+		stderr:   &stderrBuffer{caps: d.caps},
+	}
+	if err := d.api.ContainerStart(ctx, c.id, container.StartOptions{}); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
+	}
+	c.started = time.Now()
+	c.pumped = make(chan struct{})
+	go c.pump(hijack.Reader, fr)
+
+	c.acct = d.accounting(ctx, c.id)
+	return c, nil
+}
+
+func (d *Docker) accounting(ctx context.Context, id string) *accounting {
+	info, err := d.api.ContainerInspect(ctx, id)
+	switch {
+	case err != nil:
+		return unavailable(fmt.Sprintf("inspect: %v", err))
+	case info.State == nil || info.State.Pid == 0:
+		return unavailable("the bot ended before its cgroup could be found")
+	}
+	return d.cg.forPID(info.State.Pid, d.policy.MemoryBytes)
+}
+
+// Container is a running bot.
+type Container struct {
+	stdio
+	api        DockerAPI
+	id         string
+	log        *zap.Logger
+	hijack     *types.HijackedResponse
+	started    time.Time
+	done       chan struct{} // closed by Close: stops the pump
+	pumped     chan struct{} // closed when the pump has returned
+	cancelWait context.CancelFunc
+	exited     chan struct{} // closed when the wait returned
+	exit       Exit
+	acct       *accounting
+	closeOnce  sync.Once
+}
+
+// Exit is how a container ended.
+type Exit struct {
+	Code      int
+	OOMKilled bool
+	// Err is set when the exit could not be observed.
+	Err error
+}
+
+// ID is the container id.
+func (c *Container) ID() string { return c.id }
+
+// Started is when the container was started.
+func (c *Container) Started() time.Time { return c.started }
+
+func (c *Container) pump(r io.Reader, fr *framer) {
+	defer close(c.pumped)
+	_, err := stdcopy.StdCopy(fr, c.stderr, r)
+	if err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, net.ErrClosed) {
+		c.log.Debug("output stream ended", zap.Error(err))
+	}
+	fr.closeWith(ErrClosed)
+}
+
+func (c *Container) awaitExit(waitCh <-chan container.WaitResponse, errCh <-chan error) {
+	defer close(c.exited)
+	select {
+	case r := <-waitCh:
+		c.exit.Code = int(r.StatusCode)
+		if r.Error != nil && r.Error.Message != "" {
+			c.exit.Err = errors.New(r.Error.Message)
+		}
+	case err := <-errCh:
+		c.exit.Err = err
+	}
+}
+
+// Usage reads the bot's resource figures from its cgroup.
+func (c *Container) Usage() Usage { return c.acct.read() }
+
+// CPUTime is the CPU time the bot used so far; false when the cgroup
+// cannot be read.
+func (c *Container) CPUTime() (time.Duration, bool) { return c.acct.cpu() }
+
+// Stop kills the bot if it still runs and returns how it ended. It waits
+// at most until ctx is done.
+func (c *Container) Stop(ctx context.Context) Exit {
+	c.acct.read() // last figures while the cgroup still exists
+	select {
+	case <-c.exited:
+	default:
+		if err := c.api.ContainerKill(ctx, c.id, "KILL"); err != nil && !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
+			c.log.Debug("kill", zap.Error(err))
+		}
+	}
+	return c.Exit(ctx)
+}
+
+// Exit waits for the container to end (until ctx is done) and returns how
+// it ended, with the OOM verdict from the cgroup and the engine.
+func (c *Container) Exit(ctx context.Context) Exit {
+	select {
+	case <-c.exited:
+	case <-ctx.Done():
+		return Exit{Code: -1, Err: fmt.Errorf("container still running: %w", ctx.Err())}
+	}
+	e := c.exit
+	e.OOMKilled = c.acct.oomKilled()
+	if !e.OOMKilled {
+		if info, err := c.api.ContainerInspect(ctx, c.id); err == nil && info.State != nil {
+			e.OOMKilled = info.State.OOMKilled
+		}
+	}
+	return e
+}
+
+// Close stops and removes the container and releases everything held for
+// it. It is safe to call more than once.
+func (c *Container) Close(ctx context.Context) error {
+	var err error
+	c.closeOnce.Do(func() {
+		if c.done != nil {
+			close(c.done)
+		}
+		if c.hijack != nil {
+			c.hijack.Close()
+		}
+		if c.acct != nil {
+			c.acct.close()
+		}
+		err = c.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if errdefs.IsNotFound(err) {
+			err = nil
+		}
+		if c.cancelWait != nil {
+			c.cancelWait()
+			<-c.exited
+		}
+		if c.pumped != nil {
+			<-c.pumped
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("remove container %s: %w", shortID(c.id), err)
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

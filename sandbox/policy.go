@@ -1,0 +1,157 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+)
+
+// Policy is the hardening and the limits applied to every bot container.
+// The zero value is not usable; start from DefaultPolicy.
+type Policy struct {
+	// MemoryBytes is the memory limit; swap is disabled (swap limit equal
+	// to memory).
+	MemoryBytes int64
+	// NanoCPUs is the CPU quota in billionths of a CPU (1e9 = one CPU).
+	NanoCPUs int64
+	// CPUSet pins the bot to these CPUs ("0", "1-3"); empty means any.
+	CPUSet string
+	// PidsLimit caps processes and threads inside the container.
+	PidsLimit int64
+	// TmpfsBytes is the size of the writable /tmp; the root filesystem is
+	// read-only.
+	TmpfsBytes int64
+	// NoFile caps open file descriptors.
+	NoFile int64
+	// FileSizeBytes caps the size of any file the bot writes.
+	FileSizeBytes int64
+	// FallbackUID is the first of the unprivileged uids given to bots
+	// whose image would run as root; concurrent bots get distinct uids
+	// from UIDRange upwards so per-user limits cannot couple them.
+	FallbackUID int
+	UIDRange    int
+	// Runtime is the OCI runtime (e.g. "runsc"); empty is the engine's
+	// default.
+	Runtime string
+}
+
+// DefaultPolicy is the documented default (SECURITY.md).
+func DefaultPolicy() Policy {
+	return Policy{
+		MemoryBytes:   256 << 20,
+		NanoCPUs:      1e9,
+		PidsLimit:     64,
+		TmpfsBytes:    16 << 20,
+		NoFile:        256,
+		FileSizeBytes: 16 << 20,
+		FallbackUID:   20000,
+		UIDRange:      10000,
+	}
+}
+
+// Validate reports the first unusable field by name.
+func (p Policy) Validate() error {
+	switch {
+	case p.MemoryBytes < 6<<20:
+		return fmt.Errorf("memory limit %d bytes is below the engine's minimum of 6 MiB", p.MemoryBytes)
+	case p.NanoCPUs < 1e7:
+		return fmt.Errorf("cpu quota %d nano-CPUs is below 0.01 CPU", p.NanoCPUs)
+	case p.PidsLimit < 1:
+		return fmt.Errorf("pids limit %d must be at least 1", p.PidsLimit)
+	case p.TmpfsBytes < 0:
+		return fmt.Errorf("tmpfs size %d must not be negative", p.TmpfsBytes)
+	case p.NoFile < 16:
+		return fmt.Errorf("open-files limit %d must be at least 16", p.NoFile)
+	case p.FileSizeBytes < 0:
+		return fmt.Errorf("file-size limit %d must not be negative", p.FileSizeBytes)
+	case p.FallbackUID < 1 || p.UIDRange < 1 || p.FallbackUID+p.UIDRange > 1<<31-1:
+		return fmt.Errorf("fallback uid range %d+%d is not a range of unprivileged uids", p.FallbackUID, p.UIDRange)
+	}
+	if p.CPUSet != "" {
+		if err := validateCPUSet(p.CPUSet); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateCPUSet(s string) error {
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return fmt.Errorf("cpuset %q is not a list of CPUs such as 0 or 0-1,3", s)
+		}
+	}
+	return nil
+}
+
+// containerSpec is what one bot's container needs: the pure inputs to
+// containerConfig.
+type containerSpec struct {
+	image   string
+	env     []string
+	labels  map[string]string
+	user    string // empty: the image's own user
+	runtime string
+}
+
+// containerConfig decides the container's configuration from the policy.
+// It is pure so the policy can be checked without an engine.
+func containerConfig(p Policy, s containerSpec) (*container.Config, *container.HostConfig) {
+	cfg := &container.Config{
+		Image:           s.image,
+		Env:             s.env,
+		Labels:          s.labels,
+		User:            s.user,
+		AttachStdin:     true,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		OpenStdin:       true,
+		StdinOnce:       true,
+		NetworkDisabled: true,
+	}
+	yes := true
+	host := &container.HostConfig{
+		NetworkMode:    "none",
+		ReadonlyRootfs: true,
+		Tmpfs: map[string]string{
+			"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", p.TmpfsBytes),
+		},
+		CapDrop:     []string{"ALL"},
+		SecurityOpt: []string{"no-new-privileges"},
+		LogConfig:   container.LogConfig{Type: "none"},
+		Init:        &yes,
+		IpcMode:     "private",
+		Runtime:     s.runtime,
+		Resources: container.Resources{
+			Memory:     p.MemoryBytes,
+			MemorySwap: p.MemoryBytes,
+			NanoCPUs:   p.NanoCPUs,
+			CpusetCpus: p.CPUSet,
+			PidsLimit:  &p.PidsLimit,
+			Ulimits: []*container.Ulimit{
+				{Name: "nofile", Soft: p.NoFile, Hard: p.NoFile},
+				{Name: "fsize", Soft: p.FileSizeBytes, Hard: p.FileSizeBytes},
+				{Name: "core", Soft: 0, Hard: 0},
+			},
+		},
+	}
+	return cfg, host
+}
+
+// runsAsRoot reports whether an image's configured user is root (or
+// unset, which means root).
+func runsAsRoot(user string) bool {
+	name, _, _ := strings.Cut(user, ":")
+	return name == "" || name == "root" || name == "0"
+}
+
+var errNoImage = errors.New("image not found locally")

@@ -1,0 +1,261 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Framing is how a bot delimits its messages on stdout.
+type Framing int
+
+const (
+	// Lines: each message ends with '\n' (which is not part of it).
+	Lines Framing = iota
+	// LengthPrefixed: each message is a 4-byte big-endian length, then
+	// that many bytes.
+	LengthPrefixed
+)
+
+// Errors a bot's stdio reports. They are the facts; the orchestrator
+// decides what they mean for the match.
+var (
+	// ErrTimeout: the deadline passed before the message was read or
+	// written.
+	ErrTimeout = errors.New("deadline exceeded")
+	// ErrClosed: the bot's output ended (it exited, crashed or closed
+	// stdout) or the bot was stopped.
+	ErrClosed = errors.New("output closed")
+	// ErrOutputLimit: a message was longer than the cap. The rest of the
+	// output is discarded.
+	ErrOutputLimit = errors.New("message over the size limit")
+)
+
+// Stderr is what a bot wrote to stderr since the last time it was taken.
+type Stderr struct {
+	Text []byte
+	// Dropped counts bytes over the caps, counted and discarded.
+	Dropped int64
+}
+
+// StderrCaps bound what is kept of a bot's stderr.
+type StderrCaps struct {
+	// PerTake is kept between two takes (one turn); the rest is dropped.
+	PerTake int
+	// Total is kept over the bot's whole life.
+	Total int64
+}
+
+// DefaultStderrCaps keep 4 KiB per turn and 256 KiB per bot.
+var DefaultStderrCaps = StderrCaps{PerTake: 4 << 10, Total: 256 << 10}
+
+// stderrBuffer keeps a bounded amount of a bot's stderr.
+type stderrBuffer struct {
+	caps    StderrCaps
+	mu      sync.Mutex
+	buf     []byte
+	kept    int64
+	dropped int64
+}
+
+func (s *stderrBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	room := min(int64(s.caps.PerTake-len(s.buf)), s.caps.Total-s.kept)
+	n := int64(len(p))
+	if room < n {
+		s.dropped += n - max(room, 0)
+		n = max(room, 0)
+	}
+	s.buf = append(s.buf, p[:n]...)
+	s.kept += n
+	return len(p), nil
+}
+
+func (s *stderrBuffer) take() Stderr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Stderr{Text: s.buf, Dropped: s.dropped}
+	s.buf, s.dropped = nil, 0
+	return out
+}
+
+// frame is one message from a bot, or the error that ended its output.
+type frame struct {
+	data []byte
+	err  error
+}
+
+// framesQueued is how many complete messages may wait unread: a bot that
+// answers ahead of time is buffered this far, then blocked.
+const framesQueued = 4
+
+// framer splits a bot's stdout into messages. It is an io.Writer so the
+// demultiplexer can feed it directly; it blocks while the queue is full and
+// gives up when done is closed.
+type framer struct {
+	framing Framing
+	max     int
+	buf     []byte
+	scanned int // bytes of buf already searched for '\n'
+	failed  bool
+	out     chan frame
+	done    <-chan struct{}
+}
+
+func newFramer(f Framing, max int, done <-chan struct{}) *framer {
+	return &framer{framing: f, max: max, out: make(chan frame, framesQueued), done: done}
+}
+
+func (f *framer) Write(p []byte) (int, error) {
+	if f.failed {
+		return len(p), nil // discard what follows an oversized message
+	}
+	f.buf = append(f.buf, p...)
+	for {
+		msg, rest, ok := f.next()
+		if f.failed {
+			f.buf = nil
+			return len(p), nil
+		}
+		if !ok {
+			break
+		}
+		if !f.emit(frame{data: msg}) {
+			return 0, ErrClosed
+		}
+		f.buf = rest
+	}
+	// Keep the partial message in a fresh slice once consumed messages
+	// would otherwise pin a large backing array.
+	if cap(f.buf) > 2*f.max+64<<10 {
+		f.buf = append([]byte(nil), f.buf...)
+	}
+	return len(p), nil
+}
+
+// next cuts the first complete message off the buffer.
+func (f *framer) next() (msg, rest []byte, ok bool) {
+	switch f.framing {
+	case LengthPrefixed:
+		if len(f.buf) < 4 {
+			return nil, nil, false
+		}
+		n := binary.BigEndian.Uint32(f.buf)
+		if n > uint32(f.max) {
+			f.fail(fmt.Errorf("%w: a %d-byte message, limit %d", ErrOutputLimit, n, f.max))
+			return nil, nil, false
+		}
+		if len(f.buf) < 4+int(n) {
+			return nil, nil, false
+		}
+		end := 4 + int(n)
+		return append([]byte(nil), f.buf[4:end]...), f.buf[end:], true
+	default:
+		if i := bytes.IndexByte(f.buf[f.scanned:], '\n'); i >= 0 {
+			end := f.scanned + i
+			f.scanned = 0
+			if end > f.max {
+				f.fail(fmt.Errorf("%w: a line longer than %d bytes", ErrOutputLimit, f.max))
+				return nil, nil, false
+			}
+			return append([]byte(nil), f.buf[:end]...), f.buf[end+1:], true
+		}
+		f.scanned = len(f.buf)
+		if len(f.buf) > f.max {
+			f.fail(fmt.Errorf("%w: a line longer than %d bytes", ErrOutputLimit, f.max))
+		}
+		return nil, nil, false
+	}
+}
+
+func (f *framer) fail(err error) {
+	f.failed = true
+	f.emit(frame{err: err})
+}
+
+func (f *framer) emit(fr frame) bool {
+	select {
+	case f.out <- fr:
+		return true
+	case <-f.done:
+		return false
+	}
+}
+
+// closeWith ends the stream: readers get err after the queued messages.
+func (f *framer) closeWith(err error) {
+	if !f.failed {
+		f.emit(frame{err: err})
+	}
+	close(f.out)
+}
+
+// stdio is the message-level view of a running bot, shared by every runner.
+type stdio struct {
+	stdin    io.Writer
+	deadline func(time.Time) error // sets the write deadline of stdin
+	frames   <-chan frame
+	stderr   *stderrBuffer
+	ended    error // sticky: once the output failed, it stays failed
+}
+
+// Send writes one message to the bot's stdin, giving up at the deadline
+// (a bot that does not read its input cannot block the match).
+func (s *stdio) Send(p []byte, deadline time.Time) error {
+	if err := s.deadline(deadline); err != nil {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	if _, err := s.stdin.Write(p); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return ErrTimeout
+		}
+		return fmt.Errorf("%w: stdin: %v", ErrClosed, err)
+	}
+	return nil
+}
+
+// Receive returns the bot's next message, waiting until the deadline or
+// until ctx is done. Messages the bot sent early are returned first, in
+// order.
+func (s *stdio) Receive(ctx context.Context, deadline time.Time) ([]byte, error) {
+	if s.ended != nil {
+		return nil, s.ended
+	}
+	select {
+	case f, ok := <-s.frames:
+		return s.got(f, ok)
+	default:
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case f, ok := <-s.frames:
+		return s.got(f, ok)
+	case <-timer.C:
+		return nil, ErrTimeout
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *stdio) got(f frame, ok bool) ([]byte, error) {
+	if !ok {
+		s.ended = ErrClosed
+		return nil, s.ended
+	}
+	if f.err != nil {
+		s.ended = f.err
+		return nil, s.ended
+	}
+	return f.data, nil
+}
+
+// TakeStderr returns what the bot wrote to stderr since the last call.
+func (s *stdio) TakeStderr() Stderr { return s.stderr.take() }
