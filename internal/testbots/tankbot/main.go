@@ -57,7 +57,7 @@ func main() {
 	_, sleep := opts["sleep"]
 	_, noRead := opts["no-read"]
 	if sleep || noRead {
-		select {}
+		forever()
 	}
 	if _, ok := opts["spin"]; ok {
 		go func() {
@@ -93,16 +93,16 @@ func main() {
 		case at("exit-at"):
 			os.Exit(3)
 		case at("hang-at"):
-			select {}
+			forever()
 		case at("close-stdout-at"):
 			os.Stdout.Close()
 			syscall.Close(1)
-			select {}
+			forever()
 		case at("huge-line-at"):
 			chunk := bytes.Repeat([]byte("x"), 1<<20)
 			for i := 0; i < 200; i++ {
 				if _, err := os.Stdout.Write(chunk); err != nil {
-					select {}
+					forever()
 				}
 			}
 		case at("oom-at"):
@@ -207,4 +207,11 @@ func probe() Probe {
 		c.Close()
 	}
 	return p
+}
+
+// forever blocks without looking deadlocked to the Go runtime.
+func forever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }

@@ -1,0 +1,240 @@
+package orchestrator_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+	"go.uber.org/zap/zaptest"
+
+	"arena/engine"
+	"arena/engine/tanks"
+	"arena/internal/dockertest"
+	"arena/orchestrator"
+	"arena/sandbox"
+)
+
+func newOrchestrator(t *testing.T, cli *client.Client) *orchestrator.Orchestrator {
+	t.Helper()
+	owner, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zaptest.NewLogger(t)
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
+}
+
+func classic(t *testing.T) engine.Map {
+	t.Helper()
+	m, err := tanks.New().Map("classic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func play(t *testing.T, cli *client.Client, req orchestrator.Request) *orchestrator.Replay {
+	t.Helper()
+	if req.Game == nil {
+		req.Game = tanks.New()
+	}
+	if req.Map == nil {
+		req.Map = classic(t)
+	}
+	req.MatchID = orchestrator.NewMatchID()
+	t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
+	rep, err := newOrchestrator(t, cli).Play(t.Context(), req)
+	if err != nil {
+		t.Fatalf("play: %v", err)
+	}
+	dockertest.NoContainersLeft(t, cli, req.MatchID)
+	return rep
+}
+
+func TestExampleBotsPlayAWholeMatch(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	rep := play(t, cli, orchestrator.Request{Seed: 7, Images: bots})
+	res := rep.Result
+	if len(res.Winners) == 0 {
+		t.Error("no winner")
+	}
+	if res.Turns < 1 || len(rep.Frames) != res.Turns+1 {
+		t.Errorf("%d turns, %d frames", res.Turns, len(rep.Frames))
+	}
+	for _, b := range res.Bots {
+		if b.Status != engine.StatusOK {
+			t.Errorf("%s: status %s (%s), want ok", b.ID, b.Status, b.FaultDetail)
+		}
+		if b.ImageID == "" || !strings.HasPrefix(b.ImageID, "sha256:") {
+			t.Errorf("%s: image id %q", b.ID, b.ImageID)
+		}
+		if b.Answers == 0 || b.AnswerMSMax <= 0 || b.AnswerMSP50 > b.AnswerMSMax {
+			t.Errorf("%s: %d answers, p50 %v ms, max %v ms", b.ID, b.Answers, b.AnswerMSP50, b.AnswerMSMax)
+		}
+		if b.CPUMS == nil || *b.CPUMS <= 0 || b.MemPeakBytes == nil || *b.MemPeakBytes <= 0 {
+			t.Errorf("%s: no cgroup figures: %s", b.ID, b.Accounting)
+		}
+	}
+	if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+		t.Errorf("the replay does not verify: %v", err)
+	}
+	// Per-turn figures are in the replay.
+	f := rep.Frames[1]
+	if len(f.Bots) != 2 || !f.Bots[0].Asked || f.Bots[0].Answer == "" || f.Bots[0].CPUUS == nil {
+		t.Errorf("frame 1 bots: %+v", f.Bots)
+	}
+
+	// A replay written to disk reads back and verifies.
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := orchestrator.WriteReplay(path, rep); err != nil {
+		t.Fatal(err)
+	}
+	back, err := orchestrator.ReadReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orchestrator.Verify([]engine.Game{tanks.New()}, back); err != nil {
+		t.Errorf("the replay read back does not verify: %v", err)
+	}
+	// Tampering with an answer is caught, at the right turn.
+	for i := 1; i < len(back.Frames); i++ {
+		if b := &back.Frames[i].Bots[0]; b.Asked && b.Answer != `[{"Type":1,"Direction":2}]` {
+			b.Answer = `[{"Type":1,"Direction":2}]`
+			var mm *orchestrator.Mismatch
+			if err := orchestrator.Verify([]engine.Game{tanks.New()}, back); !errors.As(err, &mm) || mm.Turn != i {
+				t.Errorf("tampered turn %d: verify says %v", i, err)
+			}
+			break
+		}
+	}
+}
+
+func TestFaultsBecomeStatuses(t *testing.T) {
+	cli := dockertest.Client(t)
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	tests := []struct {
+		mode   string
+		status engine.Status
+		turn   int
+		detail string
+	}{
+		{mode: "delay=150ms", status: engine.StatusTimeout, turn: 2, detail: "no answer within 100ms"},
+		{mode: "hang-at=3", status: engine.StatusTimeout, turn: 3},
+		{mode: "garbage-at=3", status: engine.StatusBadOutput, turn: 3, detail: "not a JSON array"},
+		{mode: "invalid-utf8-at=2", status: engine.StatusBadOutput, turn: 2, detail: "not valid UTF-8"},
+		{mode: "exit-at=4", status: engine.StatusCrashed, turn: 4, detail: "exited with code 3"},
+		{mode: "delay=60ms", status: engine.StatusOK},
+		{mode: "first-delay=2s", status: engine.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			bot := dockertest.TestBot(t, cli, tt.mode)
+			rep := play(t, cli, orchestrator.Request{Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`)})
+			got, normal := rep.Result.Bots[0], rep.Result.Bots[1]
+			if got.Status != tt.status || got.FaultTurn != tt.turn || !strings.Contains(got.FaultDetail, tt.detail) {
+				t.Errorf("status %s at turn %d (%q), want %s at turn %d (%q)", got.Status, got.FaultTurn, got.FaultDetail, tt.status, tt.turn, tt.detail)
+			}
+			if normal.Status != engine.StatusOK {
+				t.Errorf("the normal bot is %s: %s", normal.Status, normal.FaultDetail)
+			}
+			if rep.Result.Turns == 0 || len(rep.Result.Winners) == 0 {
+				t.Errorf("the match did not finish: %+v", rep.Result)
+			}
+			// The faulted bot is never asked again; the engine was told.
+			for _, f := range rep.Frames[1:] {
+				for _, b := range f.Bots {
+					if b.Seat == 0 && b.Asked && f.Turn > tt.turn && tt.turn > 0 && b.Fault != tt.status {
+						t.Fatalf("turn %d: after its fault the bot is recorded as %+v", f.Turn, b)
+					}
+				}
+			}
+			if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+				t.Errorf("the replay does not verify: %v", err)
+			}
+		})
+	}
+}
+
+func TestBotIDsAreUniqueAndInTheEnvironment(t *testing.T) {
+	cli := dockertest.Client(t)
+	probe := dockertest.TestBot(t, cli, "probe")
+	rep := play(t, cli, orchestrator.Request{Seed: 1, Images: []string{probe, probe}, Settings: json.RawMessage(`{"zone_radius":2}`)})
+	ids := []string{rep.Result.Bots[0].ID, rep.Result.Bots[1].ID}
+	if ids[0] != probe || ids[1] != probe+"#2" {
+		t.Fatalf("ids = %v", ids)
+	}
+	seen := map[int]string{}
+	for _, f := range rep.Frames {
+		for _, b := range f.Bots {
+			if _, after, ok := strings.Cut(b.Stderr, "PROBE "); ok {
+				var p struct{ BotID string }
+				if err := json.Unmarshal([]byte(strings.TrimSpace(after)), &p); err != nil {
+					t.Fatal(err)
+				}
+				seen[b.Seat] = p.BotID
+			}
+		}
+	}
+	if seen[0] != ids[0] || seen[1] != ids[1] {
+		t.Errorf("ARENA_BOT_ID seen from inside: %v, want %v", seen, ids)
+	}
+}
+
+func TestMissingImageStartsNothing(t *testing.T) {
+	cli := dockertest.Client(t)
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	id := orchestrator.NewMatchID()
+	_, err := newOrchestrator(t, cli).Play(t.Context(), orchestrator.Request{
+		Game: tanks.New(), Map: classic(t), Images: []string{hunter, "arena-test/no-such-image:latest"}, MatchID: id,
+	})
+	var nf *sandbox.ImageNotFoundError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "arena-test/no-such-image:latest") {
+		t.Fatalf("err = %v, want image not found naming it", err)
+	}
+	dockertest.NoContainersLeft(t, cli, id)
+}
+
+func TestCancelRemovesContainers(t *testing.T) {
+	cli := dockertest.Client(t)
+	slow := dockertest.TestBot(t, cli, "delay=50ms")
+	ctx, cancel := context.WithCancel(t.Context())
+	id := orchestrator.NewMatchID()
+	frames := 0
+	o := orchestrator.New(launcherOf(t, cli), orchestrator.WithFrameHook(func(string, orchestrator.Frame) {
+		if frames++; frames == 5 {
+			cancel()
+		}
+	}))
+	start := time.Now()
+	_, err := o.Play(ctx, orchestrator.Request{Game: tanks.New(), Map: classic(t), Images: []string{slow, slow}, MatchID: id})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("cancelling took %v", took)
+	}
+	dockertest.NoContainersLeft(t, cli, id)
+}
+
+func launcherOf(t *testing.T, cli *client.Client) orchestrator.Launcher {
+	owner, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return orchestrator.Docker(d)
+}

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestContainerConfigAppliesThePolicy(t *testing.T) {
+	p := DefaultPolicy()
+	p.CPUSet = "1"
+	cfg, host := containerConfig(p, containerSpec{image: "sha256:abc", env: []string{"ARENA_BOT_ID=x"}, user: "20001:20001", labels: map[string]string{LabelPlatform: "arena"}})
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"image by id", cfg.Image == "sha256:abc"},
+		{"stdin open once", cfg.OpenStdin && cfg.StdinOnce && cfg.AttachStdin && !cfg.Tty},
+		{"network off", cfg.NetworkDisabled && host.NetworkMode == "none"},
+		{"user", cfg.User == "20001:20001"},
+		{"labels", cfg.Labels[LabelPlatform] == "arena"},
+		{"read-only root", host.ReadonlyRootfs},
+		{"tmpfs", strings.Contains(host.Tmpfs["/tmp"], "size=16777216") && strings.Contains(host.Tmpfs["/tmp"], "nosuid")},
+		{"no capabilities", len(host.CapDrop) == 1 && host.CapDrop[0] == "ALL" && len(host.CapAdd) == 0},
+		{"no new privileges", len(host.SecurityOpt) == 1 && host.SecurityOpt[0] == "no-new-privileges"},
+		{"no log driver", host.LogConfig.Type == "none"},
+		{"init", host.Init != nil && *host.Init},
+		{"private ipc", host.IpcMode == "private"},
+		{"not privileged, no mounts", !host.Privileged && len(host.Binds) == 0 && len(host.Mounts) == 0},
+		{"memory without swap", host.Memory == 256<<20 && host.MemorySwap == host.Memory},
+		{"one cpu", host.NanoCPUs == 1e9 && host.CpusetCpus == "1"},
+		{"pids", host.PidsLimit != nil && *host.PidsLimit == 64},
+		{"ulimits", len(host.Ulimits) == 3 && host.Ulimits[2].Name == "core" && host.Ulimits[2].Hard == 0},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("policy not applied: %s", c.name)
+		}
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Policy)
+		want   string
+	}{
+		{"tiny memory", func(p *Policy) { p.MemoryBytes = 1 << 20 }, "memory limit"},
+		{"no cpu", func(p *Policy) { p.NanoCPUs = 0 }, "cpu quota"},
+		{"no pids", func(p *Policy) { p.PidsLimit = 0 }, "pids limit"},
+		{"bad cpuset", func(p *Policy) { p.CPUSet = "two" }, "cpuset"},
+		{"reversed cpuset", func(p *Policy) { p.CPUSet = "3-1" }, "cpuset"},
+		{"few files", func(p *Policy) { p.NoFile = 3 }, "open-files"},
+		{"root uid", func(p *Policy) { p.FallbackUID = 0 }, "fallback uid"},
+	}
+	if err := DefaultPolicy().Validate(); err != nil {
+		t.Fatalf("the default policy is invalid: %v", err)
+	}
+	for _, tt := range tests {
+		p := DefaultPolicy()
+		tt.change(&p)
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", tt.name, err, tt.want)
+		}
+	}
+	p := DefaultPolicy()
+	p.CPUSet = "0-1,3"
+	if err := p.Validate(); err != nil {
+		t.Errorf("cpuset 0-1,3: %v", err)
+	}
+}
+
+func TestRunsAsRoot(t *testing.T) {
+	for user, want := range map[string]bool{"": true, "root": true, "0": true, "0:0": true, "root:bots": true, "65534": false, "bot": false, "1000:1000": false} {
+		if got := runsAsRoot(user); got != want {
+			t.Errorf("runsAsRoot(%q) = %v, want %v", user, got, want)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// collect drains a framer after feeding it chunks.
+func feed(t *testing.T, f *framer, chunks ...string) {
+	t.Helper()
+	for _, c := range chunks {
+		if n, err := f.Write([]byte(c)); err != nil || n != len(c) {
+			t.Fatalf("Write(%q) = %d, %v", c, n, err)
+		}
+	}
+}
+
+func drain(f *framer) (msgs []string, err error) {
+	for {
+		select {
+		case fr, ok := <-f.out:
+			if !ok {
+				return msgs, nil
+			}
+			if fr.err != nil {
+				return msgs, fr.err
+			}
+			msgs = append(msgs, string(fr.data))
+		default:
+			return msgs, nil
+		}
+	}
+}
+
+func TestFramerLines(t *testing.T) {
+	done := make(chan struct{})
+	f := newFramer(Lines, 16, done)
+	feed(t, f, "[]\n[{", "\"a\":1}]\n\n", "partial")
+	msgs, err := drain(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"[]", `[{"a":1}]`, ""}; strings.Join(msgs, "|") != strings.Join(want, "|") {
+		t.Errorf("messages = %q, want %q", msgs, want)
+	}
+	feed(t, f, " end\n")
+	if msgs, _ := drain(f); len(msgs) != 1 || msgs[0] != "partial end" {
+		t.Errorf("the partial line did not complete: %q", msgs)
+	}
+}
+
+func TestFramerLineLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []string
+	}{
+		{"one long line with its newline", []string{strings.Repeat("x", 17) + "\n"}},
+		{"a long line still coming", []string{strings.Repeat("x", 10), strings.Repeat("x", 10)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFramer(Lines, 16, make(chan struct{}))
+			feed(t, f, tt.chunks...)
+			_, err := drain(f)
+			if !errors.Is(err, ErrOutputLimit) {
+				t.Fatalf("err = %v, want ErrOutputLimit", err)
+			}
+			// Whatever follows is discarded and memory stays bounded.
+			feed(t, f, strings.Repeat("y", 1000)+"\n[]\n")
+			if msgs, err := drain(f); len(msgs) != 0 || err != nil || len(f.buf) != 0 {
+				t.Errorf("after the limit: %q, %v, %d bytes held", msgs, err, len(f.buf))
+			}
+		})
+	}
+	// Exactly at the limit is fine.
+	f := newFramer(Lines, 16, make(chan struct{}))
+	feed(t, f, strings.Repeat("z", 16)+"\n")
+	if msgs, err := drain(f); err != nil || len(msgs) != 1 {
+		t.Errorf("a 16-byte line at a 16-byte limit: %q, %v", msgs, err)
+	}
+}
+
+func lp(s string) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(len(s)))
+	return string(b[:]) + s
+}
+
+func TestFramerLengthPrefixed(t *testing.T) {
+	f := newFramer(LengthPrefixed, 32, make(chan struct{}))
+	all := lp(`{"role":0}`) + lp("") + lp("{\"x\":\"line\nbreak\"}")
+	// Byte by byte: framing survives any split.
+	for i := 0; i < len(all); i++ {
+		feed(t, f, all[i:i+1])
+	}
+	msgs, err := drain(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`{"role":0}`, "", `{"x":"line` + "\n" + `break"}`}; strings.Join(msgs, "|") != strings.Join(want, "|") {
+		t.Errorf("messages = %q, want %q", msgs, want)
+	}
+	feed(t, f, lp(strings.Repeat("a", 33)))
+	if _, err := drain(f); !errors.Is(err, ErrOutputLimit) {
+		t.Errorf("a 33-byte message at a 32-byte limit: %v", err)
+	}
+}
+
+func TestFramerBlocksWhenFullAndStopsWhenDone(t *testing.T) {
+	done := make(chan struct{})
+	f := newFramer(Lines, 16, done)
+	feed(t, f, strings.Repeat("[]\n", framesQueued))
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := f.Write([]byte("one too many\n"))
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		t.Fatalf("Write returned %v with the queue full", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(done)
+	if err := <-wrote; !errors.Is(err, ErrClosed) {
+		t.Errorf("after done: %v, want ErrClosed", err)
+	}
+}
+
+func TestReceive(t *testing.T) {
+	f := newFramer(Lines, 64, make(chan struct{}))
+	s := stdio{frames: f.out, stderr: &stderrBuffer{caps: DefaultStderrCaps}}
+	feed(t, f, "early\n")
+	// A message sent before it was asked for is kept.
+	if got, err := s.Receive(t.Context(), time.Now()); err != nil || string(got) != "early" {
+		t.Fatalf("Receive = %q, %v", got, err)
+	}
+	start := time.Now()
+	if _, err := s.Receive(t.Context(), start.Add(30*time.Millisecond)); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if took := time.Since(start); took < 30*time.Millisecond {
+		t.Errorf("timed out after %v, before the deadline", took)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.Receive(ctx, time.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	f.closeWith(ErrClosed)
+	if _, err := s.Receive(t.Context(), time.Now().Add(time.Second)); !errors.Is(err, ErrClosed) {
+		t.Errorf("after the end: %v, want ErrClosed", err)
+	}
+	// The end is sticky.
+	if _, err := s.Receive(t.Context(), time.Now().Add(time.Second)); !errors.Is(err, ErrClosed) {
+		t.Errorf("again after the end: %v, want ErrClosed", err)
+	}
+}
+
+func TestStderrCaps(t *testing.T) {
+	s := &stderrBuffer{caps: StderrCaps{PerTake: 10, Total: 25}}
+	s.Write([]byte("0123456789abc"))
+	if got := s.take(); string(got.Text) != "0123456789" || got.Dropped != 3 {
+		t.Errorf("first take: %q dropped %d", got.Text, got.Dropped)
+	}
+	s.Write([]byte("short"))
+	if got := s.take(); string(got.Text) != "short" || got.Dropped != 0 {
+		t.Errorf("second take: %q dropped %d", got.Text, got.Dropped)
+	}
+	s.Write(bytes.Repeat([]byte("z"), 100))
+	if got := s.take(); len(got.Text) != 10 || got.Dropped != 90 {
+		t.Errorf("third take: %d bytes, dropped %d", len(got.Text), got.Dropped)
+	}
+	// 25 bytes kept in all: nothing more.
+	s.Write([]byte("more"))
+	if got := s.take(); len(got.Text) != 0 || got.Dropped != 4 {
+		t.Errorf("over the total: %q dropped %d", got.Text, got.Dropped)
+	}
+}
