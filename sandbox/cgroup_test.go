@@ -30,11 +30,11 @@ func TestAccountingV1(t *testing.T) {
 		"42/cgroup": "12:pids:/docker/abc\n4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n0::/docker/abc\n",
 	})
 	writeTree(t, root, map[string]string{
-		"cpuacct/docker/abc/cpuacct.usage":             "1500000000\n",
-		"memory/docker/abc/memory.max_usage_in_bytes":  "7340032\n",
-		"memory/docker/abc/memory.oom_control":         "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n",
-		"memory/docker/abc/cgroup.event_control":       "",
-		"pids/docker/abc/pids.events":                  "max 5\n",
+		"cpuacct/docker/abc/cpuacct.usage":            "1500000000\n",
+		"memory/docker/abc/memory.max_usage_in_bytes": "7340032\n",
+		"memory/docker/abc/memory.oom_control":        "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n",
+		"memory/docker/abc/cgroup.event_control":      "",
+		"pids/docker/abc/pids.events":                 "max 5\n",
 	})
 	l := cgroupLocator{root: root, procRoot: proc, mode: cgroups.Legacy}
 	a := l.forPID(42, 256<<20)
