@@ -119,53 +119,6 @@ func TestExampleBotsPlayAWholeMatch(t *testing.T) {
 	}
 }
 
-func TestFaultsBecomeStatuses(t *testing.T) {
-	cli := dockertest.Client(t)
-	hunter := dockertest.ExampleBots(t, cli)[1]
-	tests := []struct {
-		mode   string
-		status engine.Status
-		turn   int
-		detail string
-	}{
-		{mode: "delay=150ms", status: engine.StatusTimeout, turn: 2, detail: "no answer within 100ms"},
-		{mode: "hang-at=3", status: engine.StatusTimeout, turn: 3},
-		{mode: "garbage-at=3", status: engine.StatusBadOutput, turn: 3, detail: "not a JSON array"},
-		{mode: "invalid-utf8-at=2", status: engine.StatusBadOutput, turn: 2, detail: "not valid UTF-8"},
-		{mode: "exit-at=4", status: engine.StatusCrashed, turn: 4, detail: "exited with code 3"},
-		{mode: "delay=60ms", status: engine.StatusOK},
-		{mode: "first-delay=2s", status: engine.StatusOK},
-	}
-	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
-			t.Parallel()
-			bot := dockertest.TestBot(t, cli, tt.mode)
-			rep := play(t, cli, orchestrator.Request{Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`)})
-			got, normal := rep.Result.Bots[0], rep.Result.Bots[1]
-			if got.Status != tt.status || got.FaultTurn != tt.turn || !strings.Contains(got.FaultDetail, tt.detail) {
-				t.Errorf("status %s at turn %d (%q), want %s at turn %d (%q)", got.Status, got.FaultTurn, got.FaultDetail, tt.status, tt.turn, tt.detail)
-			}
-			if normal.Status != engine.StatusOK {
-				t.Errorf("the normal bot is %s: %s", normal.Status, normal.FaultDetail)
-			}
-			if rep.Result.Turns == 0 || len(rep.Result.Winners) == 0 {
-				t.Errorf("the match did not finish: %+v", rep.Result)
-			}
-			// The faulted bot is never asked again; the engine was told.
-			for _, f := range rep.Frames[1:] {
-				for _, b := range f.Bots {
-					if b.Seat == 0 && b.Asked && f.Turn > tt.turn && tt.turn > 0 && b.Fault != tt.status {
-						t.Fatalf("turn %d: after its fault the bot is recorded as %+v", f.Turn, b)
-					}
-				}
-			}
-			if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
-				t.Errorf("the replay does not verify: %v", err)
-			}
-		})
-	}
-}
-
 func TestBotIDsAreUniqueAndInTheEnvironment(t *testing.T) {
 	cli := dockertest.Client(t)
 	probe := dockertest.TestBot(t, cli, "probe")
@@ -237,4 +190,12 @@ func launcherOf(t *testing.T, cli *client.Client) orchestrator.Launcher {
 		t.Fatal(err)
 	}
 	return orchestrator.Docker(d)
+}
+
+func TestLocalBotsAreRefusedUnlessEnabled(t *testing.T) {
+	cli := dockertest.Client(t)
+	_, err := launcherOf(t, cli).Image(t.Context(), "exec:./mybot")
+	if !errors.Is(err, sandbox.ErrBadReference) || !strings.Contains(err.Error(), "not enabled") {
+		t.Errorf("err = %v, want local bots refused", err)
+	}
 }

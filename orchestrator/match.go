@@ -42,16 +42,39 @@ type Launcher interface {
 }
 
 // Docker adapts the Docker sandbox to a Launcher.
-func Docker(d *sandbox.Docker) Launcher { return dockerLauncher{d} }
+func Docker(d *sandbox.Docker) Launcher { return Launchers(d, nil) }
 
-type dockerLauncher struct{ d *sandbox.Docker }
-
-func (l dockerLauncher) Image(ctx context.Context, ref string) (sandbox.Image, error) {
-	return l.d.Image(ctx, ref)
+// Launchers routes bots: references with the "exec:" prefix run as local
+// processes when local is set (and are refused when it is not), all
+// others as Docker containers.
+func Launchers(d *sandbox.Docker, local *sandbox.Local) Launcher {
+	return router{docker: d, local: local}
 }
 
-func (l dockerLauncher) Launch(ctx context.Context, s sandbox.Spec) (Bot, error) {
-	c, err := l.d.Start(ctx, s)
+type router struct {
+	docker *sandbox.Docker
+	local  *sandbox.Local
+}
+
+func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
+	if sandbox.IsLocalRef(ref) {
+		if r.local == nil {
+			return sandbox.Image{}, fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
+		}
+		return r.local.Image(ref)
+	}
+	return r.docker.Image(ctx, ref)
+}
+
+func (r router) Launch(ctx context.Context, s sandbox.Spec) (Bot, error) {
+	if sandbox.IsLocalRef(s.Image.Ref) && r.local != nil {
+		p, err := r.local.Start(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	c, err := r.docker.Start(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +178,10 @@ type seat struct {
 	out     bool // the game is done with it
 	stopped bool // its container is being or has been stopped
 	final   sandbox.Usage
-	exit    sandbox.Exit
 	drop    int64
+	// lastStderr is the last line the bot wrote to stderr, to explain a
+	// crash in the result.
+	lastStderr string
 }
 
 func (s *seat) fault(st engine.Status, turn int, detail string) {
@@ -173,41 +198,24 @@ func (o *Orchestrator) Prepare(ctx context.Context, req Request) (engine.Match, 
 	if len(req.Images) == 0 {
 		return nil, nil, &InputError{errors.New("no bots given")}
 	}
-	for i, img := range req.Images {
-		if err := ValidateImageRef(img); err != nil {
-			return nil, nil, &InputError{fmt.Errorf("bot %d: %w", i+1, err)}
-		}
-	}
 	match, err := req.Game.NewMatch(engine.Config{Map: req.Map, Seed: req.Seed, Players: BotIDs(req.Images), Settings: req.Settings})
 	if err != nil {
 		return nil, nil, &InputError{err}
 	}
 	images := make([]sandbox.Image, len(req.Images))
 	for i, ref := range req.Images {
-		if i > 0 && slices.Contains(req.Images[:i], ref) {
-			images[i] = images[slices.Index(req.Images, ref)]
+		if j := slices.Index(req.Images, ref); j < i {
+			images[i] = images[j]
 			continue
 		}
 		if images[i], err = o.launcher.Image(ctx, ref); err != nil {
+			if errors.Is(err, sandbox.ErrBadReference) {
+				return nil, nil, &InputError{fmt.Errorf("bot %d: %w", i+1, err)}
+			}
 			return nil, nil, err
 		}
 	}
 	return match, images, nil
-}
-
-// ValidateImageRef rejects what cannot be an image reference.
-func ValidateImageRef(ref string) error {
-	switch {
-	case ref == "":
-		return errors.New("empty image name")
-	case len(ref) > 255:
-		return fmt.Errorf("image name %.20q… is longer than 255 characters", ref)
-	case strings.ContainsAny(ref, " \t\n\r\"'\\"):
-		return fmt.Errorf("image name %q contains whitespace or quotes", ref)
-	case strings.HasPrefix(ref, "-"):
-		return fmt.Errorf("image name %q starts with '-'", ref)
-	}
-	return nil
 }
 
 // Play runs a match to its end and returns its replay (whose Result is the
@@ -478,7 +486,6 @@ func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (e
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.grace)
 	defer cancel()
 	exit := s.bot.Exit(waitCtx)
-	s.exit = exit
 	switch {
 	case exit.OOMKilled:
 		return engine.StatusOOM, "killed for exceeding its memory limit"
@@ -522,6 +529,9 @@ func (r *run) record(bots map[int]*FrameBot) {
 			}
 			fb.Stderr = strings.ToValidUTF8(string(stderr.Text), "\uFFFD")
 			fb.StderrDropped = stderr.Dropped
+			if line := lastLine(fb.Stderr); line != "" {
+				s.lastStderr = line
+			}
 		}
 		if fb != nil {
 			fr.Bots = append(fr.Bots, *fb)
@@ -562,6 +572,18 @@ func (r *run) closeAll(ctx context.Context) {
 	wg.Wait()
 }
 
+// lastLine is the last non-empty line of s, at most 200 bytes of it.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\r\n \t")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[len(s)-200:], "")
+	}
+	return s
+}
+
 func (r *run) result(took time.Duration) Result {
 	er := r.match.Result()
 	res := Result{
@@ -576,6 +598,9 @@ func (r *run) result(took time.Duration) Result {
 			Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID,
 			Status: s.status, FaultTurn: s.turn, FaultDetail: s.detail,
 			Answers: len(s.times), StderrDropped: s.drop,
+		}
+		if s.status == engine.StatusCrashed && s.lastStderr != "" {
+			br.FaultDetail += "; its last words on stderr: " + s.lastStderr
 		}
 		if s.n < len(er.Seats) {
 			sr := er.Seats[s.n]

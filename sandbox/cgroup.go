@@ -141,7 +141,7 @@ func (a *accounting) open(cpu, mem, oom, pids string) error {
 // vanish with the container.
 func (a *accounting) watchOOMv1(root, rel, dir string) {
 	cg, err := cgroup1.Load(cgroup1.StaticPath(rel), cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) {
-		return []cgroup1.Subsystem{cgroup1.NewMemory(filepath.Join(root, "memory"))}, nil
+		return []cgroup1.Subsystem{cgroup1.NewMemory(root)}, nil
 	}))
 	if err != nil {
 		return

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
@@ -89,8 +90,26 @@ func (e *ImageNotFoundError) Error() string {
 
 func (e *ImageNotFoundError) Unwrap() error { return errNoImage }
 
+// ErrBadReference is wrapped by errors about a bot reference that is not
+// well formed: the caller's input is wrong.
+var ErrBadReference = errors.New("bad bot reference")
+
+// ParseImageRef checks that ref is a well-formed Docker image reference.
+func ParseImageRef(ref string) error {
+	if ref == "" {
+		return fmt.Errorf("%w: empty image name", ErrBadReference)
+	}
+	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
+		return fmt.Errorf("%w: %q is not an image name: %v", ErrBadReference, ref, err)
+	}
+	return nil
+}
+
 // Image looks an image up locally. Arena never pulls on its own.
 func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
+	if err := ParseImageRef(ref); err != nil {
+		return Image{}, err
+	}
 	info, err := d.api.ImageInspect(ctx, ref)
 	if err != nil {
 		if errdefs.IsNotFound(err) {

@@ -87,7 +87,31 @@ func TestRunMissingImage(t *testing.T) {
 	if want := "image arena-test/not-built-anywhere not found locally"; !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("stderr %q, want one line with %q", stderr, want)
 	}
-	dockertest.NoContainersLeft(t, cli, "")
+	if left := containersOf(t, cli, os.Getpid()); len(left) > 0 {
+		t.Errorf("%d containers created for a match that could not start", len(left))
+	}
+}
+
+func TestRunLocalBot(t *testing.T) {
+	cli := dockertest.Client(t)
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	local := "exec:" + bin + " delay=1ms"
+	code, stdout, stderr := arena(t, "run", "--json", local, hunter)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res orchestrator.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Bots[0]; b.ID != local || b.Status != "ok" || !strings.HasPrefix(b.ImageID, "exec:sha256:") {
+		t.Errorf("local bot: %+v", b)
+	}
+	code, _, stderr = arena(t, "run", "exec:/no/such/bot", hunter)
+	if code != exitUsage || !strings.Contains(stderr, "/no/such/bot") {
+		t.Errorf("missing local command: exit %d, %s", code, stderr)
+	}
 }
 
 func TestRunJSONReplayAndVerify(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,6 +45,11 @@ Plays one match between the bots in the given Docker images (one per seat,
 in order) and prints the result. The images must exist locally: Arena does
 not pull. The same image may play several seats; its ids are then IMAGE,
 IMAGE#2, ...
+
+A bot given as exec:COMMAND runs as a local process instead, without
+Docker, for quick iteration: exec:./mybot or exec:'python3 bot.py'. It gets
+its own cgroup with the memory, CPU and pids limits where this machine
+allows it (as root); otherwise it runs unconfined, with a warning.
 
 Exit status: 0 when the match was played (whoever won), 2 for bad usage or
 input, 1 when the platform could not run it (no Docker engine, image not
@@ -108,7 +114,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
+	var local *sandbox.Local
+	if slices.ContainsFunc(req.Images, sandbox.IsLocalRef) {
+		if local, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
 	rep, err := orch.Play(ctx, req)
 	if err != nil {
 		var ie *orchestrator.InputError

@@ -1,0 +1,231 @@
+package orchestrator_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"arena/engine"
+	"arena/engine/tanks"
+	"arena/internal/dockertest"
+	"arena/orchestrator"
+	"arena/sandbox"
+)
+
+// stderrOf joins what a seat wrote to stderr over the whole match.
+func stderrOf(rep *orchestrator.Replay, seat int) string {
+	var b strings.Builder
+	for _, f := range rep.Frames {
+		for _, fb := range f.Bots {
+			if fb.Seat == seat {
+				b.WriteString(fb.Stderr)
+			}
+		}
+	}
+	return b.String()
+}
+
+// Each hostile bot plays a normal bot (the hunter). It must end with the
+// expected status at the expected turn, the normal bot must stay ok, the
+// match must finish and verify, and no container may remain.
+func TestHostileBots(t *testing.T) {
+	cli := dockertest.Client(t)
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	policy := sandbox.DefaultPolicy()
+	tests := []struct {
+		mode    string
+		timeout time.Duration // 0: the game's 100 ms
+		status  engine.Status
+		turn    int
+		detail  string
+		check   func(t *testing.T, rep *orchestrator.Replay, bot orchestrator.BotResult)
+	}{
+		{mode: "delay=60ms", status: engine.StatusOK},
+		{mode: "delay=150ms", status: engine.StatusTimeout, turn: 2, detail: "no answer within 100ms"},
+		{mode: "first-delay=1500ms", status: engine.StatusOK},
+		{mode: "no-read", status: engine.StatusTimeout, turn: 1, detail: "no answer within 3s"},
+		{mode: "hang-at=3", status: engine.StatusTimeout, turn: 3},
+		{mode: "garbage-at=3", status: engine.StatusBadOutput, turn: 3, detail: "not a JSON array"},
+		{mode: "invalid-utf8-at=2", status: engine.StatusBadOutput, turn: 2, detail: "not valid UTF-8"},
+		{mode: "exit-at=4", status: engine.StatusCrashed, turn: 4, detail: "exited with code 3"},
+		// Through the engine's attach stream a closed stdout looks like
+		// silence: the bot times out.
+		{mode: "close-stdout-at=2", status: engine.StatusTimeout, turn: 2},
+		{mode: "huge-line-at=2", status: engine.StatusOutputLimit, turn: 2, detail: "longer than 1048576 bytes"},
+		{
+			mode: "oom-at=2", timeout: 3 * time.Second, status: engine.StatusOOM, turn: 2,
+			check: func(t *testing.T, _ *orchestrator.Replay, b orchestrator.BotResult) {
+				if b.OOMKills < 1 || b.MemPeakBytes == nil || *b.MemPeakBytes < policy.MemoryBytes {
+					t.Errorf("oom kills %d, peak %v: want the cgroup's counter and the limit reached", b.OOMKills, b.MemPeakBytes)
+				}
+			},
+		},
+		{
+			mode: "stderr-flood", status: engine.StatusOK,
+			check: func(t *testing.T, rep *orchestrator.Replay, b orchestrator.BotResult) {
+				kept := 0
+				for _, f := range rep.Frames {
+					for _, fb := range f.Bots {
+						if fb.Seat == 0 {
+							if len(fb.Stderr) > sandbox.DefaultStderrCaps.PerTake {
+								t.Fatalf("turn %d kept %d bytes of stderr", f.Turn, len(fb.Stderr))
+							}
+							kept += len(fb.Stderr)
+						}
+					}
+				}
+				if int64(kept) > sandbox.DefaultStderrCaps.Total || b.StderrDropped < 1<<20 {
+					t.Errorf("kept %d bytes, dropped %d", kept, b.StderrDropped)
+				}
+			},
+		},
+		{
+			mode: "fork-bomb-at=2", status: engine.StatusOK,
+			check: func(t *testing.T, rep *orchestrator.Replay, b orchestrator.BotResult) {
+				if b.PidsLimitHits < 1 || !strings.Contains(stderrOf(rep, 0), "FORK refused") {
+					t.Errorf("the pids limit was not hit: %d hits, stderr %q", b.PidsLimitHits, stderrOf(rep, 0))
+				}
+			},
+		},
+		{
+			mode: "fill-tmp-at=1", status: engine.StatusOK,
+			check: func(t *testing.T, rep *orchestrator.Replay, _ orchestrator.BotResult) {
+				m := regexp.MustCompile(`TMP wrote (\d+) bytes: (.*)`).FindStringSubmatch(stderrOf(rep, 0))
+				if m == nil {
+					t.Fatalf("no report: %q", stderrOf(rep, 0))
+				}
+				if n, _ := strconv.ParseInt(m[1], 10, 64); n > policy.TmpfsBytes || m[2] == "<nil>" {
+					t.Errorf("wrote %s bytes to /tmp (%s), limit %d", m[1], m[2], policy.TmpfsBytes)
+				}
+			},
+		},
+		{
+			mode: "write-root-at=1", status: engine.StatusOK,
+			check: func(t *testing.T, rep *orchestrator.Replay, _ orchestrator.BotResult) {
+				if !strings.Contains(stderrOf(rep, 0), "ROOT write: open /evil: read-only file system") {
+					t.Errorf("writing to / was not refused: %q", stderrOf(rep, 0))
+				}
+			},
+		},
+		{
+			mode: "probe", status: engine.StatusOK,
+			check: func(t *testing.T, rep *orchestrator.Replay, _ orchestrator.BotResult) {
+				_, report, ok := strings.Cut(stderrOf(rep, 0), "PROBE ")
+				if !ok {
+					t.Fatal("no probe report")
+				}
+				var p struct {
+					UID, GID        int
+					CapEff          string
+					NoNewPrivs      string
+					Interfaces      []string
+					RootWriteErr    string
+					TmpWriteErr     string
+					DockerSockFound []string
+					DialErr         string
+				}
+				if err := json.Unmarshal([]byte(strings.TrimSpace(report)), &p); err != nil {
+					t.Fatal(err)
+				}
+				checks := []struct {
+					what string
+					ok   bool
+				}{
+					{"not root", p.UID != 0 && p.GID != 0},
+					{"no capabilities", p.CapEff == "0000000000000000"},
+					{"no new privileges", p.NoNewPrivs == "1"},
+					{"only loopback", slices.Equal(p.Interfaces, []string{"lo"})},
+					{"read-only root", strings.Contains(p.RootWriteErr, "read-only")},
+					{"writable /tmp", p.TmpWriteErr == ""},
+					{"no Docker socket", len(p.DockerSockFound) == 0},
+					{"nothing listening", p.DialErr != ""},
+				}
+				for _, c := range checks {
+					if !c.ok {
+						t.Errorf("%s: probe says %+v", c.what, p)
+					}
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			bot := dockertest.TestBot(t, cli, tt.mode)
+			rep := play(t, cli, orchestrator.Request{
+				Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`),
+				Limits: orchestrator.Limits{WarmUp: 3 * time.Second, AnswerTimeout: tt.timeout},
+			})
+			got, normal := rep.Result.Bots[0], rep.Result.Bots[1]
+			if got.Status != tt.status || got.FaultTurn != tt.turn || !strings.Contains(got.FaultDetail, tt.detail) {
+				t.Errorf("status %s at turn %d (%q), want %s at turn %d (%q)", got.Status, got.FaultTurn, got.FaultDetail, tt.status, tt.turn, tt.detail)
+			}
+			if normal.Status != engine.StatusOK {
+				t.Errorf("the normal bot is %s: %s", normal.Status, normal.FaultDetail)
+			}
+			if rep.Result.Turns == 0 || len(rep.Result.Winners) == 0 {
+				t.Errorf("the match did not finish: %+v", rep.Result)
+			}
+			// After its fault the bot is never asked again; the engine is
+			// told its status instead.
+			for _, f := range rep.Frames[1:] {
+				for _, b := range f.Bots {
+					if tt.turn > 0 && b.Seat == 0 && b.Asked && f.Turn > tt.turn && (b.Fault != tt.status || b.Answer != "") {
+						t.Fatalf("turn %d: after its fault the bot is recorded as %+v", f.Turn, b)
+					}
+				}
+			}
+			if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+				t.Errorf("the replay does not verify: %v", err)
+			}
+			if tt.check != nil {
+				tt.check(t, rep, got)
+			}
+		})
+	}
+}
+
+// Two bots spinning a CPU each, in two matches at once on a two-core
+// machine, must not make the normal bots of those matches time out.
+func TestSpinningBotsDoNotStarveOthers(t *testing.T) {
+	cli := dockertest.Client(t)
+	spin := dockertest.TestBot(t, cli, "spin")
+	// The normal bot takes 20 ms a turn, so the spinners run for a while.
+	normal := dockertest.TestBot(t, cli, "delay=20ms")
+	o := newOrchestrator(t, cli)
+	var wg sync.WaitGroup
+	reps := make([]*orchestrator.Replay, 2)
+	errs := make([]error, 2)
+	for i := range reps {
+		id := orchestrator.NewMatchID()
+		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, id) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = o.Play(t.Context(), orchestrator.Request{
+				Game: tanks.New(), Map: classic(t), Seed: uint64(i), MatchID: id,
+				Images: []string{spin, normal}, Settings: json.RawMessage(`{"zone_radius":40}`),
+			})
+		}()
+	}
+	wg.Wait()
+	for i, rep := range reps {
+		if errs[i] != nil {
+			t.Fatalf("match %d: %v", i, errs[i])
+		}
+		for _, b := range rep.Result.Bots {
+			if b.Status != engine.StatusOK {
+				t.Errorf("match %d: %s is %s at turn %d: %s", i, b.ID, b.Status, b.FaultTurn, b.FaultDetail)
+			}
+		}
+		if spinner := rep.Result.Bots[0]; spinner.CPUMS != nil && *spinner.CPUMS < 300 {
+			t.Errorf("match %d: the spinner used %v ms of CPU", i, *spinner.CPUMS)
+		}
+		t.Logf("match %d: %d turns; normal bot answers p50 %.2f ms, max %.2f ms", i, rep.Result.Turns, rep.Result.Bots[1].AnswerMSP50, rep.Result.Bots[1].AnswerMSMax)
+	}
+}

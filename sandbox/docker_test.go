@@ -1,0 +1,241 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+
+	"arena/internal/dockertest"
+	"arena/sandbox"
+)
+
+func newDocker(t *testing.T, cli *client.Client) *sandbox.Docker {
+	t.Helper()
+	owner, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func start(t *testing.T, cli *client.Client, d *sandbox.Docker, tag string) *sandbox.Container {
+	t.Helper()
+	img, err := d.Image(t.Context(), tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := "sandbox-test-" + strings.ReplaceAll(t.Name(), "/", "-")
+	c, err := d.Start(t.Context(), sandbox.Spec{Image: img, MatchID: match, BotID: "b", MaxMessageBytes: 1 << 20})
+	t.Cleanup(func() {
+		if c == nil {
+			return
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if _, err := cli.ContainerInspect(context.Background(), c.ID()); err == nil {
+			t.Errorf("container %s left behind", c.ID())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+const stateLine = `{"ContentsInfo":[],"BulletsInfo":[],"ZoneRadius":1}` + "\n"
+
+func TestOneTurnThroughAContainer(t *testing.T) {
+	cli := dockertest.Client(t)
+	d := newDocker(t, cli)
+	c := start(t, cli, d, dockertest.TestBot(t, cli, "ok"))
+	deadline := time.Now().Add(10 * time.Second)
+	if err := c.Send([]byte(stateLine), deadline); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Receive(t.Context(), deadline)
+	if err != nil || string(got) != "[]" {
+		t.Fatalf("Receive = %q, %v", got, err)
+	}
+	if cpu, ok := c.CPUTime(); !ok || cpu <= 0 {
+		t.Errorf("cpu = %v, %v", cpu, ok)
+	}
+	if u := c.Usage(); u.Source == "" || u.MemPeakBytes <= 0 {
+		t.Errorf("usage = %+v", u)
+	}
+	// The container carries the labels and the policy.
+	info, err := cli.ContainerInspect(t.Context(), c.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Labels[sandbox.LabelPlatform] != "arena" || info.Config.Labels[sandbox.LabelBot] != "b" || info.Config.Labels[sandbox.LabelOwner] == "" {
+		t.Errorf("labels = %v", info.Config.Labels)
+	}
+	h := info.HostConfig
+	if !h.ReadonlyRootfs || h.NetworkMode != "none" || h.Memory != 256<<20 || h.MemorySwap != 256<<20 || h.LogConfig.Type != "none" || h.Init == nil || !*h.Init {
+		t.Errorf("host config does not carry the policy: %+v", h)
+	}
+	if !contains(info.Config.Env, "ARENA_BOT_ID=b") {
+		t.Errorf("env = %v", info.Config.Env)
+	}
+	exit := c.Stop(t.Context())
+	if exit.OOMKilled || exit.Err != nil {
+		t.Errorf("stop: %+v", exit)
+	}
+}
+
+func contains(list []string, want string) bool {
+	for _, s := range list {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+func TestOversizedLineKeepsPlatformMemoryBounded(t *testing.T) {
+	cli := dockertest.Client(t)
+	d := newDocker(t, cli)
+	c := start(t, cli, d, dockertest.TestBot(t, cli, "huge-line-at=1"))
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	deadline := time.Now().Add(10 * time.Second)
+	if err := c.Send([]byte(stateLine), deadline); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Receive(t.Context(), deadline)
+	if !errors.Is(err, sandbox.ErrOutputLimit) {
+		t.Fatalf("err = %v, want ErrOutputLimit", err)
+	}
+	c.Stop(t.Context())
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("reading an oversized line allocated %d MiB", grew>>20)
+	}
+}
+
+func TestOOMKillIsReported(t *testing.T) {
+	cli := dockertest.Client(t)
+	d := newDocker(t, cli)
+	c := start(t, cli, d, dockertest.TestBot(t, cli, "oom-at=1"))
+	deadline := time.Now().Add(20 * time.Second)
+	if err := c.Send([]byte(stateLine), deadline); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Receive(t.Context(), deadline); !errors.Is(err, sandbox.ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	exit := c.Exit(ctx)
+	if !exit.OOMKilled || exit.Code != 137 {
+		t.Errorf("exit = %+v, want OOM killed with 137", exit)
+	}
+	if u := c.Usage(); u.OOMKills < 1 {
+		t.Errorf("the cgroup counter was not seen: %+v", u)
+	}
+}
+
+// A bot image that would run as root gets an unprivileged uid, distinct for
+// each bot.
+func TestRootImagesGetDistinctUnprivilegedUIDs(t *testing.T) {
+	cli := dockertest.Client(t)
+	d := newDocker(t, cli)
+	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	tag := dockertest.Build(t, cli, "arena-test/tankbot-root:probe", "FROM scratch\nCOPY bot /bot\nENTRYPOINT [\"/bot\", \"probe\"]\n", map[string]string{"bot": "@" + bin})
+	uids := map[int]bool{}
+	for i := 0; i < 2; i++ {
+		c := start(t, cli, d, tag)
+		deadline := time.Now().Add(10 * time.Second)
+		if err := c.Send([]byte(stateLine), deadline); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Receive(t.Context(), deadline); err != nil {
+			t.Fatal(err)
+		}
+		stderr := string(c.TakeStderr().Text)
+		_, report, _ := strings.Cut(stderr, "PROBE ")
+		var p struct{ UID int }
+		if err := json.Unmarshal([]byte(strings.TrimSpace(report)), &p); err != nil {
+			t.Fatalf("probe: %v in %q", err, stderr)
+		}
+		if p.UID < 1000 {
+			t.Errorf("bot %d runs as uid %d", i, p.UID)
+		}
+		uids[p.UID] = true
+	}
+	if len(uids) != 2 {
+		t.Errorf("two bots share a uid: %v", uids)
+	}
+}
+
+func TestImageErrors(t *testing.T) {
+	cli := dockertest.Client(t)
+	d := newDocker(t, cli)
+	_, err := d.Image(t.Context(), "arena-test/absent:latest")
+	var nf *sandbox.ImageNotFoundError
+	if !errors.As(err, &nf) {
+		t.Errorf("absent image: %v", err)
+	}
+	for _, bad := range []string{"", "Upper", "a b", "bad::tag", "-rm"} {
+		if _, err := d.Image(t.Context(), bad); !errors.Is(err, sandbox.ErrBadReference) {
+			t.Errorf("%q: %v, want ErrBadReference", bad, err)
+		}
+	}
+}
+
+// Containers whose owner process died are reaped; those of a live owner
+// are kept unless everything is asked for.
+func TestReap(t *testing.T) {
+	cli := dockertest.Client(t)
+	self, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := dockertest.TestBot(t, cli, "sleep")
+	match := "reap-test"
+	create := func(owner string) string {
+		r, err := cli.ContainerCreate(t.Context(), &container.Config{Image: tag, Labels: map[string]string{
+			sandbox.LabelPlatform: "arena", sandbox.LabelMatch: match, sandbox.LabelOwner: owner,
+		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cli.ContainerStart(t.Context(), r.ID, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	t.Cleanup(func() {
+		sandbox.Reap(context.Background(), cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}, sandbox.ReapFilter{Match: match})
+	})
+	dead := sandbox.Owner{Host: self.Host, PID: self.PID, Start: self.Start + 1} // same pid, other start: a past process
+	create(dead.String())
+	create("garbage")
+	create(self.String())
+	rep, err := sandbox.Reap(t.Context(), cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}, sandbox.ReapFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := dockertest.ArenaContainers(t, cli, match)
+	if len(left) != 1 || rep.Kept < 1 {
+		t.Fatalf("after reaping: %d left (want the live owner's only), report %+v", len(left), rep)
+	}
+	rep, err = sandbox.Reap(t.Context(), cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}, sandbox.ReapFilter{Match: match})
+	if err != nil || len(rep.Removed) != 1 {
+		t.Fatalf("reaping the match: %+v, %v", rep, err)
+	}
+	dockertest.NoContainersLeft(t, cli, match)
+}
