@@ -218,10 +218,10 @@ func TestSpinningBotsDoNotStarveOthers(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("match %d: %v", i, errs[i])
 		}
-		for _, b := range rep.Result.Bots {
-			if b.Status != engine.StatusOK {
-				t.Errorf("match %d: %s is %s at turn %d: %s", i, b.ID, b.Status, b.FaultTurn, b.FaultDetail)
-			}
+		// The spinner itself may be throttled by its own CPU quota; only
+		// the normal bot's fate is the platform's promise.
+		if b := rep.Result.Bots[1]; b.Status != engine.StatusOK {
+			t.Errorf("match %d: %s is %s at turn %d: %s", i, b.ID, b.Status, b.FaultTurn, b.FaultDetail)
 		}
 		if spinner := rep.Result.Bots[0]; spinner.CPUMS != nil && *spinner.CPUMS < 300 {
 			t.Errorf("match %d: the spinner used %v ms of CPU", i, *spinner.CPUMS)

@@ -273,6 +273,7 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 		return nil, err
 	}
 	r.finish(ctx)
+	r.lateStderr()
 	rep.Result = r.result(o.now().Sub(start))
 	log.Info("match finished", zap.Int("turns", rep.Result.Turns), zap.Strings("winners", rep.Result.Winners))
 	return rep, nil
@@ -454,9 +455,12 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool) (
 	data, err := s.bot.Receive(ctx, deadline)
 	took := r.o.now().Sub(sent)
 	rec.TimeUS = took.Microseconds()
-	if u := s.bot.Usage(); u.Source != "" && cpuOK {
-		us := (u.CPU - cpuBefore).Microseconds()
-		rec.CPUUS = &us
+	if u := s.bot.Usage(); u.Source != "" {
+		rec.MemPeakBytes = u.MemPeakBytes
+		if cpuOK {
+			us := (u.CPU - cpuBefore).Microseconds()
+			rec.CPUUS = &us
+		}
 	}
 	if err != nil {
 		st, detail := r.classify(ctx, s, err, "reading its answer")
@@ -473,6 +477,13 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool) (
 func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (engine.Status, string) {
 	switch {
 	case errors.Is(err, sandbox.ErrTimeout):
+		// A bot that died just before its deadline may not have been seen
+		// dying yet: give the engine a moment to report the exit.
+		waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitGrace)
+		defer cancel()
+		if exit := s.bot.Exit(waitCtx); exit.Err == nil {
+			return exitStatus(exit)
+		}
 		limit := r.lim.AnswerTimeout
 		if !s.asked {
 			limit = r.lim.WarmUp
@@ -486,14 +497,21 @@ func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (e
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.grace)
 	defer cancel()
 	exit := s.bot.Exit(waitCtx)
-	switch {
-	case exit.OOMKilled:
-		return engine.StatusOOM, "killed for exceeding its memory limit"
-	case exit.Err != nil:
+	if exit.Err != nil {
 		return engine.StatusCrashed, fmt.Sprintf("stopped answering while %s (%v)", doing, err)
-	default:
-		return engine.StatusCrashed, fmt.Sprintf("exited with code %d", exit.Code)
 	}
+	return exitStatus(exit)
+}
+
+// exitGrace is how long a timed-out bot is given to be seen exiting, so
+// a crash is not reported as a timeout.
+const exitGrace = 250 * time.Millisecond
+
+func exitStatus(exit sandbox.Exit) (engine.Status, string) {
+	if exit.OOMKilled {
+		return engine.StatusOOM, "killed for exceeding its memory limit"
+	}
+	return engine.StatusCrashed, fmt.Sprintf("exited with code %d", exit.Code)
 }
 
 // stop ends a bot's container in the background, once; its figures are
@@ -549,6 +567,29 @@ func (r *run) finish(ctx context.Context) {
 		r.stop(s)
 	}
 	r.stops.Wait()
+}
+
+// lateStderr adds what the bots wrote to stderr after the last frame was
+// recorded (while they were being stopped) to that frame.
+func (r *run) lateStderr() {
+	last := &r.rep.Frames[len(r.rep.Frames)-1]
+	for _, s := range r.seats {
+		if s.bot == nil {
+			continue
+		}
+		stderr := s.bot.TakeStderr()
+		if len(stderr.Text) == 0 && stderr.Dropped == 0 {
+			continue
+		}
+		s.drop += stderr.Dropped
+		i := slices.IndexFunc(last.Bots, func(fb FrameBot) bool { return fb.Seat == s.n })
+		if i < 0 {
+			last.Bots = append(last.Bots, FrameBot{Seat: s.n, Status: s.status})
+			i = len(last.Bots) - 1
+		}
+		last.Bots[i].Stderr += strings.ToValidUTF8(string(stderr.Text), "\uFFFD")
+		last.Bots[i].StderrDropped += stderr.Dropped
+	}
 }
 
 // closeAll removes every container; it runs even when ctx was cancelled.

@@ -69,9 +69,11 @@ type FrameBot struct {
 	// fault that happened in this turn.
 	Status engine.Status `json:"status"`
 	Detail string        `json:"detail,omitempty"`
-	// TimeUS is the answer time; CPUUS the CPU time the bot used this turn.
+	// TimeUS is the answer time; CPUUS the CPU time the bot used this
+	// turn; MemPeakBytes its memory peak so far (from its cgroup).
 	TimeUS        int64  `json:"time_us,omitempty"`
 	CPUUS         *int64 `json:"cpu_us,omitempty"`
+	MemPeakBytes  int64  `json:"mem_peak_bytes,omitempty"`
 	Stderr        string `json:"stderr,omitempty"`
 	StderrDropped int64  `json:"stderr_dropped,omitempty"`
 }

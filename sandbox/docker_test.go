@@ -165,7 +165,11 @@ func TestRootImagesGetDistinctUnprivilegedUIDs(t *testing.T) {
 		if _, err := c.Receive(t.Context(), deadline); err != nil {
 			t.Fatal(err)
 		}
-		stderr := string(c.TakeStderr().Text)
+		// stderr travels apart from stdout: wait for the whole report.
+		var stderr string
+		for wait := time.Now(); !strings.HasSuffix(stderr, "\n") && time.Since(wait) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+			stderr += string(c.TakeStderr().Text)
+		}
 		_, report, _ := strings.Cut(stderr, "PROBE ")
 		var p struct{ UID int }
 		if err := json.Unmarshal([]byte(strings.TrimSpace(report)), &p); err != nil {
@@ -238,4 +242,24 @@ func TestReap(t *testing.T) {
 		t.Fatalf("reaping the match: %+v, %v", rep, err)
 	}
 	dockertest.NoContainersLeft(t, cli, match)
+}
+
+// A bot that never reads its input cannot block the platform: once the
+// pipes are full, Send gives up at its deadline.
+func TestSendToABotThatNeverReads(t *testing.T) {
+	cli := dockertest.Client(t)
+	d := newDocker(t, cli)
+	c := start(t, cli, d, dockertest.TestBot(t, cli, "no-read"))
+	chunk := []byte(strings.Repeat("x", 64<<10) + "\n")
+	deadline := time.Now().Add(500 * time.Millisecond)
+	var err error
+	for i := 0; i < 1000 && err == nil; i++ { // at most 64 MiB
+		err = c.Send(chunk, deadline)
+	}
+	if !errors.Is(err, sandbox.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if late := time.Since(deadline); late > time.Second {
+		t.Errorf("Send returned %v after its deadline", late)
+	}
 }

@@ -89,6 +89,7 @@ func (s *stderrBuffer) take() Stderr {
 // frame is one message from a bot, or the error that ended its output.
 type frame struct {
 	data []byte
+	at   time.Time // when it arrived, to judge it against the deadline
 	err  error
 }
 
@@ -118,6 +119,7 @@ func (f *framer) Write(p []byte) (int, error) {
 		return len(p), nil // discard what follows an oversized message
 	}
 	f.buf = append(f.buf, p...)
+	var now time.Time
 	for {
 		msg, rest, ok := f.next()
 		if f.failed {
@@ -127,7 +129,10 @@ func (f *framer) Write(p []byte) (int, error) {
 		if !ok {
 			break
 		}
-		if !f.emit(frame{data: msg}) {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if !f.emit(frame{data: msg, at: now}) {
 			return 0, ErrClosed
 		}
 		f.buf = rest
@@ -223,29 +228,36 @@ func (s *stdio) Send(p []byte, deadline time.Time) error {
 
 // Receive returns the bot's next message, waiting until the deadline or
 // until ctx is done. Messages the bot sent early are returned first, in
-// order.
+// order. A message is judged by when it arrived, not by when this
+// goroutine got to look at it: one that arrived in time counts even if the
+// timer fired first, one that arrived late is a timeout.
 func (s *stdio) Receive(ctx context.Context, deadline time.Time) ([]byte, error) {
 	if s.ended != nil {
 		return nil, s.ended
 	}
 	select {
 	case f, ok := <-s.frames:
-		return s.got(f, ok)
+		return s.got(f, ok, deadline)
 	default:
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case f, ok := <-s.frames:
-		return s.got(f, ok)
+		return s.got(f, ok, deadline)
 	case <-timer.C:
-		return nil, ErrTimeout
+		select {
+		case f, ok := <-s.frames:
+			return s.got(f, ok, deadline)
+		default:
+			return nil, ErrTimeout
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (s *stdio) got(f frame, ok bool) ([]byte, error) {
+func (s *stdio) got(f frame, ok bool, deadline time.Time) ([]byte, error) {
 	if !ok {
 		s.ended = ErrClosed
 		return nil, s.ended
@@ -253,6 +265,9 @@ func (s *stdio) got(f frame, ok bool) ([]byte, error) {
 	if f.err != nil {
 		s.ended = f.err
 		return nil, s.ended
+	}
+	if f.at.After(deadline) {
+		return nil, ErrTimeout
 	}
 	return f.data, nil
 }

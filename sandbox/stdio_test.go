@@ -139,6 +139,14 @@ func TestReceive(t *testing.T) {
 	if got, err := s.Receive(t.Context(), time.Now()); err != nil || string(got) != "early" {
 		t.Fatalf("Receive = %q, %v", got, err)
 	}
+	// A message that arrived after the deadline is late, however soon it
+	// is looked at.
+	cutoff := time.Now()
+	time.Sleep(time.Millisecond)
+	feed(t, f, "late\n")
+	if _, err := s.Receive(t.Context(), cutoff); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a late message: %v, want ErrTimeout", err)
+	}
 	start := time.Now()
 	if _, err := s.Receive(t.Context(), start.Add(30*time.Millisecond)); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)

@@ -77,6 +77,15 @@ func TestRunSettingsRejectedByTheGame(t *testing.T) {
 	}
 }
 
+func TestRunUnknownRuntime(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	code, _, stderr := arena(t, "run", "--runtime", "warp-drive", bots[0], bots[1])
+	if code != exitUsage || !strings.Contains(stderr, `the engine has no runtime "warp-drive" (it has: `) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
 func TestRunMissingImage(t *testing.T) {
 	cli := dockertest.Client(t)
 	bots := dockertest.ExampleBots(t, cli)

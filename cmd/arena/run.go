@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/docker/docker/client"
 	"github.com/docker/go-units"
 
 	"arena/engine"
@@ -110,6 +111,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cli.Close()
+	if cfg.Runtime != "" {
+		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
+			return err
+		}
+	}
 	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log))
 	if err != nil {
 		return usageErr("%v", err)
@@ -265,4 +271,22 @@ func printSummary(w io.Writer, r orchestrator.Result) {
 		fmt.Fprintf(w, "\nreplay: %s", r.Replay)
 	}
 	fmt.Fprintln(w)
+}
+
+// checkRuntime refuses a runtime the engine does not have, before any
+// container is created.
+func checkRuntime(ctx context.Context, cli *client.Client, runtime string) error {
+	info, err := cli.Info(ctx)
+	if err != nil {
+		return platformErr(fmt.Errorf("docker info: %w", err))
+	}
+	if _, ok := info.Runtimes[runtime]; ok {
+		return nil
+	}
+	names := make([]string, 0, len(info.Runtimes))
+	for n := range info.Runtimes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return usageErr("--runtime / ARENA_RUNTIME: the engine has no runtime %q (it has: %s)", runtime, strings.Join(names, ", "))
 }
