@@ -164,13 +164,14 @@ func TestCancelRemovesContainers(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	id := orchestrator.NewMatchID()
 	frames := 0
-	o := orchestrator.New(launcherOf(t, cli), orchestrator.WithFrameHook(func(string, orchestrator.Frame) {
-		if frames++; frames == 5 {
-			cancel()
-		}
-	}))
+	o := orchestrator.New(launcherOf(t, cli))
 	start := time.Now()
-	_, err := o.Play(ctx, orchestrator.Request{Game: tanks.New(), Map: classic(t), Images: []string{slow, slow}, MatchID: id})
+	_, err := o.Play(ctx, orchestrator.Request{Game: tanks.New(), Map: classic(t), Images: []string{slow, slow}, MatchID: id,
+		OnFrame: func(orchestrator.Frame) {
+			if frames++; frames == 5 {
+				cancel()
+			}
+		}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -6,6 +6,7 @@ package orchestrator
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,9 @@ type Bot interface {
 
 // Launcher finds images and starts bots.
 type Launcher interface {
+	// Check tells whether ref is a well-formed bot reference this launcher
+	// accepts, without looking it up.
+	Check(ref string) error
 	Image(ctx context.Context, ref string) (sandbox.Image, error)
 	Launch(ctx context.Context, s sandbox.Spec) (Bot, error)
 }
@@ -56,11 +60,21 @@ type router struct {
 	local  *sandbox.Local
 }
 
-func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
+func (r router) Check(ref string) error {
 	if sandbox.IsLocalRef(ref) {
 		if r.local == nil {
-			return sandbox.Image{}, fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
+			return fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
 		}
+		return nil
+	}
+	return sandbox.ParseImageRef(ref)
+}
+
+func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
+	if err := r.Check(ref); err != nil {
+		return sandbox.Image{}, err
+	}
+	if sandbox.IsLocalRef(ref) {
 		return r.local.Image(ref)
 	}
 	return r.docker.Image(ctx, ref)
@@ -93,6 +107,9 @@ type Request struct {
 	Limits Limits
 	// MatchID names the match; empty picks a random one.
 	MatchID string
+	// OnFrame, when set, gets every frame as it is recorded (for live
+	// viewers). It runs on the match's goroutine and must not block.
+	OnFrame func(Frame)
 }
 
 // Limits are the time and size limits of a match.
@@ -114,7 +131,6 @@ type Orchestrator struct {
 	launcher Launcher
 	log      *zap.Logger
 	now      func() time.Time
-	onFrame  func(matchID string, f Frame)
 	grace    time.Duration
 }
 
@@ -126,12 +142,6 @@ func WithLogger(l *zap.Logger) Option { return func(o *Orchestrator) { o.log = l
 
 // WithClock sets the clock used for timings (default: time.Now).
 func WithClock(now func() time.Time) Option { return func(o *Orchestrator) { o.now = now } }
-
-// WithFrameHook calls f with every frame as it is recorded (for live
-// viewers). It runs on the match's goroutine and must not block.
-func WithFrameHook(f func(matchID string, fr Frame)) Option {
-	return func(o *Orchestrator) { o.onFrame = f }
-}
 
 // New returns an orchestrator that starts bots with l.
 func New(l Launcher, opts ...Option) *Orchestrator {
@@ -155,6 +165,14 @@ func BotIDs(images []string) []string {
 		}
 	}
 	return ids
+}
+
+// RandomSeed picks a seed for a match that was given none. It has 53 bits,
+// so it survives JavaScript's numbers in the viewer.
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return binary.LittleEndian.Uint64(b[:]) >> 11
 }
 
 // NewMatchID returns a random match id.
@@ -191,16 +209,34 @@ func (s *seat) fault(st engine.Status, turn int, detail string) {
 	s.status, s.turn, s.detail = st, turn, detail
 }
 
-// Prepare validates a request without starting anything: the game
-// accepts the map, the bots and the settings, and every image is present
-// locally. Input problems are InputErrors.
-func (o *Orchestrator) Prepare(ctx context.Context, req Request) (engine.Match, []sandbox.Image, error) {
+// Validate checks a request without starting anything: the game accepts
+// the map, the bots and the settings, and every bot reference is well
+// formed. With images, every image must also be available. Input
+// problems are InputErrors.
+func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) error {
+	_, _, err := o.prepare(ctx, req, images)
+	return err
+}
+
+// prepare validates a request and resolves its images (when asked to).
+func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (engine.Match, []sandbox.Image, error) {
+	if req.Game == nil || req.Map == nil {
+		return nil, nil, &InputError{errors.New("no game or map given")}
+	}
 	if len(req.Images) == 0 {
 		return nil, nil, &InputError{errors.New("no bots given")}
+	}
+	for i, ref := range req.Images {
+		if err := o.launcher.Check(ref); err != nil {
+			return nil, nil, &InputError{fmt.Errorf("bot %d: %w", i+1, err)}
+		}
 	}
 	match, err := req.Game.NewMatch(engine.Config{Map: req.Map, Seed: req.Seed, Players: BotIDs(req.Images), Settings: req.Settings})
 	if err != nil {
 		return nil, nil, &InputError{err}
+	}
+	if !resolve {
+		return match, nil, nil
 	}
 	images := make([]sandbox.Image, len(req.Images))
 	for i, ref := range req.Images {
@@ -222,7 +258,7 @@ func (o *Orchestrator) Prepare(ctx context.Context, req Request) (engine.Match, 
 // outcome). Every container is removed before it returns, also when ctx
 // is cancelled; then the error is ctx's.
 func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
-	match, images, err := o.Prepare(ctx, req)
+	match, images, err := o.prepare(ctx, req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +297,7 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	if proto.Framing == engine.FrameLengthPrefixed {
 		framing = sandbox.LengthPrefixed
 	}
-	r := &run{o: o, log: log, match: match, seats: seats, lim: lim, rep: rep, matchID: matchID}
+	r := &run{o: o, log: log, match: match, seats: seats, lim: lim, rep: rep, matchID: matchID, onFrame: req.OnFrame}
 	defer r.closeAll(ctx)
 
 	start := o.now()
@@ -288,6 +324,7 @@ type run struct {
 	lim     Limits
 	rep     *Replay
 	matchID string
+	onFrame func(Frame)
 	pending map[int]*FrameBot // this turn's records, by seat
 	stops   sync.WaitGroup
 }
@@ -329,6 +366,7 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		st := r.match.Step()
 		if st.Done {
+			r.deliverFinal(st.Send)
 			return nil
 		}
 		turn := r.match.Turn() + 1
@@ -352,6 +390,17 @@ func (r *run) loop(ctx context.Context) error {
 				s.out = true
 				r.stop(s)
 			}
+		}
+	}
+}
+
+// deliverFinal sends the game's last messages, best effort: the match is
+// over, so a bot that cannot take them is not at fault.
+func (r *run) deliverFinal(msgs []engine.Message) {
+	deadline := r.o.now().Add(r.lim.AnswerTimeout)
+	for _, m := range msgs {
+		if s := r.seats[m.Seat]; s.bot != nil && s.status == engine.StatusOK && !s.stopped {
+			_ = s.bot.Send(m.Data, deadline)
 		}
 	}
 }
@@ -556,8 +605,8 @@ func (r *run) record(bots map[int]*FrameBot) {
 		}
 	}
 	r.rep.Frames = append(r.rep.Frames, fr)
-	if r.o.onFrame != nil {
-		r.o.onFrame(r.matchID, fr)
+	if r.onFrame != nil {
+		r.onFrame(fr)
 	}
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 // DockerAPI is the part of the Docker client the sandbox uses.
 type DockerAPI interface {
 	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ImagePull(ctx context.Context, ref string, opts image.PullOptions) (io.ReadCloser, error)
 	ContainerCreate(ctx context.Context, cfg *container.Config, host *container.HostConfig, net *network.NetworkingConfig, platform *ocispec.Platform, name string) (container.CreateResponse, error)
 	ContainerAttach(ctx context.Context, id string, opts container.AttachOptions) (types.HijackedResponse, error)
 	ContainerWait(ctx context.Context, id string, cond container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
@@ -50,6 +52,7 @@ type Docker struct {
 	caps   StderrCaps
 	cg     cgroupLocator
 	uids   atomic.Uint64
+	pull   bool
 }
 
 // Option configures a Docker runner.
@@ -57,6 +60,10 @@ type Option func(*Docker)
 
 // WithLogger sets the logger (default: none).
 func WithLogger(l *zap.Logger) Option { return func(d *Docker) { d.log = l } }
+
+// WithPullMissing lets Image pull an image that is not present locally.
+// By default Arena never pulls.
+func WithPullMissing() Option { return func(d *Docker) { d.pull = true } }
 
 // WithStderrCaps sets what is kept of each bot's stderr.
 func WithStderrCaps(c StderrCaps) Option { return func(d *Docker) { d.caps = c } }
@@ -111,6 +118,12 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 		return Image{}, err
 	}
 	info, err := d.api.ImageInspect(ctx, ref)
+	if err != nil && errdefs.IsNotFound(err) && d.pull {
+		if err := d.pullImage(ctx, ref); err != nil {
+			return Image{}, err
+		}
+		info, err = d.api.ImageInspect(ctx, ref)
+	}
 	if err != nil {
 		if errdefs.IsNotFound(err) {
 			return Image{}, &ImageNotFoundError{Ref: ref}
@@ -122,6 +135,30 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 		img.User = info.Config.User
 	}
 	return img, nil
+}
+
+// pullImage pulls ref and reports the registry's error, if any.
+func (d *Docker) pullImage(ctx context.Context, ref string) error {
+	d.log.Info("pulling image", zap.String("image", ref))
+	body, err := d.api.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("image %s not found locally and the pull failed: %w", ref, err)
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
+	for {
+		var msg struct {
+			Error string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("pull %s: %w", ref, err)
+		}
+		if msg.Error != "" {
+			return fmt.Errorf("image %s not found locally and the pull failed: %s", ref, msg.Error)
+		}
+	}
 }
 
 // Spec is one bot to start.

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +21,17 @@ import (
 // the environment (ARENA_*) and overridden by flags. Validate names the
 // bad setting.
 type Config struct {
+	// The server's (arena serve).
+	Host            string
+	Port            int
+	Data            string
+	Concurrency     int
+	Pull            string // "never" or "missing"
+	Allow           []string
+	Token           string
+	Shutdown        string // "cancel" or "finish"
+	ShutdownTimeout time.Duration
+	// Every command's.
 	MemoryBytes   int64
 	CPUs          float64
 	CPUSet        string
@@ -31,46 +45,110 @@ type Config struct {
 
 // setting describes one setting: its environment variable, flag, default
 // and meaning. The list is the single source for flags, environment and the
-// help text.
+// help text. Server settings only exist for `arena serve`.
 type setting struct {
 	env, flag, def, usage string
 	set                   func(c *Config, v string) error
+	server                bool
 }
 
 var settings = []setting{
-	{"ARENA_MEMORY", "memory", "256m", "memory limit per bot (no swap), e.g. 256m or 1g", func(c *Config, v string) (err error) {
+	{env: "ARENA_HOST", flag: "host", def: "127.0.0.1", usage: "address to listen on (0.0.0.0: every interface)", server: true, set: func(c *Config, v string) error {
+		c.Host = v
+		return nil
+	}},
+	{env: "ARENA_PORT", flag: "port", def: "5006", usage: "port of the web page and the API", server: true, set: func(c *Config, v string) (err error) {
+		c.Port, err = strconv.Atoi(v)
+		if err == nil && (c.Port < 1 || c.Port > 65535) {
+			err = fmt.Errorf("%d is not a port", c.Port)
+		}
+		return err
+	}},
+	{env: "ARENA_DATA", flag: "data", def: "arena-data", usage: "folder of the match history (SQLite) and the replay files", server: true, set: func(c *Config, v string) error {
+		if v == "" {
+			return errors.New("empty")
+		}
+		c.Data = v
+		return nil
+	}},
+	{env: "ARENA_CONCURRENCY", flag: "concurrency", def: "", usage: "matches played at once (default: half the CPUs, at least 1)", server: true, set: func(c *Config, v string) (err error) {
+		if v == "" {
+			c.Concurrency = max(1, runtime.NumCPU()/2)
+			return nil
+		}
+		c.Concurrency, err = strconv.Atoi(v)
+		if err == nil && c.Concurrency < 1 {
+			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_PULL", flag: "pull", def: "never", usage: "never: only local images; missing: pull images that are not present", server: true, set: func(c *Config, v string) error {
+		if v != "never" && v != "missing" {
+			return errors.New("want never or missing")
+		}
+		c.Pull = v
+		return nil
+	}},
+	{env: "ARENA_ALLOW", flag: "allow", def: "", usage: "comma-separated patterns bot images must match, e.g. arena/*,team_*/*; empty: any", server: true, set: func(c *Config, v string) error {
+		c.Allow = nil
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				if _, err := path.Match(p, ""); err != nil {
+					return fmt.Errorf("pattern %q: %v", p, err)
+				}
+				c.Allow = append(c.Allow, p)
+			}
+		}
+		return nil
+	}},
+	{env: "ARENA_TOKEN", flag: "token", def: "", usage: "if set, starting and cancelling matches needs it (Authorization: Bearer TOKEN)", server: true, set: func(c *Config, v string) error {
+		c.Token = v
+		return nil
+	}},
+	{env: "ARENA_SHUTDOWN", flag: "shutdown", def: "cancel", usage: "on SIGTERM, cancel running matches or let them finish", server: true, set: func(c *Config, v string) error {
+		if v != "cancel" && v != "finish" {
+			return errors.New("want cancel or finish")
+		}
+		c.Shutdown = v
+		return nil
+	}},
+	{env: "ARENA_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "60s", usage: "how long a shutdown may wait for matches to finish", server: true, set: func(c *Config, v string) (err error) {
+		c.ShutdownTimeout, err = time.ParseDuration(v)
+		return err
+	}},
+	{env: "ARENA_MEMORY", flag: "memory", def: "256m", usage: "memory limit per bot (no swap), e.g. 256m or 1g", set: func(c *Config, v string) (err error) {
 		c.MemoryBytes, err = units.RAMInBytes(v)
 		return err
 	}},
-	{"ARENA_CPUS", "cpus", "1", "CPU quota per bot, in CPUs (0.5, 1, 2)", func(c *Config, v string) (err error) {
+	{env: "ARENA_CPUS", flag: "cpus", def: "1", usage: "CPU quota per bot, in CPUs (0.5, 1, 2)", set: func(c *Config, v string) (err error) {
 		c.CPUs, err = strconv.ParseFloat(v, 64)
 		return err
 	}},
-	{"ARENA_CPUSET", "cpuset", "", "pin bots to these CPUs (e.g. 0-1); empty: any", func(c *Config, v string) error {
+	{env: "ARENA_CPUSET", flag: "cpuset", def: "", usage: "pin bots to these CPUs (e.g. 0-1); empty: any", set: func(c *Config, v string) error {
 		c.CPUSet = v
 		return nil
 	}},
-	{"ARENA_PIDS", "pids", "64", "process and thread limit per bot", func(c *Config, v string) (err error) {
+	{env: "ARENA_PIDS", flag: "pids", def: "64", usage: "process and thread limit per bot", set: func(c *Config, v string) (err error) {
 		c.PidsLimit, err = strconv.ParseInt(v, 10, 64)
 		return err
 	}},
-	{"ARENA_TMPFS", "tmpfs", "16m", "size of each bot's writable /tmp", func(c *Config, v string) (err error) {
+	{env: "ARENA_TMPFS", flag: "tmpfs", def: "16m", usage: "size of each bot's writable /tmp", set: func(c *Config, v string) (err error) {
 		c.TmpfsBytes, err = units.RAMInBytes(v)
 		return err
 	}},
-	{"ARENA_RUNTIME", "runtime", "", "OCI runtime for bots (e.g. runsc); empty: the engine's default", func(c *Config, v string) error {
+	{env: "ARENA_RUNTIME", flag: "runtime", def: "", usage: "OCI runtime for bots (e.g. runsc); empty: the engine's default", set: func(c *Config, v string) error {
 		c.Runtime = v
 		return nil
 	}},
-	{"ARENA_TURN_TIMEOUT", "timeout", "", "time per answer (e.g. 100ms); empty: the game's default", func(c *Config, v string) (err error) {
+	{env: "ARENA_TURN_TIMEOUT", flag: "timeout", def: "", usage: "time per answer (e.g. 100ms); empty: the game's default", set: func(c *Config, v string) (err error) {
 		c.AnswerTimeout, err = parseOptionalDuration(v)
 		return err
 	}},
-	{"ARENA_WARMUP", "warmup", "", "window from container start to the first answer (e.g. 20s); empty: the game's default", func(c *Config, v string) (err error) {
+	{env: "ARENA_WARMUP", flag: "warmup", def: "", usage: "window from container start to the first answer (e.g. 20s); empty: the game's default", set: func(c *Config, v string) (err error) {
 		c.WarmUp, err = parseOptionalDuration(v)
 		return err
 	}},
-	{"ARENA_LOG_LEVEL", "log-level", "warn", "log level: debug, info, warn or error", func(c *Config, v string) error {
+	{env: "ARENA_LOG_LEVEL", flag: "log-level", def: "warn", usage: "log level: debug, info, warn or error", set: func(c *Config, v string) error {
 		return c.LogLevel.Set(v)
 	}},
 }
@@ -82,11 +160,15 @@ func parseOptionalDuration(v string) (time.Duration, error) {
 	return time.ParseDuration(v)
 }
 
-// register adds the settings' flags to fs; their values are applied by
-// load. Flags default to the environment, then to the built-in default.
-func register(fs *flag.FlagSet) map[string]*string {
+// register adds the settings' flags to fs (the server's too when server
+// is set); their values are applied by load. Flags default to the
+// environment, then to the built-in default.
+func register(fs *flag.FlagSet, server bool) map[string]*string {
 	vals := map[string]*string{}
 	for _, s := range settings {
+		if s.server && !server {
+			continue
+		}
 		def := s.def
 		if v, ok := os.LookupEnv(s.env); ok {
 			def = v
@@ -100,6 +182,9 @@ func register(fs *flag.FlagSet) map[string]*string {
 func load(vals map[string]*string) (Config, error) {
 	var c Config
 	for _, s := range settings {
+		if vals[s.flag] == nil {
+			continue
+		}
 		if err := s.set(&c, strings.TrimSpace(*vals[s.flag])); err != nil {
 			return Config{}, fmt.Errorf("setting --%s / %s = %q: %v", s.flag, s.env, *vals[s.flag], err)
 		}

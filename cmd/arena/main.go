@@ -50,12 +50,13 @@ func games() []engine.Game { return []engine.Game{tanks.New()} }
 const mainUsage = `arena plays matches between bots packaged as Docker images.
 
 Usage:
+  arena serve [flags]                 serve the web page and the API (default http://127.0.0.1:5006)
   arena run [flags] IMAGE IMAGE...    play one match and print the result
   arena replay verify FILE            re-run the engine on a replay's answers
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena help [COMMAND]                show help
 
-Run 'arena help run' for the match flags and settings.
+Run 'arena help run' or 'arena help serve' for flags and settings.
 `
 
 func main() {
@@ -72,13 +73,15 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd != "run" && cmd != "cleanup" {
+	if cmd != "run" && cmd != "cleanup" && cmd != "serve" {
 		reapQuietly(ctx, stderr)
 	}
 	var err error
 	switch cmd {
 	case "run":
 		err = cmdRun(ctx, rest, stdout, stderr)
+	case "serve":
+		err = cmdServe(ctx, rest, stdout, stderr)
 	case "replay":
 		err = cmdReplay(ctx, rest, stdout, stderr)
 	case "cleanup":
@@ -86,7 +89,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: run, replay, cleanup, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, run, replay, cleanup, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -112,13 +115,16 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "run":
 		fs, _, _ := runFlags(stdout)
 		fs.Usage()
+	case "serve":
+		fs, _ := serveFlags(stdout)
+		fs.Usage()
 	case "replay":
 		fmt.Fprint(stdout, replayUsage)
 	case "cleanup":
 		fs, _ := cleanupFlags(stdout)
 		fs.Usage()
 	default:
-		return usageErr("no help for %q (commands: run, replay, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, run, replay, cleanup)", args[0])
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -38,7 +36,7 @@ func runFlags(out io.Writer) (*flag.FlagSet, *runOptions, map[string]*string) {
 	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	fs.StringVar(&o.replay, "replay", "", "write the replay to this file")
 	fs.StringVar(&o.settings, "settings", "", `game settings as JSON, e.g. '{"zone_radius":20}'`)
-	vals := register(fs)
+	vals := register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(out, `Usage: arena run [flags] IMAGE IMAGE...
 
@@ -211,10 +209,7 @@ func resolveMap(g engine.Game, name string) (engine.Map, error) {
 
 func parseSeed(s string) (uint64, error) {
 	if s == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-		// 53 bits, so the seed survives JavaScript's numbers in the viewer.
-		return binary.LittleEndian.Uint64(b[:]) >> 11, nil
+		return orchestrator.RandomSeed(), nil
 	}
 	return strconv.ParseUint(s, 10, 64)
 }

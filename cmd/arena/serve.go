@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"arena/orchestrator"
+	"arena/sandbox"
+	"arena/store"
+	"arena/web"
+)
+
+// defaultBots are the page's suggestions: the example bots.
+var defaultBots = map[string][]string{
+	"tanks": {"arena/tanks-random", "arena/tanks-hunter"},
+}
+
+func serveFlags(out io.Writer) (*flag.FlagSet, map[string]*string) {
+	fs := flag.NewFlagSet("arena serve", flag.ContinueOnError)
+	fs.SetOutput(out)
+	vals := register(fs, true)
+	fs.Usage = func() {
+		fmt.Fprint(out, `Usage: arena serve [flags]
+
+Serves the web page and the API: open http://HOST:PORT, type bot image
+names, press Start and watch. Matches wait in a queue and run a few at a
+time; the history (SQLite) and the replays live in the data folder. Only
+images present on the engine are accepted unless pulling is enabled, and
+local (exec:) bots are never available here. On SIGINT or SIGTERM the
+server stops taking matches, cancels (or finishes) the running ones and
+removes their containers.
+
+Flags (each also read from its ARENA_* environment variable):
+`)
+		fs.PrintDefaults()
+	}
+	return fs, vals
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, vals := serveFlags(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena help serve)", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("serve takes no arguments, got %q", fs.Args())
+	}
+	cfg, err := load(vals)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	defer log.Sync()
+
+	cli, owner, err := docker(ctx, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if cfg.Runtime != "" {
+		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
+			return err
+		}
+	}
+	opts := []sandbox.Option{sandbox.WithLogger(log)}
+	if cfg.Pull == "missing" {
+		opts = append(opts, sandbox.WithPullMissing())
+	}
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, opts...)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	st, err := store.Open(cfg.Data)
+	if err != nil {
+		return platformErr(err)
+	}
+	defer st.Close()
+
+	live := sandbox.Liveness{Self: owner, ProcRoot: "/proc"}
+	srv := web.New(web.Config{
+		Token:            cfg.Token,
+		Allow:            cfg.Allow,
+		PullMissing:      cfg.Pull == "missing",
+		DefaultBots:      defaultBots,
+		Limits:           orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
+		Policy:           cfg.Policy(),
+		FinishOnShutdown: cfg.Shutdown == "finish",
+	}, web.Deps{
+		Games: games(),
+		// Local bots are never reachable from the web.
+		Orchestrator: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
+		Store:        st,
+		Concurrency:  cfg.Concurrency,
+		Ping: func(ctx context.Context) error {
+			_, err := cli.Ping(ctx)
+			return err
+		},
+		Reap: func(ctx context.Context, id string) error {
+			_, err := sandbox.Reap(ctx, cli, live, sandbox.ReapFilter{Match: id})
+			return err
+		},
+		Log: log,
+	})
+	if err := srv.Recover(ctx); err != nil {
+		return platformErr(err)
+	}
+
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe(addr) }()
+	fmt.Fprintf(stderr, "arena: serving http://%s (data in %s, %d match(es) at a time)\n", addr, cfg.Data, cfg.Concurrency)
+	select {
+	case err := <-served:
+		return platformErr(fmt.Errorf("serve on %s: %w", addr, err))
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "arena: shutting down")
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("shutdown", zap.Error(err))
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return platformErr(err)
+	}
+	return nil
+}

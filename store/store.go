@@ -1,0 +1,217 @@
+// Package store keeps the match history: an embedded SQLite index of
+// matches and their results, and the replay files in a data folder.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+)
+
+// Match is one match as the history keeps it.
+type Match struct {
+	// Seq orders matches by creation; it is the pagination cursor.
+	Seq        int64
+	ID         string
+	Status     string
+	Game       string
+	Map        string
+	Seed       uint64
+	Bots       []string
+	Settings   json.RawMessage
+	Error      string
+	Result     json.RawMessage
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// HasReplay is true once the replay file is saved.
+	HasReplay bool
+}
+
+// ErrNotFound is returned for an unknown match id.
+var ErrNotFound = errors.New("no such match")
+
+// Store is the match history in a data folder: arena.db and replays/.
+type Store struct {
+	db  *sql.DB
+	dir string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS matches (
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	id          TEXT NOT NULL UNIQUE,
+	status      TEXT NOT NULL,
+	game        TEXT NOT NULL,
+	map         TEXT NOT NULL,
+	seed        TEXT NOT NULL,
+	bots        TEXT NOT NULL,
+	settings    TEXT NOT NULL DEFAULT '',
+	error       TEXT NOT NULL DEFAULT '',
+	result      TEXT NOT NULL DEFAULT '',
+	replay      INTEGER NOT NULL DEFAULT 0,
+	created_at  TEXT NOT NULL,
+	started_at  TEXT NOT NULL DEFAULT '',
+	finished_at TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS matches_status ON matches(status);
+`
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "replays"), 0o755); err != nil {
+		return nil, fmt.Errorf("data folder %s: %w", dir, err)
+	}
+	dsn := "file:" + filepath.Join(dir, "arena.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open the match store: %w", err)
+	}
+	// One writer at a time is what SQLite does anyway; one connection
+	// keeps database/sql from tripping over its own locks.
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open the match store in %s: %w", dir, err)
+	}
+	return &Store{db: db, dir: dir}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func parseStamp(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// Insert records a new match.
+func (s *Store) Insert(ctx context.Context, m Match) error {
+	bots, _ := json.Marshal(m.Bots)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("record match %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// SetStatus moves a match to a new status; started marks when it began.
+func (s *Store) SetStatus(ctx context.Context, id, status string, started time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE matches SET status = ?, started_at = CASE WHEN ? != '' AND started_at = '' THEN ? ELSE started_at END WHERE id = ?`,
+		status, stamp(started), stamp(started), id)
+	if err != nil {
+		return fmt.Errorf("update match %s: %w", id, err)
+	}
+	return nil
+}
+
+// Finish records how a match ended.
+func (s *Store) Finish(ctx context.Context, id, status, errMsg string, result json.RawMessage, replay bool, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE matches SET status = ?, error = ?, result = ?, replay = ?, finished_at = ? WHERE id = ?`,
+		status, errMsg, string(result), replay, stamp(at), id)
+	if err != nil {
+		return fmt.Errorf("update match %s: %w", id, err)
+	}
+	return nil
+}
+
+const columns = `seq, id, status, game, map, seed, bots, settings, error, result, replay, created_at, started_at, finished_at`
+
+func scan(row interface{ Scan(...any) error }) (Match, error) {
+	var m Match
+	var seed, bots, settings, result, created, started, finished string
+	if err := row.Scan(&m.Seq, &m.ID, &m.Status, &m.Game, &m.Map, &seed, &bots, &settings, &m.Error, &result, &m.HasReplay, &created, &started, &finished); err != nil {
+		return Match{}, err
+	}
+	m.Seed, _ = strconv.ParseUint(seed, 10, 64)
+	_ = json.Unmarshal([]byte(bots), &m.Bots)
+	if settings != "" {
+		m.Settings = json.RawMessage(settings)
+	}
+	if result != "" {
+		m.Result = json.RawMessage(result)
+	}
+	m.CreatedAt, m.StartedAt, m.FinishedAt = parseStamp(created), parseStamp(started), parseStamp(finished)
+	return m, nil
+}
+
+// Get returns one match.
+func (s *Store) Get(ctx context.Context, id string) (Match, error) {
+	m, err := scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM matches WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Match{}, ErrNotFound
+	}
+	if err != nil {
+		return Match{}, fmt.Errorf("read match %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// List returns up to limit matches, newest first, older than the cursor
+// before (0: from the newest). next is the cursor of the following page,
+// 0 when there is none.
+func (s *Store) List(ctx context.Context, before int64, limit int) (matches []Match, next int64, err error) {
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM matches WHERE seq < ? ORDER BY seq DESC LIMIT ?`, before, limit+1)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list matches: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scan(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list matches: %w", err)
+		}
+		matches = append(matches, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list matches: %w", err)
+	}
+	if len(matches) > limit {
+		matches = matches[:limit]
+		next = matches[limit-1].Seq
+	}
+	return matches, next, nil
+}
+
+// Unfinished returns the ids of matches that were not over: after a
+// restart these were interrupted.
+func (s *Store) Unfinished(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM matches WHERE status IN ('queued', 'starting', 'running')`)
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished matches: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// ReplayPath is where a match's replay file lives.
+func (s *Store) ReplayPath(id string) string {
+	return filepath.Join(s.dir, "replays", id+".json")
+}

@@ -1,0 +1,496 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"arena/engine"
+	"arena/engine/tanks"
+	"arena/orchestrator"
+	"arena/sandbox"
+	"arena/store"
+)
+
+// fakeLauncher knows the images listed in present and starts fakeBots.
+// A bot whose image name contains "slow" answers after a delay.
+type fakeLauncher struct {
+	present map[string]bool
+	mu      sync.Mutex
+	started int
+	closed  int
+}
+
+func (l *fakeLauncher) Check(ref string) error {
+	if sandbox.IsLocalRef(ref) {
+		return fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
+	}
+	return sandbox.ParseImageRef(ref)
+}
+
+func (l *fakeLauncher) Image(_ context.Context, ref string) (sandbox.Image, error) {
+	if err := l.Check(ref); err != nil {
+		return sandbox.Image{}, err
+	}
+	if !l.present[ref] {
+		return sandbox.Image{}, &sandbox.ImageNotFoundError{Ref: ref}
+	}
+	return sandbox.Image{Ref: ref, ID: "sha256:" + ref}, nil
+}
+
+func (l *fakeLauncher) Launch(_ context.Context, s sandbox.Spec) (orchestrator.Bot, error) {
+	l.mu.Lock()
+	l.started++
+	l.mu.Unlock()
+	var delay time.Duration
+	if strings.Contains(s.Image.Ref, "slow") {
+		delay = 30 * time.Millisecond
+	}
+	return &fakeBot{l: l, delay: delay, started: time.Now(), answers: make(chan struct{}, 16)}, nil
+}
+
+func (l *fakeLauncher) running() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started - l.closed
+}
+
+// fakeBot answers [] to every state.
+type fakeBot struct {
+	l       *fakeLauncher
+	delay   time.Duration
+	started time.Time
+	answers chan struct{}
+	once    sync.Once
+}
+
+func (b *fakeBot) Send([]byte, time.Time) error {
+	b.answers <- struct{}{}
+	return nil
+}
+
+func (b *fakeBot) Receive(ctx context.Context, deadline time.Time) ([]byte, error) {
+	select {
+	case <-b.answers:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-time.After(b.delay):
+		return []byte("[]"), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (b *fakeBot) TakeStderr() sandbox.Stderr        { return sandbox.Stderr{} }
+func (b *fakeBot) CPUTime() (time.Duration, bool)    { return 0, false }
+func (b *fakeBot) Usage() sandbox.Usage              { return sandbox.Usage{Unavailable: "fake"} }
+func (b *fakeBot) Started() time.Time                { return b.started }
+func (b *fakeBot) Stop(context.Context) sandbox.Exit { return sandbox.Exit{Code: 137} }
+func (b *fakeBot) Exit(context.Context) sandbox.Exit { return sandbox.Exit{Code: 137} }
+func (b *fakeBot) Close(context.Context) error {
+	b.once.Do(func() {
+		b.l.mu.Lock()
+		b.l.closed++
+		b.l.mu.Unlock()
+	})
+	return nil
+}
+
+type testServer struct {
+	*Server
+	url      string
+	launcher *fakeLauncher
+	store    *store.Store
+}
+
+func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
+	t.Helper()
+	l := &fakeLauncher{present: map[string]bool{"arena/tanks-random": true, "arena/tanks-hunter": true, "bots/slow": true}}
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	log := zaptest.NewLogger(t)
+	if cfg.DefaultBots == nil {
+		cfg.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
+	}
+	cfg.Policy = sandbox.DefaultPolicy()
+	s := New(cfg, Deps{
+		Games:        []engine.Game{tanks.New()},
+		Orchestrator: orchestrator.New(l, orchestrator.WithLogger(log)),
+		Store:        st,
+		Concurrency:  concurrency,
+		Log:          log,
+	})
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		hs.Close()
+	})
+	return &testServer{Server: s, url: hs.URL, launcher: l, store: st}
+}
+
+func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	data, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(data, &out); err != nil && len(data) > 0 && data[0] == '{' {
+		t.Fatalf("%s %s: response is not JSON: %s", method, path, data)
+	}
+	return res.StatusCode, out
+}
+
+// waitStatus polls a match until its status is final.
+func (ts *testServer) waitFinal(t *testing.T, id string) map[string]any {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
+		_, m := ts.do(t, "GET", "/api/matches/"+id, "")
+		if st := m["status"]; st == "finished" || st == "failed" || st == "cancelled" {
+			return m
+		}
+	}
+	t.Fatalf("match %s did not end", id)
+	return nil
+}
+
+func TestCreateMatchRejectsBadInput(t *testing.T) {
+	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/*"}, MaxBodyBytes: 1024}, 1)
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		want   string
+	}{
+		{"not JSON", `hello`, 400, "request body is not a JSON match request"},
+		{"empty body", ``, 400, "request body is not a JSON match request"},
+		{"wrong shape", `{"game":"tanks","bots":"arena/tanks-random"}`, 400, "cannot unmarshal string"},
+		{"unknown field", `{"game":"tanks","players":[]}`, 400, `unknown field "players"`},
+		{"trailing content", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"]} {}`, 400, "content after the JSON object"},
+		{"oversized", `{"game":"tanks","bots":["` + strings.Repeat("a", 2000) + `"]}`, 413, "larger than 1024 bytes"},
+		{"unknown game", `{"game":"chess","bots":["arena/tanks-random","arena/tanks-hunter"]}`, 400, `game: unknown game "chess"`},
+		{"unknown map", `{"game":"tanks","map":"atlantis","bots":["arena/tanks-random","arena/tanks-hunter"]}`, 400, `map: unknown map "atlantis"`},
+		{"one bot", `{"game":"tanks","bots":["arena/tanks-random"]}`, 400, "bots: map classic takes 2 to 2 bots, got 1"},
+		{"too many bots", `{"game":"tanks","map":"triad","bots":["arena/a","arena/b","arena/c","arena/d"]}`, 400, "bots: map triad takes 2 to 3 bots, got 4"},
+		{"empty image", `{"game":"tanks","bots":["arena/tanks-random","  "]}`, 400, "bots[1]: empty image name"},
+		{"malformed image", `{"game":"tanks","bots":["arena/tanks-random","arena/Bad Name"]}`, 400, `"arena/Bad Name" is not an image name`},
+		{"not allowed", `{"game":"tanks","bots":["arena/tanks-random","evil/bot"]}`, 403, "bots[1]: image evil/bot is not allowed here (allowed: arena/*, bots/*)"},
+		{"missing image", `{"game":"tanks","bots":["arena/tanks-random","arena/not-built"]}`, 400, "image arena/not-built not found locally"},
+		{"local bot", `{"game":"tanks","bots":["arena/tanks-random","exec:./bot"]}`, 403, "not allowed"},
+		{"bad settings", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":-1}}`, 400, "zone_radius -1 is outside"},
+		{"negative seed", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":-1}`, 400, "cannot unmarshal number -1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := ts.do(t, "POST", "/api/matches", tt.body, "Content-Type", "application/json")
+			if status != tt.status {
+				t.Errorf("status %d, want %d (%v)", status, tt.status, body)
+			}
+			if msg, _ := body["error"].(string); !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q, want it to contain %q", msg, tt.want)
+			}
+		})
+	}
+	if n := ts.launcher.running(); n != 0 || ts.launcher.started != 0 {
+		t.Errorf("bad requests started %d bots", ts.launcher.started)
+	}
+}
+
+func TestLocalBotsAreNotReachable(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	status, body := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","exec:./bot"]}`)
+	if status != 400 || !strings.Contains(fmt.Sprint(body["error"]), "local bots (exec:./bot) are not enabled here") {
+		t.Errorf("%d %v", status, body)
+	}
+}
+
+func TestMatchLifecycle(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	status, created := ts.do(t, "POST", "/api/matches", `{"game":"tanks","seed":7,"bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":5}}`)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, created)
+	}
+	id := created["id"].(string)
+	m := ts.waitFinal(t, id)
+	if m["status"] != "finished" || m["replay"] != "/api/matches/"+id+"/replay" || m["seed"].(float64) != 7 {
+		t.Fatalf("match: %v", m)
+	}
+	res := m["result"].(map[string]any)
+	if res["turns"].(float64) < 1 || len(res["bots"].([]any)) != 2 {
+		t.Errorf("result: %v", res)
+	}
+	// The replay downloads and verifies.
+	resp, err := http.Get(ts.url + "/api/matches/" + id + "/replay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, "attachment") {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	var rep orchestrator.Replay
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := orchestrator.Verify([]engine.Game{tanks.New()}, &rep); err != nil {
+		t.Errorf("downloaded replay: %v", err)
+	}
+	// It is in the history.
+	_, list := ts.do(t, "GET", "/api/matches", "")
+	if ms := list["matches"].([]any); len(ms) != 1 || ms[0].(map[string]any)["id"] != id {
+		t.Errorf("history: %v", list)
+	}
+	// Cancelling a finished match is a conflict; unknown ids are 404.
+	if status, _ := ts.do(t, "DELETE", "/api/matches/"+id, ""); status != 409 {
+		t.Errorf("cancel finished: %d", status)
+	}
+	for _, path := range []string{"/api/matches/000000000000", "/api/matches/not-an-id", "/api/matches/abc/replay"} {
+		if status, body := ts.do(t, "GET", path, ""); status != 404 || body["error"] == nil {
+			t.Errorf("GET %s: %d %v", path, status, body)
+		}
+	}
+	if ts.launcher.running() != 0 {
+		t.Errorf("%d bots still running", ts.launcher.running())
+	}
+}
+
+func TestQueueBoundsConcurrencyAndShowsPositions(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	var ids []string
+	for i := 0; i < 4; i++ {
+		status, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":6}}`)
+		if status != 201 {
+			t.Fatalf("create: %d %v", status, m)
+		}
+		ids = append(ids, m["id"].(string))
+		if i > 0 {
+			if pos := m["position"]; pos != float64(i) {
+				t.Errorf("match %d: position %v, want %d", i, pos, i)
+			}
+		}
+	}
+	// Never more than one match's bots at once.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n := ts.launcher.running(); n > 2 {
+			t.Fatalf("%d bots running with a concurrency of 1", n)
+		}
+		_, m := ts.do(t, "GET", "/api/matches/"+ids[3], "")
+		if m["status"] == "finished" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, id := range ids {
+		if m := ts.waitFinal(t, id); m["status"] != "finished" {
+			t.Errorf("%s: %v", id, m["status"])
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","bots/slow"]}`)
+	_, queued := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","bots/slow"]}`)
+	for _, m := range []map[string]any{queued, running} {
+		id := m["id"].(string)
+		if status, body := ts.do(t, "DELETE", "/api/matches/"+id, ""); status != 202 {
+			t.Fatalf("cancel %s: %d %v", id, status, body)
+		}
+		if got := ts.waitFinal(t, id); got["status"] != "cancelled" || !strings.Contains(fmt.Sprint(got["error"]), "cancelled on request") {
+			t.Errorf("%s: %v", id, got)
+		}
+	}
+	if ts.launcher.running() != 0 {
+		t.Errorf("%d bots still running after cancel", ts.launcher.running())
+	}
+}
+
+func TestToken(t *testing.T) {
+	ts := newTestServer(t, Config{Token: "s3cret"}, 1)
+	body := `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"]}`
+	if status, m := ts.do(t, "POST", "/api/matches", body); status != 401 || !strings.Contains(fmt.Sprint(m["error"]), "token") {
+		t.Errorf("without token: %d %v", status, m)
+	}
+	if status, _ := ts.do(t, "POST", "/api/matches", body, "Authorization", "Bearer wrong"); status != 401 {
+		t.Errorf("wrong token: %d", status)
+	}
+	status, m := ts.do(t, "POST", "/api/matches", body, "Authorization", "Bearer s3cret")
+	if status != 201 {
+		t.Fatalf("with token: %d %v", status, m)
+	}
+	// Reading needs no token.
+	if status, _ := ts.do(t, "GET", "/api/matches/"+m["id"].(string), ""); status != 200 {
+		t.Errorf("read: %d", status)
+	}
+}
+
+func TestGamesAndHealth(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	res, err := http.Get(ts.url + "/api/games")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var games []gameInfo
+	json.NewDecoder(res.Body).Decode(&games)
+	res.Body.Close()
+	if len(games) != 1 || games[0].Name != "tanks" || len(games[0].Maps) != 3 || games[0].DefaultBots[0] != "arena/tanks-random" || games[0].Limits.AnswerTimeoutMS != 100 {
+		t.Errorf("games: %+v", games)
+	}
+	if status, m := ts.do(t, "GET", "/healthz", ""); status != 200 || m["status"] != "ok" {
+		t.Errorf("healthz: %d %v", status, m)
+	}
+	res, err = http.Get(ts.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(page), "<canvas id=\"board\"") {
+		t.Errorf("the page is not served")
+	}
+}
+
+func TestPagination(t *testing.T) {
+	ts := newTestServer(t, Config{}, 2)
+	var ids []string
+	for i := 0; i < 5; i++ {
+		_, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":3}}`)
+		ids = append(ids, m["id"].(string))
+	}
+	var seen []string
+	path := "/api/matches?limit=2"
+	for pages := 0; pages < 5; pages++ {
+		_, page := ts.do(t, "GET", path, "")
+		for _, m := range page["matches"].([]any) {
+			seen = append(seen, m.(map[string]any)["id"].(string))
+		}
+		if page["next"] == nil {
+			break
+		}
+		path = fmt.Sprintf("/api/matches?limit=2&before=%d", int64(page["next"].(float64)))
+	}
+	if len(seen) != 5 || seen[0] != ids[4] || seen[4] != ids[0] {
+		t.Errorf("pages gave %v, want newest first %v", seen, ids)
+	}
+	if status, _ := ts.do(t, "GET", "/api/matches?limit=0", ""); status != 400 {
+		t.Errorf("limit=0: %d", status)
+	}
+	for _, id := range ids {
+		ts.waitFinal(t, id)
+	}
+}
+
+// The stream sends every frame so far and then each new one, then "end".
+func TestStream(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	_, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	id := m["id"].(string)
+	res, err := http.Get(ts.url + "/api/matches/" + id + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	events := readEvents(t, res.Body)
+	frames := 0
+	var last map[string]any
+	for _, e := range events {
+		switch e.name {
+		case "frame":
+			var f orchestrator.Frame
+			if err := json.Unmarshal([]byte(e.data), &f); err != nil || f.Turn != frames || e.id != fmt.Sprint(frames) {
+				t.Fatalf("frame %d: id %q turn %d err %v", frames, e.id, f.Turn, err)
+			}
+			frames++
+		case "match":
+			json.Unmarshal([]byte(e.data), &last)
+		}
+	}
+	if events[len(events)-1].name != "end" || last["status"] != "finished" {
+		t.Fatalf("stream ended with %v, last status %v", events[len(events)-1], last["status"])
+	}
+	turns := int(last["result"].(map[string]any)["turns"].(float64))
+	if frames != turns+1 {
+		t.Errorf("%d frames for %d turns", frames, turns)
+	}
+	// A late viewer of the finished match gets the same frames, from the
+	// replay; one resuming after frame 2 gets the rest.
+	req, _ := http.NewRequest("GET", ts.url+"/api/matches/"+id+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "2")
+	res2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res2.Body.Close()
+	rest := 0
+	for _, e := range readEvents(t, res2.Body) {
+		if e.name == "frame" {
+			if rest == 0 && e.id != "3" {
+				t.Errorf("resumed at frame %s, want 3", e.id)
+			}
+			rest++
+		}
+	}
+	if rest != frames-3 {
+		t.Errorf("resumed stream sent %d frames, want %d", rest, frames-3)
+	}
+}
+
+type event struct{ id, name, data string }
+
+func readEvents(t *testing.T, r io.Reader) []event {
+	t.Helper()
+	var out []event
+	var cur event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.name != "" {
+				out = append(out, cur)
+				if cur.name == "end" {
+					return out
+				}
+			}
+			cur = event{}
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		}
+	}
+	return out
+}

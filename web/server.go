@@ -1,0 +1,544 @@
+// Package web is Arena's HTTP server: the JSON API to start, list, watch
+// and cancel matches, the live stream of a match's frames (Server-Sent
+// Events), and the page (plain JavaScript and canvas, embedded).
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/orchestrator"
+	"arena/sandbox"
+	"arena/store"
+)
+
+//go:embed static
+var staticFiles embed.FS
+
+// Config is the server's policy.
+type Config struct {
+	// Token, when set, must accompany requests that start or cancel
+	// matches (Authorization: Bearer TOKEN).
+	Token string
+	// Allow lists glob patterns (path.Match) that bot images must match;
+	// empty allows every local image.
+	Allow []string
+	// PullMissing lets matches pull images that are not present; by
+	// default only local images are accepted.
+	PullMissing bool
+	// MaxBodyBytes caps request bodies.
+	MaxBodyBytes int64
+	// DefaultBots are the page's suggested images per game.
+	DefaultBots map[string][]string
+	// Limits are the limits matches run under (zero: the games' own).
+	Limits orchestrator.Limits
+	// Policy is the sandbox policy, shown in /api/games.
+	Policy sandbox.Policy
+	// FinishOnShutdown lets running matches finish on shutdown (up to the
+	// shutdown's deadline) instead of cancelling them.
+	FinishOnShutdown bool
+}
+
+// Deps are the server's collaborators.
+type Deps struct {
+	Games        []engine.Game
+	Orchestrator *orchestrator.Orchestrator
+	Store        *store.Store
+	// Concurrency bounds the matches played at once.
+	Concurrency int
+	// Ping checks the Docker engine for /healthz.
+	Ping func(ctx context.Context) error
+	// Reap removes a match's containers (after a restart).
+	Reap func(ctx context.Context, matchID string) error
+	Log  *zap.Logger
+	Now  func() time.Time
+}
+
+// Server is the HTTP server and the match queue behind it.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	log     *zap.Logger
+	now     func() time.Time
+	queue   *orchestrator.Queue
+	live    *live
+	echo    *echo.Echo
+	closing chan struct{}
+	once    sync.Once
+}
+
+// New builds the server. Call Recover before serving.
+func New(cfg Config, deps Deps) *Server {
+	if deps.Log == nil {
+		deps.Log = zap.NewNop()
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 64 << 10
+	}
+	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, live: newLive(), closing: make(chan struct{})}
+	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, s.onUpdate)
+	s.echo = s.routes()
+	return s
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.Recover())
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURI: true, LogStatus: true, LogLatency: true, LogError: true, HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			fields := []zap.Field{zap.String("method", v.Method), zap.String("uri", v.URI), zap.Int("status", v.Status), zap.Duration("latency", v.Latency)}
+			if v.Error != nil {
+				fields = append(fields, zap.Error(v.Error))
+			}
+			if v.Status >= 500 {
+				s.log.Error("request", fields...)
+			} else {
+				s.log.Info("request", fields...)
+			}
+			return nil
+		},
+	}))
+	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", s.cfg.MaxBodyBytes)))
+
+	e.GET("/healthz", s.health)
+	api := e.Group("/api")
+	api.GET("/games", s.listGames)
+	api.GET("/matches", s.listMatches)
+	api.POST("/matches", s.createMatch, s.requireToken)
+	api.GET("/matches/:id", s.getMatch)
+	api.DELETE("/matches/:id", s.cancelMatch, s.requireToken)
+	api.GET("/matches/:id/replay", s.getReplay)
+	api.GET("/matches/:id/stream", s.stream)
+
+	page, _ := fs.Sub(staticFiles, "static") // the folder is embedded above
+	e.GET("/*", echo.WrapHandler(http.FileServer(http.FS(page))))
+	return e
+}
+
+// apiError is an error with its HTTP status, for the central handler.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, a ...any) error {
+	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
+}
+
+// handleError is the one place where errors become HTTP responses:
+// {"error": "..."} with a 4xx for the caller's mistakes and a 5xx for the
+// platform's.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := http.StatusInternalServerError, err.Error()
+	var ae *apiError
+	var he *echo.HTTPError
+	var ie *orchestrator.InputError
+	var nf *sandbox.ImageNotFoundError
+	switch {
+	case errors.As(err, &ae):
+		status, msg = ae.status, ae.msg
+	case errors.As(err, &he):
+		status = he.Code
+		msg = fmt.Sprint(he.Message)
+		if status == http.StatusRequestEntityTooLarge {
+			msg = fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)
+		}
+	case errors.As(err, &nf):
+		status, msg = http.StatusBadRequest, nf.Error()
+	case errors.As(err, &ie):
+		status = http.StatusBadRequest
+	case errors.Is(err, store.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, orchestrator.ErrQueueClosed):
+		status = http.StatusServiceUnavailable
+	}
+	if status >= 500 {
+		s.log.Error("request failed", zap.String("uri", c.Request().RequestURI), zap.Error(err))
+	}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(status)
+		return
+	}
+	c.JSON(status, map[string]string{"error": msg})
+}
+
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Token == "" {
+			return next(c)
+		}
+		got := strings.TrimPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		if got == "" {
+			got = c.Request().Header.Get("X-Arena-Token")
+		}
+		if !constantTimeEqual(got, s.cfg.Token) {
+			return &apiError{http.StatusUnauthorized, "a valid token is needed to start or cancel matches (Authorization: Bearer TOKEN)"}
+		}
+		return next(c)
+	}
+}
+
+func constantTimeEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(a); i++ {
+		v |= a[i] ^ b[i]
+	}
+	return v == 0
+}
+
+func (s *Server) health(c echo.Context) error {
+	status := map[string]string{"status": "ok", "docker": "ok"}
+	if s.deps.Ping != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+		defer cancel()
+		if err := s.deps.Ping(ctx); err != nil {
+			status["status"], status["docker"] = "unavailable", err.Error()
+			return c.JSON(http.StatusServiceUnavailable, status)
+		}
+	}
+	return c.JSON(http.StatusOK, status)
+}
+
+// gameInfo is a game as /api/games describes it.
+type gameInfo struct {
+	Name        string           `json:"name"`
+	Maps        []engine.MapInfo `json:"maps"`
+	DefaultBots []string         `json:"default_bots"`
+	Limits      limitsInfo       `json:"limits"`
+}
+
+type limitsInfo struct {
+	AnswerTimeoutMS float64 `json:"answer_timeout_ms"`
+	WarmUpMS        float64 `json:"warm_up_ms"`
+	MaxMessageBytes int     `json:"max_message_bytes"`
+	MemoryBytes     int64   `json:"memory_bytes"`
+	CPUs            float64 `json:"cpus"`
+	Pids            int64   `json:"pids"`
+}
+
+func (s *Server) listGames(c echo.Context) error {
+	out := []gameInfo{}
+	for _, g := range s.deps.Games {
+		p := g.Protocol()
+		lim := limitsInfo{
+			AnswerTimeoutMS: float64(p.AnswerTimeout.Milliseconds()), WarmUpMS: float64(p.WarmUp.Milliseconds()),
+			MaxMessageBytes: p.MaxMessageBytes, MemoryBytes: s.cfg.Policy.MemoryBytes,
+			CPUs: float64(s.cfg.Policy.NanoCPUs) / 1e9, Pids: s.cfg.Policy.PidsLimit,
+		}
+		if s.cfg.Limits.AnswerTimeout > 0 {
+			lim.AnswerTimeoutMS = float64(s.cfg.Limits.AnswerTimeout.Milliseconds())
+		}
+		if s.cfg.Limits.WarmUp > 0 {
+			lim.WarmUpMS = float64(s.cfg.Limits.WarmUp.Milliseconds())
+		}
+		bots := s.cfg.DefaultBots[g.Name()]
+		if bots == nil {
+			bots = []string{}
+		}
+		out = append(out, gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// createRequest is the body of POST /api/matches.
+type createRequest struct {
+	Game     string          `json:"game"`
+	Map      string          `json:"map"`
+	Seed     *uint64         `json:"seed"`
+	Bots     []string        `json:"bots"`
+	Settings json.RawMessage `json:"settings"`
+}
+
+// matchView is a match as the API shows it.
+type matchView struct {
+	ID         string          `json:"id"`
+	Status     string          `json:"status"`
+	Position   int             `json:"position,omitempty"`
+	Game       string          `json:"game"`
+	Map        string          `json:"map"`
+	Seed       uint64          `json:"seed"`
+	Bots       []string        `json:"bots"`
+	Settings   json.RawMessage `json:"settings,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	StartedAt  *time.Time      `json:"started_at,omitempty"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Replay     string          `json:"replay,omitempty"`
+}
+
+func (s *Server) view(m store.Match) matchView {
+	v := matchView{ID: m.ID, Status: m.Status, Game: m.Game, Map: m.Map, Seed: m.Seed, Bots: m.Bots,
+		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result}
+	if !m.StartedAt.IsZero() {
+		v.StartedAt = &m.StartedAt
+	}
+	if !m.FinishedAt.IsZero() {
+		v.FinishedAt = &m.FinishedAt
+	}
+	if m.HasReplay {
+		v.Replay = "/api/matches/" + m.ID + "/replay"
+	}
+	if st, pos, ok := s.queue.Status(m.ID); ok {
+		v.Status, v.Position = string(st), pos
+	}
+	return v
+}
+
+var matchIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
+
+func (s *Server) match(c echo.Context) (store.Match, error) {
+	id := c.Param("id")
+	if !matchIDPattern.MatchString(id) {
+		return store.Match{}, &apiError{http.StatusNotFound, fmt.Sprintf("no match %q", id)}
+	}
+	m, err := s.deps.Store.Get(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Match{}, &apiError{http.StatusNotFound, fmt.Sprintf("no match %q", id)}
+	}
+	return m, err
+}
+
+func (s *Server) createMatch(c echo.Context) error {
+	var body createRequest
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return err // the body limit
+		}
+		return badRequest("request body is not a JSON match request: %v", err)
+	}
+	if dec.More() {
+		return badRequest("request body has content after the JSON object")
+	}
+	game, err := engine.Find(s.deps.Games, body.Game)
+	if err != nil {
+		return badRequest("game: %v", err)
+	}
+	mapName := body.Map
+	if mapName == "" {
+		mapName = game.Maps()[0].Name
+	}
+	m, err := game.Map(mapName)
+	if err != nil {
+		return badRequest("map: %v", err)
+	}
+	if info := m.Info(); len(body.Bots) < info.MinPlayers || len(body.Bots) > info.MaxPlayers {
+		return badRequest("bots: map %s takes %d to %d bots, got %d", info.Name, info.MinPlayers, info.MaxPlayers, len(body.Bots))
+	}
+	for i, ref := range body.Bots {
+		if strings.TrimSpace(ref) == "" {
+			return badRequest("bots[%d]: empty image name", i)
+		}
+		if !s.allowed(ref) {
+			return &apiError{http.StatusForbidden, fmt.Sprintf("bots[%d]: image %s is not allowed here (allowed: %s)", i, ref, strings.Join(s.cfg.Allow, ", "))}
+		}
+	}
+	var seed uint64
+	if body.Seed != nil {
+		seed = *body.Seed
+	} else {
+		seed = orchestrator.RandomSeed()
+	}
+	settings := body.Settings
+	if string(settings) == "null" {
+		settings = nil
+	}
+	id := orchestrator.NewMatchID()
+	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id,
+		OnFrame: func(f orchestrator.Frame) { s.live.frame(id, f) }}
+	if err := s.deps.Orchestrator.Validate(c.Request().Context(), req, !s.cfg.PullMissing); err != nil {
+		return err
+	}
+	rec := store.Match{ID: id, Status: string(orchestrator.StateQueued), Game: game.Name(), Map: mapName, Seed: seed, Bots: body.Bots, Settings: settings, CreatedAt: s.now()}
+	if err := s.deps.Store.Insert(c.Request().Context(), rec); err != nil {
+		return err
+	}
+	s.live.open(id)
+	pos, err := s.queue.Enqueue(req)
+	if err != nil {
+		s.live.close(id)
+		s.deps.Store.Finish(context.WithoutCancel(c.Request().Context()), id, string(orchestrator.StateFailed), err.Error(), nil, false, s.now())
+		return err
+	}
+	s.log.Info("match queued", zap.String("match", id), zap.Strings("bots", body.Bots), zap.Int("position", pos))
+	v := s.view(rec)
+	c.Response().Header().Set("Location", "/api/matches/"+id)
+	return c.JSON(http.StatusCreated, v)
+}
+
+func (s *Server) allowed(ref string) bool {
+	if len(s.cfg.Allow) == 0 {
+		return true
+	}
+	for _, p := range s.cfg.Allow {
+		if ok, _ := path.Match(p, ref); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) getMatch(c echo.Context) error {
+	m, err := s.match(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.view(m))
+}
+
+func (s *Server) listMatches(c echo.Context) error {
+	limit, before := 20, int64(0)
+	if v := c.QueryParam("limit"); v != "" {
+		if _, err := fmt.Sscan(v, &limit); err != nil || limit < 1 || limit > 100 {
+			return badRequest("limit must be a number from 1 to 100")
+		}
+	}
+	if v := c.QueryParam("before"); v != "" {
+		if _, err := fmt.Sscan(v, &before); err != nil || before < 1 {
+			return badRequest("before must be a cursor from a previous page")
+		}
+	}
+	list, next, err := s.deps.Store.List(c.Request().Context(), before, limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Matches []matchView `json:"matches"`
+		Next    *int64      `json:"next"`
+	}{Matches: []matchView{}}
+	for _, m := range list {
+		out.Matches = append(out.Matches, s.view(m))
+	}
+	if next > 0 {
+		out.Next = &next
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) cancelMatch(c echo.Context) error {
+	m, err := s.match(c)
+	if err != nil {
+		return err
+	}
+	if !s.queue.Cancel(m.ID) {
+		return &apiError{http.StatusConflict, fmt.Sprintf("match %s is already %s", m.ID, m.Status)}
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"id": m.ID, "status": "cancelling"})
+}
+
+func (s *Server) getReplay(c echo.Context) error {
+	m, err := s.match(c)
+	if err != nil {
+		return err
+	}
+	if !m.HasReplay {
+		return &apiError{http.StatusNotFound, fmt.Sprintf("match %s has no replay (it is %s)", m.ID, s.view(m).Status)}
+	}
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="arena-%s-%s.json"`, m.Game, m.ID))
+	return c.File(s.deps.Store.ReplayPath(m.ID))
+}
+
+// onUpdate records the queue's state changes and wakes the viewers.
+func (s *Server) onUpdate(u orchestrator.Update) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log := s.log.With(zap.String("match", u.ID))
+	switch u.State {
+	case orchestrator.StateStarting, orchestrator.StateRunning:
+		if err := s.deps.Store.SetStatus(ctx, u.ID, string(u.State), s.now()); err != nil {
+			log.Error("record status", zap.Error(err))
+		}
+		s.live.touchAll()
+		return
+	case orchestrator.StateFinished:
+		saved := true
+		if err := orchestrator.WriteReplay(s.deps.Store.ReplayPath(u.ID), u.Replay); err != nil {
+			log.Error("save replay", zap.Error(err))
+			saved = false
+		}
+		result, _ := json.Marshal(u.Replay.Result)
+		if err := s.deps.Store.Finish(ctx, u.ID, string(u.State), "", result, saved, s.now()); err != nil {
+			log.Error("record result", zap.Error(err))
+		}
+		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
+	default:
+		msg := ""
+		if u.Err != nil {
+			msg = u.Err.Error()
+		}
+		if err := s.deps.Store.Finish(ctx, u.ID, string(u.State), msg, nil, false, s.now()); err != nil {
+			log.Error("record result", zap.Error(err))
+		}
+		log.Info("match ended", zap.String("status", string(u.State)), zap.String("error", msg))
+	}
+	s.live.close(u.ID)
+}
+
+// Recover marks the matches that were not over when the server last
+// stopped as failed ("interrupted") and removes their containers.
+func (s *Server) Recover(ctx context.Context) error {
+	ids, err := s.deps.Store.Unfinished(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if s.deps.Reap != nil {
+			if err := s.deps.Reap(ctx, id); err != nil {
+				s.log.Warn("remove the containers of an interrupted match", zap.String("match", id), zap.Error(err))
+			}
+		}
+		if err := s.deps.Store.Finish(ctx, id, string(orchestrator.StateFailed), "interrupted: the server stopped during the match", nil, false, s.now()); err != nil {
+			return err
+		}
+		s.log.Warn("match interrupted by the last shutdown", zap.String("match", id))
+	}
+	return nil
+}
+
+// Shutdown stops taking matches, cancels (or lets finish, as configured)
+// the ones in progress, removes their containers, and closes the HTTP
+// side. Live viewers are disconnected.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.queue.Shutdown(ctx, s.cfg.FinishOnShutdown)
+	s.once.Do(func() { close(s.closing) })
+	return s.echo.Shutdown(ctx)
+}
+
+// ListenAndServe serves HTTP on addr until Shutdown; it then returns
+// http.ErrServerClosed.
+func (s *Server) ListenAndServe(addr string) error { return s.echo.Start(addr) }

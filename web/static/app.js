@@ -1,0 +1,150 @@
+// The page: the new-match form, the history, and routing between them and
+// the viewer (#/match/ID).
+import { Viewer } from "./viewer.js";
+import { escapeHTML } from "./util.js";
+
+const $ = (sel) => document.querySelector(sel);
+let games = [];
+let nextCursor = null;
+const viewer = new Viewer({
+  onChange: () => loadHistory(),
+});
+
+async function api(path, options = {}) {
+  const res = await fetch(path, options);
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
+  return body;
+}
+
+function option(value, text) {
+  const o = document.createElement("option");
+  o.value = value;
+  o.textContent = text;
+  return o;
+}
+
+function currentGame() {
+  return games.find((g) => g.name === $("#game").value);
+}
+
+function currentMap() {
+  const g = currentGame();
+  return g && g.maps.find((m) => m.name === $("#map").value);
+}
+
+function fillMaps() {
+  const g = currentGame();
+  $("#map").replaceChildren(...g.maps.map((m) => option(m.name, `${m.name} (${m.width}×${m.height}, ${m.min_players === m.max_players ? m.max_players : m.min_players + "–" + m.max_players} bots)`)));
+  fillBots();
+}
+
+// One image field per player of the chosen map, pre-filled with the
+// example bots; fields beyond the map's minimum may be left empty.
+function fillBots() {
+  const g = currentGame();
+  const m = currentMap();
+  const old = [...document.querySelectorAll("#bot-fields input")].map((i) => i.value);
+  const fields = [];
+  for (let i = 0; i < m.max_players; i++) {
+    const def = g.default_bots.length ? g.default_bots[i % g.default_bots.length] : "";
+    const label = document.createElement("label");
+    label.textContent = `Bot ${i + 1}` + (i >= m.min_players ? " (optional)" : "");
+    const input = document.createElement("input");
+    input.name = `bot${i}`;
+    input.className = "bot";
+    input.placeholder = "image name, e.g. my_name/mega_destructor";
+    input.value = old[i] !== undefined && old.length === m.max_players ? old[i] : def;
+    label.append(input);
+    fields.push(label);
+  }
+  $("#bot-fields").replaceChildren(...fields);
+}
+
+async function start(ev) {
+  ev.preventDefault();
+  $("#form-error").textContent = "";
+  const bots = [...document.querySelectorAll("#bot-fields input")].map((i) => i.value.trim()).filter((v) => v !== "");
+  const body = { game: $("#game").value, map: $("#map").value, bots };
+  const seed = $("#seed").value.trim();
+  if (seed !== "") {
+    if (!/^\d+$/.test(seed)) {
+      $("#form-error").textContent = "seed must be a whole number";
+      return;
+    }
+    body.seed = Number(seed);
+  }
+  $("#start").disabled = true;
+  try {
+    const headers = { "Content-Type": "application/json" };
+    const token = localStorage.getItem("arena-token");
+    if (token) headers.Authorization = "Bearer " + token;
+    const m = await api("/api/matches", { method: "POST", headers, body: JSON.stringify(body) });
+    location.hash = `#/match/${m.id}`;
+    loadHistory();
+  } catch (e) {
+    $("#form-error").textContent = e.message;
+  } finally {
+    $("#start").disabled = false;
+  }
+}
+
+function winnerText(m) {
+  if (m.status !== "finished" || !m.result) return m.error ? m.error.slice(0, 60) : "";
+  return m.result.winners.length ? m.result.winners.join(", ") : "draw";
+}
+
+function historyRow(m) {
+  const tr = document.createElement("tr");
+  tr.dataset.id = m.id;
+  const when = new Date(m.created_at).toLocaleString();
+  const cells = [
+    escapeHTML(`${m.game} · ${m.map}`) + `<br><small>${escapeHTML(when)}</small>`,
+    m.bots.map(escapeHTML).join("<br>"),
+    `<span class="status ${m.status}">${m.status}${m.position ? " #" + m.position : ""}</span>`,
+    escapeHTML(winnerText(m)),
+  ];
+  for (const html of cells) {
+    const td = document.createElement("td");
+    td.innerHTML = html;
+    tr.append(td);
+  }
+  tr.addEventListener("click", () => (location.hash = `#/match/${m.id}`));
+  return tr;
+}
+
+async function loadHistory(more = false) {
+  try {
+    const q = more && nextCursor ? `?before=${nextCursor}` : "";
+    const page = await api("/api/matches" + q);
+    const rows = page.matches.map(historyRow);
+    if (more) $("#history tbody").append(...rows);
+    else $("#history tbody").replaceChildren(...rows);
+    nextCursor = page.next;
+    $("#more").hidden = !page.next;
+  } catch (e) {
+    console.error("history:", e);
+  }
+}
+
+function route() {
+  const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
+  if (m) viewer.open(m[1]);
+  else viewer.close();
+}
+
+async function init() {
+  games = await api("/api/games");
+  $("#game").replaceChildren(...games.map((g) => option(g.name, g.name)));
+  $("#game").addEventListener("change", fillMaps);
+  $("#map").addEventListener("change", fillBots);
+  $("#match-form").addEventListener("submit", start);
+  $("#more").addEventListener("click", () => loadHistory(true));
+  fillMaps();
+  window.addEventListener("hashchange", route);
+  route();
+  loadHistory();
+  setInterval(loadHistory, 5000);
+}
+
+init().catch((e) => ($("#form-error").textContent = "cannot reach the server: " + e.message));

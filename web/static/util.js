@@ -1,0 +1,26 @@
+// Small helpers shared by the page and the renderers.
+
+export function escapeHTML(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+// The bots' ids in a match, as the platform gives them: the image as
+// entered, with #2, #3… when an image plays more than once.
+export function botIds(images) {
+  const seen = {};
+  return images.map((img) => {
+    seen[img] = (seen[img] || 0) + 1;
+    return seen[img] > 1 ? `${img}#${seen[img]}` : img;
+  });
+}
+
+// One colour per seat.
+export const colours = ["#e11d48", "#2563eb", "#16a34a", "#d97706", "#7c3aed", "#0891b2"];
+
+export function bytes(n) {
+  if (n == null) return "n/a";
+  if (n >= 1 << 30) return (n / (1 << 30)).toFixed(1) + " GiB";
+  if (n >= 1 << 20) return (n / (1 << 20)).toFixed(1) + " MiB";
+  if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + " KiB";
+  return n + " B";
+}

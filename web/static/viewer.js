@@ -1,0 +1,283 @@
+// The match viewer: follows a match's stream, keeps every frame, and plays
+// them back (autoplay, speed, scrubber, hotkeys), live or afterwards. Each
+// game draws its frames with its own renderer (games/*.js).
+import { renderers } from "./games/index.js";
+import { escapeHTML, botIds, colours, bytes } from "./util.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+export class Viewer {
+  constructor({ onChange }) {
+    this.onChange = onChange;
+    this.frames = [];
+    this.index = 0;
+    this.follow = true; // show each new frame as it arrives
+    this.playing = false;
+    this.timer = null;
+    this.source = null;
+    this.match = null;
+    this.over = false;
+
+    $("#play").addEventListener("click", () => this.toggle());
+    $("#back").addEventListener("click", () => this.step(-1));
+    $("#forward").addEventListener("click", () => this.step(1));
+    $("#live").addEventListener("click", () => this.goLive());
+    $("#speed").addEventListener("change", () => this.playing && this.play());
+    $("#scrubber").addEventListener("input", (e) => {
+      this.pause();
+      this.show(Number(e.target.value), false);
+    });
+    $("#cancel").addEventListener("click", () => this.cancel());
+    document.addEventListener("keydown", (e) => this.key(e));
+    window.addEventListener("resize", () => this.draw());
+  }
+
+  open(id) {
+    if (this.match && this.match.id === id && this.source) return;
+    this.close();
+    $("#viewer").hidden = false;
+    this.id = id;
+    this.frames = [];
+    this.index = 0;
+    this.follow = true;
+    this.over = false;
+    this.match = { id, status: "", bots: [] };
+    $("#result").className = "result";
+    $("#result").innerHTML = "";
+    $("#match-title").textContent = `Match ${id}`;
+    this.source = new EventSource(`/api/matches/${id}/stream`);
+    this.source.addEventListener("match", (e) => this.onMatch(JSON.parse(e.data)));
+    this.source.addEventListener("frame", (e) => this.onFrame(JSON.parse(e.data), Number(e.lastEventId)));
+    this.source.addEventListener("end", () => {
+      this.over = true;
+      this.source.close();
+      this.source = null;
+      this.update();
+    });
+    this.source.onerror = () => {
+      if (this.over || !this.source) return;
+      if (this.source.readyState === EventSource.CLOSED) $("#match-status").textContent = "disconnected";
+    };
+    this.update();
+  }
+
+  close() {
+    if (this.source) this.source.close();
+    this.source = null;
+    this.pause();
+    this.match = null;
+    $("#viewer").hidden = true;
+  }
+
+  onMatch(m) {
+    const was = this.match.status;
+    this.match = m;
+    this.ids = botIds(m.bots);
+    $("#match-title").textContent = `${m.game} · ${m.map} · seed ${m.seed}`;
+    const st = $("#match-status");
+    st.className = `status ${m.status}`;
+    st.textContent = m.status + (m.position ? ` (#${m.position} in line)` : "");
+    $("#download").hidden = !m.replay;
+    if (m.replay) $("#download").href = m.replay;
+    $("#cancel").hidden = ["finished", "failed", "cancelled"].includes(m.status);
+    this.legend();
+    this.result();
+    if (was !== m.status && this.onChange) this.onChange();
+    this.update();
+  }
+
+  onFrame(frame, index) {
+    this.frames[index] = frame;
+    if (this.follow) this.show(this.frames.length - 1, true);
+    else this.update();
+  }
+
+  // show moves to frame i; follow says whether to keep showing new frames.
+  show(i, follow) {
+    if (!this.frames.length) return this.update();
+    this.index = Math.max(0, Math.min(this.frames.length - 1, i));
+    this.follow = follow;
+    this.draw();
+    this.update();
+  }
+
+  step(n) {
+    const target = this.index + n;
+    this.show(target, target >= this.frames.length - 1 && this.isLive());
+  }
+
+  isLive() {
+    return !["finished", "failed", "cancelled"].includes(this.match.status);
+  }
+
+  goLive() {
+    this.show(this.frames.length - 1, true);
+  }
+
+  toggle() {
+    if (this.playing) this.pause();
+    else this.play();
+  }
+
+  play() {
+    this.pause();
+    this.playing = true;
+    if (this.index >= this.frames.length - 1 && !this.isLive()) this.show(0, false);
+    const speed = Number($("#speed").value);
+    this.timer = setInterval(() => {
+      if (this.index < this.frames.length - 1) this.show(this.index + 1, false);
+      else if (this.isLive()) this.show(this.index, true);
+      else this.pause();
+    }, 1000 / speed);
+    this.update();
+  }
+
+  pause() {
+    clearInterval(this.timer);
+    this.timer = null;
+    this.playing = false;
+    this.update();
+  }
+
+  // The original game's hotkeys.
+  key(e) {
+    if (!this.match || $("#viewer").hidden) return;
+    if (["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName) && document.activeElement.id !== "scrubber") return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    switch (e.key) {
+      case "a":
+      case "A":
+        if (e.shiftKey) return;
+        this.toggle();
+        break;
+      case " ":
+        this.pause();
+        this.step(1);
+        break;
+      case "n":
+        this.pause();
+        this.step(1);
+        break;
+      case "b":
+        this.pause();
+        this.step(-1);
+        break;
+      case "N":
+        this.pause();
+        this.step(10);
+        break;
+      case "B":
+        this.pause();
+        this.step(-10);
+        break;
+      default:
+        return;
+    }
+    e.preventDefault();
+  }
+
+  async cancel() {
+    const headers = {};
+    const token = localStorage.getItem("arena-token");
+    if (token) headers.Authorization = "Bearer " + token;
+    const res = await fetch(`/api/matches/${this.match.id}`, { method: "DELETE", headers });
+    if (!res.ok) {
+      const body = await res.json().catch(() => ({}));
+      alert(body.error || res.statusText);
+    }
+  }
+
+  frame() {
+    return this.frames[this.index];
+  }
+
+  draw() {
+    const f = this.frame();
+    const r = renderers[this.match && this.match.game];
+    const canvas = $("#board");
+    if (!f || !r) return;
+    r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });
+  }
+
+  update() {
+    const last = Math.max(0, this.frames.length - 1);
+    const f = this.frame();
+    $("#scrubber").max = last;
+    $("#scrubber").value = this.index;
+    const turn = f ? f.turn : 0;
+    const lastTurn = this.frames.length ? this.frames[last].turn : 0;
+    $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
+    $("#play").textContent = this.playing ? "Pause" : "Play";
+    $("#live").hidden = !this.isLiveMatch() || this.follow;
+    this.panel();
+  }
+
+  isLiveMatch() {
+    return this.match && this.match.status && this.isLive();
+  }
+
+  legend() {
+    const ids = this.ids || [];
+    const res = this.match.result;
+    $("#legend").replaceChildren(
+      ...ids.map((id, seat) => {
+        const div = document.createElement("div");
+        const b = res && res.bots[seat];
+        const status = b && b.status !== "ok" ? ` <span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>` : "";
+        div.innerHTML = `<span class="swatch" style="background:${colours[seat % colours.length]}"></span>${escapeHTML(id)}${status}`;
+        return div;
+      }),
+    );
+  }
+
+  // The per-turn panel: each bot's answer, timing and stderr this turn.
+  panel() {
+    const f = this.frame();
+    const rows = [];
+    const ids = this.ids || [];
+    for (let seat = 0; seat < ids.length; seat++) {
+      const b = f && f.bots ? f.bots.find((x) => x.seat === seat) : null;
+      const tr = document.createElement("tr");
+      let status = "";
+      if (b) {
+        status = b.status === "ok" ? "ok" : `<span class="bad">${escapeHTML(b.status)}</span>`;
+        if (b.detail) status += `<br><small>${escapeHTML(b.detail)}</small>`;
+        else if (b.fault) status += `<br><small>not asked: disabled</small>`;
+      }
+      const answer = b ? (b.answer !== undefined ? b.answer : b.answer_b64 ? "(binary) " + b.answer_b64 : "") : "";
+      const time = b && b.time_us ? (b.time_us / 1000).toFixed(2) + " ms" + (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") : "";
+      const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
+      tr.innerHTML = `<td><span class="swatch" style="background:${colours[seat % colours.length]}"></span> ${escapeHTML(ids[seat])}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
+      rows.push(tr);
+    }
+    $("#turn-panel tbody").replaceChildren(...rows);
+  }
+
+  // The result banner.
+  result() {
+    const m = this.match;
+    const el = $("#result");
+    if (m.status === "failed" || m.status === "cancelled") {
+      el.className = "result visible failed";
+      el.innerHTML = `<strong>Match ${escapeHTML(m.status)}</strong>: ${escapeHTML(m.error || "")}`;
+      return;
+    }
+    if (m.status !== "finished" || !m.result) {
+      el.className = "result";
+      return;
+    }
+    const r = m.result;
+    const winners = r.winners.length ? "Winner: " + r.winners.map(escapeHTML).join(", ") : "Draw";
+    const rows = r.bots
+      .map((b) => {
+        const status = b.status === "ok" ? '<span class="good">ok</span>' : `<span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>`;
+        const died = b.death_reason ? `${escapeHTML(b.death_reason)} at ${b.death_turn}` : "–";
+        const cpu = b.cpu_ms != null ? b.cpu_ms.toFixed(0) + " ms" : "n/a";
+        return `<tr><td><span class="swatch" style="background:${colours[b.seat % colours.length]}"></span> ${escapeHTML(b.id)}</td><td>${status}</td><td>${b.score}</td><td>${died}</td><td>${b.answer_ms_p50.toFixed(2)} / ${b.answer_ms_max.toFixed(2)} ms</td><td>${cpu}</td><td>${bytes(b.mem_peak_bytes)}</td></tr>`;
+      })
+      .join("");
+    el.className = "result visible";
+    el.innerHTML = `<strong>${winners}</strong> after ${r.turns} turns
+      <table><thead><tr><th>Bot</th><th>Status</th><th>Score</th><th>Died</th><th>Answer p50 / max</th><th>CPU</th><th>Memory peak</th></tr></thead><tbody>${rows}</tbody></table>`;
+  }
+}
