@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/docker/docker/client"
+
+	"arena/internal/dockertest"
+)
+
+// server is a real `arena serve` process on a loopback port.
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startServer(t *testing.T, bin, data string, port int) *server {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--data", data, "--log-level", "info")
+	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: new(bytes.Buffer)}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.stderr.String())
+		}
+	})
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get(s.url + "/healthz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return s
+			}
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the server did not come up:\n%s", s.stderr.String())
+		}
+	}
+}
+
+func (s *server) post(t *testing.T, body string) string {
+	t.Helper()
+	res, err := http.Post(s.url+"/api/matches", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	json.NewDecoder(res.Body).Decode(&m)
+	if res.StatusCode != 201 {
+		t.Fatalf("create: %d %v", res.StatusCode, m)
+	}
+	return m["id"].(string)
+}
+
+func (s *server) get(t *testing.T, id string) map[string]any {
+	t.Helper()
+	res, err := http.Get(s.url + "/api/matches/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	json.NewDecoder(res.Body).Decode(&m)
+	return m
+}
+
+func (s *server) waitStatus(t *testing.T, id string, want ...string) map[string]any {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
+		m := s.get(t, id)
+		for _, w := range want {
+			if m["status"] == w {
+				return m
+			}
+		}
+	}
+	t.Fatalf("match %s never reached %v: %v", id, want, s.get(t, id))
+	return nil
+}
+
+func matchContainers(t *testing.T, cli *client.Client, id string) int {
+	return len(dockertest.ArenaContainers(t, cli, id))
+}
+
+// A server killed mid-match: on restart the match is failed
+// ("interrupted"), its containers are gone, and the history is intact.
+func TestServerRestartAfterAKill(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	slow := dockertest.TestBot(t, cli, "delay=60ms")
+	bin := arenaBinary(t)
+	data, port := t.TempDir(), freePort(t)
+
+	s := startServer(t, bin, data, port)
+	done := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bots[0], bots[1]))
+	s.waitStatus(t, done, "finished")
+	running := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow))
+	s.waitStatus(t, running, "running")
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Wait()
+	if n := matchContainers(t, cli, running); n != 2 {
+		t.Fatalf("after kill -9: %d containers, want the 2 orphans", n)
+	}
+
+	s = startServer(t, bin, data, port)
+	m := s.get(t, running)
+	if m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "interrupted") {
+		t.Errorf("the interrupted match: %v", m)
+	}
+	if n := matchContainers(t, cli, running); n != 0 {
+		t.Errorf("%d containers of the interrupted match remain", n)
+	}
+	if m := s.get(t, done); m["status"] != "finished" || m["result"] == nil {
+		t.Errorf("the finished match after the restart: %v", m)
+	}
+}
+
+// SIGTERM: the server stops taking matches, cancels the running one and
+// removes its containers before it exits.
+func TestServerShutdown(t *testing.T) {
+	cli := dockertest.Client(t)
+	slow := dockertest.TestBot(t, cli, "delay=60ms")
+	bin := arenaBinary(t)
+	data, port := t.TempDir(), freePort(t)
+	s := startServer(t, bin, data, port)
+	running := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow))
+	s.waitStatus(t, running, "running")
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, s.stderr.String())
+	}
+	if n := matchContainers(t, cli, running); n != 0 {
+		t.Errorf("%d containers remain after SIGTERM", n)
+	}
+	s = startServer(t, bin, data, port)
+	if m := s.get(t, running); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "shutting down") {
+		t.Errorf("the match cut by the shutdown: %v", m)
+	}
+}
+
+// The page in a real browser: enter two images, press Start, watch the
+// match live, read the result, step back with the original hotkeys, and
+// find the match in the history after a reload.
+func TestBrowser(t *testing.T) {
+	cli := dockertest.Client(t)
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	slow := dockertest.TestBot(t, cli, "delay=40ms")
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("the browser test needs Debian's chromium (apt-get install chromium): %v", err)
+	}
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.WindowSize(1400, 1100),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-gpu", true))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+
+	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return v
+	}
+	must("open the page", chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS(`#bot-fields input[name="bot1"]`)))
+	defaults, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#bot-fields input")].map(i => i.value)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defaults) != 2 || defaults[0] != "arena/tanks-random" || defaults[1] != "arena/tanks-hunter" {
+		t.Errorf("the fields are pre-filled with %q, want the example bots", defaults)
+	}
+	must("start a match",
+		chromedp.SetValue(chromedp.CSS(`input[name="bot0"]`), slow),
+		chromedp.SetValue(chromedp.CSS(`input[name="bot1"]`), hunter),
+		chromedp.Click(chromedp.CSS("#start")),
+		chromedp.WaitVisible(chromedp.CSS("#viewer")))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`/^Turn [1-9][0-9]* \/ [0-9]+ · live$/.test(document.querySelector("#turn").textContent) && document.querySelector("#match-status").textContent === "running"`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the match was never shown live: %v", err)
+	}
+	t.Logf("while running: %s", text("#turn"))
+	must("wait for the result", chromedp.WaitVisible(chromedp.CSS("#result.visible")))
+	banner, turn := text("#result"), text("#turn")
+	if !strings.Contains(banner, "Winner") && !strings.Contains(banner, "Draw") {
+		t.Errorf("result banner: %q", banner)
+	}
+	last := turnOf(t, turn)
+	if last < 12 {
+		t.Fatalf("the turn counter reads %q", turn)
+	}
+	painted, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
+		const c = document.querySelector("#board");
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 0; i < d.length; i += 4) if (!(d[i] === 244 && d[i+1] === 241 && d[i+2] === 232)) n++;
+		return n;
+	})()`))
+	if err != nil || painted < 1000 {
+		t.Errorf("the canvas has %d painted pixels (%v)", painted, err)
+	}
+	must("press b", chromedp.KeyEvent("b"))
+	if got := turnOf(t, text("#turn")); got != last-1 {
+		t.Errorf("after b: turn %d, want %d", got, last-1)
+	}
+	must("press Shift+b", chromedp.KeyEvent("B"))
+	if got := turnOf(t, text("#turn")); got != last-11 {
+		t.Errorf("after Shift+b: turn %d, want %d", got, last-11)
+	}
+	must("press n", chromedp.KeyEvent("n"))
+	if got := turnOf(t, text("#turn")); got != last-10 {
+		t.Errorf("after n: turn %d, want %d", got, last-10)
+	}
+	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "web-e2e.png", shot)
+	} else {
+		t.Errorf("screenshot: %v", err)
+	}
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash.split("/").pop()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must("reload and find the match in the history",
+		chromedp.Navigate(s.url),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#history tbody tr[data-id=%q]`, id))))
+}
+
+var turnPattern = regexp.MustCompile(`Turn (\d+) / (\d+)`)
+
+func turnOf(t *testing.T, s string) int {
+	t.Helper()
+	m := turnPattern.FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no turn in %q", s)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// saveArtefact keeps a file for the humans reading a test run, in
+// build/test-artifacts/.
+func saveArtefact(t *testing.T, name string, data []byte) {
+	dir := filepath.Join(dockertest.Root(), "build", "test-artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Log(err)
+		return
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Log(err)
+		return
+	}
+	t.Logf("saved %s", path)
+}
