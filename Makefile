@@ -13,12 +13,11 @@ help:
 build:
 	go build -o bin/arena ./cmd/arena
 
-# Each Go example bot: a static binary, then the kit's Dockerfile around it.
+# The example bots, with the Go kit's own Dockerfile (as docker compose
+# builds them).
 bots:
 	@for b in $(GO_BOTS); do \
-		(cd botkits/go && CGO_ENABLED=0 go build -trimpath -o bot ./$$b) && \
-		docker build -q -t arena/$$b botkits/go >/dev/null && \
-		rm -f botkits/go/bot && echo "built arena/$$b" || exit 1; \
+		docker build -q -t arena/$$b --build-arg BOT=$$b botkits/go >/dev/null && echo "built arena/$$b" || exit 1; \
 	done
 
 test:

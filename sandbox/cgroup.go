@@ -41,8 +41,24 @@ type cgroupLocator struct {
 	mode     cgroups.CGMode
 }
 
-func hostCgroups() cgroupLocator {
-	return cgroupLocator{root: "/sys/fs/cgroup", procRoot: "/proc", mode: cgroups.Mode()}
+// hostCgroups finds cgroups under root, normally /sys/fs/cgroup; inside a
+// container that shares the host's pid namespace it is where the host's
+// cgroup filesystem is mounted.
+func hostCgroups(root string) cgroupLocator {
+	return cgroupLocator{root: root, procRoot: "/proc", mode: cgroupMode(root)}
+}
+
+// cgroupMode tells cgroup v2 (one unified hierarchy) from v1 by the file
+// system at root.
+func cgroupMode(root string) cgroups.CGMode {
+	var st unix.Statfs_t
+	if err := unix.Statfs(root, &st); err != nil {
+		return cgroups.Unavailable
+	}
+	if st.Type == unix.CGROUP2_SUPER_MAGIC {
+		return cgroups.Unified
+	}
+	return cgroups.Legacy
 }
 
 // forPID finds the cgroup of a process (a container's init). It never

@@ -53,6 +53,8 @@ type Docker struct {
 	cg     cgroupLocator
 	uids   atomic.Uint64
 	pull   bool
+
+	cgroupRoot string
 }
 
 // Option configures a Docker runner.
@@ -65,6 +67,10 @@ func WithLogger(l *zap.Logger) Option { return func(d *Docker) { d.log = l } }
 // By default Arena never pulls.
 func WithPullMissing() Option { return func(d *Docker) { d.pull = true } }
 
+// WithCgroupRoot sets where the host's cgroup filesystem is mounted
+// (default /sys/fs/cgroup), for Arena running in a container.
+func WithCgroupRoot(root string) Option { return func(d *Docker) { d.cgroupRoot = root } }
+
 // WithStderrCaps sets what is kept of each bot's stderr.
 func WithStderrCaps(c StderrCaps) Option { return func(d *Docker) { d.caps = c } }
 
@@ -74,10 +80,11 @@ func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, e
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("sandbox policy: %w", err)
 	}
-	d := &Docker{api: api, policy: p, owner: owner, log: zap.NewNop(), caps: DefaultStderrCaps, cg: hostCgroups()}
+	d := &Docker{api: api, policy: p, owner: owner, log: zap.NewNop(), caps: DefaultStderrCaps, cgroupRoot: "/sys/fs/cgroup"}
 	for _, o := range opts {
 		o(d)
 	}
+	d.cg = hostCgroups(d.cgroupRoot)
 	return d, nil
 }
 

@@ -105,7 +105,7 @@ func NewLocal(p Policy, log *zap.Logger) (*Local, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	l := &Local{policy: p, log: log, caps: DefaultStderrCaps, root: "/sys/fs/cgroup", mode: cgroups.Mode()}
+	l := &Local{policy: p, log: log, caps: DefaultStderrCaps, root: "/sys/fs/cgroup", mode: cgroupMode("/sys/fs/cgroup")}
 	probe, err := l.newCgroup(fmt.Sprintf("probe-%d", os.Getpid()))
 	if err != nil {
 		l.why = err.Error()

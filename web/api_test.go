@@ -360,7 +360,7 @@ func TestGamesAndHealth(t *testing.T) {
 	var games []gameInfo
 	json.NewDecoder(res.Body).Decode(&games)
 	res.Body.Close()
-	if len(games) != 1 || games[0].Name != "tanks" || len(games[0].Maps) != 3 || games[0].DefaultBots[0] != "arena/tanks-random" || games[0].Limits.AnswerTimeoutMS != 100 {
+	if len(games) != 1 || games[0].Name != "tanks" || len(games[0].Maps) != 3 || games[0].DefaultBots[0].Image != "arena/tanks-random" || games[0].Limits.AnswerTimeoutMS != 100 {
 		t.Errorf("games: %+v", games)
 	}
 	if status, m := ts.do(t, "GET", "/healthz", ""); status != 200 || m["status"] != "ok" {

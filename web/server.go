@@ -63,6 +63,9 @@ type Deps struct {
 	Concurrency int
 	// Ping checks the Docker engine for /healthz.
 	Ping func(ctx context.Context) error
+	// HasImage tells whether an image is present on the engine (for the
+	// default bots in /api/games); nil: not known.
+	HasImage func(ctx context.Context, ref string) bool
 	// Reap removes a match's containers (after a restart).
 	Reap func(ctx context.Context, matchID string) error
 	Log  *zap.Logger
@@ -235,8 +238,14 @@ func (s *Server) health(c echo.Context) error {
 type gameInfo struct {
 	Name        string           `json:"name"`
 	Maps        []engine.MapInfo `json:"maps"`
-	DefaultBots []string         `json:"default_bots"`
+	DefaultBots []botInfo        `json:"default_bots"`
 	Limits      limitsInfo       `json:"limits"`
+}
+
+// botInfo is a suggested bot image and whether it is present.
+type botInfo struct {
+	Image   string `json:"image"`
+	Present *bool  `json:"present,omitempty"`
 }
 
 type limitsInfo struct {
@@ -263,9 +272,14 @@ func (s *Server) listGames(c echo.Context) error {
 		if s.cfg.Limits.WarmUp > 0 {
 			lim.WarmUpMS = float64(s.cfg.Limits.WarmUp.Milliseconds())
 		}
-		bots := s.cfg.DefaultBots[g.Name()]
-		if bots == nil {
-			bots = []string{}
+		bots := []botInfo{}
+		for _, ref := range s.cfg.DefaultBots[g.Name()] {
+			b := botInfo{Image: ref}
+			if s.deps.HasImage != nil {
+				present := s.deps.HasImage(c.Request().Context(), ref)
+				b.Present = &present
+			}
+			bots = append(bots, b)
 		}
 		out = append(out, gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim})
 	}

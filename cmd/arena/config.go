@@ -40,6 +40,7 @@ type Config struct {
 	Runtime       string
 	AnswerTimeout time.Duration // 0: the game's default
 	WarmUp        time.Duration // 0: the game's default
+	CgroupRoot    string
 	LogLevel      zapcore.Level
 }
 
@@ -147,6 +148,10 @@ var settings = []setting{
 	{env: "ARENA_WARMUP", flag: "warmup", def: "", usage: "window from container start to the first answer (e.g. 20s); empty: the game's default", set: func(c *Config, v string) (err error) {
 		c.WarmUp, err = parseOptionalDuration(v)
 		return err
+	}},
+	{env: "ARENA_CGROUP_ROOT", flag: "cgroup-root", def: "/sys/fs/cgroup", usage: "where the host's cgroup filesystem is mounted (for CPU and memory figures)", set: func(c *Config, v string) error {
+		c.CgroupRoot = v
+		return nil
 	}},
 	{env: "ARENA_LOG_LEVEL", flag: "log-level", def: "warn", usage: "log level: debug, info, warn or error", set: func(c *Config, v string) error {
 		return c.LogLevel.Set(v)

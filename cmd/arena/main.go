@@ -54,6 +54,7 @@ Usage:
   arena run [flags] IMAGE IMAGE...    play one match and print the result
   arena replay verify FILE            re-run the engine on a replay's answers
   arena cleanup [--all]               remove containers left by Arena runs that died
+  arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
   arena help [COMMAND]                show help
 
 Run 'arena help run' or 'arena help serve' for flags and settings.
@@ -73,7 +74,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd != "run" && cmd != "cleanup" && cmd != "serve" {
+	if cmd != "run" && cmd != "cleanup" && cmd != "serve" && cmd != "healthcheck" {
 		reapQuietly(ctx, stderr)
 	}
 	var err error
@@ -82,6 +83,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, rest, stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, rest, stdout, stderr)
+	case "healthcheck":
+		err = cmdHealthcheck(ctx, rest, stdout)
 	case "replay":
 		err = cmdReplay(ctx, rest, stdout, stderr)
 	case "cleanup":

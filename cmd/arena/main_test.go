@@ -177,7 +177,7 @@ func TestHumanSummary(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"tanks on classic, seed 7", "winner:", "SEAT", "arena/tanks-random#2", "ok"} {
+	for _, want := range []string{"tanks on classic, seed 7", "winner:", "SEAT", bots[0] + "#2", "ok"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}

@@ -114,7 +114,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log))
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot))
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -73,7 +73,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	opts := []sandbox.Option{sandbox.WithLogger(log)}
+	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot)}
 	if cfg.Pull == "missing" {
 		opts = append(opts, sandbox.WithPullMissing())
 	}
@@ -105,6 +105,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Ping: func(ctx context.Context) error {
 			_, err := cli.Ping(ctx)
 			return err
+		},
+		HasImage: func(ctx context.Context, ref string) bool {
+			_, err := cli.ImageInspect(ctx, ref)
+			return err == nil
 		},
 		Reap: func(ctx context.Context, id string) error {
 			_, err := sandbox.Reap(ctx, cli, live, sandbox.ReapFilter{Match: id})

@@ -157,20 +157,17 @@ func ScratchDockerfile(args ...string) string {
 	return "FROM scratch\nCOPY bot /bot\nUSER 65534:65534\nENTRYPOINT [\"/bot\"]\nCMD " + string(cmd) + "\n"
 }
 
-// ExampleBots builds the Go kit's example bots under the names the README
-// gives them (arena/tanks-random, arena/tanks-hunter), as `make bots`
-// does, with the kit's own Dockerfile.
+// ExampleBots builds the Go kit's example bots as arena-test/tanks-random
+// and arena-test/tanks-hunter: the same programs as the kit's Dockerfile
+// builds (as arena/…), compiled here and put on an empty base image, so the
+// tests need no Go base image and leave the arena/… names alone.
 func ExampleBots(t testing.TB, cli *client.Client) []string {
 	t.Helper()
 	kit := filepath.Join(Root(), "botkits", "go")
-	dockerfile, err := os.ReadFile(filepath.Join(kit, "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tags []string
 	for _, name := range []string{"tanks-random", "tanks-hunter"} {
 		bin := GoBinary(t, kit, "./"+name)
-		tags = append(tags, Build(t, cli, "arena/"+name, string(dockerfile), map[string]string{"bot": "@" + bin}))
+		tags = append(tags, Build(t, cli, "arena-test/"+name, ScratchDockerfile(), map[string]string{"bot": "@" + bin}))
 	}
 	return tags
 }

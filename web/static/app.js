@@ -47,7 +47,7 @@ function fillBots() {
   const old = [...document.querySelectorAll("#bot-fields input")].map((i) => i.value);
   const fields = [];
   for (let i = 0; i < m.max_players; i++) {
-    const def = g.default_bots.length ? g.default_bots[i % g.default_bots.length] : "";
+    const def = g.default_bots.length ? g.default_bots[i % g.default_bots.length].image : "";
     const label = document.createElement("label");
     label.textContent = `Bot ${i + 1}` + (i >= m.min_players ? " (optional)" : "");
     const input = document.createElement("input");

@@ -1,0 +1,231 @@
+// Package compose tests the real docker-compose.yml and Dockerfiles on the
+// real engine: from no Arena images to a match in the browser's API, for
+// the platform's example bots and every starter kit.
+package compose
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+
+	"arena/internal/dockertest"
+	"arena/sandbox"
+)
+
+// run runs a command in the repository's root and fails the test on error.
+func run(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dockertest.Root()
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s %s (%.0fs)", name, strings.Join(args, " "), time.Since(start).Seconds())
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, tail(out.String(), 4000))
+	}
+	return out.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// composeCommand is docker-compose (v1) where installed, else docker
+// compose (v2).
+func composeCommand(t *testing.T) []string {
+	if _, err := exec.LookPath("docker-compose"); err == nil {
+		return []string{"docker-compose"}
+	}
+	if err := exec.Command("docker", "compose", "version").Run(); err == nil {
+		return []string{"docker", "compose"}
+	}
+	t.Fatal("neither docker-compose nor docker compose is installed")
+	return nil
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type api struct{ url string }
+
+func (a api) get(t *testing.T, path string, out any) int {
+	t.Helper()
+	res, err := http.Get(a.url + path)
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	json.NewDecoder(res.Body).Decode(out)
+	return res.StatusCode
+}
+
+// play starts a match through the API and waits for its end.
+func (a api) play(t *testing.T, bots ...string) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"game": "tanks", "bots": bots})
+	res, err := http.Post(a.url+"/api/matches", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.NewDecoder(res.Body).Decode(&m)
+	res.Body.Close()
+	if res.StatusCode != 201 {
+		t.Fatalf("start %v: %d %v", bots, res.StatusCode, m)
+	}
+	id := m["id"].(string)
+	for start := time.Now(); time.Since(start) < 2*time.Minute; time.Sleep(200 * time.Millisecond) {
+		a.get(t, "/api/matches/"+id, &m)
+		switch m["status"] {
+		case "finished":
+			return m
+		case "failed", "cancelled":
+			t.Fatalf("match %v: %v", bots, m)
+		}
+	}
+	t.Fatalf("match %v did not finish: %v", bots, m)
+	return nil
+}
+
+func checkResult(t *testing.T, m map[string]any) {
+	t.Helper()
+	res := m["result"].(map[string]any)
+	if len(res["winners"].([]any)) == 0 {
+		t.Errorf("no winner: %v", res)
+	}
+	for _, b := range res["bots"].([]any) {
+		b := b.(map[string]any)
+		if b["status"] != "ok" {
+			t.Errorf("%s is %s: %v", b["id"], b["status"], b["fault_detail"])
+		}
+		if b["cpu_ms"] == nil {
+			t.Errorf("%s: no CPU figures from the container: %v", b["id"], b["accounting"])
+		}
+	}
+}
+
+// arenaImages are the images docker compose builds.
+var arenaImages = []string{"arena/arena:latest", "arena/tanks-random:latest", "arena/tanks-hunter:latest"}
+
+func TestDockerCompose(t *testing.T) {
+	cli := dockertest.Client(t)
+	ctx := context.Background()
+	run(t, nil, "bash", "compose/standins.sh")
+
+	// From an engine with no Arena images.
+	for _, ref := range arenaImages {
+		cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true})
+	}
+	project := fmt.Sprintf("arenatest%d", os.Getpid())
+	port := freePort(t)
+	env := []string{"ARENA_PORT=" + fmt.Sprint(port), "COMPOSE_PROJECT_NAME=" + project, "DOCKER_BUILDKIT=0", "COMPOSE_DOCKER_CLI_BUILD=0"}
+	compose := composeCommand(t)
+	composeArgs := func(args ...string) []string { return append(compose[1:], args...) }
+	downed := false
+	t.Cleanup(func() {
+		if !downed {
+			exec.Command(compose[0], composeArgs("-p", project, "down", "-v")...).Run()
+		}
+	})
+	run(t, env, compose[0], composeArgs("up", "-d", "--build")...)
+
+	a := api{url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	var health map[string]string
+	for start := time.Now(); a.get(t, "/healthz", &health) != 200; time.Sleep(500 * time.Millisecond) {
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("/healthz never answered ok: %v\n%s", health, run(t, env, compose[0], composeArgs("logs", "--tail", "50")...))
+		}
+	}
+
+	// The example bots exist right after up.
+	var games []struct {
+		Name        string
+		DefaultBots []struct {
+			Image   string
+			Present *bool
+		} `json:"default_bots"`
+	}
+	a.get(t, "/api/games", &games)
+	if len(games) == 0 || len(games[0].DefaultBots) != 2 {
+		t.Fatalf("games: %+v", games)
+	}
+	var defaults []string
+	for _, b := range games[0].DefaultBots {
+		if b.Present == nil || !*b.Present {
+			t.Errorf("example bot %s is not present after up", b.Image)
+		}
+		defaults = append(defaults, b.Image)
+	}
+	checkResult(t, a.play(t, defaults...))
+
+	// Each starter kit builds with its own Dockerfile and plays.
+	kits, _ := filepath.Glob(filepath.Join(dockertest.Root(), "botkits", "*", "Dockerfile"))
+	if len(kits) < 4 {
+		t.Errorf("%d starter kits, want Go, Python, C++ and JavaScript", len(kits))
+	}
+	for _, dockerfile := range kits {
+		kit := filepath.Base(filepath.Dir(dockerfile))
+		tag := project + "/kit-" + kit
+		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", tag, filepath.Dir(dockerfile))
+		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
+		m := a.play(t, tag, defaults[0])
+		checkResult(t, m)
+		t.Logf("kit %s: %v", kit, m["result"].(map[string]any)["winners"])
+	}
+
+	// down -v leaves no Arena containers, networks or volumes.
+	run(t, env, compose[0], composeArgs("down", "-v")...)
+	downed = true
+	// (Other tests' bots may be running: those belong to this host's
+	// processes, not to the server in the container.)
+	host, _ := os.Hostname()
+	for _, c := range dockertest.ArenaContainers(t, cli, "") {
+		if o, err := sandbox.ParseOwner(c.Labels[sandbox.LabelOwner]); err != nil || o.Host != host {
+			t.Errorf("bot container left behind by the server: %v", c.Names)
+		}
+	}
+	assertGone(t, cli, project)
+}
+
+func assertGone(t *testing.T, cli *client.Client, project string) {
+	t.Helper()
+	ctx := context.Background()
+	label := filters.NewArgs(filters.Arg("label", "com.docker.compose.project="+project))
+	if list, _ := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: label}); len(list) > 0 {
+		t.Errorf("%d containers of the project remain", len(list))
+	}
+	if nets, _ := cli.NetworkList(ctx, network.ListOptions{Filters: label}); len(nets) > 0 {
+		t.Errorf("networks remain: %v", nets[0].Name)
+	}
+	if vols, _ := cli.VolumeList(ctx, volume.ListOptions{Filters: label}); len(vols.Volumes) > 0 {
+		t.Errorf("volumes remain: %v", vols.Volumes[0].Name)
+	}
+}
