@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -138,29 +139,39 @@ type BotResult struct {
 
 // WriteReplay saves a replay atomically: a reader never sees half a file.
 func WriteReplay(path string, r *Replay) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".replay-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write replay: %w", err)
-	}
-	enc := json.NewEncoder(tmp)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {
-		tmp.Close()
 		return fmt.Errorf("write replay %s: %w", path, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write replay %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("write replay: %w", err)
 	}
 	return nil
+}
+
+// WriteFileAtomic writes data through a temporary file in the same folder
+// and a rename, so a reader never sees half a file, and a failure leaves
+// no half-written file behind.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".arena-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename this is a no-op
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // ReadReplay loads a replay file.

@@ -180,9 +180,16 @@ type Spec struct {
 	MaxMessageBytes int
 }
 
+// startTimeout bounds the engine calls that start a container.
+const startTimeout = 2 * time.Minute
+
 // Start creates, attaches and starts a bot's container. On error nothing
-// is left behind.
-func (d *Docker) Start(ctx context.Context, s Spec) (_ *Container, err error) {
+// is left behind. The engine calls are not cut short by ctx: a create
+// abandoned half-way could leave a container nobody knows of; instead a
+// cancelled ctx is honoured once they returned.
+func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), startTimeout)
+	defer cancel()
 	user := ""
 	if runsAsRoot(s.Image.User) {
 		uid := d.policy.FallbackUID + int(d.uids.Add(1)%uint64(d.policy.UIDRange))
@@ -239,6 +246,9 @@ func (d *Docker) Start(ctx context.Context, s Spec) (_ *Container, err error) {
 	go c.pump(hijack.Reader, fr)
 
 	c.acct = d.accounting(ctx, c.id)
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -18,6 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"arena/engine"
+	"arena/engine/pacman"
+	"arena/engine/snake"
 	"arena/engine/tanks"
 	"arena/sandbox"
 )
@@ -45,13 +47,14 @@ func usageErr(format string, a ...any) error {
 func platformErr(err error) error { return &exitError{exitPlatform, err} }
 
 // games is every game Arena ships.
-func games() []engine.Game { return []engine.Game{tanks.New()} }
+func games() []engine.Game { return []engine.Game{tanks.New(), snake.New(), pacman.New()} }
 
 const mainUsage = `arena plays matches between bots packaged as Docker images.
 
 Usage:
   arena serve [flags]                 serve the web page and the API (default http://127.0.0.1:5006)
   arena run [flags] IMAGE IMAGE...    play one match and print the result
+  arena bench [flags] --bots IMAGES   play a tournament in parallel, with a live ranking and a CSV
   arena replay verify FILE            re-run the engine on a replay's answers
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
@@ -74,7 +77,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd != "run" && cmd != "cleanup" && cmd != "serve" && cmd != "healthcheck" {
+	if cmd != "run" && cmd != "bench" && cmd != "cleanup" && cmd != "serve" && cmd != "healthcheck" {
 		reapQuietly(ctx, stderr)
 	}
 	var err error
@@ -83,6 +86,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, rest, stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, rest, stdout, stderr)
+	case "bench":
+		err = cmdBench(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		err = cmdHealthcheck(ctx, rest, stdout)
 	case "replay":
@@ -92,7 +97,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, run, replay, cleanup, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, run, bench, replay, cleanup, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -121,13 +126,16 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "serve":
 		fs, _ := serveFlags(stdout)
 		fs.Usage()
+	case "bench":
+		fs, _, _ := benchFlags(stdout)
+		fs.Usage()
 	case "replay":
 		fmt.Fprint(stdout, replayUsage)
 	case "cleanup":
 		fs, _ := cleanupFlags(stdout)
 		fs.Usage()
 	default:
-		return usageErr("no help for %q (commands: serve, run, replay, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, run, bench, replay, cleanup)", args[0])
 	}
 	return nil
 }

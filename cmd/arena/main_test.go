@@ -50,7 +50,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"bad seed", []string{"run", "--seed", "-1", "a", "b"}, "--seed"},
 		{"bad flag", []string{"run", "--colour", "a", "b"}, "flag provided but not defined: -colour"},
 		{"bad setting", []string{"run", "--memory", "lots", "a", "b"}, "--memory / ARENA_MEMORY"},
-		{"bad settings JSON", []string{"run", "--settings", "{", "a", "b"}, "--settings is not JSON"},
+		{"bad settings JSON", []string{"run", "--settings", "{", "a", "b"}, "--settings is not a JSON object"},
 		{"unknown command", []string{"fight"}, `unknown command "fight"`},
 	}
 	for _, tt := range tests {

@@ -2,19 +2,29 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
+	"arena/engine/pacman"
 	"arena/orchestrator"
 )
 
-const replayUsage = `Usage: arena replay verify FILE
+const replayUsage = `Usage:
+  arena replay verify FILE
+  arena replay export --format saiblo [-o OUT] FILE
 
-Re-runs the game's engine on the answers recorded in a replay and checks
-that it reproduces every frame and the result. Prints the first frame that
-differs, if any. Exit status: 0 when the replay verifies, 1 when it does
-not, 2 for bad usage.
+verify re-runs the game's engine on the answers recorded in a replay and
+checks that it reproduces every frame and the result. It prints the first
+frame that differs, if any. Exit status: 0 when the replay verifies, 1 when
+it does not, 2 for bad usage.
+
+export writes a replay in another format: saiblo is the original Pac-Man
+game's JSON-lines replay (an init line per level, one line per round, the
+final state with its StopReason), for Pac-Man matches. It writes to OUT,
+or to standard output.
 `
 
 func cmdReplay(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,8 +35,11 @@ func cmdReplay(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return nil
 	}
+	if args[0] == "export" {
+		return cmdReplayExport(args[1:], stdout, stderr)
+	}
 	if args[0] != "verify" {
-		return usageErr("unknown replay subcommand %q (subcommands: verify)", args[0])
+		return usageErr("unknown replay subcommand %q (subcommands: verify, export)", args[0])
 	}
 	if len(args) != 2 {
 		return usageErr("usage: arena replay verify FILE")
@@ -43,5 +56,49 @@ func cmdReplay(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return usageErr("%s: %v", args[1], err)
 	}
 	fmt.Fprintf(stdout, "%s: ok, %d frames reproduced (%s on %s, seed %d)\n", args[1], len(rep.Frames), rep.Game, rep.Map, rep.Seed)
+	return nil
+}
+
+func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("arena replay export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "", "the output format: saiblo (Pac-Man only)")
+	out := fs.String("o", "", "write to this file (default: standard output)")
+	fs.Usage = func() { fmt.Fprint(stderr, replayUsage) }
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v", err)
+	}
+	if len(pos) != 1 {
+		return usageErr("usage: arena replay export --format saiblo [-o OUT] FILE")
+	}
+	if *format != "saiblo" {
+		return usageErr("--format %q: the only export format is saiblo", *format)
+	}
+	rep, err := orchestrator.ReadReplay(pos[0])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if rep.Game != "pacman" {
+		return usageErr("%s is a %s replay; the saiblo format is for pacman", pos[0], rep.Game)
+	}
+	frames := make([]json.RawMessage, len(rep.Frames))
+	for i, f := range rep.Frames {
+		frames[i] = f.State
+	}
+	data, err := pacman.SaibloReplay(frames)
+	if err != nil {
+		return platformErr(fmt.Errorf("export %s: %w", pos[0], err))
+	}
+	if *out == "" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	if err := orchestrator.WriteFileAtomic(*out, data); err != nil {
+		return platformErr(err)
+	}
 	return nil
 }

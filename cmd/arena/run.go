@@ -24,6 +24,7 @@ import (
 type runOptions struct {
 	game, mapName, seed, replay, settings string
 	json                                  bool
+	maxRounds                             int
 }
 
 func runFlags(out io.Writer) (*flag.FlagSet, *runOptions, map[string]*string) {
@@ -36,6 +37,7 @@ func runFlags(out io.Writer) (*flag.FlagSet, *runOptions, map[string]*string) {
 	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	fs.StringVar(&o.replay, "replay", "", "write the replay to this file")
 	fs.StringVar(&o.settings, "settings", "", `game settings as JSON, e.g. '{"zone_radius":20}'`)
+	fs.IntVar(&o.maxRounds, "max-rounds", 0, "lower the game's round limit (games with a max_rounds setting, e.g. snake)")
 	vals := register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(out, `Usage: arena run [flags] IMAGE IMAGE...
@@ -176,14 +178,32 @@ func buildRequest(o *runOptions, images []string) (orchestrator.Request, error) 
 	if err != nil {
 		return orchestrator.Request{}, usageErr("--seed: %v", err)
 	}
-	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: images}
-	if o.settings != "" {
-		if !json.Valid([]byte(o.settings)) {
-			return orchestrator.Request{}, usageErr("--settings is not JSON: %s", o.settings)
-		}
-		req.Settings = json.RawMessage(o.settings)
+	settings, err := gameSettings(o.settings, o.maxRounds)
+	if err != nil {
+		return orchestrator.Request{}, usageErr("%v", err)
 	}
-	return req, nil
+	return orchestrator.Request{Game: game, Map: m, Seed: seed, Images: images, Settings: settings}, nil
+}
+
+// gameSettings joins --settings and --max-rounds into the game's settings
+// JSON (nil when neither is given).
+func gameSettings(settings string, maxRounds int) (json.RawMessage, error) {
+	if settings == "" && maxRounds == 0 {
+		return nil, nil
+	}
+	fields := map[string]json.RawMessage{}
+	if settings != "" {
+		if err := json.Unmarshal([]byte(settings), &fields); err != nil {
+			return nil, fmt.Errorf("--settings is not a JSON object: %s", settings)
+		}
+	}
+	if maxRounds < 0 {
+		return nil, fmt.Errorf("--max-rounds %d is negative", maxRounds)
+	}
+	if maxRounds > 0 {
+		fields["max_rounds"] = json.RawMessage(strconv.Itoa(maxRounds))
+	}
+	return json.Marshal(fields)
 }
 
 // resolveMap takes a shipped map's name or a map file's path. Shipped

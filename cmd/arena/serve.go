@@ -20,7 +20,9 @@ import (
 
 // defaultBots are the page's suggestions: the example bots.
 var defaultBots = map[string][]string{
-	"tanks": {"arena/tanks-random", "arena/tanks-hunter"},
+	"tanks":  {"arena/tanks-random", "arena/tanks-hunter"},
+	"snake":  {"arena/snake-greedy", "arena/snake-random"},
+	"pacman": {"arena/pacman-runner", "arena/pacman-ghosts"},
 }
 
 func serveFlags(out io.Writer) (*flag.FlagSet, map[string]*string) {

@@ -1,0 +1,418 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"golang.org/x/term"
+
+	"arena/engine"
+	"arena/orchestrator"
+	"arena/sandbox"
+)
+
+type benchOptions struct {
+	game, bots, opponents, maps, seed, out, settings string
+	repeats, jobs, maxRounds                         int
+}
+
+func benchFlags(out io.Writer) (*flag.FlagSet, *benchOptions, map[string]*string) {
+	fs := flag.NewFlagSet("arena bench", flag.ContinueOnError)
+	fs.SetOutput(out)
+	o := &benchOptions{}
+	fs.StringVar(&o.game, "game", "tanks", "the game to play")
+	fs.StringVar(&o.bots, "bots", "", "comma-separated bots: image names, or patterns matched against local images (team_a/*)")
+	fs.StringVar(&o.opponents, "opponents", "", "comma-separated opponents (names or patterns); without it the bots play each other")
+	fs.StringVar(&o.maps, "maps", "", "comma-separated map names or globs (open*), or map files (default: the game's first map)")
+	fs.IntVar(&o.repeats, "repeats", 2, "matches per pairing and map; seats swap every other time")
+	fs.IntVar(&o.jobs, "jobs", max(1, runtime.NumCPU()/2), "matches played at once")
+	fs.StringVar(&o.seed, "seed", "", "the tournament seed; each match's seed derives from it (default: random)")
+	fs.StringVar(&o.out, "out", "", "write one CSV row per finished match to this file")
+	fs.StringVar(&o.settings, "settings", "", "game settings as JSON")
+	fs.IntVar(&o.maxRounds, "max-rounds", 0, "lower the game's round limit (games with a max_rounds setting)")
+	vals := register(fs, false)
+	fs.Usage = func() {
+		fmt.Fprintf(out, `Usage: arena bench [flags] --bots IMAGES [--opponents IMAGES]
+
+Plays a tournament of two-player matches in parallel: every pairing of the
+bots (or every bot against every opponent), on every map, --repeats times,
+each match with a seed derived from --seed so the whole tournament can be
+replayed. While it runs it shows a table refreshed in place (played, wins,
+draws, losses, win rate with its 95%% interval, rank); when stdout is not a
+terminal it prints a line per match. At the end: the ranking and, per bot,
+how its matches ended (death reasons and fault statuses). Ctrl-C stops it
+cleanly: finished matches stay in the CSV and every container is removed.
+
+Games and maps:
+%s
+Flags (settings also read their ARENA_* environment variable):
+`, gameList())
+		fs.PrintDefaults()
+	}
+	return fs, o, vals
+}
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, o, vals := benchFlags(stderr)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena help bench)", err)
+	}
+	if len(pos) > 0 {
+		return usageErr("bench takes its bots with --bots, got %q", pos)
+	}
+	cfg, err := load(vals)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	game, err := engine.Find(games(), o.game)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	maps, err := resolveMaps(game, o.maps)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	settings, err := gameSettings(o.settings, o.maxRounds)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	seed, err := parseSeed(o.seed)
+	if err != nil {
+		return usageErr("--seed: %v", err)
+	}
+	if o.bots == "" {
+		return usageErr("no bots given (--bots 'team_a/*' or --bots img1,img2)")
+	}
+	if o.repeats < 1 || o.jobs < 1 {
+		return usageErr("--repeats and --jobs must be at least 1")
+	}
+
+	log := newLogger(cfg.LogLevel, stderr)
+	defer log.Sync()
+	cli, owner, err := docker(ctx, log, stderr)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	bots, err := expandBots(ctx, cli, o.bots)
+	if err != nil {
+		return err
+	}
+	opponents, err := expandBots(ctx, cli, o.opponents)
+	if err != nil {
+		return err
+	}
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot))
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var local *sandbox.Local
+	if slices.ContainsFunc(append(slices.Clone(bots), opponents...), sandbox.IsLocalRef) {
+		if local, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	plan := orchestrator.BenchPlan{
+		Game: game, Maps: maps, Bots: bots, Opponents: opponents, Repeats: o.repeats, Seed: seed,
+		Settings: settings, Limits: orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
+	}
+	total := len(plan.Matches())
+
+	var csvOut *benchCSV
+	if o.out != "" {
+		if csvOut, err = newBenchCSV(o.out); err != nil {
+			return usageErr("--out: %v", err)
+		}
+		defer csvOut.close()
+	}
+	everyone := append(slices.Clone(bots), opponents...)
+	table := orchestrator.NewTable(slices.Compact(slices.Sorted(slices.Values(everyone)))...)
+	view := newBenchView(stdout, total, seed, game.Name())
+	view.start(table)
+	done, failed := 0, 0
+	started := time.Now()
+	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
+	err = orch.RunBench(ctx, plan, o.jobs, func(out orchestrator.BenchOutcome) {
+		done++
+		if out.Err != nil {
+			failed++
+		} else {
+			table.Add(out.Match, out.Result)
+		}
+		if csvOut != nil {
+			csvOut.write(game.Name(), out)
+		}
+		view.update(table, done, out)
+	})
+	view.stop(table, done)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		var ie *orchestrator.InputError
+		if errors.As(err, &ie) {
+			return usageErr("%v", err)
+		}
+		return platformErr(err)
+	}
+	printRanking(stdout, table, done, total, time.Since(started))
+	if csvOut != nil {
+		fmt.Fprintf(stdout, "\n%d match(es) written to %s\n", done, o.out)
+	}
+	if ctx.Err() != nil {
+		return platformErr(fmt.Errorf("interrupted after %d of %d matches; the running matches' containers were removed", done, total))
+	}
+	if failed > 0 {
+		return platformErr(fmt.Errorf("%d of %d matches could not be played (see the error column)", failed, total))
+	}
+	return nil
+}
+
+// resolveMaps takes names, globs over the shipped maps, or files.
+func resolveMaps(g engine.Game, spec string) ([]engine.Map, error) {
+	if spec == "" {
+		m, err := resolveMap(g, "")
+		return []engine.Map{m}, err
+	}
+	var out []engine.Map
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if strings.ContainsAny(item, "*?[") && !strings.ContainsAny(item, "./\\") {
+			matched := false
+			for _, info := range g.Maps() {
+				if ok, _ := path.Match(item, info.Name); ok {
+					m, err := g.Map(info.Name)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, m)
+					matched = true
+				}
+			}
+			if !matched {
+				return nil, fmt.Errorf("no %s map matches %q", g.Name(), item)
+			}
+			continue
+		}
+		m, err := resolveMap(g, item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// expandBots turns names and patterns into image names. A pattern (with
+// * ? or [) matches local images by repository (or repository:tag when
+// the pattern has a tag); it must match at least one.
+func expandBots(ctx context.Context, cli *client.Client, spec string) ([]string, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, nil
+	}
+	var images []image.Summary
+	var out []string
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if sandbox.IsLocalRef(item) || !strings.ContainsAny(item, "*?[") {
+			out = append(out, item)
+			continue
+		}
+		if images == nil {
+			var err error
+			if images, err = cli.ImageList(ctx, image.ListOptions{}); err != nil {
+				return nil, platformErr(fmt.Errorf("list images: %w", err))
+			}
+		}
+		var matched []string
+		for _, img := range images {
+			for _, tag := range img.RepoTags {
+				repo, t, _ := strings.Cut(tag, ":")
+				if repo == "<none>" {
+					continue
+				}
+				target := repo
+				if strings.Contains(item, ":") {
+					target = tag
+				}
+				if ok, _ := path.Match(item, target); ok {
+					name := tag
+					if t == "latest" {
+						name = repo
+					}
+					matched = append(matched, name)
+				}
+			}
+		}
+		if len(matched) == 0 {
+			return nil, usageErr("no local image matches %q", item)
+		}
+		slices.Sort(matched)
+		out = append(out, matched...)
+	}
+	return slices.Compact(out), nil
+}
+
+// benchCSV writes one row per match as it ends, so an interrupted
+// tournament keeps what it played.
+type benchCSV struct {
+	f *os.File
+	w *csv.Writer
+}
+
+var benchColumns = []string{"index", "game", "map", "seed", "p0", "p1", "winner", "rounds", "p0_score", "p1_score",
+	"p0_death", "p1_death", "p0_death_round", "p1_death_round", "p0_status", "p1_status", "match_id", "duration_ms", "error"}
+
+func newBenchCSV(path string) (*benchCSV, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &benchCSV{f: f, w: csv.NewWriter(f)}
+	c.w.Write(benchColumns)
+	c.w.Flush()
+	return c, c.w.Error()
+}
+
+func (c *benchCSV) write(game string, out orchestrator.BenchOutcome) {
+	m := out.Match
+	row := []string{strconv.Itoa(m.Index), game, m.Map.Info().Name, strconv.FormatUint(m.Seed, 10), m.Images[0], m.Images[1]}
+	if out.Result == nil {
+		row = append(row, "", "", "", "", "", "", "", "", "", "", "", "", out.Err.Error())
+	} else {
+		r := out.Result
+		winner := "draw"
+		if len(r.Winners) > 0 {
+			winner = strings.Join(r.Winners, " ")
+		}
+		b0, b1 := r.Bots[0], r.Bots[1]
+		round := func(b orchestrator.BotResult) string {
+			if b.DeathReason == "" {
+				return ""
+			}
+			return strconv.Itoa(b.DeathTurn)
+		}
+		row = append(row, winner, strconv.Itoa(r.Turns), strconv.Itoa(b0.Score), strconv.Itoa(b1.Score),
+			b0.DeathReason, b1.DeathReason, round(b0), round(b1), string(b0.Status), string(b1.Status),
+			r.MatchID, strconv.FormatFloat(r.DurationMS, 'f', 0, 64), "")
+	}
+	c.w.Write(row)
+	c.w.Flush()
+}
+
+func (c *benchCSV) close() {
+	c.w.Flush()
+	c.f.Close()
+}
+
+// benchView shows progress: a table redrawn in place on a terminal, a
+// line per match otherwise.
+type benchView struct {
+	w      io.Writer
+	tty    bool
+	total  int
+	header string
+	lines  int
+	mu     sync.Mutex
+	last   time.Time
+}
+
+func newBenchView(w io.Writer, total int, seed uint64, game string) *benchView {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &benchView{w: w, tty: tty, total: total, header: fmt.Sprintf("%s tournament, seed %d: %d matches", game, seed, total)}
+}
+
+func (v *benchView) start(t *orchestrator.Table) {
+	if v.tty {
+		v.draw(t, 0)
+	} else {
+		fmt.Fprintln(v.w, v.header)
+	}
+}
+
+func (v *benchView) update(t *orchestrator.Table, done int, out orchestrator.BenchOutcome) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.tty {
+		m := out.Match
+		what := "error: " + fmt.Sprint(out.Err)
+		if out.Result != nil {
+			what = "draw"
+			if len(out.Result.Winners) > 0 {
+				what = "winner " + strings.Join(out.Result.Winners, ", ")
+			}
+			what += fmt.Sprintf(" after %d turns", out.Result.Turns)
+		}
+		fmt.Fprintf(v.w, "[%d/%d] %s seed %d: %s vs %s: %s\n", done, v.total, m.Map.Info().Name, m.Seed, m.Images[0], m.Images[1], what)
+		return
+	}
+	// Redraw at most ten times a second.
+	if time.Since(v.last) < 100*time.Millisecond && done < v.total {
+		return
+	}
+	v.draw(t, done)
+}
+
+func (v *benchView) draw(t *orchestrator.Table, done int) {
+	var b strings.Builder
+	if v.lines > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", v.lines)
+	}
+	text := standingsText(t, fmt.Sprintf("%s - %d/%d done", v.header, done, v.total))
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		b.WriteString(line + "\x1b[K\n")
+	}
+	v.lines = strings.Count(text, "\n")
+	io.WriteString(v.w, b.String())
+	v.last = time.Now()
+}
+
+// stop leaves the table as it ends.
+func (v *benchView) stop(t *orchestrator.Table, done int) {
+	if v.tty {
+		v.draw(t, done)
+	}
+}
+
+func standingsText(t *orchestrator.Table, title string) string {
+	var b strings.Builder
+	fmt.Fprintln(&b, title)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tBOT\tPLAYED\tWON\tDRAWN\tLOST\tWIN RATE\t95% INTERVAL")
+	for i, s := range t.Ranking() {
+		lo, hi := s.Interval()
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%5.1f%%\t%5.1f%% - %5.1f%%\n", i+1, s.Bot, s.Played, s.Won, s.Drew, s.Lost, 100*s.Rate(), 100*lo, 100*hi)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func printRanking(w io.Writer, t *orchestrator.Table, done, total int, took time.Duration) {
+	fmt.Fprintf(w, "\n%s", standingsText(t, fmt.Sprintf("Final ranking (%d of %d matches, %.1fs):", done, total, took.Seconds())))
+	fmt.Fprintln(w, "\nHow each bot's matches ended (death reasons, fault statuses):")
+	for _, s := range t.Ranking() {
+		fmt.Fprintf(w, "  %s: %s\n", s.Bot, s.ReasonSummary())
+	}
+}

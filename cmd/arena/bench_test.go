@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"arena/internal/dockertest"
+)
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestBench(t *testing.T) {
+	cli := dockertest.Client(t)
+	dockertest.ExampleBots(t, cli)
+	idle := dockertest.TestBot(t, cli, "ok")
+	out := filepath.Join(t.TempDir(), "results.csv")
+	// The pattern finds both example bots; the third is named.
+	code, stdout, stderr := arena(t, "bench", "--game", "tanks", "--bots", "arena-test/tanks-*,"+idle, "--maps", "classic,triad", "--repeats", "2", "--jobs", "2", "--seed", "5", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rows := readCSV(t, out)
+	// 3 pairs × 2 maps × 2 repeats.
+	if len(rows) != 13 || strings.Join(rows[0], ",") != strings.Join(benchColumns, ",") {
+		t.Fatalf("%d rows, header %v", len(rows), rows[0])
+	}
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	for _, r := range rows[1:] {
+		if r[col["error"]] != "" || r[col["winner"]] == "" || r[col["p0_status"]] != "ok" {
+			t.Errorf("row %v", r)
+		}
+		if r[col["p0_death"]] != "" && r[col["p0_death_round"]] == "" {
+			t.Errorf("a death without its round: %v", r)
+		}
+	}
+	for _, want := range []string{"Final ranking (12 of 12 matches", "arena-test/tanks-hunter", "95% INTERVAL", "How each bot's matches ended", "[12/12]"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The same tournament seed plays the same matches (the same seeds,
+	// maps and seats; the random bot's moves differ, so the outcomes may).
+	out2 := filepath.Join(t.TempDir(), "again.csv")
+	arena(t, "bench", "--game", "tanks", "--bots", "arena-test/tanks-*,"+idle, "--maps", "classic,triad", "--repeats", "2", "--jobs", "1", "--seed", "5", "--out", out2)
+	again := readCSV(t, out2)
+	seeds := func(rows [][]string) map[string]string {
+		m := map[string]string{}
+		for _, r := range rows[1:] {
+			m[r[0]] = strings.Join([]string{r[col["seed"]], r[col["map"]], r[col["p0"]], r[col["p1"]]}, " ")
+		}
+		return m
+	}
+	a, b := seeds(rows), seeds(again)
+	for k, v := range a {
+		if b[k] != v {
+			t.Errorf("match %s: %s then %s", k, v, b[k])
+		}
+	}
+
+	code, _, stderr = arena(t, "bench", "--bots", "arena-test/nothing-*")
+	if code != exitUsage || !strings.Contains(stderr, `no local image matches "arena-test/nothing-*"`) {
+		t.Errorf("no match: %d %s", code, stderr)
+	}
+}
+
+// Ctrl-C: the CSV keeps the finished matches and no container remains.
+func TestBenchInterrupted(t *testing.T) {
+	cli := dockertest.Client(t)
+	slow := dockertest.TestBot(t, cli, "delay=20ms")
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	bin := arenaBinary(t)
+	out := filepath.Join(t.TempDir(), "results.csv")
+	cmd := exec.Command(bin, "bench", "--bots", slow+","+hunter, "--repeats", "40", "--jobs", "2", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); strings.Count(stdout.String(), "\n") < 4; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no progress: %s %s", stdout.String(), stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitPlatform || !strings.Contains(stderr.String(), "interrupted after") {
+		t.Errorf("exit %v: %s", err, stderr.String())
+	}
+	rows := readCSV(t, out)
+	if len(rows) < 3 || len(rows) > 40 {
+		t.Errorf("%d rows kept", len(rows))
+	}
+	if left := containersOf(t, cli, cmd.Process.Pid); len(left) != 0 {
+		t.Errorf("%d containers remain", len(left))
+	}
+}
