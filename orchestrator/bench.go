@@ -151,7 +151,7 @@ func (o *Orchestrator) RunBench(ctx context.Context, plan BenchPlan, jobs int, r
 
 // Standing is one bot's record in a tournament.
 type Standing struct {
-	Bot                   string
+	Bot                     string
 	Played, Won, Drew, Lost int
 	// Reasons counts how the bot's matches ended for it: death reasons
 	// and fault statuses ("alive" when it was still in at the end).
