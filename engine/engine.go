@@ -177,6 +177,13 @@ type SeatResult struct {
 	DeathTurn   int    `json:"death_turn,omitempty"`
 }
 
+// TextRenderer is implemented by games that can draw a frame as text, for
+// the terminal viewer. frames are a match's frames so far and i the one to
+// draw; players are the bots' ids by seat.
+type TextRenderer interface {
+	RenderText(frames []json.RawMessage, i int, players []string) string
+}
+
 // ErrUnknownMap is returned (wrapped) for a map name a game does not ship.
 var ErrUnknownMap = errors.New("unknown map")
 

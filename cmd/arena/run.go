@@ -15,6 +15,7 @@ import (
 
 	"github.com/docker/docker/client"
 	"github.com/docker/go-units"
+	"golang.org/x/term"
 
 	"arena/engine"
 	"arena/orchestrator"
@@ -23,8 +24,8 @@ import (
 
 type runOptions struct {
 	game, mapName, seed, replay, settings string
-	json                                  bool
-	maxRounds                             int
+	json, view                            bool
+	maxRounds, viewFPS                    int
 }
 
 func runFlags(out io.Writer) (*flag.FlagSet, *runOptions, map[string]*string) {
@@ -37,6 +38,8 @@ func runFlags(out io.Writer) (*flag.FlagSet, *runOptions, map[string]*string) {
 	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	fs.StringVar(&o.replay, "replay", "", "write the replay to this file")
 	fs.StringVar(&o.settings, "settings", "", `game settings as JSON, e.g. '{"zone_radius":20}'`)
+	fs.BoolVar(&o.view, "view", false, "draw the match live in the terminal (space: pause/resume, right arrow: step, Esc: quit)")
+	fs.IntVar(&o.viewFPS, "view-fps", 10, "turns per second shown by --view")
 	fs.IntVar(&o.maxRounds, "max-rounds", 0, "lower the game's round limit (games with a max_rounds setting, e.g. snake)")
 	vals := register(fs, false)
 	fs.Usage = func() {
@@ -96,6 +99,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if o.view {
+		if err := checkViewable(req.Game, stdout); err != nil {
+			return err
+		}
+	}
 	if o.replay != "" {
 		// Fail before the match, not after it, if the replay cannot be saved.
 		if err := checkWritableDir(o.replay); err != nil {
@@ -127,7 +135,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
-	rep, err := orch.Play(ctx, req)
+	var rep *orchestrator.Replay
+	if o.view {
+		rep, err = playWithView(ctx, orch, req, o.viewFPS, stdout)
+	} else {
+		rep, err = orch.Play(ctx, req)
+	}
 	if err != nil {
 		var ie *orchestrator.InputError
 		var nf *sandbox.ImageNotFoundError
@@ -304,4 +317,56 @@ func checkRuntime(ctx context.Context, cli *client.Client, runtime string) error
 	}
 	slices.Sort(names)
 	return usageErr("--runtime / ARENA_RUNTIME: the engine has no runtime %q (it has: %s)", runtime, strings.Join(names, ", "))
+}
+
+// checkViewable tells whether --view can work: the game draws text and
+// both ends are a terminal.
+func checkViewable(g engine.Game, stdout io.Writer) error {
+	if _, ok := g.(engine.TextRenderer); !ok {
+		return usageErr("--view: %s has no terminal viewer", g.Name())
+	}
+	f, ok := stdout.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || !term.IsTerminal(int(os.Stdin.Fd())) {
+		return usageErr("--view needs a terminal (stdin and stdout)")
+	}
+	return nil
+}
+
+// playWithView plays the match while the terminal shows it; Esc stops the
+// match (its containers are removed).
+func playWithView(ctx context.Context, orch *orchestrator.Orchestrator, req orchestrator.Request, fps int, stdout io.Writer) (*orchestrator.Replay, error) {
+	tr := req.Game.(engine.TextRenderer)
+	players := orchestrator.BotIDs(req.Images)
+	title := fmt.Sprintf("%s on %s, seed %d", req.Game.Name(), req.Map.Info().Name, req.Seed)
+	view := newTermView(stdout, title, fps, func(frames []json.RawMessage, i int) string { return tr.RenderText(frames, i, players) })
+	req.OnFrame = func(f orchestrator.Frame) { view.add(f.State) }
+
+	old, err := term.MakeRaw(int(os.Stdin.Fd()))
+	if err != nil {
+		return nil, usageErr("--view: %v", err)
+	}
+	defer func() {
+		term.Restore(int(os.Stdin.Fd()), old)
+		fmt.Fprintln(stdout)
+	}()
+	playCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type played struct {
+		rep *orchestrator.Replay
+		err error
+	}
+	done := make(chan played, 1)
+	go func() {
+		rep, err := orch.Play(playCtx, req)
+		view.end()
+		done <- played{rep, err}
+	}()
+	if view.run(ctx, readKeys(os.Stdin)) {
+		cancel()
+	}
+	p := <-done
+	if p.err != nil && playCtx.Err() != nil && ctx.Err() == nil {
+		return nil, platformErr(errors.New("stopped from the viewer; the match's containers were removed"))
+	}
+	return p.rep, p.err
 }

@@ -1,6 +1,7 @@
 package tanks
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -545,4 +546,17 @@ func ExampleGame_Protocol() {
 	p := New().Protocol()
 	fmt.Println(p.Framing, p.AnswerTimeout, p.WarmUp, p.MaxMessageBytes)
 	// Output: lines 100ms 20s 1048576
+}
+
+func TestRenderText(t *testing.T) {
+	m := mustMap(t, "classic")
+	g := newMatch(m, DefaultSettings(), 0, []string{"r1", "r2"})
+	text := New().RenderText([]json.RawMessage{g.Frame()}, 0, []string{"r1", "r2"})
+	lines := strings.Split(text, "\n")
+	if lines[0] != "turn 0, zone radius 100" || lines[1] != strings.Repeat("#", 22) || len(lines) < 16 {
+		t.Fatalf("text:\n%s", text)
+	}
+	if !strings.Contains(text, "A r1: 3 HP") || !strings.Contains(text, "B r2: 3 HP") || strings.Count(text, "~") != 6 {
+		t.Errorf("text:\n%s", text)
+	}
 }
