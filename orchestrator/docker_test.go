@@ -19,16 +19,25 @@ import (
 	"arena/sandbox"
 )
 
-func newOrchestrator(t *testing.T, cli *client.Client) *orchestrator.Orchestrator {
+// newOrchestrator plays bots in Docker, their stdio on the attach stream
+// or, with "fifo", on FIFOs.
+func newOrchestrator(t *testing.T, cli *client.Client, stdio ...string) *orchestrator.Orchestrator {
 	t.Helper()
 	owner, err := sandbox.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := zaptest.NewLogger(t)
-	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithLogger(log))
+	opts := []sandbox.Option{sandbox.WithLogger(log)}
+	if len(stdio) > 0 && stdio[0] == "fifo" {
+		opts = append(opts, sandbox.WithFIFO(dockertest.FIFO(t)))
+	}
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, opts...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(stdio) > 0 && d.StdioPath() != stdio[0] {
+		t.Fatalf("stdio path %q, want %q", d.StdioPath(), stdio[0])
 	}
 	return orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
 }
@@ -42,7 +51,7 @@ func classic(t *testing.T) engine.Map {
 	return m
 }
 
-func play(t *testing.T, cli *client.Client, req orchestrator.Request) *orchestrator.Replay {
+func play(t *testing.T, cli *client.Client, req orchestrator.Request, stdio ...string) *orchestrator.Replay {
 	t.Helper()
 	if req.Game == nil {
 		req.Game = tanks.New()
@@ -52,7 +61,7 @@ func play(t *testing.T, cli *client.Client, req orchestrator.Request) *orchestra
 	}
 	req.MatchID = orchestrator.NewMatchID()
 	t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
-	rep, err := newOrchestrator(t, cli).Play(t.Context(), req)
+	rep, err := newOrchestrator(t, cli, stdio...).Play(t.Context(), req)
 	if err != nil {
 		t.Fatalf("play: %v", err)
 	}

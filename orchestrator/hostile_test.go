@@ -30,10 +30,17 @@ func stderrOf(rep *orchestrator.Replay, seat int) string {
 	return b.String()
 }
 
-// Each hostile bot plays a normal bot (the hunter). It must end with the
-// expected status at the expected turn, the normal bot must stay ok, the
-// match must finish and verify, and no container may remain.
+// Each hostile bot plays a normal bot (the hunter), over both stdio paths.
+// It must end with the expected status at the expected turn, the normal
+// bot must stay ok, the match must finish and verify, and no container may
+// remain.
 func TestHostileBots(t *testing.T) {
+	for _, path := range []string{"attach", "fifo"} {
+		t.Run(path, func(t *testing.T) { testHostileBots(t, path) })
+	}
+}
+
+func testHostileBots(t *testing.T, stdio string) {
 	cli := dockertest.Client(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
 	policy := sandbox.DefaultPolicy()
@@ -54,8 +61,8 @@ func TestHostileBots(t *testing.T) {
 		{mode: "invalid-utf8-at=2", status: engine.StatusBadOutput, turn: 2, detail: "not valid UTF-8"},
 		{mode: "exit-at=4", status: engine.StatusCrashed, turn: 4, detail: "exited with code 3"},
 		// Through the engine's attach stream a closed stdout looks like
-		// silence: the bot times out.
-		{mode: "close-stdout-at=2", status: engine.StatusTimeout, turn: 2},
+		// silence: the bot times out. A FIFO shows the end of its output.
+		{mode: "close-stdout-at=2", status: map[string]engine.Status{"attach": engine.StatusTimeout, "fifo": engine.StatusCrashed}[stdio], turn: 2},
 		{mode: "huge-line-at=2", status: engine.StatusOutputLimit, turn: 2, detail: "longer than 1048576 bytes"},
 		{
 			mode: "oom-at=2", timeout: 3 * time.Second, status: engine.StatusOOM, turn: 2,
@@ -160,7 +167,7 @@ func TestHostileBots(t *testing.T) {
 			rep := play(t, cli, orchestrator.Request{
 				Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`),
 				Limits: orchestrator.Limits{WarmUp: 3 * time.Second, AnswerTimeout: tt.timeout},
-			})
+			}, stdio)
 			got, normal := rep.Result.Bots[0], rep.Result.Bots[1]
 			if got.Status != tt.status || got.FaultTurn != tt.turn || !strings.Contains(got.FaultDetail, tt.detail) {
 				t.Errorf("status %s at turn %d (%q), want %s at turn %d (%q)", got.Status, got.FaultTurn, got.FaultDetail, tt.status, tt.turn, tt.detail)

@@ -131,7 +131,7 @@ type Orchestrator struct {
 	launcher Launcher
 	log      *zap.Logger
 	now      func() time.Time
-	grace    time.Duration
+	grace    time.Duration // for stopping a bot
 }
 
 // Option configures an Orchestrator.
@@ -543,14 +543,20 @@ func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (e
 	case ctx.Err() != nil:
 		return engine.StatusCrashed, "match cancelled"
 	}
-	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.grace)
+	// The output ended: the bot exited (or is exiting), or it closed its
+	// output and lives on, which is a crash of the protocol.
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeGrace)
 	defer cancel()
 	exit := s.bot.Exit(waitCtx)
 	if exit.Err != nil {
-		return engine.StatusCrashed, fmt.Sprintf("stopped answering while %s (%v)", doing, err)
+		return engine.StatusCrashed, fmt.Sprintf("closed its output while %s and kept running", doing)
 	}
 	return exitStatus(exit)
 }
+
+// closeGrace is how long a bot whose output ended is given to be seen
+// exiting.
+const closeGrace = time.Second
 
 // exitGrace is how long a timed-out bot is given to be seen exiting, so
 // a crash is not reported as a timeout.

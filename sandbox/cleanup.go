@@ -49,7 +49,9 @@ func Reap(ctx context.Context, api DockerAPI, live Liveness, f ReapFilter) (Reap
 			}
 		}
 		err := api.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !errdefs.IsNotFound(err) {
+		// Not found or already being removed (by its owner, or by another
+		// Arena process reaping too) is as good as removed.
+		if err != nil && !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("remove %s: %w", shortID(c.ID), err))
 			continue
 		}

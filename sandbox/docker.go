@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/errdefs"
@@ -55,6 +60,10 @@ type Docker struct {
 	pull   bool
 
 	cgroupRoot string
+
+	mu        sync.Mutex
+	fifo      *FIFO
+	stdioPath string
 }
 
 // Option configures a Docker runner.
@@ -66,6 +75,11 @@ func WithLogger(l *zap.Logger) Option { return func(d *Docker) { d.log = l } }
 // WithPullMissing lets Image pull an image that is not present locally.
 // By default Arena never pulls.
 func WithPullMissing() Option { return func(d *Docker) { d.pull = true } }
+
+// WithFIFO makes bots' stdio travel through FIFOs (see FIFO) instead of
+// the engine's attach stream. If the engine cannot mount them, Arena
+// falls back to the attach stream and StdioPath says why.
+func WithFIFO(f FIFO) Option { return func(d *Docker) { d.fifo = &f } }
 
 // WithCgroupRoot sets where the host's cgroup filesystem is mounted
 // (default /sys/fs/cgroup), for Arena running in a container.
@@ -85,6 +99,10 @@ func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, e
 		o(d)
 	}
 	d.cg = hostCgroups(d.cgroupRoot)
+	d.stdioPath = "attach"
+	if d.fifo != nil {
+		d.stdioPath = "fifo"
+	}
 	return d, nil
 }
 
@@ -93,6 +111,8 @@ type Image struct {
 	Ref  string
 	ID   string
 	User string // the image's configured user
+	// Command is the image's entrypoint and command.
+	Command []string
 }
 
 // ImageNotFoundError reports an image that is not present locally.
@@ -140,6 +160,7 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 	img := Image{Ref: ref, ID: info.ID}
 	if info.Config != nil {
 		img.User = info.Config.User
+		img.Command = append(slices.Clone(info.Config.Entrypoint), info.Config.Cmd...)
 	}
 	return img, nil
 }
@@ -207,22 +228,30 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 		user:    user,
 		runtime: d.policy.Runtime,
 	})
-	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, s.Name)
-	if err != nil {
-		return nil, fmt.Errorf("create container for %s: %w", s.BotID, err)
-	}
-	c := &Container{api: d.api, id: created.ID, log: d.log.With(zap.String("bot", s.BotID), zap.String("container", shortID(created.ID)))}
+	c := &Container{api: d.api, log: d.log.With(zap.String("bot", s.BotID))}
 	defer func() {
 		if err != nil {
 			c.Close(context.WithoutCancel(ctx))
 		}
 	}()
-
-	hijack, err := d.api.ContainerAttach(ctx, c.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
-	if err != nil {
-		return nil, fmt.Errorf("attach to %s: %w", s.BotID, err)
+	c.done = make(chan struct{})
+	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
+	stderr := &stderrBuffer{caps: d.caps}
+	if fifo := d.fifoPath(); fifo != nil {
+		err = d.createWithFIFO(ctx, c, fifo, cfg, host, s, user)
+		if err != nil && !errors.Is(err, errNoCommand) && c.id == "" {
+			// The engine could not mount the FIFOs (e.g. the folder is not
+			// shared with it): use the attach stream from now on.
+			d.disableFIFO(err)
+			c.pipes = nil
+			err = d.createWithAttach(ctx, c, cfg, host, s)
+		}
+	} else {
+		err = d.createWithAttach(ctx, c, cfg, host, s)
 	}
-	c.hijack = &hijack
+	if err != nil {
+		return nil, err
+	}
 	// Wait before start, so the exit cannot be missed.
 	waitCtx, cancelWait := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancelWait = cancelWait
@@ -230,20 +259,21 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 	c.exited = make(chan struct{})
 	go c.awaitExit(waitCh, waitErr)
 
-	c.done = make(chan struct{})
-	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
-	c.stdio = stdio{
-		stdin:    hijack.Conn,
-		deadline: hijack.Conn.SetWriteDeadline,
-		frames:   fr.out,
-		stderr:   &stderrBuffer{caps: d.caps},
+	if c.pipes != nil {
+		c.stdio = stdio{stdin: c.pipes.in, deadline: c.pipes.in.SetWriteDeadline, frames: fr.out, stderr: stderr}
+	} else {
+		c.stdio = stdio{stdin: c.hijack.Conn, deadline: c.hijack.Conn.SetWriteDeadline, frames: fr.out, stderr: stderr}
 	}
 	if err := d.api.ContainerStart(ctx, c.id, container.StartOptions{}); err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
 	}
 	c.started = time.Now()
 	c.pumped = make(chan struct{})
-	go c.pump(hijack.Reader, fr)
+	if c.pipes != nil {
+		go c.pumpFIFO(fr, stderr)
+	} else {
+		go c.pump(c.hijack.Reader, fr)
+	}
 
 	c.acct = d.accounting(ctx, c.id)
 	if err := parent.Err(); err != nil {
@@ -263,6 +293,112 @@ func (d *Docker) accounting(ctx context.Context, id string) *accounting {
 	return d.cg.forPID(info.State.Pid, d.policy.MemoryBytes)
 }
 
+// createWithAttach creates the container with its stdio on the engine's
+// attach stream, and attaches.
+func (d *Docker) createWithAttach(ctx context.Context, c *Container, cfg *container.Config, host *container.HostConfig, s Spec) error {
+	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, s.Name)
+	if err != nil {
+		return fmt.Errorf("create container for %s: %w", s.BotID, err)
+	}
+	c.id = created.ID
+	c.log = c.log.With(zap.String("container", shortID(c.id)))
+	hijack, err := d.api.ContainerAttach(ctx, c.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return fmt.Errorf("attach to %s: %w", s.BotID, err)
+	}
+	c.hijack = &hijack
+	return nil
+}
+
+var errNoCommand = errors.New("the image has no entrypoint or command")
+
+// createWithFIFO creates the container with its stdio on FIFOs: the
+// launcher as entrypoint, the image's entrypoint and command as its
+// arguments, the bot's FIFO folder and the launcher mounted.
+func (d *Docker) createWithFIFO(ctx context.Context, c *Container, fifo *FIFO, cfg *container.Config, host *container.HostConfig, s Spec, user string) error {
+	if len(s.Image.Command) == 0 {
+		return fmt.Errorf("%s: %w", s.Image.Ref, errNoCommand)
+	}
+	uid := -1
+	if user != "" {
+		uid, _ = strconv.Atoi(strings.Split(user, ":")[0])
+	} else if n, err := strconv.Atoi(strings.Split(s.Image.User, ":")[0]); err == nil {
+		uid = n
+	}
+	name := s.Name
+	if name == "" {
+		name = fmt.Sprintf("bot-%d-%d", os.Getpid(), d.uids.Add(1))
+	}
+	pipes, err := newBotPipes(fifo.Dir, name, uid)
+	if err != nil {
+		return fmt.Errorf("stdio FIFOs for %s: %w", s.BotID, err)
+	}
+	c.pipes = pipes
+	fcfg, fhost := *cfg, *host
+	fcfg.AttachStdin, fcfg.AttachStdout, fcfg.AttachStderr, fcfg.OpenStdin, fcfg.StdinOnce = false, false, false, false, false
+	fcfg.Entrypoint = []string{containerLauncher, LaunchCommand}
+	fcfg.Cmd = s.Image.Command
+	fhost.Mounts = append(slices.Clone(host.Mounts),
+		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir},
+		mount.Mount{Type: mount.TypeBind, Source: fifo.Launcher, Target: containerLauncher, ReadOnly: true})
+	created, err := d.api.ContainerCreate(ctx, &fcfg, &fhost, nil, nil, s.Name)
+	if err != nil {
+		return fmt.Errorf("create container for %s: %w", s.BotID, err)
+	}
+	c.id = created.ID
+	c.log = c.log.With(zap.String("container", shortID(c.id)))
+	return nil
+}
+
+// pumpFIFO feeds the bot's stdout to the framer and its stderr to the
+// buffer. The keep-alive ends are released at the first answer or at the
+// exit, whichever comes first.
+func (c *Container) pumpFIFO(fr *framer, stderr *stderrBuffer) {
+	defer close(c.pumped)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		io.Copy(stderr, c.pipes.errOut)
+	}()
+	io.Copy(fr, &firstRead{r: c.pipes.out, then: c.pipes.release})
+	fr.closeWith(ErrClosed)
+	wg.Wait()
+}
+
+// TakeStderr returns what the bot wrote to stderr since the last call.
+func (c *Container) TakeStderr() Stderr {
+	if c.pipes != nil {
+		c.pipes.waitStderr(5 * time.Millisecond)
+	}
+	return c.stdio.TakeStderr()
+}
+
+// fifoPath is the FIFO configuration in use, nil for the attach stream.
+func (d *Docker) fifoPath() *FIFO {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fifo
+}
+
+func (d *Docker) disableFIFO(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fifo != nil {
+		d.log.Warn("the FIFO stdio path does not work with this engine; using the attach stream", zap.Error(err))
+		d.fifo = nil
+		d.stdioPath = "attach (the FIFO path failed: " + err.Error() + ")"
+	}
+}
+
+// StdioPath says how bots' stdio travels: "fifo", or "attach" with the
+// reason the FIFO path is not used.
+func (d *Docker) StdioPath() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stdioPath
+}
+
 // Container is a running bot.
 type Container struct {
 	stdio
@@ -270,6 +406,7 @@ type Container struct {
 	id         string
 	log        *zap.Logger
 	hijack     *types.HijackedResponse
+	pipes      *botPipes
 	started    time.Time
 	done       chan struct{} // closed by Close: stops the pump
 	pumped     chan struct{} // closed when the pump has returned
@@ -305,6 +442,10 @@ func (c *Container) pump(r io.Reader, fr *framer) {
 
 func (c *Container) awaitExit(waitCh <-chan container.WaitResponse, errCh <-chan error) {
 	defer close(c.exited)
+	if c.pipes != nil {
+		// Once the bot is gone its output can end.
+		defer c.pipes.release()
+	}
 	select {
 	case r := <-waitCh:
 		c.exit.Code = int(r.StatusCode)
@@ -343,6 +484,10 @@ func (c *Container) Exit(ctx context.Context) Exit {
 	select {
 	case <-c.exited:
 	case <-ctx.Done():
+		if c.acct.oomKilled() {
+			// The kernel killed it for memory; the engine has not told yet.
+			return Exit{Code: 137, OOMKilled: true}
+		}
 		return Exit{Code: -1, Err: fmt.Errorf("container still running: %w", ctx.Err())}
 	}
 	e := c.exit
@@ -366,6 +511,11 @@ func (c *Container) Close(ctx context.Context) error {
 		if c.hijack != nil {
 			c.hijack.Close()
 		}
+		if c.pipes != nil {
+			c.pipes.release()
+			c.pipes.out.Close()
+			c.pipes.errOut.Close()
+		}
 		if c.acct != nil {
 			c.acct.close()
 		}
@@ -379,6 +529,9 @@ func (c *Container) Close(ctx context.Context) error {
 		}
 		if c.pumped != nil {
 			<-c.pumped
+		}
+		if c.pipes != nil {
+			c.pipes.close()
 		}
 	})
 	if err != nil {

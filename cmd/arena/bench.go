@@ -108,7 +108,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
-	cli, owner, err := docker(ctx, log, stderr)
+	cli, owner, err := docker(ctx, cfg, log, stderr)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot))
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, dockerOptions(cfg, cli, log)...)
 	if err != nil {
 		return usageErr("%v", err)
 	}

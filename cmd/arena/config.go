@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -41,8 +42,13 @@ type Config struct {
 	AnswerTimeout time.Duration // 0: the game's default
 	WarmUp        time.Duration // 0: the game's default
 	CgroupRoot    string
+	Stdio         string
+	StdioDir      string
 	LogLevel      zapcore.Level
 }
+
+// defaultStdioDir is where the bots' FIFOs live unless ARENA_STDIO_DIR says.
+const defaultStdioDir = "/tmp/arena-stdio"
 
 // setting describes one setting: its environment variable, flag, default
 // and meaning. The list is the single source for flags, environment and the
@@ -151,6 +157,20 @@ var settings = []setting{
 	}},
 	{env: "ARENA_CGROUP_ROOT", flag: "cgroup-root", def: "/sys/fs/cgroup", usage: "where the host's cgroup filesystem is mounted (for CPU and memory figures)", set: func(c *Config, v string) error {
 		c.CgroupRoot = v
+		return nil
+	}},
+	{env: "ARENA_STDIO", flag: "stdio", def: "auto", usage: "how bots' stdio travels: auto (FIFOs shared with the engine when possible, else the attach stream) or attach", set: func(c *Config, v string) error {
+		if v != "auto" && v != "attach" {
+			return errors.New("want auto or attach")
+		}
+		c.Stdio = v
+		return nil
+	}},
+	{env: "ARENA_STDIO_DIR", flag: "stdio-dir", def: defaultStdioDir, usage: "folder of the bots' FIFOs; the same path for Arena and the engine", set: func(c *Config, v string) error {
+		if !filepath.IsAbs(v) {
+			return errors.New("must be an absolute path")
+		}
+		c.StdioDir = v
 		return nil
 	}},
 	{env: "ARENA_LOG_LEVEL", flag: "log-level", def: "warn", usage: "log level: debug, info, warn or error", set: func(c *Config, v string) error {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -64,6 +66,13 @@ Run 'arena help run' or 'arena help serve' for flags and settings.
 `
 
 func main() {
+	// Inside a bot's container the arena binary is the bot's launcher;
+	// nothing else of Arena runs there.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchCommand {
+		err := sandbox.Launch(os.Args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(127)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -169,12 +178,12 @@ func newLogger(level zapcore.Level, stderr io.Writer) *zap.Logger {
 
 // docker connects to the engine and removes what Arena runs that died
 // left behind. Errors are platform errors naming the engine.
-func docker(ctx context.Context, log *zap.Logger, stderr io.Writer) (*client.Client, sandbox.Owner, error) {
+func docker(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer) (*client.Client, sandbox.Owner, error) {
 	cli, owner, err := connect(ctx)
 	if err != nil {
 		return nil, sandbox.Owner{}, err
 	}
-	reapLeftovers(ctx, cli, owner, log, stderr)
+	reapLeftovers(ctx, cli, owner, cfg.StdioDir, log, stderr)
 	return cli, owner, nil
 }
 
@@ -198,16 +207,63 @@ func connect(ctx context.Context) (*client.Client, sandbox.Owner, error) {
 	return cli, owner, nil
 }
 
+// dockerOptions are the sandbox options every command uses: the policy's
+// cgroup root, and the FIFO stdio path when it can work here.
+func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger) []sandbox.Option {
+	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot)}
+	if fifo, err := fifoPath(cfg, cli); err != nil {
+		log.Info("bots' stdio uses the engine's attach stream", zap.String("reason", err.Error()))
+	} else {
+		opts = append(opts, sandbox.WithFIFO(fifo))
+	}
+	return opts
+}
+
+// fifoPath prepares the FIFO stdio path, or says why it cannot be used.
+func fifoPath(cfg Config, cli *client.Client) (sandbox.FIFO, error) {
+	if cfg.Stdio == "attach" {
+		return sandbox.FIFO{}, errors.New("ARENA_STDIO=attach")
+	}
+	if host := cli.DaemonHost(); !strings.HasPrefix(host, "unix://") {
+		return sandbox.FIFO{}, fmt.Errorf("the engine at %s is not on this machine", host)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return sandbox.FIFO{}, err
+	}
+	return sandbox.PrepareFIFO(cfg.StdioDir, exe)
+}
+
 // reapLeftovers removes containers of Arena processes that died. Every
 // command does it, so a killed run leaves nothing behind for long.
-func reapLeftovers(ctx context.Context, api sandbox.DockerAPI, owner sandbox.Owner, log *zap.Logger, stderr io.Writer) {
+func reapLeftovers(ctx context.Context, api sandbox.DockerAPI, owner sandbox.Owner, stdioDir string, log *zap.Logger, stderr io.Writer) {
 	rep, err := sandbox.Reap(ctx, api, sandbox.Liveness{Self: owner, ProcRoot: "/proc"}, sandbox.ReapFilter{})
 	if err != nil {
 		log.Warn("clean-up of leftover containers", zap.Error(err))
 	}
+	sweepStdio(ctx, api, stdioDir, rep.Removed)
 	if len(rep.Removed) > 0 {
 		fmt.Fprintf(stderr, "arena: removed %d container(s) left by an Arena run that died: %s\n", len(rep.Removed), strings.Join(rep.Removed, ", "))
 	}
+}
+
+// sweepStdio removes the FIFO folders of dead runs.
+func sweepStdio(ctx context.Context, api sandbox.DockerAPI, dir string, reaped []string) {
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	list, err := api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelPlatform+"=arena"))})
+	if err != nil {
+		return
+	}
+	names := map[string]bool{}
+	for _, c := range list {
+		for _, n := range c.Names {
+			names[strings.TrimPrefix(n, "/")] = true
+		}
+	}
+	exe, _ := os.Executable()
+	sandbox.SweepFIFO(dir, exe, reaped, names, time.Now())
 }
 
 // reapQuietly is the clean-up for commands that do not otherwise need
@@ -227,5 +283,9 @@ func reapQuietly(ctx context.Context, stderr io.Writer) {
 	if err != nil {
 		return
 	}
-	reapLeftovers(ctx, cli, owner, zap.NewNop(), stderr)
+	dir := os.Getenv("ARENA_STDIO_DIR")
+	if dir == "" {
+		dir = defaultStdioDir
+	}
+	reapLeftovers(ctx, cli, owner, dir, zap.NewNop(), stderr)
 }

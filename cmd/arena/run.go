@@ -114,7 +114,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
-	cli, owner, err := docker(ctx, log, stderr)
+	cli, owner, err := docker(ctx, cfg, log, stderr)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot))
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, dockerOptions(cfg, cli, log)...)
 	if err != nil {
 		return usageErr("%v", err)
 	}

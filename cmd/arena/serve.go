@@ -65,7 +65,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
 
-	cli, owner, err := docker(ctx, log, stderr)
+	cli, owner, err := docker(ctx, cfg, log, stderr)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot)}
+	opts := dockerOptions(cfg, cli, log)
 	if cfg.Pull == "missing" {
 		opts = append(opts, sandbox.WithPullMissing())
 	}
@@ -83,6 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	log.Info("bots' stdio", zap.String("path", d.StdioPath()))
 	st, err := store.Open(cfg.Data)
 	if err != nil {
 		return platformErr(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,15 +16,11 @@ import (
 	"arena/sandbox"
 )
 
-// arenaBinary builds the arena command once per test.
+// arenaBinary builds the arena command as make build does: static, so
+// bots' stdio takes the FIFO path.
 func arenaBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "arena")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return dockertest.GoBinary(t, dockertest.Root(), "./cmd/arena")
 }
 
 // containersOf lists the Arena containers started by process pid.
@@ -69,8 +66,21 @@ func TestKilledRunIsCleanedUpByTheNextCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if left := containersOf(t, cli, pid); len(left) != 2 {
-		t.Fatalf("after kill -9: %d containers, want the 2 orphans", len(left))
+	orphans := containersOf(t, cli, pid)
+	if len(orphans) != 2 {
+		t.Fatalf("after kill -9: %d containers, want the 2 orphans", len(orphans))
+	}
+	var stdioDirs []string
+	for _, id := range orphans {
+		info, err := cli.ContainerInspect(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(defaultStdioDir, strings.TrimPrefix(info.Name, "/"))
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatalf("the orphan's FIFO folder %s: %v", dir, err)
+		}
+		stdioDirs = append(stdioDirs, dir)
 	}
 	out, err := exec.Command(bin, "help").CombinedOutput()
 	if err != nil {
@@ -81,6 +91,11 @@ func TestKilledRunIsCleanedUpByTheNextCommand(t *testing.T) {
 	}
 	if left := containersOf(t, cli, pid); len(left) != 0 {
 		t.Errorf("%d containers remain after the next command", len(left))
+	}
+	for _, dir := range stdioDirs {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("the FIFO folder %s remains", dir)
+		}
 	}
 }
 

@@ -227,3 +227,15 @@ func NoContainersLeft(t testing.TB, cli *client.Client, match string) {
 		t.Errorf("containers left behind: %s", strings.Join(names, "; "))
 	}
 }
+
+// FIFO prepares the FIFO stdio path for a test: the arena binary built
+// static as the launcher, and a folder of the test's.
+func FIFO(t testing.TB) sandbox.FIFO {
+	t.Helper()
+	launcher := GoBinary(t, Root(), "./cmd/arena")
+	f, err := sandbox.PrepareFIFO(t.TempDir(), launcher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

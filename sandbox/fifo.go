@@ -1,0 +1,337 @@
+package sandbox
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The FIFO stdio path: instead of the engine's attach stream (two daemon
+// hops per message), Arena and the bot share kernel pipes. Each bot gets a
+// directory of its own with three FIFOs, bind-mounted into its container
+// with a static launcher (the arena binary itself) set as the entrypoint;
+// the launcher opens the FIFOs as fds 0, 1 and 2 and execs the image's own
+// entrypoint and command.
+
+// In the container: the bot's FIFOs and the launcher.
+const (
+	containerIODir    = "/.arena/io"
+	containerLauncher = "/.arena/launch"
+	// LaunchCommand is the argument that makes the arena binary act as a
+	// bot's launcher (see Launch).
+	LaunchCommand = "__launch"
+)
+
+// FIFO configures the FIFO stdio path.
+type FIFO struct {
+	// Dir holds the bots' FIFO folders. It must be the same path for
+	// Arena and for the engine (when Arena runs in a container, a host
+	// folder mounted at the same path).
+	Dir string
+	// Launcher is a static binary that runs Launch when given
+	// LaunchCommand: normally the arena binary itself.
+	Launcher string
+}
+
+// IsStatic reports whether an executable needs no dynamic loader, so it
+// can run in any container.
+func IsStatic(path string) (bool, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// PrepareFIFO checks that the FIFO path can work here and puts a copy of
+// the launcher in the folder (bots must not see a binary that is replaced
+// while they run). It returns the ready configuration, or why the path
+// cannot be used.
+func PrepareFIFO(dir, launcher string) (FIFO, error) {
+	static, err := IsStatic(launcher)
+	if err != nil {
+		return FIFO{}, fmt.Errorf("launcher %s: %w", launcher, err)
+	}
+	if !static {
+		return FIFO{}, fmt.Errorf("the launcher %s is not a static binary (build arena with CGO_ENABLED=0, as make build does)", launcher)
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return FIFO{}, fmt.Errorf("stdio folder: %w", err)
+	}
+	st, err := os.Stat(launcher)
+	if err != nil {
+		return FIFO{}, err
+	}
+	copyPath := launcherCopy(dir, st)
+	if _, err := os.Stat(copyPath); err != nil {
+		if err := copyExecutable(launcher, copyPath); err != nil {
+			return FIFO{}, fmt.Errorf("copy the launcher into %s: %w", dir, err)
+		}
+	}
+	return FIFO{Dir: dir, Launcher: copyPath}, nil
+}
+
+// launcherCopy names the launcher's copy by the binary's size and time,
+// so every process of the same build shares it.
+func launcherCopy(dir string, st os.FileInfo) string {
+	return filepath.Join(dir, fmt.Sprintf("launch-%d-%d", st.Size(), st.ModTime().UnixNano()))
+}
+
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".launch-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// botPipes is Arena's side of one bot's FIFOs.
+type botPipes struct {
+	dir string
+	// in is opened read-write, so opening never blocks and a bot that is
+	// slow to start cannot make a write fail.
+	in *os.File
+	// out and errOut are read; their keep-alive write ends stop a read
+	// from seeing end-of-file before the bot has opened its end. They are
+	// closed once the bot wrote something or exited: from then on an
+	// end-of-file means the bot closed its output.
+	out, errOut      *os.File
+	outKeep, errKeep *os.File
+	keepOnce         sync.Once
+	errPending       func() int // bytes written to stderr not yet read
+}
+
+// newBotPipes makes a bot's folder and FIFOs, owned by uid when Arena may
+// give them away (the bot runs as uid), else open to everyone in a folder
+// only the bot's container sees.
+func newBotPipes(root, name string, uid int) (_ *botPipes, err error) {
+	dir := filepath.Join(root, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := &botPipes{dir: dir}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	owned := uid >= 0 && os.Geteuid() == 0
+	mode := uint32(0o666)
+	if owned {
+		mode = 0o600
+		if err := os.Chown(dir, uid, uid); err != nil {
+			return nil, err
+		}
+	} else if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{"in", "out", "err"} {
+		path := filepath.Join(dir, f)
+		if err := unix.Mkfifo(path, mode); err != nil {
+			return nil, fmt.Errorf("mkfifo %s: %w", path, err)
+		}
+		if err := os.Chmod(path, os.FileMode(mode)); err != nil { // past the umask
+			return nil, err
+		}
+		if owned {
+			if err := os.Chown(path, uid, uid); err != nil {
+				return nil, err
+			}
+		}
+	}
+	open := func(name string, flag int) (*os.File, error) {
+		fd, err := unix.Open(filepath.Join(dir, name), flag|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", name, err)
+		}
+		return os.NewFile(uintptr(fd), filepath.Join(dir, name)), nil
+	}
+	if p.in, err = open("in", unix.O_RDWR); err != nil {
+		return nil, err
+	}
+	if p.out, err = open("out", unix.O_RDONLY); err != nil {
+		return nil, err
+	}
+	if p.outKeep, err = open("out", unix.O_WRONLY); err != nil {
+		return nil, err
+	}
+	if p.errOut, err = open("err", unix.O_RDONLY); err != nil {
+		return nil, err
+	}
+	if p.errKeep, err = open("err", unix.O_WRONLY); err != nil {
+		return nil, err
+	}
+	p.errPending = pendingBytes(p.errOut)
+	return p, nil
+}
+
+// pendingBytes tells how many bytes wait unread in a pipe.
+func pendingBytes(f *os.File) func() int {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return func() int { return 0 }
+	}
+	return func() int {
+		n := 0
+		raw.Control(func(fd uintptr) {
+			n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+		})
+		return n
+	}
+}
+
+// release closes the keep-alive write ends (once).
+func (p *botPipes) release() {
+	p.keepOnce.Do(func() {
+		p.outKeep.Close()
+		p.errKeep.Close()
+	})
+}
+
+// waitStderr gives the stderr pump a moment to read what the bot wrote
+// before its answer, so that it is filed under the right turn.
+func (p *botPipes) waitStderr(max time.Duration) {
+	for deadline := time.Now().Add(max); p.errPending() > 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func (p *botPipes) close() {
+	for _, f := range []*os.File{p.in, p.out, p.errOut, p.outKeep, p.errKeep} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if p.dir != "" {
+		os.RemoveAll(p.dir)
+	}
+}
+
+// firstRead calls once after the first successful read.
+type firstRead struct {
+	r    io.Reader
+	once sync.Once
+	then func()
+}
+
+func (f *firstRead) Read(b []byte) (int, error) {
+	n, err := f.r.Read(b)
+	if n > 0 {
+		f.once.Do(f.then)
+	}
+	return n, err
+}
+
+// Launch runs inside a bot's container as its entrypoint: it opens the
+// bot's FIFOs as standard input, output and error, and execs the image's
+// own command (args). It returns only on failure.
+func Launch(args []string) error {
+	if len(args) == 0 {
+		return errors.New("launch: the image has no entrypoint or command")
+	}
+	for fd, f := range []struct {
+		name string
+		flag int
+	}{{"in", unix.O_RDONLY}, {"out", unix.O_WRONLY}, {"err", unix.O_WRONLY}} {
+		opened, err := unix.Open(containerIODir+"/"+f.name, f.flag, 0)
+		if err != nil {
+			return fmt.Errorf("launch: open %s: %w", f.name, err)
+		}
+		if opened != fd {
+			if err := unix.Dup3(opened, fd, 0); err != nil {
+				return fmt.Errorf("launch: dup %s: %w", f.name, err)
+			}
+			unix.Close(opened)
+		}
+	}
+	path := args[0]
+	if !strings.Contains(path, "/") {
+		found, err := lookPath(path)
+		if err != nil {
+			return fmt.Errorf("launch: %s: %w", path, err)
+		}
+		path = found
+	}
+	return syscall.Exec(path, args, os.Environ())
+}
+
+// lookPath finds an executable in $PATH (the image's).
+func lookPath(name string) (string, error) {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("not found in PATH")
+}
+
+// SweepFIFO removes what dead runs left in the FIFO folder: the folders of
+// the named containers (just reaped), folders of no container that are
+// older than a minute, and launcher copies of builds other than launcher
+// that are older than a day.
+func SweepFIFO(dir, launcher string, reaped []string, containers map[string]bool, now time.Time) {
+	keep := ""
+	if st, err := os.Stat(launcher); err == nil {
+		keep = launcherCopy(dir, st)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	gone := map[string]bool{}
+	for _, n := range reaped {
+		gone[n] = true
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		age := now.Sub(info.ModTime())
+		switch {
+		case strings.HasPrefix(e.Name(), "launch-"):
+			if path != keep && age > 24*time.Hour {
+				os.Remove(path)
+			}
+		case e.IsDir() && (gone[e.Name()] || (!containers[e.Name()] && age > time.Minute)):
+			os.RemoveAll(path)
+		}
+	}
+}
