@@ -164,6 +164,10 @@ func TestDockerCompose(t *testing.T) {
 			t.Fatalf("/healthz never answered ok: %v\n%s", health, run(t, env, compose[0], composeArgs("logs", "--tail", "50")...))
 		}
 	}
+	// The bots' stdio takes the FIFO path from inside the container too.
+	if health["stdio"] != "fifo" {
+		t.Errorf("stdio path in compose: %q", health["stdio"])
+	}
 
 	// The example bots exist right after up.
 	var games []struct {

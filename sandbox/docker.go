@@ -111,8 +111,8 @@ type Image struct {
 	Ref  string
 	ID   string
 	User string // the image's configured user
-	// Command is the image's entrypoint and command.
-	Command []string
+	// Entrypoint and Cmd are the image's.
+	Entrypoint, Cmd []string
 }
 
 // ImageNotFoundError reports an image that is not present locally.
@@ -160,7 +160,7 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 	img := Image{Ref: ref, ID: info.ID}
 	if info.Config != nil {
 		img.User = info.Config.User
-		img.Command = append(slices.Clone(info.Config.Entrypoint), info.Config.Cmd...)
+		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd
 	}
 	return img, nil
 }
@@ -199,6 +199,9 @@ type Spec struct {
 	Framing Framing
 	// MaxMessageBytes caps one message on stdout.
 	MaxMessageBytes int
+	// Args, when set, replace the image's command (CMD); its entrypoint
+	// stays.
+	Args []string
 }
 
 // startTimeout bounds the engine calls that start a container.
@@ -296,6 +299,11 @@ func (d *Docker) accounting(ctx context.Context, id string) *accounting {
 // createWithAttach creates the container with its stdio on the engine's
 // attach stream, and attaches.
 func (d *Docker) createWithAttach(ctx context.Context, c *Container, cfg *container.Config, host *container.HostConfig, s Spec) error {
+	if s.Args != nil {
+		acfg := *cfg
+		acfg.Cmd = s.Args
+		cfg = &acfg
+	}
 	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, s.Name)
 	if err != nil {
 		return fmt.Errorf("create container for %s: %w", s.BotID, err)
@@ -316,7 +324,12 @@ var errNoCommand = errors.New("the image has no entrypoint or command")
 // launcher as entrypoint, the image's entrypoint and command as its
 // arguments, the bot's FIFO folder and the launcher mounted.
 func (d *Docker) createWithFIFO(ctx context.Context, c *Container, fifo *FIFO, cfg *container.Config, host *container.HostConfig, s Spec, user string) error {
-	if len(s.Image.Command) == 0 {
+	args := s.Image.Cmd
+	if s.Args != nil {
+		args = s.Args
+	}
+	command := append(slices.Clone(s.Image.Entrypoint), args...)
+	if len(command) == 0 {
 		return fmt.Errorf("%s: %w", s.Image.Ref, errNoCommand)
 	}
 	uid := -1
@@ -337,7 +350,7 @@ func (d *Docker) createWithFIFO(ctx context.Context, c *Container, fifo *FIFO, c
 	fcfg, fhost := *cfg, *host
 	fcfg.AttachStdin, fcfg.AttachStdout, fcfg.AttachStderr, fcfg.OpenStdin, fcfg.StdinOnce = false, false, false, false, false
 	fcfg.Entrypoint = []string{containerLauncher, LaunchCommand}
-	fcfg.Cmd = s.Image.Command
+	fcfg.Cmd = command
 	fhost.Mounts = append(slices.Clone(host.Mounts),
 		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir},
 		mount.Mount{Type: mount.TypeBind, Source: fifo.Launcher, Target: containerLauncher, ReadOnly: true})

@@ -263,3 +263,56 @@ func TestSendToABotThatNeverReads(t *testing.T) {
 		t.Errorf("Send returned %v after its deadline", late)
 	}
 }
+
+// When the engine cannot mount the FIFOs (here: the launcher is missing),
+// the bot starts on the attach stream and the path says why.
+func TestFIFOFallsBackToAttach(t *testing.T) {
+	cli := dockertest.Client(t)
+	owner, _ := sandbox.Self()
+	fifo := dockertest.FIFO(t)
+	fifo.Launcher += ".missing"
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(fifo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.StdioPath() != "fifo" {
+		t.Fatalf("stdio path %q before the first bot", d.StdioPath())
+	}
+	c := start(t, cli, d, dockertest.TestBot(t, cli, "ok"))
+	deadline := time.Now().Add(10 * time.Second)
+	if err := c.Send([]byte(stateLine), deadline); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Receive(t.Context(), deadline); err != nil || string(got) != "[]" {
+		t.Fatalf("Receive = %q, %v", got, err)
+	}
+	if p := d.StdioPath(); !strings.HasPrefix(p, "attach (the FIFO path failed: ") {
+		t.Errorf("stdio path %q", p)
+	}
+}
+
+// Over FIFOs, what a bot writes to stderr before its answer is filed with
+// that answer.
+func TestFIFOStderrBelongsToItsTurn(t *testing.T) {
+	cli := dockertest.Client(t)
+	owner, _ := sandbox.Self()
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, cli, d, dockertest.TestBot(t, cli, "stderr-flood"))
+	for turn := 0; turn < 20; turn++ {
+		deadline := time.Now().Add(10 * time.Second)
+		if err := c.Send([]byte(stateLine), deadline); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Receive(t.Context(), deadline); err != nil {
+			t.Fatal(err)
+		}
+		// The bot wrote 1 MiB to stderr before answering: 4 KiB kept, the
+		// rest counted, all of it in this turn.
+		if got := c.TakeStderr(); len(got.Text) != sandbox.DefaultStderrCaps.PerTake || got.Dropped != 1<<20-int64(sandbox.DefaultStderrCaps.PerTake) {
+			t.Fatalf("turn %d: %d bytes kept, %d dropped", turn, len(got.Text), got.Dropped)
+		}
+	}
+}

@@ -63,6 +63,8 @@ type Deps struct {
 	Concurrency int
 	// Ping checks the Docker engine for /healthz.
 	Ping func(ctx context.Context) error
+	// Stdio says how bots' stdio travels (for /healthz).
+	Stdio func() string
 	// HasImage tells whether an image is present on the engine (for the
 	// default bots in /api/games); nil: not known.
 	HasImage func(ctx context.Context, ref string) bool
@@ -223,6 +225,9 @@ func constantTimeEqual(a, b string) bool {
 
 func (s *Server) health(c echo.Context) error {
 	status := map[string]string{"status": "ok", "docker": "ok"}
+	if s.deps.Stdio != nil {
+		status["stdio"] = s.deps.Stdio()
+	}
 	if s.deps.Ping != nil {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 		defer cancel()

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +58,7 @@ Usage:
   arena serve [flags]                 serve the web page and the API (default http://127.0.0.1:5006)
   arena run [flags] IMAGE IMAGE...    play one match and print the result
   arena bench [flags] --bots IMAGES   play a tournament in parallel, with a live ranking and a CSV
+  arena doctor [--json]               check the engine, cgroups and sandbox; measure round trips and starts
   arena replay verify FILE            re-run the engine on a replay's answers
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
@@ -68,10 +70,21 @@ Run 'arena help run' or 'arena help serve' for flags and settings.
 func main() {
 	// Inside a bot's container the arena binary is the bot's launcher;
 	// nothing else of Arena runs there.
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchCommand {
-		err := sandbox.Launch(os.Args[2:])
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(127)
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case sandbox.LaunchCommand:
+			err := sandbox.Launch(os.Args[2:])
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(127)
+		case sandbox.ProbeCommand:
+			json.NewEncoder(os.Stdout).Encode(sandbox.Probe())
+			os.Exit(0)
+		case sandbox.EchoCommand:
+			if err := sandbox.Echo(os.Stdin, os.Stdout); err != nil {
+				os.Exit(1)
+			}
+			os.Exit(0)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -86,7 +99,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd != "run" && cmd != "bench" && cmd != "cleanup" && cmd != "serve" && cmd != "healthcheck" {
+	if cmd != "run" && cmd != "bench" && cmd != "doctor" && cmd != "cleanup" && cmd != "serve" && cmd != "healthcheck" {
 		reapQuietly(ctx, stderr)
 	}
 	var err error
@@ -97,6 +110,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(ctx, rest, stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, rest, stdout, stderr)
+	case "doctor":
+		err = cmdDoctor(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		err = cmdHealthcheck(ctx, rest, stdout)
 	case "replay":
@@ -106,7 +121,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, run, bench, replay, cleanup, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, run, bench, doctor, replay, cleanup, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -138,13 +153,16 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "bench":
 		fs, _, _ := benchFlags(stdout)
 		fs.Usage()
+	case "doctor":
+		fs, _, _, _ := doctorFlags(stdout)
+		fs.Usage()
 	case "replay":
 		fmt.Fprint(stdout, replayUsage)
 	case "cleanup":
 		fs, _ := cleanupFlags(stdout)
 		fs.Usage()
 	default:
-		return usageErr("no help for %q (commands: serve, run, bench, replay, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, run, bench, doctor, replay, cleanup)", args[0])
 	}
 	return nil
 }

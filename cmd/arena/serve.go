@@ -109,6 +109,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := cli.Ping(ctx)
 			return err
 		},
+		Stdio: d.StdioPath,
 		HasImage: func(ctx context.Context, ref string) bool {
 			_, err := cli.ImageInspect(ctx, ref)
 			return err == nil

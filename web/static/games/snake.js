@@ -18,17 +18,6 @@ const APPLE = "#dc2626";
 const SHIELD = "#ca8a04";
 const DEAD = "#9ca3af";
 
-const REASONS = {
-  wall: "hit a wall",
-  self: "bit itself",
-  opponent_head: "crushed",
-  opponent_body: "hit the other",
-  head_on: "head-on",
-  invalid: "invalid move",
-  timeout: "timeout",
-  crashed: "crashed",
-  bad_output: "bad output",
-};
 
 const num = (v, d = 0) => (typeof v === "number" && Number.isFinite(v) ? v : d);
 const cellOf = (a) => (Array.isArray(a) && a.length >= 2 && Number.isFinite(a[0]) && Number.isFinite(a[1]) ? [a[0], a[1]] : null);
@@ -75,7 +64,7 @@ function pill(g, text, cx, cy, bg, fg, font) {
 }
 
 export const snake = {
-  draw(canvas, frame, { ids = [], frames = [], index = 0 } = {}) {
+  draw(canvas, frame, { ids = [], frames = [], index = 0, match = null } = {}) {
     const st = (frame && frame.state) || {};
     const board = Array.isArray(st.board) ? st.board.map((r) => String(r)) : [];
     const rows = Math.max(1, num(st.rows, board.length) || 1);
@@ -380,8 +369,10 @@ export const snake = {
       g.lineTo(x - r, y + r);
       g.stroke();
       const seat = num(e.seat, -1);
-      const label = `✝ ${seat >= 0 ? seat + 1 : "?"}: ${REASONS[e.reason] || e.reason || "died"}`;
-      const ly = at[0] >= rows - 1 ? py(at[0]) - cell * 0.3 : py(at[0]) + cell * 1.3;
+      const label = `✝ ${seat >= 0 ? seat + 1 : "?"}: ${e.reason || "died"}`;
+      // The label goes on the side away from the cell it asked for.
+      const below = to ? to[0] <= at[0] : at[0] < rows - 1;
+      const ly = below ? py(at[0]) + cell * 1.3 : py(at[0]) - cell * 0.3;
       pill(g, label, Math.max(60, Math.min(canvas.width - 60, x)), ly, seatColour(seat), "#fff", small);
     }
 
@@ -399,7 +390,12 @@ export const snake = {
     g.font = "bold 13px sans-serif";
     g.fillStyle = "#111";
     let line1 = `Round ${round}`;
-    if (st.over) line1 += " · game over";
+    if (st.over) {
+      const res = match && match.result;
+      const winners = res && Array.isArray(res.winners) ? res.winners : null;
+      line1 += " · game over";
+      if (winners) line1 += winners.length ? ` · winner ${winners.map(shortId).join(", ")}` : " · draw";
+    }
     g.fillText(line1, 8, 13);
     let x = 8 + g.measureText(line1).width + 10;
     g.font = "12px sans-serif";
@@ -436,7 +432,7 @@ export const snake = {
       const len = Array.isArray(s.body) ? s.body.length : 0;
       let status = `score ${num(s.score)}`;
       if (s.alive !== false && len < num(s.score)) status += ` (len ${len})`;
-      if (s.alive === false) status += ` · ✝ ${REASONS[s.death_reason] || s.death_reason || "dead"}${s.death_round ? " @" + s.death_round : ""}`;
+      if (s.alive === false) status += ` · ✝ ${s.death_reason || "dead"}${s.death_round ? " @" + s.death_round : ""}`;
       else if (num(s.shield) > 0) status += ` · shield ${num(s.shield)}`;
       g.fillStyle = s.alive === false ? "#b91c1c" : "#374151";
       g.fillText(status, x, ly);

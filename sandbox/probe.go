@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/errdefs"
+)
+
+// The probe: the arena binary run inside a container under the policy,
+// reporting what it sees. `arena doctor` uses it to check that the policy
+// is enforced, and to time round trips and starts.
+const (
+	// ProbeCommand makes the arena binary report the sandbox as seen from
+	// inside (one JSON line: a ProbeReport).
+	ProbeCommand = "__probe"
+	// EchoCommand makes the arena binary echo every line it reads.
+	EchoCommand = "__echo"
+)
+
+// ProbeReport is the sandbox as a bot sees it.
+type ProbeReport struct {
+	UID          int      `json:"uid"`
+	CapEff       string   `json:"cap_eff"`
+	NoNewPrivs   string   `json:"no_new_privs"`
+	Interfaces   []string `json:"interfaces"`
+	RootWritable bool     `json:"root_writable"`
+	TmpWritable  bool     `json:"tmp_writable"`
+	DockerSocket bool     `json:"docker_socket"`
+}
+
+// Probe looks at the sandbox from inside.
+func Probe() ProbeReport {
+	r := ProbeReport{UID: os.Getuid()}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+				r.CapEff = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
+				r.NoNewPrivs = strings.TrimSpace(v)
+			}
+		}
+	}
+	if ifs, err := net.Interfaces(); err == nil {
+		for _, i := range ifs {
+			r.Interfaces = append(r.Interfaces, i.Name)
+		}
+	}
+	writable := func(path string) bool {
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			return false
+		}
+		os.Remove(path)
+		return true
+	}
+	r.RootWritable = writable("/.arena-probe")
+	r.TmpWritable = writable("/tmp/.arena-probe")
+	for _, s := range []string{"/var/run/docker.sock", "/run/docker.sock"} {
+		if _, err := os.Stat(s); err == nil {
+			r.DockerSocket = true
+		}
+	}
+	return r
+}
+
+// Echo copies every line of r to w until r ends.
+func Echo(r io.Reader, w io.Writer) error {
+	in := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			if _, werr := w.Write(line); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// ProbeImage makes sure an image holding just the arena binary exists
+// (imported from the static binary, so no registry is needed) and returns
+// it. Its name depends on the binary's size and time.
+func ProbeImage(ctx context.Context, api interface {
+	DockerAPI
+	ImageImport(ctx context.Context, source image.ImportSource, ref string, options image.ImportOptions) (io.ReadCloser, error)
+}, binary string) (string, error) {
+	static, err := IsStatic(binary)
+	if err != nil {
+		return "", err
+	}
+	if !static {
+		return "", fmt.Errorf("%s is not a static binary (build arena with CGO_ENABLED=0, as make build does)", binary)
+	}
+	st, err := os.Stat(binary)
+	if err != nil {
+		return "", err
+	}
+	ref := fmt.Sprintf("arena/probe:%d-%d", st.Size(), st.ModTime().Unix())
+	if _, err := api.ImageInspect(ctx, ref); err == nil {
+		return ref, nil
+	} else if !errdefs.IsNotFound(err) {
+		return "", err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(tarOne(pw, binary, "arena", st.Size()))
+	}()
+	body, err := api.ImageImport(ctx, image.ImportSource{Source: pr, SourceName: "-"}, ref, image.ImportOptions{
+		Changes: []string{`ENTRYPOINT ["/arena"]`, `CMD ["` + EchoCommand + `"]`, "USER 65534:65534"},
+	})
+	if err != nil {
+		pr.Close()
+		return "", fmt.Errorf("import the probe image: %w", err)
+	}
+	defer body.Close()
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return "", fmt.Errorf("import the probe image: %w", err)
+	}
+	return ref, nil
+}
+
+func tarOne(w io.Writer, path, name string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tar.NewWriter(w)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: size}); err != nil {
+		return err
+	}
+	if _, err := io.Copy(tw, f); err != nil {
+		return err
+	}
+	return tw.Close()
+}

@@ -1,0 +1,718 @@
+// Pac-Man vs ghosts: the level's board (walls, beans, bonus beans, skill
+// items, the portal open or closed) as it stands after this frame's round,
+// the Pac-Man and the three ghosts with this round's paths as faint trails
+// (wall bumps as a short stub against the wall) and their final cells
+// solid, the skills in effect, the shield and the invulnerability after a
+// catch, the scores, level and round, and this round's events.
+//
+// Frames carry the board only when a level starts ("init"); the board of
+// frame i is the init of frame i's level plus the cells eaten in the frames
+// after it up to i. Rows (x) grow upward, as the game's "up" is x+1.
+import { colours } from "../util.js";
+
+const HEADER = 64;
+const MARGIN = 18; // coordinate ticks: rows on the left, columns below
+const MIN_WIDTH = 540;
+
+const CELL = { wall: 0, empty: 1, bean: 2, bonus: 3, speed: 4, magnet: 5, shield: 6, double: 7, freeze: 8, portal: 9 };
+// The levels as the spec fixes them: board size, rounds, portal opening.
+const LEVELS = { 1: { size: 41, rounds: 500, portal: 60 }, 2: { size: 32, rounds: 400, portal: 50 }, 3: { size: 22, rounds: 300, portal: 0 } };
+// pacman_skills order, with how each is drawn.
+const SKILLS = [
+  { name: "double", colour: "#ea580c", glyph: "2×" },
+  { name: "speed", colour: "#16a34a", glyph: "S" },
+  { name: "magnet", colour: "#9333ea", glyph: "M" },
+  { name: "shield", colour: "#0891b2", glyph: "" },
+  { name: "freeze", colour: "#0ea5e9", glyph: "F" },
+];
+const ITEM = { [CELL.double]: 0, [CELL.speed]: 1, [CELL.magnet]: 2, [CELL.shield]: 3, [CELL.freeze]: 4 };
+const EVENTS = { 0: "Pac-Man eaten by a ghost", 1: "shield destroyed", 2: "level finished", 3: "level timeout" };
+
+const WALL = "#334155";
+const GROUND = "#f4f1e8";
+const BEAN = "#b45309";
+const BONUS = "#f59e0b";
+const PORTAL = "#7c3aed";
+const NEUTRAL_PAC = "#ca8a04";
+const NEUTRAL_GHOST = "#64748b";
+
+const num = (v, d = 0) => (typeof v === "number" && Number.isFinite(v) ? v : d);
+const isCell = (a) => Array.isArray(a) && a.length >= 2 && Number.isFinite(a[0]) && Number.isFinite(a[1]);
+const arr = (a) => (Array.isArray(a) ? a : []);
+
+function shortId(id) {
+  const s = String(id == null ? "" : id).split("/").pop();
+  return s.length > 18 ? s.slice(0, 17) + "…" : s;
+}
+
+// ---- The board of a frame, rebuilt from the level's init and the eaten cells.
+
+// Per frames array: for each frame index holding an init, the level's
+// board and, per cell, the first frame index whose round ate it.
+const caches = new WeakMap();
+
+function validInit(init) {
+  return init && typeof init === "object" && Array.isArray(init.board) && init.board.length > 0 && Array.isArray(init.board[0]);
+}
+
+// levelStart is the index of the frame whose init starts frame i's level:
+// the latest init at or before i of the same level (the frame that ends a
+// level carries the next level's init but still shows the old level).
+function levelStart(frames, i, level) {
+  let fallback = -1;
+  for (let k = Math.min(i, frames.length - 1); k >= 0; k--) {
+    const st = frames[k] && frames[k].state;
+    if (!st || !validInit(st.init)) continue;
+    if (level == null || st.init.level == null || st.init.level === level) return k;
+    if (fallback < 0 && st.init.level < level) fallback = k;
+  }
+  return fallback;
+}
+
+function boardAt(frames, i, level) {
+  const j = levelStart(frames, i, level);
+  if (j < 0) return null;
+  let cache = caches.get(frames);
+  if (!cache) {
+    cache = new Map();
+    caches.set(frames, cache);
+  }
+  const init = frames[j].state.init;
+  let lv = cache.get(j);
+  if (!lv || lv.init !== init) {
+    const size = init.board.length;
+    const cols = Math.max(...init.board.map((r) => (Array.isArray(r) ? r.length : 0)));
+    const base = new Int8Array(size * cols);
+    for (let x = 0; x < size; x++) {
+      const row = arr(init.board[x]);
+      for (let y = 0; y < cols; y++) base[x * cols + y] = num(row[y], CELL.wall);
+    }
+    lv = { init, rows: size, cols, base, eatenAt: new Int32Array(size * cols).fill(0x7fffffff), scanned: j };
+    cache.set(j, lv);
+  }
+  // Apply the eaten cells of the frames not seen yet (a missing frame stops
+  // the bookkeeping there, so that it is read once it arrives).
+  let contiguous = true;
+  for (let k = lv.scanned + 1; k <= i; k++) {
+    const st = frames[k] && frames[k].state;
+    if (!st) {
+      contiguous = false;
+      continue;
+    }
+    for (const c of arr(st.eaten)) {
+      if (!isCell(c) || c[0] < 0 || c[1] < 0 || c[0] >= lv.rows || c[1] >= lv.cols) continue;
+      const at = c[0] * lv.cols + c[1];
+      if (lv.eatenAt[at] > k) lv.eatenAt[at] = k;
+    }
+    if (contiguous) lv.scanned = k;
+  }
+  const cells = new Int8Array(lv.base.length);
+  for (let n = 0; n < cells.length; n++) cells[n] = lv.eatenAt[n] <= i ? CELL.empty : lv.base[n];
+  return { rows: lv.rows, cols: lv.cols, cells, init };
+}
+
+// ---- Paths: wall bumps are entries with −100 (Pac-Man) or −200 (ghosts)
+// added to both coordinates.
+
+function decodePath(path, offset) {
+  const out = [];
+  for (const p of arr(path)) {
+    if (!isCell(p)) continue;
+    if (p[0] < 0 || p[1] < 0) {
+      let x = p[0] + offset;
+      let y = p[1] + offset;
+      while ((x < -50 || y < -50) && x < 1e6) {
+        x += 100;
+        y += 100;
+      }
+      out.push({ x, y, bump: true });
+    } else out.push({ x: p[0], y: p[1], bump: false });
+  }
+  return out;
+}
+
+// The direction of the last move (or bump) of a path, as [dx, dy].
+function lastDirection(path) {
+  for (let k = path.length - 1; k > 0; k--) {
+    let prev = null;
+    for (let m = k - 1; m >= 0; m--) {
+      if (!path[m].bump) {
+        prev = path[m];
+        break;
+      }
+    }
+    if (!prev) continue;
+    const dx = Math.sign(path[k].x - prev.x);
+    const dy = Math.sign(path[k].y - prev.y);
+    if (dx || dy) return [dx, dy];
+  }
+  return null;
+}
+
+// Rounds of invulnerability left after this frame: 3 after being eaten,
+// 1 after a shield breaks, counting down each round.
+function invulnerableLeft(frames, index) {
+  for (let k = 0; k < 3; k++) {
+    const f = frames[index - k];
+    const ev = f && f.state ? arr(f.state.events) : [];
+    if (ev.includes(0)) return Math.max(0, 3 - k);
+    if (ev.includes(1)) return Math.max(0, 1 - k);
+  }
+  return 0;
+}
+
+// The seats of the Pac-Man and the ghosts, from the roles claimed; before
+// the claims, from a later frame; -1 when unknown.
+function seatsOf(st, frames) {
+  let roles = arr(st.roles);
+  if (!roles.some((r) => r === 0 || r === 1)) {
+    for (let k = frames.length - 1; k >= 0; k--) {
+      const r = frames[k] && frames[k].state ? arr(frames[k].state.roles) : [];
+      if (r.some((v) => v === 0 || v === 1)) {
+        roles = r;
+        break;
+      }
+    }
+  }
+  // Both seats claiming one role ("Same Role"): neither plays it.
+  if (roles.length === 2 && roles[0] === roles[1]) return { pac: -1, ghosts: -1, same: roles[0] };
+  let pac = roles.indexOf(0);
+  let ghosts = roles.indexOf(1);
+  if (pac < 0 && ghosts >= 0 && roles.length === 2) pac = 1 - ghosts;
+  if (ghosts < 0 && pac >= 0 && roles.length === 2) ghosts = 1 - pac;
+  return { pac, ghosts };
+}
+
+// ---- Shapes.
+
+function shieldPath(g, cx, cy, r) {
+  g.beginPath();
+  g.moveTo(cx, cy - r);
+  g.lineTo(cx + r * 0.85, cy - r * 0.6);
+  g.quadraticCurveTo(cx + r * 0.85, cy + r * 0.5, cx, cy + r);
+  g.quadraticCurveTo(cx - r * 0.85, cy + r * 0.5, cx - r * 0.85, cy - r * 0.6);
+  g.closePath();
+}
+
+// A skill badge: the item on the board and the skill in the header.
+function skillBadge(g, skill, cx, cy, s, dim) {
+  const sk = SKILLS[skill];
+  g.globalAlpha = dim ? 0.3 : 1;
+  if (sk.name === "shield") {
+    shieldPath(g, cx, cy, s * 0.5);
+    g.fillStyle = sk.colour;
+    g.fill();
+    g.strokeStyle = "#164e63";
+    g.lineWidth = 1;
+    g.stroke();
+  } else {
+    g.fillStyle = sk.colour;
+    g.beginPath();
+    g.roundRect(cx - s / 2, cy - s / 2, s, s, s * 0.25);
+    g.fill();
+    g.fillStyle = "#fff";
+    g.font = `bold ${Math.max(6, Math.floor(s * (sk.glyph.length > 1 ? 0.55 : 0.72)))}px sans-serif`;
+    g.textAlign = "center";
+    g.textBaseline = "middle";
+    g.fillText(sk.glyph, cx, cy + 0.5);
+  }
+  g.globalAlpha = 1;
+}
+
+function drawPacman(g, cx, cy, r, dir, colour) {
+  // dir is the screen direction [sx, sy].
+  const a = Math.atan2(dir[1], dir[0]);
+  const mouth = 0.7;
+  g.fillStyle = colour;
+  g.beginPath();
+  g.moveTo(cx, cy);
+  g.arc(cx, cy, r, a + mouth / 2, a - mouth / 2 + 2 * Math.PI);
+  g.closePath();
+  g.fill();
+  g.strokeStyle = "#111";
+  g.lineWidth = Math.max(1, r / 7);
+  g.stroke();
+  // The eye, on the upper side of the mouth.
+  const side = dir[0] < 0 ? 1 : -1;
+  const ex = cx + Math.cos(a + side * 1.6) * r * 0.5;
+  const ey = cy + Math.sin(a + side * 1.6) * r * 0.5;
+  g.fillStyle = "#111";
+  g.beginPath();
+  g.arc(ex, ey, Math.max(1, r * 0.13), 0, 2 * Math.PI);
+  g.fill();
+}
+
+function drawGhost(g, cx, cy, r, dir, colour, label) {
+  const top = cy - r;
+  const bottom = cy + r * 0.95;
+  g.fillStyle = colour;
+  g.beginPath();
+  g.moveTo(cx - r, bottom);
+  g.lineTo(cx - r, cy - r * 0.05);
+  g.arc(cx, cy - r * 0.05, r, Math.PI, 0);
+  g.lineTo(cx + r, bottom);
+  const w = (2 * r) / 3;
+  for (let k = 0; k < 3; k++) {
+    const x1 = cx + r - k * w;
+    g.quadraticCurveTo(x1 - w / 2, bottom - r * 0.45, x1 - w, bottom);
+  }
+  g.closePath();
+  g.fill();
+  g.strokeStyle = "rgba(0,0,0,0.55)";
+  g.lineWidth = Math.max(1, r / 8);
+  g.stroke();
+  for (const s of [-1, 1]) {
+    const ex = cx + s * r * 0.38;
+    const ey = top + r * 0.85;
+    g.fillStyle = "#fff";
+    g.beginPath();
+    g.ellipse(ex, ey, r * 0.27, r * 0.33, 0, 0, 2 * Math.PI);
+    g.fill();
+    g.fillStyle = "#111";
+    g.beginPath();
+    g.arc(ex + dir[0] * r * 0.12, ey + dir[1] * r * 0.14, r * 0.14, 0, 2 * Math.PI);
+    g.fill();
+  }
+  if (label != null) {
+    g.fillStyle = "#fff";
+    g.font = `bold ${Math.max(7, Math.floor(r * 0.8))}px sans-serif`;
+    g.textAlign = "center";
+    g.textBaseline = "middle";
+    g.fillText(String(label), cx, cy + r * 0.5);
+  }
+}
+
+// pill writes a label on a rounded box centred on (cx, cy), kept inside
+// the box [x0, y0, x1, y1].
+function pill(g, text, cx, cy, bg, fg, size, [x0, y0, x1, y1]) {
+  g.font = `bold ${size}px sans-serif`;
+  const w = g.measureText(text).width + 10;
+  const h = size + 6;
+  const x = Math.max(x0 + 2, Math.min(x1 - w - 2, cx - w / 2));
+  cy = Math.max(y0 + h / 2 + 2, Math.min(y1 - h / 2 - 2, cy));
+  g.fillStyle = bg;
+  g.globalAlpha = 0.88;
+  g.beginPath();
+  g.roundRect(x, cy - h / 2, w, h, h / 2);
+  g.fill();
+  g.globalAlpha = 1;
+  g.fillStyle = fg;
+  g.textAlign = "center";
+  g.textBaseline = "middle";
+  g.fillText(text, x + w / 2, cy + 0.5);
+}
+
+export const pacman = {
+  draw(canvas, frame, { ids = [], frames = [], index = 0 } = {}) {
+    const st = (frame && frame.state) || {};
+    const all = Array.isArray(frames) ? frames : [];
+    const level = Number.isInteger(st.level) ? st.level : null;
+    let bd = null;
+    try {
+      bd = boardAt(all, Math.min(index, all.length - 1), level);
+    } catch (e) {
+      bd = null; // drawn without a board rather than not at all
+    }
+    const info = LEVELS[level] || null;
+    const size = bd ? Math.max(bd.rows, bd.cols) : num(info && info.size, 22);
+    const rows = bd ? bd.rows : size;
+    const cols = bd ? bd.cols : size;
+
+    const cell = Math.max(8, Math.floor(Math.min(720 / cols, 560 / rows)));
+    const bw = cols * cell;
+    const bh = rows * cell;
+    canvas.width = Math.max(MIN_WIDTH, bw + MARGIN + 8);
+    canvas.height = HEADER + bh + MARGIN + 4;
+    const ox = Math.floor((canvas.width - bw + MARGIN) / 2);
+    const oy = HEADER + 2;
+    const g = canvas.getContext("2d");
+    const px = (y) => ox + y * cell; // columns left to right
+    const py = (x) => oy + (rows - 1 - x) * cell; // rows bottom to top
+    const cx = (x, y) => px(y) + cell / 2;
+    const cy = (x) => py(x) + cell / 2;
+
+    g.fillStyle = "#fbfbf8";
+    g.fillRect(0, 0, canvas.width, canvas.height);
+
+    // Coordinate ticks.
+    g.fillStyle = "#6b7280";
+    g.font = `${Math.min(10, Math.max(8, Math.floor(cell * 0.6)))}px sans-serif`;
+    const every = cell >= 20 ? 2 : 5;
+    g.textAlign = "right";
+    g.textBaseline = "middle";
+    for (let x = 0; x < rows; x += every) g.fillText(String(x), ox - 3, cy(x));
+    g.textAlign = "center";
+    g.textBaseline = "top";
+    for (let y = 0; y < cols; y += every) g.fillText(String(y), cx(0, y), oy + bh + 3);
+    g.textAlign = "left";
+    g.fillText("x↑ y→", 2, oy + bh + 3);
+
+    // The board.
+    g.fillStyle = GROUND;
+    g.fillRect(ox, oy, bw, bh);
+    let portal = null;
+    if (bd) {
+      for (let x = 0; x < rows; x++) {
+        for (let y = 0; y < cols; y++) {
+          const v = bd.cells[x * cols + y];
+          const sx = px(y);
+          const sy = py(x);
+          switch (v) {
+            case CELL.wall:
+              g.fillStyle = WALL;
+              g.fillRect(sx, sy, cell, cell);
+              break;
+            case CELL.bean:
+              g.fillStyle = BEAN;
+              g.beginPath();
+              g.arc(sx + cell / 2, sy + cell / 2, Math.max(1.5, cell * 0.12), 0, 2 * Math.PI);
+              g.fill();
+              break;
+            case CELL.bonus:
+              g.fillStyle = BONUS;
+              g.beginPath();
+              g.arc(sx + cell / 2, sy + cell / 2, Math.max(2.5, cell * 0.26), 0, 2 * Math.PI);
+              g.fill();
+              g.strokeStyle = "#92400e";
+              g.lineWidth = 1;
+              g.stroke();
+              break;
+            case CELL.portal:
+              portal = [x, y];
+              break;
+            default:
+              if (ITEM[v] !== undefined) skillBadge(g, ITEM[v], sx + cell / 2, sy + cell / 2, cell * 0.78, false);
+          }
+        }
+      }
+    } else {
+      g.fillStyle = "#6b7280";
+      g.font = "13px sans-serif";
+      g.textAlign = "center";
+      g.textBaseline = "middle";
+      g.fillText("(the board of this level has not been received)", ox + bw / 2, oy + bh / 2);
+    }
+    if (!portal && bd && isCell(bd.init.portal_coord) && bd.init.portal_coord[0] >= 0) portal = bd.init.portal_coord;
+
+    // The portal: a purple swirl when open, a grey dashed ring when closed.
+    const portalOpen = st.portal_available === true;
+    if (portal) {
+      const x = cx(portal[0], portal[1]);
+      const y = cy(portal[0]);
+      if (portalOpen) {
+        g.fillStyle = "rgba(124,58,237,0.25)";
+        g.beginPath();
+        g.arc(x, y, cell * 0.95, 0, 2 * Math.PI);
+        g.fill();
+        for (let k = 0; k < 3; k++) {
+          g.strokeStyle = k % 2 ? "#c4b5fd" : PORTAL;
+          g.lineWidth = Math.max(1.5, cell / 9);
+          g.beginPath();
+          g.arc(x, y, cell * (0.48 - k * 0.14), 0, 2 * Math.PI);
+          g.stroke();
+        }
+      } else {
+        g.strokeStyle = "#6b7280";
+        g.lineWidth = Math.max(1.5, cell / 10);
+        g.setLineDash([2, 2]);
+        g.beginPath();
+        g.arc(x, y, cell * 0.42, 0, 2 * Math.PI);
+        g.stroke();
+        g.setLineDash([]);
+        g.fillStyle = "rgba(107,114,128,0.35)";
+        g.beginPath();
+        g.arc(x, y, cell * 0.25, 0, 2 * Math.PI);
+        g.fill();
+      }
+    }
+
+    // Who plays what.
+    const finishedAtPortal = portal && arr(st.events).includes(2) && decodePath(st.pacman_step_block, 100).some((p) => !p.bump && p.x === portal[0] && p.y === portal[1]);
+    if (finishedAtPortal) {
+      g.strokeStyle = PORTAL;
+      g.lineWidth = Math.max(2, cell / 5);
+      g.beginPath();
+      g.arc(cx(portal[0], portal[1]), cy(portal[0]), cell * 1.3, 0, 2 * Math.PI);
+      g.stroke();
+    }
+    const seats = seatsOf(st, all);
+    const pacColour = seats.pac >= 0 ? colours[seats.pac % colours.length] : NEUTRAL_PAC;
+    const ghostColour = seats.ghosts >= 0 ? colours[seats.ghosts % colours.length] : NEUTRAL_GHOST;
+    const events = arr(st.events);
+    const eaten = events.includes(0);
+    const shieldBroken = events.includes(1);
+    const skills = arr(st.pacman_skills);
+    const frozen = num(skills[4]) > 0;
+
+    // A path as a faint trail: lines between the cells reached, a stub
+    // against the wall for a bump, an open circle where it started.
+    const bumps = [];
+    const trail = (path, colour, width) => {
+      if (path.length < 2) return null;
+      let cur = path[0].bump ? null : path[0];
+      g.strokeStyle = colour;
+      g.fillStyle = colour;
+      g.lineCap = "round";
+      g.lineJoin = "round";
+      g.globalAlpha = 0.45;
+      if (cur) {
+        g.lineWidth = Math.max(1, width / 3);
+        g.beginPath();
+        g.arc(cx(cur.x, cur.y), cy(cur.x), cell * 0.3, 0, 2 * Math.PI);
+        g.stroke();
+      }
+      for (let k = 1; k < path.length; k++) {
+        const p = path[k];
+        if (!cur) {
+          if (!p.bump) cur = p;
+          continue;
+        }
+        const x0 = cx(cur.x, cur.y);
+        const y0 = cy(cur.x);
+        const x1 = cx(p.x, p.y);
+        const y1 = cy(p.x);
+        g.lineWidth = width;
+        if (p.bump) {
+          // Toward the wall: a stub here, the impact drawn over the movers.
+          const dx = x1 - x0;
+          const dy = y1 - y0;
+          const n = Math.hypot(dx, dy) || 1;
+          g.beginPath();
+          g.moveTo(x0, y0);
+          g.lineTo(x0 + (dx / n) * cell * 0.5, y0 + (dy / n) * cell * 0.5);
+          g.stroke();
+          bumps.push({ x: x0 + (dx / n) * cell * 0.5, y: y0 + (dy / n) * cell * 0.5, ux: dx / n, uy: dy / n, colour });
+        } else if (p.x !== cur.x || p.y !== cur.y) {
+          g.beginPath();
+          g.moveTo(x0, y0);
+          g.lineTo(x1, y1);
+          g.stroke();
+          cur = p;
+        }
+      }
+      g.globalAlpha = 1;
+      return cur;
+    };
+
+    // Ghosts' trails first, then the Pac-Man's: the movers go on top.
+    const ghostPaths = arr(st.ghosts_step_block).map((p) => decodePath(p, 200));
+    const pacPath = decodePath(st.pacman_step_block, 100);
+    ghostPaths.forEach((p) => trail(p, ghostColour, Math.max(2, cell * 0.22)));
+    const caughtAt = trail(pacPath, pacColour, Math.max(2, cell * 0.3));
+
+    // The Pac-Man: solid where it ends; when eaten, where it was caught and
+    // the cell it respawned on.
+    const pc = isCell(st.pacman_coord) ? st.pacman_coord : caughtAt ? [caughtAt.x, caughtAt.y] : null;
+    let dir = lastDirection(pacPath);
+    if (!dir && index > 0 && all[index - 1] && all[index - 1].state) dir = lastDirection(decodePath(all[index - 1].state.pacman_step_block, 100));
+    const screenDir = dir ? [dir[1], -dir[0]] : [1, 0];
+    // Ghosts: solid at their final cells, their number inside.
+    const ghostCoords = arr(st.ghosts_coord);
+    // Ghosts sharing a cell are fanned out a little so that each shows.
+    const stacked = {};
+    ghostCoords.forEach((c) => isCell(c) && (stacked[c] = (stacked[c] || 0) + 1));
+    const seen = {};
+    ghostCoords.forEach((c, j) => {
+      if (!isCell(c)) return;
+      const d = lastDirection(ghostPaths[j] || []);
+      const rank = (seen[c] = (seen[c] || 0) + 1) - 1;
+      const gx = cx(c[0], c[1]) + (rank - (stacked[c] - 1) / 2) * cell * 0.32;
+      const gy = cy(c[0]);
+      drawGhost(g, gx, gy, cell * 0.52, d ? [d[1], -d[0]] : [0, 0], ghostColour, cell >= 12 ? j : null);
+      if (frozen) {
+        g.strokeStyle = "#0ea5e9";
+        g.lineWidth = Math.max(1.5, cell / 8);
+        g.strokeRect(gx - cell * 0.6, gy - cell * 0.6, cell * 1.2, cell * 1.2);
+      }
+    });
+
+    // Where the Pac-Man was caught, over the ghost that caught it.
+    if (eaten && caughtAt) {
+      const x = cx(caughtAt.x, caughtAt.y);
+      const y = cy(caughtAt.x);
+      g.globalAlpha = 0.5;
+      drawPacman(g, x, y, cell * 0.5, screenDir, "#9ca3af");
+      g.globalAlpha = 1;
+      g.strokeStyle = "#b91c1c";
+      g.lineWidth = Math.max(2, cell / 6);
+      const r = cell * 0.5;
+      g.beginPath();
+      g.moveTo(x - r, y - r);
+      g.lineTo(x + r, y + r);
+      g.moveTo(x + r, y - r);
+      g.lineTo(x - r, y + r);
+      g.stroke();
+      if (pc) {
+        g.strokeStyle = "rgba(185,28,28,0.6)";
+        g.lineWidth = 1.5;
+        g.setLineDash([4, 4]);
+        g.beginPath();
+        g.moveTo(x, y);
+        g.lineTo(cx(pc[0], pc[1]), cy(pc[0]));
+        g.stroke();
+        g.setLineDash([]);
+      }
+    }
+
+    const invul = invulnerableLeft(all, index);
+    if (pc) {
+      const x = cx(pc[0], pc[1]);
+      const y = cy(pc[0]);
+      if (num(skills[3]) > 0 || shieldBroken) {
+        g.strokeStyle = SKILLS[3].colour;
+        g.lineWidth = Math.max(2, cell / 6);
+        g.setLineDash(shieldBroken ? [3, 3] : []);
+        g.beginPath();
+        g.arc(x, y, cell * 0.72, 0, 2 * Math.PI);
+        g.stroke();
+        g.setLineDash([]);
+      }
+      g.globalAlpha = invul > 0 ? 0.6 : 1;
+      drawPacman(g, x, y, cell * 0.58, screenDir, pacColour);
+      g.globalAlpha = 1;
+      if (invul > 0) {
+        g.strokeStyle = "#facc15";
+        g.lineWidth = Math.max(1.5, cell / 9);
+        g.setLineDash([2, 3]);
+        g.beginPath();
+        g.arc(x, y, cell * 0.85, 0, 2 * Math.PI);
+        g.stroke();
+        g.setLineDash([]);
+      }
+    }
+
+    // Wall bumps: a bar against the wall and a spark into it.
+    for (const b of bumps) {
+      const r = cell * 0.42;
+      g.lineCap = "round";
+      g.strokeStyle = "#fff";
+      g.lineWidth = Math.max(3, cell / 4.5);
+      const bar = () => {
+        g.beginPath();
+        g.moveTo(b.x - b.uy * r, b.y + b.ux * r);
+        g.lineTo(b.x + b.uy * r, b.y - b.ux * r);
+        g.stroke();
+      };
+      bar();
+      g.strokeStyle = b.colour;
+      g.lineWidth = Math.max(2, cell / 7);
+      bar();
+      g.strokeStyle = "#facc15";
+      g.lineWidth = Math.max(1, cell / 12);
+      g.beginPath();
+      for (const a of [-0.6, 0, 0.6]) {
+        const vx = b.ux * Math.cos(a) - b.uy * Math.sin(a);
+        const vy = b.ux * Math.sin(a) + b.uy * Math.cos(a);
+        g.moveTo(b.x + vx * cell * 0.12, b.y + vy * cell * 0.12);
+        g.lineTo(b.x + vx * cell * 0.38, b.y + vy * cell * 0.38);
+      }
+      g.stroke();
+    }
+
+    // This round's catches at their cells.
+    const label = Math.max(10, Math.min(13, Math.floor(cell * 0.8)));
+    const by = num(st.caught_by, -1);
+    // Above the cell, or below it near the top edge.
+    const labelY = (x) => (py(x) - cell * 0.9 - label / 2 - 5 < oy ? py(x) + cell * 1.7 + label / 2 : py(x) - cell * 0.7 - label / 2);
+    if (eaten && caughtAt) {
+      pill(g, `eaten${by >= 0 ? " by ghost " + by : ""}`, cx(caughtAt.x, caughtAt.y), labelY(caughtAt.x), "#b91c1c", "#fff", label, [ox, oy, ox + bw, oy + bh]);
+    } else if (shieldBroken && pc) {
+      pill(g, `shield broken${by >= 0 ? " by ghost " + by : ""}`, cx(pc[0], pc[1]), labelY(pc[0]), SKILLS[3].colour, "#fff", label, [ox, oy, ox + bw, oy + bh]);
+    }
+
+    // Level ends and the end of the match: a banner over the board.
+    const banners = [];
+    if (events.includes(2)) banners.push(`Level ${level != null ? level : ""} finished` + (st.init && st.init.level ? ` · next: level ${st.init.level}` : ""));
+    if (events.includes(3)) banners.push(`Level ${level != null ? level : ""} timed out · ghosts +75` + (st.init && st.init.level ? ` · next: level ${st.init.level}` : ""));
+    if (typeof st.StopReason === "string" && st.StopReason) banners.push(`Match over: ${st.StopReason}`);
+    if (banners.length) {
+      g.font = "bold 16px sans-serif";
+      const maxW = Math.min(bw - 10, 520);
+      // Long reasons (a bot's illegal action) are wrapped.
+      const lines = [];
+      for (const b of banners) {
+        let line = "";
+        for (const word of b.split(" ")) {
+          const next = line ? line + " " + word : word;
+          if (line && g.measureText(next).width > maxW - 24) {
+            lines.push(line);
+            line = word;
+          } else line = next;
+        }
+        lines.push(line);
+      }
+      banners.splice(0, banners.length, ...lines.slice(0, 8));
+      const w = Math.min(maxW, Math.max(...banners.map((b) => g.measureText(b).width)) + 30);
+      const h = banners.length * 24 + 14;
+      const bx = ox + bw / 2 - w / 2;
+      const by2 = oy + Math.min(bh * 0.12, 40); // near the top: the portal is in the middle
+      g.fillStyle = "rgba(17,24,39,0.82)";
+      g.beginPath();
+      g.roundRect(bx, by2, w, h, 8);
+      g.fill();
+      g.fillStyle = "#fff";
+      g.textAlign = "center";
+      g.textBaseline = "middle";
+      banners.forEach((b, k) => g.fillText(b, ox + bw / 2, by2 + 19 + k * 24, w - 12));
+    }
+
+    // ---- The header: level and round, the two sides, skills and events.
+    g.fillStyle = "#f1efe6";
+    g.fillRect(0, 0, canvas.width, HEADER);
+    g.strokeStyle = "#d6d3c7";
+    g.lineWidth = 1;
+    g.beginPath();
+    g.moveTo(0, HEADER - 0.5);
+    g.lineTo(canvas.width, HEADER - 0.5);
+    g.stroke();
+    g.textAlign = "left";
+    g.textBaseline = "middle";
+    let x = 8;
+    const text = (s, font, colour, y) => {
+      g.textAlign = "left";
+      g.textBaseline = "middle";
+      g.font = font;
+      g.fillStyle = colour;
+      g.fillText(s, x, y);
+      x += g.measureText(s).width;
+    };
+    const rounds = info ? info.rounds : null;
+    text(`Level ${level != null ? level : "?"} · round ${num(st.round)}${rounds ? "/" + rounds : ""}`, "bold 13px sans-serif", "#111", 12);
+    text(`   beans left ${num(st.beans_left)}`, "12px sans-serif", "#374151", 12);
+    let portalText = "   no portal";
+    if (portal || (info && info.portal)) {
+      portalText = portalOpen ? "   portal open" : `   portal closed${info && info.portal ? ` (opens after round ${info.portal})` : ""}`;
+    }
+    text(portalText, portalOpen ? "bold 12px sans-serif" : "12px sans-serif", portalOpen ? PORTAL : "#374151", 12);
+
+    const score = arr(st.score);
+    const side = (seat, name, colour, points, glyph) => {
+      glyph(x + 7, 32, colour);
+      x += 18;
+      text(name, "12px sans-serif", "#374151", 32);
+      const id = seat >= 0 && ids[seat] !== undefined ? " " + shortId(ids[seat]) : seat >= 0 ? ` seat ${seat}` : "";
+      text(id, "bold 12px sans-serif", "#111", 32);
+      text(`  ${num(points)}`, "bold 14px sans-serif", colour, 32);
+      x += 22;
+    };
+    x = 8;
+    side(seats.pac, "Pac-Man", pacColour, score[0], (gx, gy, c) => drawPacman(g, gx, gy, 7, [1, 0], c));
+    side(seats.ghosts, "Ghosts", ghostColour, score[1], (gx, gy, c) => drawGhost(g, gx, gy, 7, [0, 0], c, null));
+    if (seats.same != null) text(`both seats claimed the ${seats.same === 0 ? "Pac-Man" : "ghosts"}`, "bold 12px sans-serif", "#b91c1c", 32);
+
+    // Skills at the start of the round, shield count, invulnerability, events.
+    x = 8;
+    text("skills", "11px sans-serif", "#6b7280", 52);
+    x += 6;
+    SKILLS.forEach((sk, k) => {
+      const v = num(skills[k]);
+      skillBadge(g, k, x + 7, 52, 14, v <= 0);
+      x += 16;
+      text(String(v), v > 0 ? "bold 12px sans-serif" : "12px sans-serif", v > 0 ? "#111" : "#9ca3af", 52);
+      x += 8;
+    });
+    if (invul > 0) text(` invulnerable ${invul} more round${invul === 1 ? "" : "s"}`, "bold 12px sans-serif", "#a16207", 52);
+    const evText = events.map((e) => EVENTS[e] || `event ${e}`).join(", ");
+    if (evText) text(`  ${evText}`, "bold 12px sans-serif", eaten ? "#b91c1c" : "#111", 52);
+  },
+};
