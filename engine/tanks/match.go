@@ -2,6 +2,7 @@ package tanks
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"arena/engine"
 )
@@ -54,6 +55,9 @@ type match struct {
 
 	width, height int // the board's, ring included
 	cells         []cell
+	static        [][]byte // encoded cells that never change, by index
+	state         []byte   // the state line of the current turn, once built
+	stateSize     int      // its length last turn
 	tanks         []tank
 	bullets       []bullet // at most one per owner, kept in owner order
 	zone          int
@@ -101,7 +105,18 @@ func newMatch(m *Map, s Settings, seed uint64, players []string) *match {
 		g.set(at, cell{kind: cellTank, health: s.TankHealth, seat: seat})
 	}
 	g.lastAlive = g.aliveSeats()
+	g.encodeStatic()
 	return g
+}
+
+// stateLine is the current state as the bots receive it, with its
+// newline, built once per turn in a buffer sized by the last one.
+func (g *match) stateLine() []byte {
+	if g.state == nil {
+		g.state = append(g.appendState(make([]byte, 0, g.stateSize+256)), '\n')
+		g.stateSize = len(g.state)
+	}
+	return g.state
 }
 
 func (g *match) index(p point) int { return p.Y*g.width + p.X }
@@ -129,8 +144,7 @@ func (g *match) Step() engine.Step {
 	if g.over {
 		return engine.Step{Done: true}
 	}
-	state := g.appendState(nil)
-	state = append(state, '\n')
+	state := g.stateLine()
 	alive := g.aliveSeats()
 	st := engine.Step{Send: make([]engine.Message, len(alive)), Await: alive}
 	for i, seat := range alive {
@@ -167,6 +181,7 @@ func (g *match) Submit(replies []engine.Reply) []engine.Rejection {
 // tick plays one turn with the given actions per seat.
 func (g *match) tick(actions map[int][]action) {
 	g.turn++
+	g.state = nil
 	g.events = g.events[:0]
 	order := g.aliveSeats()
 	g.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -323,18 +338,52 @@ func (g *match) Settings() json.RawMessage {
 // Frame implements engine.Match: the state the bots see, plus the turn
 // number and the tick's events.
 func (g *match) Frame() json.RawMessage {
-	b := []byte(`{"Turn":`)
+	line := g.stateLine()
+	line = line[:len(line)-1] // without the newline
+	b := make([]byte, 0, len(line)+64+160*len(g.events))
+	b = append(b, `{"Turn":`...)
 	b = appendInt(b, g.turn)
 	b = append(b, `,"State":`...)
-	b = g.appendState(b)
-	b = append(b, `,"Events":`...)
-	ev, _ := json.Marshal(g.events) // plain structs always marshal
-	if len(g.events) == 0 {
-		ev = []byte("[]")
+	b = append(b, line...)
+	b = append(b, `,"Events":[`...)
+	for i, e := range g.events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = g.appendEvent(b, e)
 	}
-	b = append(b, ev...)
+	return append(b, "]}"...)
+}
+
+// appendEvent encodes an event as encoding/json would (the golden files
+// and replays hold this form).
+func (g *match) appendEvent(b []byte, e Event) []byte {
+	b = append(b, `{"Kind":`...)
+	b = strconv.AppendQuote(b, e.Kind)
+	b = append(b, `,"Coordinates":{"X":`...)
+	b = appendInt(b, e.Coordinates.X)
+	b = append(b, `,"Y":`...)
+	b = appendInt(b, e.Coordinates.Y)
 	b = append(b, '}')
-	return b
+	if e.Type != nil {
+		b = append(b, `,"Type":`...)
+		b = appendInt(b, int(*e.Type))
+	}
+	if e.UserId != "" {
+		b = append(b, `,"UserId":`...)
+		b = appendJSONString(b, e.UserId)
+	}
+	if e.Target != "" {
+		b = append(b, `,"Target":`...)
+		b = appendJSONString(b, e.Target)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
 }
 
 // Result implements engine.Match. A tank's score is the number of ticks it

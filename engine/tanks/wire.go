@@ -16,7 +16,8 @@ func (g *match) appendState(b []byte) []byte {
 	first := true
 	for y := 0; y < g.height; y++ {
 		for x := 0; x < g.width; x++ {
-			c := g.cells[y*g.width+x]
+			i := y*g.width + x
+			c := g.cells[i]
 			if c.kind == cellEmpty {
 				continue
 			}
@@ -24,6 +25,10 @@ func (g *match) appendState(b []byte) []byte {
 				b = append(b, ',')
 			}
 			first = false
+			if s := g.static[i]; s != nil && c.kind != cellTank && c.kind != cellBarrier {
+				b = append(b, s...)
+				continue
+			}
 			b = appendCoordinates(b, point{x, y})
 			b = append(b, `,"HealthCount":`...)
 			b = appendInt(b, c.health)
@@ -51,6 +56,23 @@ func (g *match) appendState(b []byte) []byte {
 	b = append(b, `],"ZoneRadius":`...)
 	b = appendInt(b, g.zone)
 	return append(b, '}')
+}
+
+// encodeStatic encodes the cells that never change (indestructible blocks
+// and water) once, for appendState.
+func (g *match) encodeStatic() {
+	g.static = make([][]byte, len(g.cells))
+	for i, c := range g.cells {
+		if c.kind != cellNotDestroyable && c.kind != cellWater {
+			continue
+		}
+		b := appendCoordinates(nil, point{i % g.width, i / g.width})
+		b = append(b, `,"HealthCount":`...)
+		b = appendInt(b, c.health)
+		b = append(b, `,"Type":`...)
+		b = appendInt(b, int(c.kind))
+		g.static[i] = append(b, '}')
+	}
 }
 
 func appendCoordinates(b []byte, p point) []byte {
