@@ -2,13 +2,14 @@
 
 GO_BOTS := tanks-random tanks-hunter
 
-.PHONY: help build bots test test-short vet fmt
+.PHONY: help build bots test test-short bench vet fmt
 
 help:
 	@echo "make build       build bin/arena"
 	@echo "make bots        build the example bot images (arena/tanks-random, arena/tanks-hunter)"
 	@echo "make test        run the whole test suite (needs the Docker engine)"
 	@echo "make test-short  run the tests that need neither Docker nor much time"
+	@echo "make bench       print every performance figure of the README (needs make bots first)"
 
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/arena ./cmd/arena
@@ -27,6 +28,15 @@ test:
 
 test-short:
 	go test -short ./...
+
+# Every figure of the README's performance table, in one run: the engine's
+# cost per turn, replay writing, stdio round trips (benchmarks), the
+# percentiles and start time (arena doctor), throughput against the bare
+# container lifecycle and memory per match (arena bench --baseline).
+bench: build
+	go test -run '^$$' -bench . -benchmem ./engine/... ./orchestrator/ ./sandbox/
+	bin/arena doctor
+	bin/arena bench --game tanks --bots arena/tanks-random,arena/tanks-hunter --settings '{"zone_radius":0}' --repeats 20 --jobs 2 --baseline
 
 vet:
 	go vet ./...

@@ -236,3 +236,47 @@ func TestSpinningBotsDoNotStarveOthers(t *testing.T) {
 		t.Logf("match %d: %d turns; normal bot answers p50 %.2f ms, max %.2f ms", i, rep.Result.Turns, rep.Result.Bots[1].AnswerMSP50, rep.Result.Bots[1].AnswerMSMax)
 	}
 }
+
+// Deadlines stay precise under load: four matches at once on two cores, a
+// bot answering in 60 ms is never timed out at the 100 ms limit, and one
+// answering in 150 ms always is (at its first answer after the warm-up).
+func TestDeadlinesUnderLoad(t *testing.T) {
+	cli := dockertest.Client(t)
+	fast := dockertest.TestBot(t, cli, "delay=60ms")
+	slow := dockertest.TestBot(t, cli, "delay=150ms")
+	o := newOrchestrator(t, cli, "fifo")
+	var wg sync.WaitGroup
+	reps := make([]*orchestrator.Replay, 4)
+	errs := make([]error, 4)
+	for i := range reps {
+		id := orchestrator.NewMatchID()
+		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, id) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = o.Play(t.Context(), orchestrator.Request{
+				Game: tanks.New(), Map: classic(t), Seed: uint64(i), MatchID: id,
+				Images: []string{fast, slow}, Settings: json.RawMessage(`{"zone_radius":16}`),
+			})
+		}()
+	}
+	wg.Wait()
+	answers := 0
+	for i, rep := range reps {
+		if errs[i] != nil {
+			t.Fatalf("match %d: %v", i, errs[i])
+		}
+		f, s := rep.Result.Bots[0], rep.Result.Bots[1]
+		if f.Status != engine.StatusOK {
+			t.Errorf("match %d: the 60 ms bot is %s at turn %d (%s); answers p50 %.1f ms, max %.1f ms", i, f.Status, f.FaultTurn, f.FaultDetail, f.AnswerMSP50, f.AnswerMSMax)
+		}
+		if s.Status != engine.StatusTimeout || s.FaultTurn != 2 {
+			t.Errorf("match %d: the 150 ms bot is %s at turn %d, want timeout at turn 2", i, s.Status, s.FaultTurn)
+		}
+		answers += f.Answers
+		t.Logf("match %d: 60 ms bot answered %d times, max %.1f ms", i, f.Answers, f.AnswerMSMax)
+	}
+	if answers < 40 {
+		t.Errorf("only %d answers of the 60 ms bot were timed", answers)
+	}
+}

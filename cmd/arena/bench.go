@@ -29,6 +29,7 @@ import (
 type benchOptions struct {
 	game, bots, opponents, maps, seed, out, settings string
 	repeats, jobs, maxRounds                         int
+	baseline                                         bool
 }
 
 func benchFlags(out io.Writer) (*flag.FlagSet, *benchOptions, map[string]*string) {
@@ -45,6 +46,7 @@ func benchFlags(out io.Writer) (*flag.FlagSet, *benchOptions, map[string]*string
 	fs.StringVar(&o.out, "out", "", "write one CSV row per finished match to this file")
 	fs.StringVar(&o.settings, "settings", "", "game settings as JSON")
 	fs.IntVar(&o.maxRounds, "max-rounds", 0, "lower the game's round limit (games with a max_rounds setting)")
+	fs.BoolVar(&o.baseline, "baseline", false, "also time the bare container lifecycle (create, start, remove) of as many containers, and the platform's memory per running match")
 	vals := register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(out, `Usage: arena bench [flags] --bots IMAGES [--opponents IMAGES]
@@ -149,6 +151,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	view := newBenchView(stdout, total, seed, game.Name())
 	view.start(table)
 	done, failed := 0, 0
+	var mem *rssSampler
+	if o.baseline {
+		mem = sampleRSS()
+	}
 	started := time.Now()
 	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
 	err = orch.RunBench(ctx, plan, o.jobs, func(out orchestrator.BenchOutcome) {
@@ -171,7 +177,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return platformErr(err)
 	}
-	printRanking(stdout, table, done, total, time.Since(started))
+	took := time.Since(started)
+	printRanking(stdout, table, done, total, took)
+	if o.baseline && ctx.Err() == nil {
+		if err := printBaseline(ctx, stdout, d, bots[0], total, o.jobs, took, mem.stop()); err != nil {
+			return platformErr(fmt.Errorf("baseline: %w", err))
+		}
+	}
 	if csvOut != nil {
 		fmt.Fprintf(stdout, "\n%d match(es) written to %s\n", done, o.out)
 	}
@@ -415,4 +427,95 @@ func printRanking(w io.Writer, t *orchestrator.Table, done, total int, took time
 	for _, s := range t.Ranking() {
 		fmt.Fprintf(w, "  %s: %s\n", s.Bot, s.ReasonSummary())
 	}
+}
+
+// printBaseline times the bare lifecycle of as many containers as the
+// tournament used (two per match, as many at once), and compares.
+func printBaseline(ctx context.Context, w io.Writer, d *sandbox.Docker, ref string, matches, jobs int, took time.Duration, rssPerMatch float64) error {
+	img, err := d.Image(ctx, ref)
+	if err != nil {
+		return err
+	}
+	n := 2 * matches
+	work := make(chan int)
+	errs := make(chan error, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for j := 0; j < 2*jobs; j++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range work {
+				errs <- d.Lifecycle(ctx, img, "baseline")
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	bare := time.Since(start)
+	matchRate := float64(matches) / took.Seconds()
+	limit := float64(matches) / bare.Seconds() // matches' worth of containers per second
+	fmt.Fprintf(w, "\nThroughput: %.2f matches/s; the bare lifecycle of %d containers (%d at once) took %.1fs, %.2f matches' worth/s: %.0f%% of the limit\n",
+		matchRate, n, 2*jobs, bare.Seconds(), limit, 100*matchRate/limit)
+	fmt.Fprintf(w, "Platform memory per running match: %.1f MiB (resident set growth over %d matches at once)\n", rssPerMatch/float64(max(1, jobs))/(1<<20), jobs)
+	return nil
+}
+
+// rssSampler follows this process's resident set during a tournament.
+type rssSampler struct {
+	base, peak int64
+	stopc      chan struct{}
+	done       chan struct{}
+}
+
+func sampleRSS() *rssSampler {
+	s := &rssSampler{base: readRSS(), stopc: make(chan struct{}), done: make(chan struct{})}
+	s.peak = s.base
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				s.peak = max(s.peak, readRSS())
+			case <-s.stopc:
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the growth of the resident set.
+func (s *rssSampler) stop() float64 {
+	if s == nil {
+		return 0
+	}
+	close(s.stopc)
+	<-s.done
+	return float64(max(0, s.peak-s.base))
+}
+
+func readRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

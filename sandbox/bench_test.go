@@ -1,0 +1,80 @@
+package sandbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/internal/dockertest"
+	"arena/sandbox"
+)
+
+// BenchmarkRoundTrip times one JSON line out to a bot and back (the bot is
+// the arena binary echoing), over a local pipe and through a container on
+// each stdio path. make bench runs it; arena doctor reports percentiles.
+func BenchmarkRoundTrip(b *testing.B) {
+	cli := dockertest.Client(b)
+	exe := dockertest.GoBinary(b, dockertest.Root(), "./cmd/arena")
+	ref, err := sandbox.ProbeImage(context.Background(), cli, exe)
+	if err != nil {
+		b.Fatal(err)
+	}
+	owner, _ := sandbox.Self()
+	line := []byte(`{"round":1,"mat":["##########","#..o.....#","#...1....#","#....2...#","##########"],"you":1}` + "\n")
+	type bot interface {
+		Send([]byte, time.Time) error
+		Receive(context.Context, time.Time) ([]byte, error)
+		Close(context.Context) error
+	}
+	run := func(b *testing.B, start func() (bot, error)) {
+		c, err := start()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		ctx := context.Background()
+		for i := 0; i < 200; i++ { // warm up
+			c.Send(line, time.Now().Add(5*time.Second))
+			c.Receive(ctx, time.Now().Add(5*time.Second))
+		}
+		for b.Loop() {
+			deadline := time.Now().Add(5 * time.Second)
+			if err := c.Send(line, deadline); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Receive(ctx, deadline); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("pipe", func(b *testing.B) {
+		l, err := sandbox.NewLocal(sandbox.DefaultPolicy(), zap.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, func() (bot, error) {
+			return l.Start(context.Background(), sandbox.Spec{Image: sandbox.Image{Ref: sandbox.LocalPrefix + exe + " " + sandbox.EchoCommand}, BotID: "pipe", MaxMessageBytes: 1 << 20})
+		})
+	})
+	for _, path := range []string{"attach", "fifo"} {
+		b.Run(path, func(b *testing.B) {
+			opts := []sandbox.Option{}
+			if path == "fifo" {
+				opts = append(opts, sandbox.WithFIFO(dockertest.FIFO(b)))
+			}
+			d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			img, err := d.Image(context.Background(), ref)
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, func() (bot, error) {
+				return d.Start(context.Background(), sandbox.Spec{Image: img, MatchID: "bench", BotID: "echo", MaxMessageBytes: 1 << 20})
+			})
+		})
+	}
+}
