@@ -174,15 +174,25 @@ func ExampleBots(t testing.TB, cli *client.Client) []string {
 
 var testBotOnce sync.Map // tag → struct{}
 
-// TestBot builds the test bot (internal/testbots/tankbot) in the given
-// mode, e.g. "delay=150ms", as arena-test/tankbot:<mode>.
+// TestBot builds the Tanks test bot (internal/testbots/tankbot) in the
+// given mode, e.g. "delay=150ms", as arena-test/tankbot:<mode>.
 func TestBot(t testing.TB, cli *client.Client, mode string) string {
+	return testBot(t, cli, "tankbot", mode)
+}
+
+// PacBot builds the Pac-Man test bot (internal/testbots/pacbot) in the
+// given mode, as arena-test/pacbot:<mode>.
+func PacBot(t testing.TB, cli *client.Client, mode string) string {
+	return testBot(t, cli, "pacbot", mode)
+}
+
+func testBot(t testing.TB, cli *client.Client, program, mode string) string {
 	t.Helper()
-	tag := "arena-test/tankbot:" + tagSafe(mode)
+	tag := "arena-test/" + program + ":" + tagSafe(mode)
 	if _, done := testBotOnce.Load(tag); done {
 		return tag
 	}
-	bin := GoBinary(t, Root(), "./internal/testbots/tankbot")
+	bin := GoBinary(t, Root(), "./internal/testbots/"+program)
 	Build(t, cli, tag, ScratchDockerfile(mode), map[string]string{"bot": "@" + bin})
 	testBotOnce.Store(tag, struct{}{})
 	return tag
