@@ -1,12 +1,12 @@
 # Arena's everyday commands. `make help` lists them.
 
-GO_BOTS := tanks-random tanks-hunter
+GO_BOTS := tanks-random tanks-hunter snake-greedy snake-random pacman-runner pacman-ghosts
 
 .PHONY: help build bots test test-short bench vet fmt
 
 help:
 	@echo "make build       build bin/arena"
-	@echo "make bots        build the example bot images (arena/tanks-random, arena/tanks-hunter)"
+	@echo "make bots        build the example bot images (arena/tanks-random, arena/snake-greedy, …)"
 	@echo "make test        run the whole test suite (needs the Docker engine)"
 	@echo "make test-short  run the tests that need neither Docker nor much time"
 	@echo "make bench       print every performance figure of the README (needs make bots first)"

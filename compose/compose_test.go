@@ -88,9 +88,9 @@ func (a api) get(t *testing.T, path string, out any) int {
 }
 
 // play starts a match through the API and waits for its end.
-func (a api) play(t *testing.T, bots ...string) map[string]any {
+func (a api) play(t *testing.T, game string, bots ...string) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"game": "tanks", "bots": bots})
+	body, _ := json.Marshal(map[string]any{"game": game, "bots": bots})
 	res, err := http.Post(a.url+"/api/matches", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func (a api) play(t *testing.T, bots ...string) map[string]any {
 func checkResult(t *testing.T, m map[string]any) {
 	t.Helper()
 	res := m["result"].(map[string]any)
-	if len(res["winners"].([]any)) == 0 {
+	if res["winners"] == nil {
 		t.Errorf("no winner: %v", res)
 	}
 	for _, b := range res["bots"].([]any) {
@@ -133,7 +133,8 @@ func checkResult(t *testing.T, m map[string]any) {
 }
 
 // arenaImages are the images docker compose builds.
-var arenaImages = []string{"arena/arena:latest", "arena/tanks-random:latest", "arena/tanks-hunter:latest"}
+var arenaImages = []string{"arena/arena:latest", "arena/tanks-random:latest", "arena/tanks-hunter:latest",
+	"arena/snake-greedy:latest", "arena/snake-random:latest", "arena/pacman-runner:latest", "arena/pacman-ghosts:latest"}
 
 func TestDockerCompose(t *testing.T) {
 	cli := dockertest.Client(t)
@@ -169,7 +170,7 @@ func TestDockerCompose(t *testing.T) {
 		t.Errorf("stdio path in compose: %q", health["stdio"])
 	}
 
-	// The example bots exist right after up.
+	// The example bots exist right after up, and play each game.
 	var games []struct {
 		Name        string
 		DefaultBots []struct {
@@ -178,17 +179,28 @@ func TestDockerCompose(t *testing.T) {
 		} `json:"default_bots"`
 	}
 	a.get(t, "/api/games", &games)
-	if len(games) == 0 || len(games[0].DefaultBots) != 2 {
+	if len(games) != 3 {
 		t.Fatalf("games: %+v", games)
 	}
-	var defaults []string
-	for _, b := range games[0].DefaultBots {
-		if b.Present == nil || !*b.Present {
-			t.Errorf("example bot %s is not present after up", b.Image)
+	var tanksBots []string
+	for _, g := range games {
+		var defaults []string
+		for _, b := range g.DefaultBots {
+			if b.Present == nil || !*b.Present {
+				t.Errorf("%s: example bot %s is not present after up", g.Name, b.Image)
+			}
+			defaults = append(defaults, b.Image)
 		}
-		defaults = append(defaults, b.Image)
+		if len(defaults) != 2 {
+			t.Fatalf("%s: default bots %v", g.Name, defaults)
+		}
+		m := a.play(t, g.Name, defaults...)
+		checkResult(t, m)
+		t.Logf("%s: %v", g.Name, m["result"].(map[string]any)["winners"])
+		if g.Name == "tanks" {
+			tanksBots = defaults
+		}
 	}
-	checkResult(t, a.play(t, defaults...))
 
 	// Each starter kit builds with its own Dockerfile and plays.
 	kits, _ := filepath.Glob(filepath.Join(dockertest.Root(), "botkits", "*", "Dockerfile"))
@@ -200,7 +212,7 @@ func TestDockerCompose(t *testing.T) {
 		tag := project + "/kit-" + kit
 		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", tag, filepath.Dir(dockerfile))
 		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
-		m := a.play(t, tag, defaults[0])
+		m := a.play(t, "tanks", tag, tanksBots[0])
 		checkResult(t, m)
 		t.Logf("kit %s: %v", kit, m["result"].(map[string]any)["winners"])
 	}

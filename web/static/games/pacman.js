@@ -80,8 +80,8 @@ function boardAt(frames, i, level) {
   const init = frames[j].state.init;
   let lv = cache.get(j);
   if (!lv || lv.init !== init) {
-    const size = init.board.length;
-    const cols = Math.max(...init.board.map((r) => (Array.isArray(r) ? r.length : 0)));
+    const size = Math.min(200, init.board.length);
+    const cols = Math.min(200, Math.max(1, ...init.board.map((r) => (Array.isArray(r) ? r.length : 0))));
     const base = new Int8Array(size * cols);
     for (let x = 0; x < size; x++) {
       const row = arr(init.board[x]);

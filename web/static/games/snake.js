@@ -67,8 +67,10 @@ export const snake = {
   draw(canvas, frame, { ids = [], frames = [], index = 0, match = null } = {}) {
     const st = (frame && frame.state) || {};
     const board = Array.isArray(st.board) ? st.board.map((r) => String(r)) : [];
-    const rows = Math.max(1, num(st.rows, board.length) || 1);
-    const cols = Math.max(1, num(st.cols, board[0] ? board[0].length : 1) || 1);
+    // The board's own size first; the declared one only without a board.
+    const size = (v) => Math.max(1, Math.min(200, Math.floor(v) || 1));
+    const rows = size(board.length || num(st.rows, 1));
+    const cols = size(board.length ? Math.max(...board.map((r) => r.length)) : num(st.cols, 1));
     const snakes = Array.isArray(st.snakes) ? st.snakes : [];
     const events = Array.isArray(st.events) ? st.events : [];
     const round = num(st.round, num(frame && frame.turn));
