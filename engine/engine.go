@@ -141,7 +141,8 @@ type Rejection struct {
 
 // Match is one game in progress.
 type Match interface {
-	// Step tells what to do next. It does not change the match.
+	// Step tells what to do next. It does not change the match. The
+	// messages' bytes are valid until the next Submit.
 	Step() Step
 	// Submit hands over the replies to the seats awaited by the last Step,
 	// one per awaited seat, and advances the match.

@@ -56,8 +56,10 @@ type match struct {
 	width, height int // the board's, ring included
 	cells         []cell
 	static        [][]byte // encoded cells that never change, by index
+	rows          [][]byte // each row's encoded cells, while not dirty
+	rowDirty      []bool
 	state         []byte   // the state line of the current turn, once built
-	stateSize     int      // its length last turn
+	stateBuf      []byte   // its buffer, reused every turn (Step's contract)
 	tanks         []tank
 	bullets       []bullet // at most one per owner, kept in owner order
 	zone          int
@@ -106,15 +108,21 @@ func newMatch(m *Map, s Settings, seed uint64, players []string) *match {
 	}
 	g.lastAlive = g.aliveSeats()
 	g.encodeStatic()
+	g.rows = make([][]byte, g.height)
+	g.rowDirty = make([]bool, g.height)
+	for y := range g.rowDirty {
+		g.rowDirty[y] = true
+	}
 	return g
 }
 
 // stateLine is the current state as the bots receive it, with its
-// newline, built once per turn in a buffer sized by the last one.
+// newline, built once per turn in the same buffer (messages of a Step are
+// only valid until the next Submit).
 func (g *match) stateLine() []byte {
 	if g.state == nil {
-		g.state = append(g.appendState(make([]byte, 0, g.stateSize+256)), '\n')
-		g.stateSize = len(g.state)
+		g.state = append(g.appendState(g.stateBuf[:0]), '\n')
+		g.stateBuf = g.state
 	}
 	return g.state
 }
@@ -127,7 +135,12 @@ func (g *match) inside(p point) bool {
 
 func (g *match) at(p point) cell { return g.cells[g.index(p)] }
 
-func (g *match) set(p point, c cell) { g.cells[g.index(p)] = c }
+func (g *match) set(p point, c cell) {
+	g.cells[g.index(p)] = c
+	if g.rowDirty != nil {
+		g.rowDirty[p.Y] = true
+	}
+}
 
 func (g *match) aliveSeats() []int {
 	var seats []int

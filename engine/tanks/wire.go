@@ -10,36 +10,24 @@ import (
 )
 
 // appendState appends the state as the bots receive it: compact JSON with
-// the original PascalCase names, cells row by row from (0,0).
+// the original PascalCase names, cells row by row from (0,0). Each row's
+// encoding is kept until a cell of that row changes.
 func (g *match) appendState(b []byte) []byte {
 	b = append(b, `{"ContentsInfo":[`...)
 	first := true
 	for y := 0; y < g.height; y++ {
-		for x := 0; x < g.width; x++ {
-			i := y*g.width + x
-			c := g.cells[i]
-			if c.kind == cellEmpty {
-				continue
-			}
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			if s := g.static[i]; s != nil && c.kind != cellTank && c.kind != cellBarrier {
-				b = append(b, s...)
-				continue
-			}
-			b = appendCoordinates(b, point{x, y})
-			b = append(b, `,"HealthCount":`...)
-			b = appendInt(b, c.health)
-			b = append(b, `,"Type":`...)
-			b = appendInt(b, int(c.kind))
-			if c.kind == cellTank {
-				b = append(b, `,"UserId":`...)
-				b = append(b, g.userIDs[c.seat]...)
-			}
-			b = append(b, '}')
+		if g.rowDirty[y] {
+			g.rows[y] = g.appendRow(g.rows[y][:0], y)
+			g.rowDirty[y] = false
 		}
+		if len(g.rows[y]) == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, g.rows[y]...)
 	}
 	b = append(b, `],"BulletsInfo":[`...)
 	for i, bl := range g.bullets {
@@ -56,6 +44,37 @@ func (g *match) appendState(b []byte) []byte {
 	b = append(b, `],"ZoneRadius":`...)
 	b = appendInt(b, g.zone)
 	return append(b, '}')
+}
+
+// appendRow encodes the non-empty cells of row y, comma-separated.
+func (g *match) appendRow(b []byte, y int) []byte {
+	first := true
+	for x := 0; x < g.width; x++ {
+		i := y*g.width + x
+		c := g.cells[i]
+		if c.kind == cellEmpty {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		if s := g.static[i]; s != nil && c.kind != cellTank && c.kind != cellBarrier {
+			b = append(b, s...)
+			continue
+		}
+		b = appendCoordinates(b, point{x, y})
+		b = append(b, `,"HealthCount":`...)
+		b = appendInt(b, c.health)
+		b = append(b, `,"Type":`...)
+		b = appendInt(b, int(c.kind))
+		if c.kind == cellTank {
+			b = append(b, `,"UserId":`...)
+			b = append(b, g.userIDs[c.seat]...)
+		}
+		b = append(b, '}')
+	}
+	return b
 }
 
 // encodeStatic encodes the cells that never change (indestructible blocks
