@@ -316,3 +316,24 @@ func TestFIFOStderrBelongsToItsTurn(t *testing.T) {
 		}
 	}
 }
+
+// With pulling allowed, an absent image is pulled; when that fails (no
+// registry here) the error says so and names the image.
+func TestPullMissing(t *testing.T) {
+	cli := dockertest.Client(t)
+	owner, _ := sandbox.Self()
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithPullMissing())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err = d.Image(ctx, "arena-test/never-built-anywhere:1")
+	if err == nil || !strings.Contains(err.Error(), "arena-test/never-built-anywhere:1 not found locally and the pull failed") {
+		t.Errorf("err = %v", err)
+	}
+	// Present images are not pulled.
+	if _, err := d.Image(ctx, dockertest.TestBot(t, cli, "ok")); err != nil {
+		t.Errorf("a local image: %v", err)
+	}
+}

@@ -263,6 +263,36 @@ func TestBrowser(t *testing.T) {
 	must("reload and find the match in the history",
 		chromedp.Navigate(s.url),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#history tbody tr[data-id=%q]`, id))))
+
+	// The other games' renderers draw their matches too.
+	for _, g := range []struct{ game, a, b string }{
+		{"snake", dockertest.KitBot(t, cli, "snake-greedy"), dockertest.KitBot(t, cli, "snake-random")},
+		{"pacman", dockertest.KitBot(t, cli, "pacman-runner"), dockertest.KitBot(t, cli, "pacman-ghosts")},
+	} {
+		must("start a "+g.game+" match",
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.querySelector("#game"); s.value = %q; s.dispatchEvent(new Event("change")); })()`, g.game)),
+			chromedp.SetValue(chromedp.CSS(`input[name="bot0"]`), g.a),
+			chromedp.SetValue(chromedp.CSS(`input[name="bot1"]`), g.b),
+			chromedp.Click(chromedp.CSS("#start")),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#match-title").textContent.startsWith(%q) && document.querySelector("#result").classList.contains("visible")`, g.game), chromedp.WithPollingTimeout(90*time.Second)),
+			chromedp.KeyEvent("B"))
+		if banner := text("#result"); !strings.Contains(banner, "Winner") && !strings.Contains(banner, "Draw") {
+			t.Errorf("%s result banner: %q", g.game, banner)
+		}
+		painted, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
+			const c = document.querySelector("#board");
+			const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+			const colours = new Set();
+			for (let i = 0; i < d.length; i += 4 * 7) colours.add(d[i] << 16 | d[i+1] << 8 | d[i+2]);
+			return colours.size;
+		})()`))
+		if err != nil || painted < 5 {
+			t.Errorf("%s: the canvas shows %d colours (%v)", g.game, painted, err)
+		}
+		if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			saveArtefact(t, "web-e2e-"+g.game+".png", shot)
+		}
+	}
 }
 
 var turnPattern = regexp.MustCompile(`Turn (\d+) / (\d+)`)

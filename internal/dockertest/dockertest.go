@@ -172,6 +172,14 @@ func ExampleBots(t testing.TB, cli *client.Client) []string {
 	return tags
 }
 
+// KitBot builds one of the Go kit's example programs (e.g. "snake-greedy")
+// as arena-test/<name>, compiled here on an empty base image.
+func KitBot(t testing.TB, cli *client.Client, name string) string {
+	t.Helper()
+	bin := GoBinary(t, filepath.Join(Root(), "botkits", "go"), "./"+name)
+	return Build(t, cli, "arena-test/"+name, ScratchDockerfile(), map[string]string{"bot": "@" + bin})
+}
+
 var testBotOnce sync.Map // tag → struct{}
 
 // TestBot builds the Tanks test bot (internal/testbots/tankbot) in the
