@@ -15,6 +15,8 @@ import (
 	"arena/internal/dockertest"
 	"arena/orchestrator"
 	"arena/sandbox"
+
+	"github.com/docker/docker/client"
 )
 
 // stderrOf joins what a seat wrote to stderr over the whole match.
@@ -204,27 +206,12 @@ func TestSpinningBotsDoNotStarveOthers(t *testing.T) {
 	spin := dockertest.TestBot(t, cli, "spin")
 	// The normal bot takes 20 ms a turn, so the spinners run for a while.
 	normal := dockertest.TestBot(t, cli, "delay=20ms")
-	o := newOrchestrator(t, cli)
-	var wg sync.WaitGroup
-	reps := make([]*orchestrator.Replay, 2)
-	errs := make([]error, 2)
-	for i := range reps {
-		id := orchestrator.NewMatchID()
-		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, id) })
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[i], errs[i] = o.Play(t.Context(), orchestrator.Request{
-				Game: tanks.New(), Map: classic(t), Seed: uint64(i), MatchID: id,
-				Images: []string{spin, normal}, Settings: json.RawMessage(`{"zone_radius":40}`),
-			})
-		}()
+	reqs := make([]orchestrator.Request, 2)
+	for i := range reqs {
+		reqs[i] = orchestrator.Request{Seed: uint64(i), Images: []string{spin, normal}, Settings: json.RawMessage(`{"zone_radius":40}`)}
 	}
-	wg.Wait()
+	reps := playAtOnce(t, cli, newOrchestrator(t, cli), reqs)
 	for i, rep := range reps {
-		if errs[i] != nil {
-			t.Fatalf("match %d: %v", i, errs[i])
-		}
 		// The spinner itself may be throttled by its own CPU quota; only
 		// the normal bot's fate is the platform's promise.
 		if b := rep.Result.Bots[1]; b.Status != engine.StatusOK {
@@ -244,28 +231,13 @@ func TestDeadlinesUnderLoad(t *testing.T) {
 	cli := dockertest.Client(t)
 	fast := dockertest.TestBot(t, cli, "delay=60ms")
 	slow := dockertest.TestBot(t, cli, "delay=150ms")
-	o := newOrchestrator(t, cli, "fifo")
-	var wg sync.WaitGroup
-	reps := make([]*orchestrator.Replay, 4)
-	errs := make([]error, 4)
-	for i := range reps {
-		id := orchestrator.NewMatchID()
-		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, id) })
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[i], errs[i] = o.Play(t.Context(), orchestrator.Request{
-				Game: tanks.New(), Map: classic(t), Seed: uint64(i), MatchID: id,
-				Images: []string{fast, slow}, Settings: json.RawMessage(`{"zone_radius":16}`),
-			})
-		}()
+	reqs := make([]orchestrator.Request, 4)
+	for i := range reqs {
+		reqs[i] = orchestrator.Request{Seed: uint64(i), Images: []string{fast, slow}, Settings: json.RawMessage(`{"zone_radius":16}`)}
 	}
-	wg.Wait()
+	reps := playAtOnce(t, cli, newOrchestrator(t, cli, "fifo"), reqs)
 	answers := 0
 	for i, rep := range reps {
-		if errs[i] != nil {
-			t.Fatalf("match %d: %v", i, errs[i])
-		}
 		f, s := rep.Result.Bots[0], rep.Result.Bots[1]
 		if f.Status != engine.StatusOK {
 			t.Errorf("match %d: the 60 ms bot is %s at turn %d (%s); answers p50 %.1f ms, max %.1f ms", i, f.Status, f.FaultTurn, f.FaultDetail, f.AnswerMSP50, f.AnswerMSMax)
@@ -279,4 +251,29 @@ func TestDeadlinesUnderLoad(t *testing.T) {
 	if answers < 40 {
 		t.Errorf("only %d answers of the 60 ms bot were timed", answers)
 	}
+}
+
+// playAtOnce plays Tanks matches on the classic map at the same time and
+// checks that each left no container behind.
+func playAtOnce(t *testing.T, cli *client.Client, o *orchestrator.Orchestrator, reqs []orchestrator.Request) []*orchestrator.Replay {
+	t.Helper()
+	var wg sync.WaitGroup
+	reps := make([]*orchestrator.Replay, len(reqs))
+	errs := make([]error, len(reqs))
+	for i, req := range reqs {
+		req.Game, req.Map, req.MatchID = tanks.New(), classic(t), orchestrator.NewMatchID()
+		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], errs[i] = o.Play(t.Context(), req)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("match %d: %v", i, err)
+		}
+	}
+	return reps
 }

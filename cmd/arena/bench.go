@@ -110,7 +110,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
-	cli, owner, err := docker(ctx, cfg, log, stderr)
+	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, strings.Contains(o.bots+","+o.opponents, sandbox.LocalPrefix))
 	if err != nil {
 		return err
 	}
@@ -122,16 +122,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opponents, err := expandBots(ctx, cli, o.opponents)
 	if err != nil {
 		return err
-	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, dockerOptions(cfg, cli, log)...)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	var local *sandbox.Local
-	if slices.ContainsFunc(append(slices.Clone(bots), opponents...), sandbox.IsLocalRef) {
-		if local, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
-			return usageErr("%v", err)
-		}
 	}
 	plan := orchestrator.BenchPlan{
 		Game: game, Maps: maps, Bots: bots, Opponents: opponents, Repeats: o.repeats, Seed: seed,

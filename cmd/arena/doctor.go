@@ -15,8 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"go.uber.org/zap"
-
 	"arena/sandbox"
 )
 
@@ -90,12 +88,13 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	rep := doctorReport{Checks: map[string]check{}, RoundTrips: *rounds}
-	cli, owner, err := docker(ctx, cfg, log, stderr)
+	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, true)
 	if err != nil {
 		rep.Checks["docker"] = check{false, err.Error()}
 		return finishDoctor(rep, *asJSON, stdout)
 	}
 	defer cli.Close()
+	owner, _ := sandbox.Self()
 	rep.Checks["docker"] = check{true, "the engine answers at " + cli.DaemonHost()}
 	rep.ClientVersion = cli.ClientVersion()
 	if v, err := cli.ServerVersion(ctx); err == nil {
@@ -111,10 +110,6 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rep.Checks["probe"] = check{false, "cannot make the probe image: " + err.Error()}
 		return finishDoctor(rep, *asJSON, stdout)
 	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, dockerOptions(cfg, cli, log)...)
-	if err != nil {
-		return usageErr("%v", err)
-	}
 	img, err := d.Image(ctx, probe)
 	if err != nil {
 		return platformErr(err)
@@ -122,18 +117,13 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	doctorPolicy(ctx, d, img, &rep)
 
 	line := []byte(`{"round":1,"mat":["##########","#..o.....#","#...1....#","#....2...#","##########"],"you":1}` + "\n")
-	local, err := sandbox.NewLocal(cfg.Policy(), zap.NewNop())
-	if err == nil {
-		var pipe []time.Duration
-		pipe, err = roundTrips(ctx, func(ctx context.Context) (botConn, error) {
-			return local.Start(ctx, sandbox.Spec{Image: sandbox.Image{Ref: sandbox.LocalPrefix + exe + " " + sandbox.EchoCommand}, BotID: "pipe", MaxMessageBytes: 1 << 20})
-		}, line, *rounds)
-		if err == nil {
-			rep.PipeRTTP50US, rep.PipeRTTP99US = micro(pct(pipe, 50)), micro(pct(pipe, 99))
-		}
-	}
+	pipe, err := roundTrips(ctx, func(ctx context.Context) (botConn, error) {
+		return local.Start(ctx, sandbox.Spec{Image: sandbox.Image{Ref: sandbox.LocalPrefix + exe + " " + sandbox.EchoCommand}, BotID: "pipe", MaxMessageBytes: 1 << 20})
+	}, line, *rounds)
 	if err != nil {
 		rep.Checks["pipe_rtt"] = check{false, err.Error()}
+	} else {
+		rep.PipeRTTP50US, rep.PipeRTTP99US = micro(pct(pipe, 50)), micro(pct(pipe, 99))
 	}
 	startBot := func(d *sandbox.Docker) func(ctx context.Context) (botConn, error) {
 		return func(ctx context.Context) (botConn, error) {

@@ -225,6 +225,37 @@ func connect(ctx context.Context) (*client.Client, sandbox.Owner, error) {
 	return cli, owner, nil
 }
 
+// sandboxes sets up what starts bots for a command: the engine (reached,
+// with the leftovers of dead runs removed), the Docker sandbox with the
+// configured policy, runtime and stdio path, and, when local is set, the
+// runner of local (exec:) bots. The caller closes the client.
+func sandboxes(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer, local bool, extra ...sandbox.Option) (*client.Client, *sandbox.Docker, *sandbox.Local, error) {
+	cli, owner, err := docker(ctx, cfg, log, stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*client.Client, *sandbox.Docker, *sandbox.Local, error) {
+		cli.Close()
+		return nil, nil, nil, err
+	}
+	if cfg.Runtime != "" {
+		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
+			return fail(err)
+		}
+	}
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, append(dockerOptions(cfg, cli, log), extra...)...)
+	if err != nil {
+		return fail(usageErr("%v", err))
+	}
+	var l *sandbox.Local
+	if local {
+		if l, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
+			return fail(usageErr("%v", err))
+		}
+	}
+	return cli, d, l, nil
+}
+
 // dockerOptions are the sandbox options every command uses: the policy's
 // cgroup root, and the FIFO stdio path when it can work here.
 func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger) []sandbox.Option {

@@ -114,26 +114,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
-	cli, owner, err := docker(ctx, cfg, log, stderr)
+	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, slices.ContainsFunc(req.Images, sandbox.IsLocalRef))
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	if cfg.Runtime != "" {
-		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
-			return err
-		}
-	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, dockerOptions(cfg, cli, log)...)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	var local *sandbox.Local
-	if slices.ContainsFunc(req.Images, sandbox.IsLocalRef) {
-		if local, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
-			return usageErr("%v", err)
-		}
-	}
 	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
 	var rep *orchestrator.Replay
 	if o.view {

@@ -65,24 +65,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
 
-	cli, owner, err := docker(ctx, cfg, log, stderr)
+	var extra []sandbox.Option
+	if cfg.Pull == "missing" {
+		extra = append(extra, sandbox.WithPullMissing())
+	}
+	// Local bots are never reachable from the web.
+	cli, d, _, err := sandboxes(ctx, cfg, log, stderr, false, extra...)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	if cfg.Runtime != "" {
-		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
-			return err
-		}
-	}
-	opts := dockerOptions(cfg, cli, log)
-	if cfg.Pull == "missing" {
-		opts = append(opts, sandbox.WithPullMissing())
-	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, opts...)
-	if err != nil {
-		return usageErr("%v", err)
-	}
 	log.Info("bots' stdio", zap.String("path", d.StdioPath()))
 	st, err := store.Open(cfg.Data)
 	if err != nil {
@@ -90,6 +82,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer st.Close()
 
+	owner, err := sandbox.Self()
+	if err != nil {
+		return platformErr(err)
+	}
 	live := sandbox.Liveness{Self: owner, ProcRoot: "/proc"}
 	srv := web.New(web.Config{
 		Token:            cfg.Token,
@@ -100,8 +96,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Policy:           cfg.Policy(),
 		FinishOnShutdown: cfg.Shutdown == "finish",
 	}, web.Deps{
-		Games: games(),
-		// Local bots are never reachable from the web.
+		Games:        games(),
 		Orchestrator: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
 		Store:        st,
 		Concurrency:  cfg.Concurrency,

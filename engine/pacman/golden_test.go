@@ -1,19 +1,15 @@
 package pacman
 
 import (
+	"arena/internal/golden"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"arena/engine"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // towards is the first move of a shortest path from `from` to the nearest
 // cell where goal holds (stay if none is reachable).
@@ -166,28 +162,7 @@ func TestGoldenMatches(t *testing.T) {
 			if again := playGolden(t, tt.seed, tt.pacmanSeat, tt.faultTurn); !bytes.Equal(got, again) {
 				t.Fatal("the same seed and answers played two different matches")
 			}
-			path := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./engine/pacman -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-				for i := 0; i < len(gl) && i < len(wl); i++ {
-					if !bytes.Equal(gl[i], wl[i]) {
-						t.Fatalf("line %d differs from %s:\n got %.300s\nwant %.300s", i+1, path, gl[i], wl[i])
-					}
-				}
-				t.Fatalf("%s: %d lines, want %d", path, len(gl), len(wl))
-			}
+			golden.Check(t, tt.name, got)
 		})
 	}
 }

@@ -1,19 +1,15 @@
 package tanks
 
 import (
+	"arena/internal/golden"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"arena/engine"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // scriptedAnswer is a deterministic stand-in for a bot: a mix of moves,
 // shots, empty answers, lenient syntax and the odd unparsable line.
@@ -111,28 +107,7 @@ func TestGoldenMatches(t *testing.T) {
 			if again := playScripted(t, tt.mapName, tt.players, tt.seed); !bytes.Equal(got, again) {
 				t.Fatal("the same seed and answers played two different matches")
 			}
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./engine/tanks -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-				for i := 0; i < len(gl) && i < len(wl); i++ {
-					if !bytes.Equal(gl[i], wl[i]) {
-						t.Fatalf("line %d differs from %s:\n got %s\nwant %s", i+1, path, gl[i], wl[i])
-					}
-				}
-				t.Fatalf("%s: %d lines, want %d", path, len(gl), len(wl))
-			}
+			golden.Check(t, name, got)
 		})
 	}
 }

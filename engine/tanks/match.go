@@ -58,8 +58,8 @@ type match struct {
 	static        [][]byte // encoded cells that never change, by index
 	rows          [][]byte // each row's encoded cells, while not dirty
 	rowDirty      []bool
-	state         []byte   // the state line of the current turn, once built
-	stateBuf      []byte   // its buffer, reused every turn (Step's contract)
+	state         []byte // the state line of the current turn, once built
+	stateBuf      []byte // its buffer, reused every turn (Step's contract)
 	tanks         []tank
 	bullets       []bullet // at most one per owner, kept in owner order
 	zone          int

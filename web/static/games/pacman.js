@@ -9,6 +9,7 @@
 // frame i is the init of frame i's level plus the cells eaten in the frames
 // after it up to i. Rows (x) grow upward, as the game's "up" is x+1.
 import { colours } from "../util.js";
+import { num, shortId, shieldPath, headerStrip } from "./draw.js";
 
 const HEADER = 64;
 const MARGIN = 18; // coordinate ticks: rows on the left, columns below
@@ -36,14 +37,8 @@ const PORTAL = "#7c3aed";
 const NEUTRAL_PAC = "#ca8a04";
 const NEUTRAL_GHOST = "#64748b";
 
-const num = (v, d = 0) => (typeof v === "number" && Number.isFinite(v) ? v : d);
 const isCell = (a) => Array.isArray(a) && a.length >= 2 && Number.isFinite(a[0]) && Number.isFinite(a[1]);
 const arr = (a) => (Array.isArray(a) ? a : []);
-
-function shortId(id) {
-  const s = String(id == null ? "" : id).split("/").pop();
-  return s.length > 18 ? s.slice(0, 17) + "…" : s;
-}
 
 // ---- The board of a frame, rebuilt from the level's init and the eaten cells.
 
@@ -184,15 +179,6 @@ function seatsOf(st, frames) {
 }
 
 // ---- Shapes.
-
-function shieldPath(g, cx, cy, r) {
-  g.beginPath();
-  g.moveTo(cx, cy - r);
-  g.lineTo(cx + r * 0.85, cy - r * 0.6);
-  g.quadraticCurveTo(cx + r * 0.85, cy + r * 0.5, cx, cy + r);
-  g.quadraticCurveTo(cx - r * 0.85, cy + r * 0.5, cx - r * 0.85, cy - r * 0.6);
-  g.closePath();
-}
 
 // A skill badge: the item on the board and the skill in the header.
 function skillBadge(g, skill, cx, cy, s, dim) {
@@ -657,16 +643,7 @@ export const pacman = {
     }
 
     // ---- The header: level and round, the two sides, skills and events.
-    g.fillStyle = "#f1efe6";
-    g.fillRect(0, 0, canvas.width, HEADER);
-    g.strokeStyle = "#d6d3c7";
-    g.lineWidth = 1;
-    g.beginPath();
-    g.moveTo(0, HEADER - 0.5);
-    g.lineTo(canvas.width, HEADER - 0.5);
-    g.stroke();
-    g.textAlign = "left";
-    g.textBaseline = "middle";
+    headerStrip(g, canvas.width, HEADER);
     let x = 8;
     const text = (s, font, colour, y) => {
       g.textAlign = "left";

@@ -5,6 +5,7 @@
 // reappeared, the ring that closed. A header strip gives the round, the
 // shrink countdown and each snake's score and status.
 import { colours } from "../util.js";
+import { num, shortId, shieldPath, headerStrip } from "./draw.js";
 
 const HEADER = 62; // the header strip, in pixels
 const MARGIN = 16; // room for the coordinate ticks, left and top
@@ -19,15 +20,9 @@ const SHIELD = "#ca8a04";
 const DEAD = "#9ca3af";
 
 
-const num = (v, d = 0) => (typeof v === "number" && Number.isFinite(v) ? v : d);
 const cellOf = (a) => (Array.isArray(a) && a.length >= 2 && Number.isFinite(a[0]) && Number.isFinite(a[1]) ? [a[0], a[1]] : null);
 const cells = (a) => (Array.isArray(a) ? a.map(cellOf).filter(Boolean) : []);
 const seatColour = (seat) => colours[(seat < 0 ? 5 : seat) % colours.length];
-
-function shortId(id) {
-  const s = String(id == null ? "" : id).split("/").pop();
-  return s.length > 18 ? s.slice(0, 17) + "…" : s;
-}
 
 // shade mixes a #rrggbb colour with black (f < 0) or white (f > 0).
 function shade(hex, f) {
@@ -37,16 +32,6 @@ function shade(hex, f) {
   const g = mix((n >> 8) & 255);
   const b = mix(n & 255);
   return `rgb(${r},${g},${b})`;
-}
-
-// shieldPath traces a small heraldic shield centred on (cx, cy).
-function shieldPath(g, cx, cy, r) {
-  g.beginPath();
-  g.moveTo(cx, cy - r);
-  g.lineTo(cx + r * 0.85, cy - r * 0.6);
-  g.quadraticCurveTo(cx + r * 0.85, cy + r * 0.5, cx, cy + r);
-  g.quadraticCurveTo(cx - r * 0.85, cy + r * 0.5, cx - r * 0.85, cy - r * 0.6);
-  g.closePath();
 }
 
 function pill(g, text, cx, cy, bg, fg, font) {
@@ -379,16 +364,7 @@ export const snake = {
     }
 
     // The header: round and shrink countdown, then each snake.
-    g.fillStyle = "#f1efe6";
-    g.fillRect(0, 0, canvas.width, HEADER);
-    g.strokeStyle = "#d6d3c7";
-    g.lineWidth = 1;
-    g.beginPath();
-    g.moveTo(0, HEADER - 0.5);
-    g.lineTo(canvas.width, HEADER - 0.5);
-    g.stroke();
-    g.textAlign = "left";
-    g.textBaseline = "middle";
+    headerStrip(g, canvas.width, HEADER);
     g.font = "bold 13px sans-serif";
     g.fillStyle = "#111";
     let line1 = `Round ${round}`;
