@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
+
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/dockertest"
 	"arena/orchestrator"
 	"arena/sandbox"
-
-	"github.com/docker/docker/client"
 )
 
 // stderrOf joins what a seat wrote to stderr over the whole match.

@@ -1,7 +1,6 @@
 package pacman
 
 import (
-	"arena/internal/golden"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"arena/engine"
+	"arena/internal/golden"
 )
 
 // towards is the first move of a shortest path from `from` to the nearest

@@ -1,7 +1,6 @@
 package snake
 
 import (
-	"arena/internal/golden"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"arena/engine"
+	"arena/internal/golden"
 )
 
 // stateLine is what a scripted bot reads of its state line.

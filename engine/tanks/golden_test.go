@@ -1,7 +1,6 @@
 package tanks
 
 import (
-	"arena/internal/golden"
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"arena/engine"
+	"arena/internal/golden"
 )
 
 // scriptedAnswer is a deterministic stand-in for a bot: a mix of moves,
