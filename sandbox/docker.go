@@ -243,11 +243,13 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 	if fifo := d.fifoPath(); fifo != nil {
 		err = d.createWithFIFO(ctx, c, fifo, cfg, host, s, user)
 		if err != nil && !errors.Is(err, errNoCommand) && c.id == "" {
-			// The engine could not mount the FIFOs (e.g. the folder is not
-			// shared with it): use the attach stream from now on.
-			d.disableFIFO(err)
-			c.pipes = nil
-			err = d.createWithAttach(ctx, c, cfg, host, s)
+			// Perhaps the engine cannot mount the FIFOs (the folder is not
+			// shared with it): if the attach stream works, it is used from
+			// now on.
+			fifoErr := err
+			if err = d.createWithAttach(ctx, c, cfg, host, s); err == nil {
+				d.disableFIFO(fifoErr)
+			}
 		}
 	} else {
 		err = d.createWithAttach(ctx, c, cfg, host, s)
@@ -356,6 +358,8 @@ func (d *Docker) createWithFIFO(ctx context.Context, c *Container, fifo *FIFO, c
 		mount.Mount{Type: mount.TypeBind, Source: fifo.Launcher, Target: containerLauncher, ReadOnly: true})
 	created, err := d.api.ContainerCreate(ctx, &fcfg, &fhost, nil, nil, s.Name)
 	if err != nil {
+		pipes.close()
+		c.pipes = nil
 		return fmt.Errorf("create container for %s: %w", s.BotID, err)
 	}
 	c.id = created.ID
