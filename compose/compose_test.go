@@ -217,6 +217,28 @@ func TestDockerCompose(t *testing.T) {
 		t.Logf("kit %s: %v", kit, m["result"].(map[string]any)["winners"])
 	}
 
+	// The kits' bots for the other games: the C/C++ Snake player interface
+	// (built from an example algorithm with the one-command build), and
+	// the Python and JavaScript Snake and Pac-Man bots.
+	others := []struct {
+		kit, dockerfile, arg, game, opponent string
+	}{
+		{"cpp", "Dockerfile.snake", "ALGO=examples/greedy.c", "snake", "arena/snake-random"},
+		{"python", "Dockerfile", "BOT=snake_greedy.py", "snake", "arena/snake-random"},
+		{"javascript", "Dockerfile", "BOT=snake_greedy.js", "snake", "arena/snake-random"},
+		{"python", "Dockerfile", "BOT=pacman_runner.py", "pacman", "arena/pacman-ghosts"},
+		{"python", "Dockerfile", "BOT=pacman_ghosts.py", "pacman", "arena/pacman-runner"},
+	}
+	for i, o := range others {
+		dir := filepath.Join(dockertest.Root(), "botkits", o.kit)
+		tag := fmt.Sprintf("%s/kit-%s-%s-%d", project, o.kit, o.game, i)
+		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-f", filepath.Join(dir, o.dockerfile), "--build-arg", o.arg, "-t", tag, dir)
+		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
+		m := a.play(t, o.game, tag, o.opponent)
+		checkResult(t, m)
+		t.Logf("%s %s (%s): %v", o.kit, o.game, o.arg, m["result"].(map[string]any)["winners"])
+	}
+
 	// down -v leaves no Arena containers, networks or volumes.
 	run(t, env, compose[0], composeArgs("down", "-v")...)
 	downed = true
