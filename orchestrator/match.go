@@ -636,14 +636,20 @@ func (r *run) lateStderr() {
 		if len(stderr.Text) == 0 && stderr.Dropped == 0 {
 			continue
 		}
-		s.drop += stderr.Dropped
 		i := slices.IndexFunc(last.Bots, func(fb FrameBot) bool { return fb.Seat == s.n })
 		if i < 0 {
 			last.Bots = append(last.Bots, FrameBot{Seat: s.n, Status: s.status})
 			i = len(last.Bots) - 1
 		}
-		last.Bots[i].Stderr += strings.ToValidUTF8(string(stderr.Text), "\uFFFD")
-		last.Bots[i].StderrDropped += stderr.Dropped
+		dropped := stderr.Dropped
+		if last.Bots[i].Stderr != "" {
+			// The frame has its turn's share already: the rest is counted.
+			dropped += int64(len(stderr.Text))
+		} else {
+			last.Bots[i].Stderr = strings.ToValidUTF8(string(stderr.Text), "\uFFFD")
+		}
+		last.Bots[i].StderrDropped += dropped
+		s.drop += dropped
 	}
 }
 

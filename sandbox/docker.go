@@ -376,7 +376,7 @@ func (c *Container) pumpFIFO(fr *framer, stderr *stderrBuffer) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		io.Copy(stderr, c.pipes.errOut)
+		c.pipes.pumpStderr(stderr)
 	}()
 	io.Copy(fr, &firstRead{r: c.pipes.out, then: c.pipes.release})
 	fr.closeWith(ErrClosed)
@@ -386,7 +386,7 @@ func (c *Container) pumpFIFO(fr *framer, stderr *stderrBuffer) {
 // TakeStderr returns what the bot wrote to stderr since the last call.
 func (c *Container) TakeStderr() Stderr {
 	if c.pipes != nil {
-		c.pipes.waitStderr(5 * time.Millisecond)
+		c.pipes.syncStderr(50 * time.Millisecond)
 	}
 	return c.stdio.TakeStderr()
 }

@@ -130,7 +130,7 @@ type botPipes struct {
 	out, errOut      *os.File
 	outKeep, errKeep *os.File
 	keepOnce         sync.Once
-	errPending       func() int // bytes written to stderr not yet read
+	synced           chan struct{} // the stderr pump's acknowledgement
 }
 
 // newBotPipes makes a bot's folder and FIFOs, owned by uid when Arena may
@@ -193,23 +193,8 @@ func newBotPipes(root, name string, uid int) (_ *botPipes, err error) {
 	if p.errKeep, err = open("err", unix.O_WRONLY); err != nil {
 		return nil, err
 	}
-	p.errPending = pendingBytes(p.errOut)
+	p.synced = make(chan struct{}, 1)
 	return p, nil
-}
-
-// pendingBytes tells how many bytes wait unread in a pipe.
-func pendingBytes(f *os.File) func() int {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return func() int { return 0 }
-	}
-	return func() int {
-		n := 0
-		raw.Control(func(fd uintptr) {
-			n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
-		})
-		return n
-	}
 }
 
 // release closes the keep-alive write ends (once).
@@ -220,11 +205,62 @@ func (p *botPipes) release() {
 	})
 }
 
-// waitStderr gives the stderr pump a moment to read what the bot wrote
-// before its answer, so that it is filed under the right turn.
-func (p *botPipes) waitStderr(max time.Duration) {
-	for deadline := time.Now().Add(max); p.errPending() > 0 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Microsecond)
+// pumpStderr copies the bot's stderr into buf until it ends. A sync
+// request (see syncStderr) interrupts the blocking read through a read
+// deadline; the pump then reads, without blocking, everything the pipe
+// holds, and acknowledges: what the bot wrote before the request is then
+// in buf.
+func (p *botPipes) pumpStderr(buf io.Writer) {
+	chunk := make([]byte, 32<<10)
+	raw, err := p.errOut.SyscallConn()
+	if err != nil {
+		io.Copy(buf, p.errOut)
+		return
+	}
+	for {
+		n, err := p.errOut.Read(chunk)
+		if n > 0 {
+			buf.Write(chunk[:n])
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			p.errOut.SetReadDeadline(time.Time{})
+			for drained := 0; drained < 1<<20; {
+				var k int
+				var rerr error
+				if err := raw.Read(func(fd uintptr) bool {
+					k, rerr = unix.Read(int(fd), chunk)
+					return true
+				}); err != nil || rerr != nil || k <= 0 {
+					break
+				}
+				buf.Write(chunk[:k])
+				drained += k
+			}
+			select {
+			case p.synced <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// syncStderr makes sure what the bot wrote to stderr so far has been read
+// into the buffer, so that it is filed with the turn it belongs to.
+func (p *botPipes) syncStderr(max time.Duration) {
+	select {
+	case <-p.synced: // a stale acknowledgement
+	default:
+	}
+	if p.errOut.SetReadDeadline(time.Now()) != nil {
+		return
+	}
+	select {
+	case <-p.synced:
+	case <-time.After(max):
 	}
 }
 
