@@ -137,6 +137,7 @@ func testHostileBots(t *testing.T, stdio string) {
 					TmpWriteErr     string
 					DockerSockFound []string
 					DialErr         string
+					PID             int
 				}
 				if err := json.Unmarshal([]byte(strings.TrimSpace(report)), &p); err != nil {
 					t.Fatal(err)
@@ -153,6 +154,7 @@ func testHostileBots(t *testing.T, stdio string) {
 					{"writable /tmp", p.TmpWriteErr == ""},
 					{"no Docker socket", len(p.DockerSockFound) == 0},
 					{"nothing listening", p.DialErr != ""},
+					{"its own pid namespace, under an init", p.PID > 1 && p.PID < 100},
 				}
 				for _, c := range checks {
 					if !c.ok {
