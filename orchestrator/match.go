@@ -429,11 +429,9 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []engine.R
 	for _, seat := range st.Await {
 		involved[seat] = true
 	}
-	replies := make([]engine.Reply, len(st.Await))
 	awaitIndex := map[int]int{}
 	for i, seat := range st.Await {
 		awaitIndex[seat] = i
-		replies[i] = engine.Reply{Seat: seat}
 	}
 	type outcome struct {
 		reply  engine.Reply
@@ -470,9 +468,10 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []engine.R
 		}()
 	}
 	wg.Wait()
-	for i := range results {
-		replies[i] = results[i].reply
-		*r.note(r.seats[replies[i].Seat]) = results[i].record
+	replies := make([]engine.Reply, len(results))
+	for i, res := range results {
+		replies[i] = res.reply
+		*r.note(r.seats[res.reply.Seat]) = res.record
 	}
 	return replies
 }
