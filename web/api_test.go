@@ -494,3 +494,31 @@ func readEvents(t *testing.T, r io.Reader) []event {
 	}
 	return out
 }
+
+// With FinishOnShutdown, a running match is played to its end before the
+// server stops, while a queued one is dropped.
+func TestShutdownLetsMatchesFinish(t *testing.T) {
+	ts := newTestServer(t, Config{FinishOnShutdown: true}, 1)
+	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	_, queued := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		if _, m := ts.do(t, "GET", "/api/matches/"+running["id"].(string), ""); m["status"] == "running" {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the first match never ran")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ts.Shutdown(ctx)
+	if m, _ := ts.store.Get(ctx, running["id"].(string)); m.Status != "finished" {
+		t.Errorf("the running match: %s (%s)", m.Status, m.Error)
+	}
+	if m, _ := ts.store.Get(ctx, queued["id"].(string)); m.Status != "failed" || !strings.Contains(m.Error, "shutting down") {
+		t.Errorf("the queued match: %s (%s)", m.Status, m.Error)
+	}
+	if ts.launcher.running() != 0 {
+		t.Errorf("%d bots still running", ts.launcher.running())
+	}
+}

@@ -318,20 +318,13 @@ func sweepStdio(ctx context.Context, api sandbox.DockerAPI, dir string, reaped [
 // reapQuietly is the clean-up for commands that do not otherwise need
 // the engine: it gives up quickly and silently when there is none.
 func reapQuietly(ctx context.Context, stderr io.Writer) {
-	cli, err := sandbox.Connect()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cli, owner, err := connect(ctx)
 	if err != nil {
 		return
 	}
 	defer cli.Close()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
-		return
-	}
-	owner, err := sandbox.Self()
-	if err != nil {
-		return
-	}
 	dir := os.Getenv("ARENA_STDIO_DIR")
 	if dir == "" {
 		dir = defaultStdioDir

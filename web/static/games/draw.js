@@ -33,3 +33,14 @@ export function headerStrip(g, width, height) {
   g.textAlign = "left";
   g.textBaseline = "middle";
 }
+
+// cross strokes an X of half-size r centred on (x, y) with the current
+// stroke style.
+export function cross(g, x, y, r) {
+  g.beginPath();
+  g.moveTo(x - r, y - r);
+  g.lineTo(x + r, y + r);
+  g.moveTo(x + r, y - r);
+  g.lineTo(x - r, y + r);
+  g.stroke();
+}

@@ -9,7 +9,7 @@
 // frame i is the init of frame i's level plus the cells eaten in the frames
 // after it up to i. Rows (x) grow upward, as the game's "up" is x+1.
 import { colours } from "../util.js";
-import { num, shortId, shieldPath, headerStrip } from "./draw.js";
+import { num, shortId, shieldPath, headerStrip, cross } from "./draw.js";
 
 const HEADER = 64;
 const MARGIN = 18; // coordinate ticks: rows on the left, columns below
@@ -522,12 +522,7 @@ export const pacman = {
       g.strokeStyle = "#b91c1c";
       g.lineWidth = Math.max(2, cell / 6);
       const r = cell * 0.5;
-      g.beginPath();
-      g.moveTo(x - r, y - r);
-      g.lineTo(x + r, y + r);
-      g.moveTo(x + r, y - r);
-      g.lineTo(x - r, y + r);
-      g.stroke();
+      cross(g, x, y, r);
       if (pc) {
         g.strokeStyle = "rgba(185,28,28,0.6)";
         g.lineWidth = 1.5;

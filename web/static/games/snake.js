@@ -5,7 +5,7 @@
 // reappeared, the ring that closed. A header strip gives the round, the
 // shrink countdown and each snake's score and status.
 import { colours } from "../util.js";
-import { num, shortId, shieldPath, headerStrip } from "./draw.js";
+import { num, shortId, shieldPath, headerStrip, cross } from "./draw.js";
 
 const HEADER = 62; // the header strip, in pixels
 const MARGIN = 16; // room for the coordinate ticks, left and top
@@ -349,12 +349,7 @@ export const snake = {
       g.strokeStyle = "#111";
       g.lineWidth = Math.max(3, cell / 7);
       const r = cell * 0.32;
-      g.beginPath();
-      g.moveTo(x - r, y - r);
-      g.lineTo(x + r, y + r);
-      g.moveTo(x + r, y - r);
-      g.lineTo(x - r, y + r);
-      g.stroke();
+      cross(g, x, y, r);
       const seat = num(e.seat, -1);
       const label = `✝ ${seat >= 0 ? seat + 1 : "?"}: ${e.reason || "died"}`;
       // The label goes on the side away from the cell it asked for.
