@@ -11,10 +11,14 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
+
+	"arena/framing"
 )
 
 // Game is one game's catalogue entry and match factory.
@@ -53,20 +57,43 @@ type MapInfo struct {
 	MaxPlayers int    `json:"max_players"`
 }
 
-// Framing is how a bot delimits its messages on stdout.
-type Framing string
+// CheckPlayers is the one check of a match's player count against its
+// map: every game's NewMatch calls it.
+func (m MapInfo) CheckPlayers(n int) error {
+	if n >= m.MinPlayers && n <= m.MaxPlayers {
+		return nil
+	}
+	if m.MinPlayers == m.MaxPlayers {
+		return fmt.Errorf("map %s takes %d bots, got %d", m.Name, m.MinPlayers, n)
+	}
+	return fmt.Errorf("map %s takes %d to %d bots, got %d", m.Name, m.MinPlayers, m.MaxPlayers, n)
+}
 
-const (
-	// FrameLines: one message per line, ended by '\n'.
-	FrameLines Framing = "lines"
-	// FrameLengthPrefixed: a 4-byte big-endian length, then the message.
-	FrameLengthPrefixed Framing = "length-prefixed"
-)
+// DecodeSettings is the one decoder of a game's settings: JSON into dst,
+// with the same strictness for every game. No settings (empty, blank or
+// null) leave dst as it is; an unknown field, a value of the wrong type or
+// anything after the object is an error naming the problem.
+func DecodeSettings(raw json.RawMessage, dst any) error {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("unexpected content after the settings object")
+	}
+	return nil
+}
 
 // Protocol is what the orchestrator needs to know about a game's wire
 // format and its default time limits.
 type Protocol struct {
-	Framing Framing
+	// Framing is how bots delimit their answers.
+	Framing framing.Framing
 	// MaxMessageBytes caps one message from a bot; a longer one is an
 	// output-limit fault.
 	MaxMessageBytes int

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/framing"
 	"arena/sandbox"
 )
 
@@ -293,15 +294,11 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 		rep.Bots = append(rep.Bots, ReplayBot{Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID})
 	}
 
-	framing := sandbox.Lines
-	if proto.Framing == engine.FrameLengthPrefixed {
-		framing = sandbox.LengthPrefixed
-	}
 	r := &run{o: o, log: log, match: match, seats: seats, lim: lim, rep: rep, matchID: matchID, onFrame: req.OnFrame}
 	defer r.closeAll(ctx)
 
 	start := o.now()
-	if err := r.startAll(ctx, framing); err != nil {
+	if err := r.startAll(ctx, proto.Framing); err != nil {
 		return nil, err
 	}
 	r.record(nil)
@@ -331,7 +328,7 @@ type run struct {
 
 // startAll starts every bot at once. A bot that cannot start is
 // start_failed; the match goes on without it.
-func (r *run) startAll(ctx context.Context, framing sandbox.Framing) error {
+func (r *run) startAll(ctx context.Context, framing framing.Framing) error {
 	var wg sync.WaitGroup
 	for _, s := range r.seats {
 		wg.Add(1)

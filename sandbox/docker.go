@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"arena/framing"
+
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -196,7 +198,7 @@ type Spec struct {
 	MatchID string
 	BotID   string
 	Env     []string // extra environment, KEY=value
-	Framing Framing
+	Framing framing.Framing
 	// MaxMessageBytes caps one message on stdout.
 	MaxMessageBytes int
 	// Args, when set, replace the image's command (CMD); its entrypoint

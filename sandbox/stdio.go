@@ -1,26 +1,15 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
-)
 
-// Framing is how a bot delimits its messages on stdout.
-type Framing int
-
-const (
-	// Lines: each message ends with '\n' (which is not part of it).
-	Lines Framing = iota
-	// LengthPrefixed: each message is a 4-byte big-endian length, then
-	// that many bytes.
-	LengthPrefixed
+	"arena/framing"
 )
 
 // Errors a bot's stdio reports. They are the facts; the orchestrator
@@ -34,7 +23,7 @@ var (
 	ErrClosed = errors.New("output closed")
 	// ErrOutputLimit: a message was longer than the cap. The rest of the
 	// output is discarded.
-	ErrOutputLimit = errors.New("message over the size limit")
+	ErrOutputLimit = framing.ErrTooLong
 )
 
 // Stderr is what a bot wrote to stderr since the last time it was taken.
@@ -97,37 +86,36 @@ type frame struct {
 // answers ahead of time is buffered this far, then blocked.
 const framesQueued = 4
 
-// framer splits a bot's stdout into messages. It is an io.Writer so the
-// demultiplexer can feed it directly; it blocks while the queue is full and
-// gives up when done is closed.
+// framer splits a bot's stdout into messages and queues them, stamped
+// with their arrival time. It is an io.Writer so the output pump can feed
+// it directly; it blocks while the queue is full and gives up when done is
+// closed.
 type framer struct {
-	framing Framing
-	max     int
-	buf     []byte
-	scanned int // bytes of buf already searched for '\n'
-	failed  bool
-	out     chan frame
-	done    <-chan struct{}
+	split  *framing.Splitter
+	failed bool
+	out    chan frame
+	done   <-chan struct{}
 }
 
-func newFramer(f Framing, max int, done <-chan struct{}) *framer {
-	return &framer{framing: f, max: max, out: make(chan frame, framesQueued), done: done}
+func newFramer(f framing.Framing, max int, done <-chan struct{}) *framer {
+	return &framer{split: framing.NewSplitter(f, max), out: make(chan frame, framesQueued), done: done}
 }
 
 func (f *framer) Write(p []byte) (int, error) {
 	if f.failed {
 		return len(p), nil // discard what follows an oversized message
 	}
-	f.buf = append(f.buf, p...)
+	f.split.Write(p)
 	var now time.Time
 	for {
-		msg, rest, ok := f.next()
-		if f.failed {
-			f.buf = nil
+		msg, ok, err := f.split.Next()
+		if err != nil {
+			f.failed = true
+			f.emit(frame{err: err})
 			return len(p), nil
 		}
 		if !ok {
-			break
+			return len(p), nil
 		}
 		if now.IsZero() {
 			now = time.Now()
@@ -135,54 +123,7 @@ func (f *framer) Write(p []byte) (int, error) {
 		if !f.emit(frame{data: msg, at: now}) {
 			return 0, ErrClosed
 		}
-		f.buf = rest
 	}
-	// Keep the partial message in a fresh slice once consumed messages
-	// would otherwise pin a large backing array.
-	if cap(f.buf) > 2*f.max+64<<10 {
-		f.buf = append([]byte(nil), f.buf...)
-	}
-	return len(p), nil
-}
-
-// next cuts the first complete message off the buffer.
-func (f *framer) next() (msg, rest []byte, ok bool) {
-	switch f.framing {
-	case LengthPrefixed:
-		if len(f.buf) < 4 {
-			return nil, nil, false
-		}
-		n := binary.BigEndian.Uint32(f.buf)
-		if n > uint32(f.max) {
-			f.fail(fmt.Errorf("%w: a %d-byte message, limit %d", ErrOutputLimit, n, f.max))
-			return nil, nil, false
-		}
-		if len(f.buf) < 4+int(n) {
-			return nil, nil, false
-		}
-		end := 4 + int(n)
-		return append([]byte(nil), f.buf[4:end]...), f.buf[end:], true
-	default:
-		if i := bytes.IndexByte(f.buf[f.scanned:], '\n'); i >= 0 {
-			end := f.scanned + i
-			f.scanned = 0
-			if end > f.max {
-				f.fail(fmt.Errorf("%w: a line longer than %d bytes", ErrOutputLimit, f.max))
-				return nil, nil, false
-			}
-			return append([]byte(nil), f.buf[:end]...), f.buf[end+1:], true
-		}
-		f.scanned = len(f.buf)
-		if len(f.buf) > f.max {
-			f.fail(fmt.Errorf("%w: a line longer than %d bytes", ErrOutputLimit, f.max))
-		}
-		return nil, nil, false
-	}
-}
-
-func (f *framer) fail(err error) {
-	f.failed = true
-	f.emit(frame{err: err})
 }
 
 func (f *framer) emit(fr frame) bool {

@@ -3,11 +3,12 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"arena/framing"
 )
 
 // collect drains a framer after feeding it chunks.
@@ -37,83 +38,23 @@ func drain(f *framer) (msgs []string, err error) {
 	}
 }
 
-func TestFramerLines(t *testing.T) {
-	done := make(chan struct{})
-	f := newFramer(Lines, 16, done)
-	feed(t, f, "[]\n[{", "\"a\":1}]\n\n", "partial")
+func TestFramerQueuesMessagesAndTheLimit(t *testing.T) {
+	f := newFramer(framing.Lines, 16, make(chan struct{}))
+	feed(t, f, "[]\n[{", "\"a\":1}]\n", strings.Repeat("x", 17)+"\n")
 	msgs, err := drain(f)
-	if err != nil {
-		t.Fatal(err)
+	if want := []string{"[]", `[{"a":1}]`}; strings.Join(msgs, "|") != strings.Join(want, "|") || !errors.Is(err, ErrOutputLimit) {
+		t.Errorf("messages = %q, %v; want %q and ErrOutputLimit", msgs, err, want)
 	}
-	if want := []string{"[]", `[{"a":1}]`, ""}; strings.Join(msgs, "|") != strings.Join(want, "|") {
-		t.Errorf("messages = %q, want %q", msgs, want)
-	}
-	feed(t, f, " end\n")
-	if msgs, _ := drain(f); len(msgs) != 1 || msgs[0] != "partial end" {
-		t.Errorf("the partial line did not complete: %q", msgs)
-	}
-}
-
-func TestFramerLineLimit(t *testing.T) {
-	tests := []struct {
-		name   string
-		chunks []string
-	}{
-		{"one long line with its newline", []string{strings.Repeat("x", 17) + "\n"}},
-		{"a long line still coming", []string{strings.Repeat("x", 10), strings.Repeat("x", 10)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFramer(Lines, 16, make(chan struct{}))
-			feed(t, f, tt.chunks...)
-			_, err := drain(f)
-			if !errors.Is(err, ErrOutputLimit) {
-				t.Fatalf("err = %v, want ErrOutputLimit", err)
-			}
-			// Whatever follows is discarded and memory stays bounded.
-			feed(t, f, strings.Repeat("y", 1000)+"\n[]\n")
-			if msgs, err := drain(f); len(msgs) != 0 || err != nil || len(f.buf) != 0 {
-				t.Errorf("after the limit: %q, %v, %d bytes held", msgs, err, len(f.buf))
-			}
-		})
-	}
-	// Exactly at the limit is fine.
-	f := newFramer(Lines, 16, make(chan struct{}))
-	feed(t, f, strings.Repeat("z", 16)+"\n")
-	if msgs, err := drain(f); err != nil || len(msgs) != 1 {
-		t.Errorf("a 16-byte line at a 16-byte limit: %q, %v", msgs, err)
-	}
-}
-
-func lp(s string) string {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(len(s)))
-	return string(b[:]) + s
-}
-
-func TestFramerLengthPrefixed(t *testing.T) {
-	f := newFramer(LengthPrefixed, 32, make(chan struct{}))
-	all := lp(`{"role":0}`) + lp("") + lp("{\"x\":\"line\nbreak\"}")
-	// Byte by byte: framing survives any split.
-	for i := 0; i < len(all); i++ {
-		feed(t, f, all[i:i+1])
-	}
-	msgs, err := drain(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{`{"role":0}`, "", `{"x":"line` + "\n" + `break"}`}; strings.Join(msgs, "|") != strings.Join(want, "|") {
-		t.Errorf("messages = %q, want %q", msgs, want)
-	}
-	feed(t, f, lp(strings.Repeat("a", 33)))
-	if _, err := drain(f); !errors.Is(err, ErrOutputLimit) {
-		t.Errorf("a 33-byte message at a 32-byte limit: %v", err)
+	// Whatever follows is discarded.
+	feed(t, f, "[]\n")
+	if msgs, err := drain(f); len(msgs) != 0 || err != nil {
+		t.Errorf("after the limit: %q, %v", msgs, err)
 	}
 }
 
 func TestFramerBlocksWhenFullAndStopsWhenDone(t *testing.T) {
 	done := make(chan struct{})
-	f := newFramer(Lines, 16, done)
+	f := newFramer(framing.Lines, 16, done)
 	feed(t, f, strings.Repeat("[]\n", framesQueued))
 	wrote := make(chan error, 1)
 	go func() {
@@ -132,7 +73,7 @@ func TestFramerBlocksWhenFullAndStopsWhenDone(t *testing.T) {
 }
 
 func TestReceive(t *testing.T) {
-	f := newFramer(Lines, 64, make(chan struct{}))
+	f := newFramer(framing.Lines, 64, make(chan struct{}))
 	s := stdio{frames: f.out, stderr: &stderrBuffer{caps: DefaultStderrCaps}}
 	feed(t, f, "early\n")
 	// A message sent before it was asked for is kept.

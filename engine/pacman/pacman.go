@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"arena/engine"
+	"arena/framing"
 )
 
 // Game is the Pac-Man catalogue entry.
@@ -85,7 +86,7 @@ func (Game) ParseMap(name string, data []byte) (engine.Map, error) {
 // Saiblo.
 func (Game) Protocol() engine.Protocol {
 	return engine.Protocol{
-		Framing:         engine.FrameLengthPrefixed,
+		Framing:         framing.LengthPrefixed,
 		MaxMessageBytes: 1024,
 		AnswerTimeout:   time.Second,
 		WarmUp:          20 * time.Second,
@@ -105,19 +106,11 @@ func (Game) NewMatch(cfg engine.Config) (engine.Match, error) {
 		return nil, fmt.Errorf("pacman: map %T is not a pacman map", cfg.Map)
 	}
 	var s Settings
-	if raw := bytes.TrimSpace(cfg.Settings); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return nil, fmt.Errorf("pacman settings: %w", err)
-		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return nil, errors.New("pacman settings: unexpected content after the settings object")
-		}
+	if err := engine.DecodeSettings(cfg.Settings, &s); err != nil {
+		return nil, fmt.Errorf("pacman settings: %w", err)
 	}
-	info := m.Info()
-	if n := len(cfg.Players); n < info.MinPlayers || n > info.MaxPlayers {
-		return nil, fmt.Errorf("map %s takes exactly 2 bots (a Pac-Man and the ghosts), got %d", info.Name, n)
+	if err := m.Info().CheckPlayers(len(cfg.Players)); err != nil {
+		return nil, err
 	}
 	return newMatch(cfg.Seed), nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"arena/engine"
+	"arena/framing"
 )
 
 var _ engine.Game = New()
@@ -34,7 +35,7 @@ func TestCatalogue(t *testing.T) {
 		t.Errorf("map info %+v", info)
 	}
 	p := g.Protocol()
-	if p.Framing != engine.FrameLengthPrefixed || p.MaxMessageBytes != 1024 || p.AnswerTimeout != time.Second || p.WarmUp != 20*time.Second {
+	if p.Framing != framing.LengthPrefixed || p.MaxMessageBytes != 1024 || p.AnswerTimeout != time.Second || p.WarmUp != 20*time.Second {
 		t.Errorf("protocol %+v", p)
 	}
 }
@@ -96,8 +97,8 @@ func TestNewMatch(t *testing.T) {
 		cfg  engine.Config
 		want string
 	}{
-		{"one bot", engine.Config{Map: mustMap(t), Players: []string{"a"}}, "takes exactly 2 bots"},
-		{"three bots", engine.Config{Map: mustMap(t), Players: []string{"a", "b", "c"}}, "takes exactly 2 bots (a Pac-Man and the ghosts), got 3"},
+		{"one bot", engine.Config{Map: mustMap(t), Players: []string{"a"}}, "map saiblo takes 2 bots, got 1"},
+		{"three bots", engine.Config{Map: mustMap(t), Players: []string{"a", "b", "c"}}, "map saiblo takes 2 bots, got 3"},
 		{"unknown setting", engine.Config{Map: mustMap(t), Players: []string{"a", "b"}, Settings: []byte(`{"max_rounds":10}`)}, `unknown field "max_rounds"`},
 		{"settings not an object", engine.Config{Map: mustMap(t), Players: []string{"a", "b"}, Settings: []byte(`[1]`)}, "pacman settings"},
 		{"trailing settings", engine.Config{Map: mustMap(t), Players: []string{"a", "b"}, Settings: []byte(`{} {}`)}, "unexpected content"},

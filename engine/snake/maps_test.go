@@ -155,8 +155,8 @@ func TestNewMatchRejects(t *testing.T) {
 		cfg  engine.Config
 		want string
 	}{
-		{"one bot", engine.Config{Map: open10, Players: []string{"a"}}, "map open10 takes 2 snakes, got 1 bots"},
-		{"three bots", engine.Config{Map: open10, Players: []string{"a", "b", "c"}}, "map open10 takes 2 snakes, got 3 bots"},
+		{"one bot", engine.Config{Map: open10, Players: []string{"a"}}, "map open10 takes 2 bots, got 1"},
+		{"three bots", engine.Config{Map: open10, Players: []string{"a", "b", "c"}}, "map open10 takes 2 bots, got 3"},
 		{"unknown setting", engine.Config{Map: open10, Players: two, Settings: []byte(`{"speed":2}`)}, `unknown field "speed"`},
 		{"not an object", engine.Config{Map: open10, Players: two, Settings: []byte(`[1]`)}, "snake settings:"},
 		{"trailing data", engine.Config{Map: open10, Players: two, Settings: []byte(`{} {}`)}, "unexpected content after the settings object"},

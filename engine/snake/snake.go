@@ -1,14 +1,12 @@
 package snake
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"arena/engine"
+	"arena/framing"
 )
 
 // Settings are the per-match options. In the JSON a field left out takes its
@@ -49,15 +47,8 @@ func DefaultSettings(m *Map) Settings {
 // the map's defaults and validates the result.
 func resolveSettings(m *Map, raw json.RawMessage) (Settings, error) {
 	var f settingsFile
-	if t := bytes.TrimSpace(raw); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return Settings{}, err
-		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return Settings{}, errors.New("unexpected content after the settings object")
-		}
+	if err := engine.DecodeSettings(raw, &f); err != nil {
+		return Settings{}, err
 	}
 	cells := m.rows * m.cols
 	limit := 10 * cells
@@ -138,7 +129,7 @@ const maxAnswerBytes = 64 << 10
 // answer, 20 s of warm-up.
 func (Game) Protocol() engine.Protocol {
 	return engine.Protocol{
-		Framing:         engine.FrameLines,
+		Framing:         framing.Lines,
 		MaxMessageBytes: maxAnswerBytes,
 		AnswerTimeout:   100 * time.Millisecond,
 		WarmUp:          20 * time.Second,
@@ -155,8 +146,8 @@ func (Game) NewMatch(cfg engine.Config) (engine.Match, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snake settings: %w", err)
 	}
-	if len(cfg.Players) != players {
-		return nil, fmt.Errorf("map %s takes %d snakes, got %d bots", m.name, players, len(cfg.Players))
+	if err := m.Info().CheckPlayers(len(cfg.Players)); err != nil {
+		return nil, err
 	}
 	return newMatch(m, s, cfg.Seed), nil
 }

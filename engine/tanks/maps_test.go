@@ -144,10 +144,11 @@ func TestNewMatchRejects(t *testing.T) {
 		cfg  engine.Config
 		want string
 	}{
-		{"one bot", engine.Config{Map: classic, Players: []string{"a"}}, "map classic takes 2 to 2 tanks, got 1 bots"},
-		{"too many bots", engine.Config{Map: classic, Players: []string{"a", "b", "c"}}, "map classic takes 2 to 2 tanks, got 3 bots"},
+		{"one bot", engine.Config{Map: classic, Players: []string{"a"}}, "map classic takes 2 bots, got 1"},
+		{"too many bots", engine.Config{Map: classic, Players: []string{"a", "b", "c"}}, "map classic takes 2 bots, got 3"},
 		{"unknown setting", engine.Config{Map: classic, Players: []string{"a", "b"}, Settings: []byte(`{"lasers":true}`)}, `unknown field "lasers"`},
 		{"bad setting", engine.Config{Map: classic, Players: []string{"a", "b"}, Settings: []byte(`{"tank_health":0}`)}, "tank_health 0 is outside"},
+		{"trailing settings", engine.Config{Map: classic, Players: []string{"a", "b"}, Settings: []byte(`{"zone_radius":5} {}`)}, "unexpected content after the settings object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,12 +4,11 @@
 package tanks
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"arena/engine"
+	"arena/framing"
 )
 
 // Cell content types; the numbers are part of the wire protocol.
@@ -130,7 +129,7 @@ func (Game) ParseMap(name string, data []byte) (engine.Map, error) { return Pars
 // answer, 20 s of warm-up.
 func (Game) Protocol() engine.Protocol {
 	return engine.Protocol{
-		Framing:         engine.FrameLines,
+		Framing:         framing.Lines,
 		MaxMessageBytes: 1 << 20,
 		AnswerTimeout:   100 * time.Millisecond,
 		WarmUp:          20 * time.Second,
@@ -144,19 +143,14 @@ func (Game) NewMatch(cfg engine.Config) (engine.Match, error) {
 		return nil, fmt.Errorf("tanks: map %T is not a tanks map", cfg.Map)
 	}
 	s := DefaultSettings()
-	if len(bytes.TrimSpace(cfg.Settings)) > 0 && !bytes.Equal(bytes.TrimSpace(cfg.Settings), []byte("null")) {
-		dec := json.NewDecoder(bytes.NewReader(cfg.Settings))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return nil, fmt.Errorf("tanks settings: %w", err)
-		}
+	if err := engine.DecodeSettings(cfg.Settings, &s); err != nil {
+		return nil, fmt.Errorf("tanks settings: %w", err)
 	}
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("tanks settings: %w", err)
 	}
-	info := m.Info()
-	if n := len(cfg.Players); n < info.MinPlayers || n > info.MaxPlayers {
-		return nil, fmt.Errorf("map %s takes %d to %d tanks, got %d bots", info.Name, info.MinPlayers, info.MaxPlayers, n)
+	if err := m.Info().CheckPlayers(len(cfg.Players)); err != nil {
+		return nil, err
 	}
 	return newMatch(m, s, cfg.Seed, cfg.Players), nil
 }
