@@ -100,7 +100,7 @@ type BenchOutcome struct {
 func (o *Orchestrator) RunBench(ctx context.Context, plan BenchPlan, jobs int, report func(BenchOutcome)) error {
 	matches := plan.Matches()
 	if len(matches) == 0 {
-		return &InputError{errors.New("the plan has no matches: it needs at least two different bots")}
+		return invalid(errors.New("the plan has no matches: it needs at least two different bots"))
 	}
 	// Every match and every image is checked before the first starts.
 	for _, m := range matches {

@@ -160,8 +160,7 @@ func TestMissingImageStartsNothing(t *testing.T) {
 	_, err := newOrchestrator(t, cli).Play(t.Context(), orchestrator.Request{
 		Game: tanks.New(), Map: classic(t), Images: []string{hunter, "arena-test/no-such-image:latest"}, MatchID: id,
 	})
-	var nf *sandbox.ImageNotFoundError
-	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "arena-test/no-such-image:latest") {
+	if !errors.Is(err, orchestrator.ErrImageNotFound) || !strings.Contains(err.Error(), "arena-test/no-such-image:latest") {
 		t.Fatalf("err = %v, want image not found naming it", err)
 	}
 	dockertest.NoContainersLeft(t, cli, id)

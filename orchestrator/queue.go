@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 )
 
 // State is where a queued match stands.
@@ -29,6 +30,8 @@ func (s State) Final() bool {
 type Update struct {
 	ID    string
 	State State
+	// At is when the change happened.
+	At time.Time
 	// Err is set for failed and cancelled jobs.
 	Err error
 	// Replay is set for finished jobs.
@@ -36,7 +39,9 @@ type Update struct {
 }
 
 // Queue plays matches with bounded concurrency: at most n at once, the
-// others waiting in order.
+// others waiting in order. It keeps the live view of every match it holds
+// (state, place in line, frames so far) in memory and wakes its followers
+// once per change, however many they are.
 type Queue struct {
 	o        *Orchestrator
 	slots    int
@@ -51,23 +56,29 @@ type Queue struct {
 }
 
 type job struct {
-	req    Request
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	state  State
+	req     Request
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	state   State
+	started time.Time
+	frames  []Frame
+	// changed is closed and replaced at every change, waking followers.
+	changed chan struct{}
 }
 
-// ErrQueueClosed is returned by Enqueue once the queue shuts down.
-var ErrQueueClosed = errors.New("the server is shutting down")
-
-// ErrCancelled is the cause of a match cancelled on request.
-var ErrCancelled = errors.New("cancelled on request")
+// touch wakes the job's followers; q.mu must be held.
+func (j *job) touch() {
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
 
 // NewQueue returns a queue running at most concurrency matches at once.
 // onUpdate is called for every state change after a match is queued
 // (starting, running, and the final one), in order for each match, never
 // under the queue's lock; it must not block for long. A match is queued
-// as Enqueue returns: the caller records that itself.
+// as Enqueue returns: the caller records that itself. The final update is
+// delivered before the match leaves the queue, so whatever onUpdate
+// records is in place when Follow stops following it.
 func NewQueue(o *Orchestrator, concurrency int, onUpdate func(Update)) *Queue {
 	if concurrency < 1 {
 		concurrency = 1
@@ -79,7 +90,7 @@ func NewQueue(o *Orchestrator, concurrency int, onUpdate func(Update)) *Queue {
 // the line (1 = next; 0 = started at once).
 func (q *Queue) Enqueue(req Request) (int, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	j := &job{req: req, ctx: ctx, cancel: cancel, state: StateQueued}
+	j := &job{req: req, ctx: ctx, cancel: cancel, state: StateQueued, changed: make(chan struct{})}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -106,9 +117,18 @@ func (q *Queue) dispatchLocked() []*job {
 	for q.running < q.slots && len(q.waiting) > 0 {
 		j := q.waiting[0]
 		q.waiting = q.waiting[1:]
-		j.state = StateStarting
+		j.state, j.started = StateStarting, q.o.now()
 		q.running++
 		started = append(started, j)
+	}
+	if len(started) > 0 {
+		// Every waiting match moved up the line.
+		for _, j := range started {
+			j.touch()
+		}
+		for _, j := range q.waiting {
+			j.touch()
+		}
 	}
 	return started
 }
@@ -117,7 +137,7 @@ func (q *Queue) dispatchLocked() []*job {
 // match's updates in order.
 func (q *Queue) start(jobs []*job) {
 	for _, j := range jobs {
-		q.notify(Update{ID: j.req.MatchID, State: StateStarting})
+		q.notify(Update{ID: j.req.MatchID, State: StateStarting, At: j.started})
 		go q.play(j)
 	}
 }
@@ -126,12 +146,17 @@ func (q *Queue) play(j *job) {
 	defer q.wg.Done()
 	req := j.req
 	user := req.OnFrame
-	first := true
 	req.OnFrame = func(f Frame) {
+		q.mu.Lock()
+		first := len(j.frames) == 0
 		if first {
-			first = false
-			q.setState(j, StateRunning)
-			q.notify(Update{ID: req.MatchID, State: StateRunning})
+			j.state = StateRunning
+		}
+		j.frames = append(j.frames, f)
+		j.touch()
+		q.mu.Unlock()
+		if first {
+			q.notify(Update{ID: req.MatchID, State: StateRunning, At: q.o.now()})
 		}
 		if user != nil {
 			user(f)
@@ -148,19 +173,17 @@ func (q *Queue) play(j *job) {
 			}
 		}
 	}
+	u.At = q.o.now()
 	q.mu.Lock()
-	j.state = u.State
 	q.running--
-	delete(q.jobs, req.MatchID)
 	started := q.dispatchLocked()
 	q.mu.Unlock()
-	q.notify(u)
 	q.start(started)
-}
-
-func (q *Queue) setState(j *job, s State) {
+	q.notify(u)
 	q.mu.Lock()
-	j.state = s
+	j.state = u.State
+	delete(q.jobs, req.MatchID)
+	j.touch()
 	q.mu.Unlock()
 }
 
@@ -180,12 +203,43 @@ func (q *Queue) Status(id string) (s State, position int, ok bool) {
 	if !ok {
 		return "", 0, false
 	}
-	for i, w := range q.waiting {
-		if w == j {
-			return j.state, i + 1, true
-		}
+	return j.state, q.positionLocked(j), true
+}
+
+func (q *Queue) positionLocked(j *job) int {
+	return slices.Index(q.waiting, j) + 1
+}
+
+// Live is a match's live view.
+type Live struct {
+	State State
+	// Position is the place in the line while the match waits (1 = next),
+	// else 0.
+	Position int
+	// Started is when the match left the line (zero while it waits).
+	Started time.Time
+	// Frames are the frames from the index asked for on.
+	Frames []Frame
+	// Changed is closed at the next change of the view.
+	Changed <-chan struct{}
+}
+
+// Follow returns the live view of a match the queue holds, with its frames
+// from index from on. ok is false when the queue does not hold the match:
+// it was never queued here, or it is over (and its final update has been
+// delivered).
+func (q *Queue) Follow(id string, from int) (Live, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j, ok := q.jobs[id]
+	if !ok {
+		return Live{}, false
 	}
-	return j.state, 0, true
+	l := Live{State: j.state, Position: q.positionLocked(j), Started: j.started, Changed: j.changed}
+	if from < len(j.frames) {
+		l.Frames = slices.Clone(j.frames[from:])
+	}
+	return l, true
 }
 
 // Cancel stops a match: a waiting one leaves the line, a running one is
@@ -202,23 +256,29 @@ func (q *Queue) stop(id string, cause error) bool {
 		q.mu.Unlock()
 		return false
 	}
-	for i, w := range q.waiting {
-		if w == j {
-			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
-			delete(q.jobs, id)
-			j.state = StateCancelled
-			if !errors.Is(cause, ErrCancelled) {
-				j.state = StateFailed
-			}
-			q.mu.Unlock()
-			j.cancel(cause)
-			q.wg.Done()
-			q.notify(Update{ID: id, State: j.state, Err: cause})
-			return true
-		}
+	i := slices.Index(q.waiting, j)
+	if i < 0 {
+		q.mu.Unlock()
+		j.cancel(cause) // running: Play ends and play reports it
+		return true
+	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	for _, w := range q.waiting[i:] {
+		w.touch() // moved up the line
 	}
 	q.mu.Unlock()
 	j.cancel(cause)
+	state := StateCancelled
+	if !errors.Is(cause, ErrCancelled) {
+		state = StateFailed
+	}
+	q.notify(Update{ID: id, State: state, Err: cause, At: q.o.now()})
+	q.mu.Lock()
+	j.state = state
+	delete(q.jobs, id)
+	j.touch()
+	q.mu.Unlock()
+	q.wg.Done()
 	return true
 }
 

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 	"unicode/utf8"
+
+	"github.com/moby/sys/atomicwriter"
 
 	"arena/engine"
 )
@@ -137,41 +137,43 @@ type BotResult struct {
 	StderrDropped int64 `json:"stderr_dropped_bytes"`
 }
 
-// WriteReplay saves a replay atomically: a reader never sees half a file.
-func WriteReplay(path string, r *Replay) error {
+// newReplay starts the replay of a match: everything but its frames and
+// result.
+func newReplay(matchID string, req Request, match engine.Match, lim Limits, seats []*seat) *Replay {
+	rep := &Replay{
+		Format: ReplayFormat, MatchID: matchID, Game: req.Game.Name(),
+		Map: req.Map.Info().Name, MapData: string(req.Map.Data()), Seed: req.Seed,
+		Settings: match.Settings(),
+		Limits:   LimitsRecord{AnswerTimeoutMS: ms(lim.AnswerTimeout), WarmUpMS: ms(lim.WarmUp), MaxMessageBytes: lim.MaxMessageBytes},
+	}
+	for _, s := range seats {
+		rep.Bots = append(rep.Bots, ReplayBot{Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID})
+	}
+	return rep
+}
+
+// EncodeReplay is a replay as its file holds it: one JSON document.
+func EncodeReplay(r *Replay) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("write replay %s: %w", path, err)
+		return nil, fmt.Errorf("encode the replay of %s: %w", r.MatchID, err)
 	}
-	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	return nil
+	return buf.Bytes(), nil
 }
 
-// WriteFileAtomic writes data through a temporary file in the same folder
-// and a rename, so a reader never sees half a file, and a failure leaves
-// no half-written file behind.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".arena-*.tmp")
+// WriteReplay saves a replay atomically: a reader never sees half a file,
+// and a failure leaves none behind.
+func WriteReplay(path string, r *Replay) error {
+	data, err := EncodeReplay(r)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // after the rename this is a no-op
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	if err := atomicwriter.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write replay: %w", err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // ReadReplay loads a replay file.
@@ -189,5 +191,3 @@ func ReadReplay(path string) (*Replay, error) {
 	}
 	return &r, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/moby/sys/atomicwriter"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
 
@@ -121,14 +122,35 @@ func (s *Store) SetStatus(ctx context.Context, id, status string, started time.T
 	return nil
 }
 
-// Finish records how a match ended.
-func (s *Store) Finish(ctx context.Context, id, status, errMsg string, result json.RawMessage, replay bool, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE matches SET status = ?, error = ?, result = ?, replay = ?, finished_at = ? WHERE id = ?`,
-		status, errMsg, string(result), replay, stamp(at), id)
-	if err != nil {
-		return fmt.Errorf("update match %s: %w", id, err)
+// Outcome is how a match ended, as the history keeps it.
+type Outcome struct {
+	Status string
+	Error  string
+	Result json.RawMessage
+	// Replay is the replay file's content; nil when there is none.
+	Replay []byte
+}
+
+// Finish records how a match ended: its replay file first (atomically,
+// so a reader never sees half of it), then its row, which says whether
+// the replay is there. A replay that cannot be written is reported in the
+// error, and the row is still written, without the replay.
+func (s *Store) Finish(ctx context.Context, id string, o Outcome, at time.Time) error {
+	var replayErr error
+	saved := false
+	if o.Replay != nil {
+		if replayErr = atomicwriter.WriteFile(s.ReplayPath(id), o.Replay, 0o644); replayErr != nil {
+			replayErr = fmt.Errorf("save the replay of match %s: %w", id, replayErr)
+		} else {
+			saved = true
+		}
 	}
-	return nil
+	_, err := s.db.ExecContext(ctx, `UPDATE matches SET status = ?, error = ?, result = ?, replay = ?, finished_at = ? WHERE id = ?`,
+		o.Status, o.Error, string(o.Result), saved, stamp(at), id)
+	if err != nil {
+		err = fmt.Errorf("update match %s: %w", id, err)
+	}
+	return errors.Join(replayErr, err)
 }
 
 const columns = `seq, id, status, game, map, seed, bots, settings, error, result, replay, created_at, started_at, finished_at`
@@ -211,7 +233,7 @@ func (s *Store) Unfinished(ctx context.Context) ([]string, error) {
 	return ids, rows.Err()
 }
 
-// ReplayPath is where a match's replay file lives.
+// ReplayPath is where a match's replay file lives (written by Finish).
 func (s *Store) ReplayPath(id string) string {
 	return filepath.Join(s.dir, "replays", id+".json")
 }

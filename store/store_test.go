@@ -3,7 +3,10 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,8 +32,11 @@ func TestStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	result := json.RawMessage(`{"winners":["a"]}`)
-	if err := s.Finish(ctx, "aaaaaaaaaaaa", "finished", "", result, true, t0.Add(2*time.Minute)); err != nil {
+	if err := s.Finish(ctx, "aaaaaaaaaaaa", Outcome{Status: "finished", Result: result, Replay: []byte(`{"replay":1}`)}, t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(s.ReplayPath("aaaaaaaaaaaa")); err != nil || string(b) != `{"replay":1}` {
+		t.Errorf("replay file: %q, %v", b, err)
 	}
 	m, err := s.Get(ctx, "aaaaaaaaaaaa")
 	if err != nil {
@@ -55,6 +61,12 @@ func TestStore(t *testing.T) {
 	if err != nil || !slices.Equal(ids, []string{"bbbbbbbbbbbb", "cccccccccccc"}) {
 		t.Errorf("unfinished: %v %v", ids, err)
 	}
+	if err := s.Finish(ctx, "cccccccccccc", Outcome{Status: "failed", Error: "no bots"}, t0.Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.Get(ctx, "cccccccccccc"); err != nil || m.Status != "failed" || m.Error != "no bots" || m.HasReplay {
+		t.Errorf("failed match: %+v %v", m, err)
+	}
 	s.Close()
 
 	// History survives reopening.
@@ -65,5 +77,35 @@ func TestStore(t *testing.T) {
 	defer s.Close()
 	if m, err := s.Get(ctx, "bbbbbbbbbbbb"); err != nil || m.Status != "running" || !m.StartedAt.Equal(t0.Add(time.Minute)) {
 		t.Errorf("after reopening: %+v %v", m, err)
+	}
+}
+
+// A replay that cannot be written is reported, and the row says there is
+// none; nothing half-written is left in the folder.
+func TestFinishWithAnUnwritableReplay(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if err := s.Insert(ctx, Match{ID: "aaaaaaaaaaaa", Status: "running", Game: "tanks", Map: "classic", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// A folder where the file should go makes the write fail.
+	if err := os.Mkdir(s.ReplayPath("aaaaaaaaaaaa"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Finish(ctx, "aaaaaaaaaaaa", Outcome{Status: "finished", Result: json.RawMessage(`{}`), Replay: []byte("{}")}, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "save the replay of match aaaaaaaaaaaa") {
+		t.Errorf("err = %v, want the replay's failure", err)
+	}
+	if m, err := s.Get(ctx, "aaaaaaaaaaaa"); err != nil || m.Status != "finished" || m.HasReplay {
+		t.Errorf("row: %+v %v", m, err)
+	}
+	tmp, _ := filepath.Glob(filepath.Join(dir, "replays", ".*"))
+	if len(tmp) > 0 {
+		t.Errorf("left behind: %v", tmp)
 	}
 }

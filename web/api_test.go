@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,106 +17,21 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/orchestrator"
-	"arena/sandbox"
+	"arena/orchestrator/fake"
 	"arena/store"
 )
-
-// fakeLauncher knows the images listed in present and starts fakeBots.
-// A bot whose image name contains "slow" answers after a delay.
-type fakeLauncher struct {
-	present map[string]bool
-	mu      sync.Mutex
-	started int
-	closed  int
-}
-
-func (l *fakeLauncher) Check(ref string) error {
-	if sandbox.IsLocalRef(ref) {
-		return fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
-	}
-	return sandbox.ParseImageRef(ref)
-}
-
-func (l *fakeLauncher) Image(_ context.Context, ref string) (sandbox.Image, error) {
-	if err := l.Check(ref); err != nil {
-		return sandbox.Image{}, err
-	}
-	if !l.present[ref] {
-		return sandbox.Image{}, &sandbox.ImageNotFoundError{Ref: ref}
-	}
-	return sandbox.Image{Ref: ref, ID: "sha256:" + ref}, nil
-}
-
-func (l *fakeLauncher) Launch(_ context.Context, s sandbox.Spec) (orchestrator.Bot, error) {
-	l.mu.Lock()
-	l.started++
-	l.mu.Unlock()
-	var delay time.Duration
-	if strings.Contains(s.Image.Ref, "slow") {
-		delay = 30 * time.Millisecond
-	}
-	return &fakeBot{l: l, delay: delay, started: time.Now(), answers: make(chan struct{}, 16)}, nil
-}
-
-func (l *fakeLauncher) running() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.started - l.closed
-}
-
-// fakeBot answers [] to every state.
-type fakeBot struct {
-	l       *fakeLauncher
-	delay   time.Duration
-	started time.Time
-	answers chan struct{}
-	once    sync.Once
-}
-
-func (b *fakeBot) Send([]byte, time.Time) error {
-	b.answers <- struct{}{}
-	return nil
-}
-
-func (b *fakeBot) Receive(ctx context.Context, deadline time.Time) ([]byte, error) {
-	select {
-	case <-b.answers:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case <-time.After(b.delay):
-		return []byte("[]"), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (b *fakeBot) TakeStderr() sandbox.Stderr        { return sandbox.Stderr{} }
-func (b *fakeBot) CPUTime() (time.Duration, bool)    { return 0, false }
-func (b *fakeBot) Usage() sandbox.Usage              { return sandbox.Usage{Unavailable: "fake"} }
-func (b *fakeBot) Started() time.Time                { return b.started }
-func (b *fakeBot) Stop(context.Context) sandbox.Exit { return sandbox.Exit{Code: 137} }
-func (b *fakeBot) Exit(context.Context) sandbox.Exit { return sandbox.Exit{Code: 137} }
-func (b *fakeBot) Close(context.Context) error {
-	b.once.Do(func() {
-		b.l.mu.Lock()
-		b.l.closed++
-		b.l.mu.Unlock()
-	})
-	return nil
-}
 
 type testServer struct {
 	*Server
 	url      string
-	launcher *fakeLauncher
+	launcher *fake.Launcher
 	store    *store.Store
 }
 
 func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	t.Helper()
-	l := &fakeLauncher{present: map[string]bool{"arena/tanks-random": true, "arena/tanks-hunter": true, "bots/slow": true}}
+	// A bot whose image name contains "slow" answers after a delay.
+	l := fake.NewLauncher(map[string]fake.Script{"arena/tanks-random": {}, "arena/tanks-hunter": {}, "bots/slow": {Delay: 30 * time.Millisecond}})
 	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +41,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	if cfg.DefaultBots == nil {
 		cfg.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
 	}
-	cfg.Policy = sandbox.DefaultPolicy()
+	cfg.Resources = Resources{MemoryBytes: 256 << 20, CPUs: 1, Pids: 64}
 	s := New(cfg, Deps{
 		Games:        []engine.Game{tanks.New()},
 		Orchestrator: orchestrator.New(l, orchestrator.WithLogger(log)),
@@ -196,12 +110,12 @@ func TestCreateMatchRejectsBadInput(t *testing.T) {
 		{"oversized", `{"game":"tanks","bots":["` + strings.Repeat("a", 2000) + `"]}`, 413, "larger than 1024 bytes"},
 		{"unknown game", `{"game":"chess","bots":["arena/tanks-random","arena/tanks-hunter"]}`, 400, `game: unknown game "chess"`},
 		{"unknown map", `{"game":"tanks","map":"atlantis","bots":["arena/tanks-random","arena/tanks-hunter"]}`, 400, `map: unknown map "atlantis"`},
-		{"one bot", `{"game":"tanks","bots":["arena/tanks-random"]}`, 400, "bots: map classic takes 2 to 2 bots, got 1"},
-		{"too many bots", `{"game":"tanks","map":"triad","bots":["arena/a","arena/b","arena/c","arena/d"]}`, 400, "bots: map triad takes 2 to 3 bots, got 4"},
+		{"one bot", `{"game":"tanks","bots":["arena/tanks-random"]}`, 400, "map classic takes 2 bots, got 1"},
+		{"too many bots", `{"game":"tanks","map":"triad","bots":["arena/a","arena/b","arena/c","arena/d"]}`, 400, "map triad takes 2 to 3 bots, got 4"},
 		{"empty image", `{"game":"tanks","bots":["arena/tanks-random","  "]}`, 400, "bots[1]: empty image name"},
 		{"malformed image", `{"game":"tanks","bots":["arena/tanks-random","arena/Bad Name"]}`, 400, `"arena/Bad Name" is not an image name`},
 		{"not allowed", `{"game":"tanks","bots":["arena/tanks-random","evil/bot"]}`, 403, "bots[1]: image evil/bot is not allowed here (allowed: arena/*, bots/*)"},
-		{"missing image", `{"game":"tanks","bots":["arena/tanks-random","arena/not-built"]}`, 400, "image arena/not-built not found locally"},
+		{"missing image", `{"game":"tanks","bots":["arena/tanks-random","arena/not-built"]}`, 400, "image arena/not-built is not known"},
 		{"local bot", `{"game":"tanks","bots":["arena/tanks-random","exec:./bot"]}`, 403, "not allowed"},
 		{"bad settings", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":-1}}`, 400, "zone_radius -1 is outside"},
 		{"negative seed", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":-1}`, 400, "cannot unmarshal number -1"},
@@ -217,8 +131,8 @@ func TestCreateMatchRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
-	if n := ts.launcher.running(); n != 0 || ts.launcher.started != 0 {
-		t.Errorf("bad requests started %d bots", ts.launcher.started)
+	if n := len(ts.launcher.Bots()); n != 0 {
+		t.Errorf("bad requests started %d bots", n)
 	}
 }
 
@@ -275,8 +189,8 @@ func TestMatchLifecycle(t *testing.T) {
 			t.Errorf("GET %s: %d %v", path, status, body)
 		}
 	}
-	if ts.launcher.running() != 0 {
-		t.Errorf("%d bots still running", ts.launcher.running())
+	if ts.launcher.Running() != 0 {
+		t.Errorf("%d bots still running", ts.launcher.Running())
 	}
 }
 
@@ -298,7 +212,7 @@ func TestQueueBoundsConcurrencyAndShowsPositions(t *testing.T) {
 	// Never more than one match's bots at once.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if n := ts.launcher.running(); n > 2 {
+		if n := ts.launcher.Running(); n > 2 {
 			t.Fatalf("%d bots running with a concurrency of 1", n)
 		}
 		_, m := ts.do(t, "GET", "/api/matches/"+ids[3], "")
@@ -327,8 +241,8 @@ func TestCancel(t *testing.T) {
 			t.Errorf("%s: %v", id, got)
 		}
 	}
-	if ts.launcher.running() != 0 {
-		t.Errorf("%d bots still running after cancel", ts.launcher.running())
+	if ts.launcher.Running() != 0 {
+		t.Errorf("%d bots still running after cancel", ts.launcher.Running())
 	}
 }
 
@@ -518,7 +432,7 @@ func TestShutdownLetsMatchesFinish(t *testing.T) {
 	if m, _ := ts.store.Get(ctx, queued["id"].(string)); m.Status != "failed" || !strings.Contains(m.Error, "shutting down") {
 		t.Errorf("the queued match: %s (%s)", m.Status, m.Error)
 	}
-	if ts.launcher.running() != 0 {
-		t.Errorf("%d bots still running", ts.launcher.running())
+	if ts.launcher.Running() != 0 {
+		t.Errorf("%d bots still running", ts.launcher.Running())
 	}
 }

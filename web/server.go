@@ -5,6 +5,7 @@ package web
 
 import (
 	"context"
+	"crypto/subtle"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,6 @@ import (
 
 	"arena/engine"
 	"arena/orchestrator"
-	"arena/sandbox"
 	"arena/store"
 )
 
@@ -47,11 +47,18 @@ type Config struct {
 	DefaultBots map[string][]string
 	// Limits are the limits matches run under (zero: the games' own).
 	Limits orchestrator.Limits
-	// Policy is the sandbox policy, shown in /api/games.
-	Policy sandbox.Policy
+	// Resources are what each bot may use, shown in /api/games.
+	Resources Resources
 	// FinishOnShutdown lets running matches finish on shutdown (up to the
 	// shutdown's deadline) instead of cancelling them.
 	FinishOnShutdown bool
+}
+
+// Resources are what each bot may use.
+type Resources struct {
+	MemoryBytes int64
+	CPUs        float64
+	Pids        int64
 }
 
 // Deps are the server's collaborators.
@@ -81,7 +88,6 @@ type Server struct {
 	log     *zap.Logger
 	now     func() time.Time
 	queue   *orchestrator.Queue
-	live    *live
 	echo    *echo.Echo
 	closing chan struct{}
 	once    sync.Once
@@ -98,8 +104,8 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
 	}
-	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, live: newLive(), closing: make(chan struct{})}
-	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, s.onUpdate)
+	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
+	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, s.record)
 	s.echo = s.routes()
 	return s
 }
@@ -166,8 +172,6 @@ func (s *Server) handleError(err error, c echo.Context) {
 	status, msg := http.StatusInternalServerError, err.Error()
 	var ae *apiError
 	var he *echo.HTTPError
-	var ie *orchestrator.InputError
-	var nf *sandbox.ImageNotFoundError
 	switch {
 	case errors.As(err, &ae):
 		status, msg = ae.status, ae.msg
@@ -177,9 +181,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if status == http.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)
 		}
-	case errors.As(err, &nf):
-		status, msg = http.StatusBadRequest, nf.Error()
-	case errors.As(err, &ie):
+	case errors.Is(err, orchestrator.ErrImageNotFound), errors.Is(err, orchestrator.ErrInvalid):
 		status = http.StatusBadRequest
 	case errors.Is(err, store.ErrNotFound):
 		status = http.StatusNotFound
@@ -205,22 +207,11 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		if got == "" {
 			got = c.Request().Header.Get("X-Arena-Token")
 		}
-		if !constantTimeEqual(got, s.cfg.Token) {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
 			return &apiError{http.StatusUnauthorized, "a valid token is needed to start or cancel matches (Authorization: Bearer TOKEN)"}
 		}
 		return next(c)
 	}
-}
-
-func constantTimeEqual(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var v byte
-	for i := 0; i < len(a); i++ {
-		v |= a[i] ^ b[i]
-	}
-	return v == 0
 }
 
 func (s *Server) health(c echo.Context) error {
@@ -265,17 +256,11 @@ type limitsInfo struct {
 func (s *Server) listGames(c echo.Context) error {
 	out := []gameInfo{}
 	for _, g := range s.deps.Games {
-		p := g.Protocol()
+		eff := s.cfg.Limits.Resolve(g.Protocol())
 		lim := limitsInfo{
-			AnswerTimeoutMS: float64(p.AnswerTimeout.Milliseconds()), WarmUpMS: float64(p.WarmUp.Milliseconds()),
-			MaxMessageBytes: p.MaxMessageBytes, MemoryBytes: s.cfg.Policy.MemoryBytes,
-			CPUs: float64(s.cfg.Policy.NanoCPUs) / 1e9, Pids: s.cfg.Policy.PidsLimit,
-		}
-		if s.cfg.Limits.AnswerTimeout > 0 {
-			lim.AnswerTimeoutMS = float64(s.cfg.Limits.AnswerTimeout.Milliseconds())
-		}
-		if s.cfg.Limits.WarmUp > 0 {
-			lim.WarmUpMS = float64(s.cfg.Limits.WarmUp.Milliseconds())
+			AnswerTimeoutMS: float64(eff.AnswerTimeout.Milliseconds()), WarmUpMS: float64(eff.WarmUp.Milliseconds()),
+			MaxMessageBytes: eff.MaxMessageBytes, MemoryBytes: s.cfg.Resources.MemoryBytes,
+			CPUs: s.cfg.Resources.CPUs, Pids: s.cfg.Resources.Pids,
 		}
 		bots := []botInfo{}
 		for _, ref := range s.cfg.DefaultBots[g.Name()] {
@@ -336,6 +321,21 @@ func (s *Server) view(m store.Match) matchView {
 	return v
 }
 
+// liveView is a match as the API shows it, its state from the queue's
+// live view rather than the store.
+func liveView(m store.Match, l orchestrator.Live) matchView {
+	m.Status = string(l.State)
+	if m.StartedAt.IsZero() {
+		m.StartedAt = l.Started
+	}
+	v := matchView{ID: m.ID, Status: m.Status, Position: l.Position, Game: m.Game, Map: m.Map, Seed: m.Seed, Bots: m.Bots,
+		Settings: m.Settings, CreatedAt: m.CreatedAt}
+	if !m.StartedAt.IsZero() {
+		v.StartedAt = &m.StartedAt
+	}
+	return v
+}
+
 var matchIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
 func (s *Server) match(c echo.Context) (store.Match, error) {
@@ -376,9 +376,6 @@ func (s *Server) createMatch(c echo.Context) error {
 	if err != nil {
 		return badRequest("map: %v", err)
 	}
-	if info := m.Info(); len(body.Bots) < info.MinPlayers || len(body.Bots) > info.MaxPlayers {
-		return badRequest("bots: map %s takes %d to %d bots, got %d", info.Name, info.MinPlayers, info.MaxPlayers, len(body.Bots))
-	}
 	for i, ref := range body.Bots {
 		if strings.TrimSpace(ref) == "" {
 			return badRequest("bots[%d]: empty image name", i)
@@ -398,8 +395,7 @@ func (s *Server) createMatch(c echo.Context) error {
 		settings = nil
 	}
 	id := orchestrator.NewMatchID()
-	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id,
-		OnFrame: func(f orchestrator.Frame) { s.live.frame(id, f) }}
+	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id}
 	if err := s.deps.Orchestrator.Validate(c.Request().Context(), req, !s.cfg.PullMissing); err != nil {
 		return err
 	}
@@ -407,11 +403,11 @@ func (s *Server) createMatch(c echo.Context) error {
 	if err := s.deps.Store.Insert(c.Request().Context(), rec); err != nil {
 		return err
 	}
-	s.live.open(id)
 	pos, err := s.queue.Enqueue(req)
 	if err != nil {
-		s.live.close(id)
-		s.deps.Store.Finish(context.WithoutCancel(c.Request().Context()), id, string(orchestrator.StateFailed), err.Error(), nil, false, s.now())
+		if ferr := s.deps.Store.Finish(context.WithoutCancel(c.Request().Context()), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
+			s.log.Error("record a match the queue refused", zap.String("match", id), zap.Error(ferr))
+		}
 		return err
 	}
 	s.log.Info("match queued", zap.String("match", id), zap.Strings("bots", body.Bots), zap.Int("position", pos))
@@ -492,40 +488,34 @@ func (s *Server) getReplay(c echo.Context) error {
 	return c.File(s.deps.Store.ReplayPath(m.ID))
 }
 
-// onUpdate records the queue's state changes and wakes the viewers.
-func (s *Server) onUpdate(u orchestrator.Update) {
+// record keeps the history in step with the queue: each state change,
+// and the end with its result and replay.
+func (s *Server) record(u orchestrator.Update) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	log := s.log.With(zap.String("match", u.ID))
-	switch u.State {
-	case orchestrator.StateStarting, orchestrator.StateRunning:
-		if err := s.deps.Store.SetStatus(ctx, u.ID, string(u.State), s.now()); err != nil {
-			log.Error("record status", zap.Error(err))
+	var err error
+	switch {
+	case !u.State.Final():
+		err = s.deps.Store.SetStatus(ctx, u.ID, string(u.State), u.At)
+	case u.State == orchestrator.StateFinished:
+		out := store.Outcome{Status: string(u.State)}
+		if out.Result, err = json.Marshal(u.Replay.Result); err == nil {
+			out.Replay, err = orchestrator.EncodeReplay(u.Replay)
 		}
-		s.live.touchAll()
-		return
-	case orchestrator.StateFinished:
-		saved := true
-		if err := orchestrator.WriteReplay(s.deps.Store.ReplayPath(u.ID), u.Replay); err != nil {
-			log.Error("save replay", zap.Error(err))
-			saved = false
-		}
-		result, _ := json.Marshal(u.Replay.Result)
-		if err := s.deps.Store.Finish(ctx, u.ID, string(u.State), "", result, saved, s.now()); err != nil {
-			log.Error("record result", zap.Error(err))
-		}
+		err = errors.Join(err, s.deps.Store.Finish(ctx, u.ID, out, u.At))
 		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
 	default:
-		msg := ""
+		out := store.Outcome{Status: string(u.State)}
 		if u.Err != nil {
-			msg = u.Err.Error()
+			out.Error = u.Err.Error()
 		}
-		if err := s.deps.Store.Finish(ctx, u.ID, string(u.State), msg, nil, false, s.now()); err != nil {
-			log.Error("record result", zap.Error(err))
-		}
-		log.Info("match ended", zap.String("status", string(u.State)), zap.String("error", msg))
+		err = s.deps.Store.Finish(ctx, u.ID, out, u.At)
+		log.Info("match ended", zap.String("status", out.Status), zap.String("error", out.Error))
 	}
-	s.live.close(u.ID)
+	if err != nil {
+		log.Error("record the match", zap.String("status", string(u.State)), zap.Error(err))
+	}
 }
 
 // Recover marks the matches that were not over when the server last
@@ -541,7 +531,7 @@ func (s *Server) Recover(ctx context.Context) error {
 				s.log.Warn("remove the containers of an interrupted match", zap.String("match", id), zap.Error(err))
 			}
 		}
-		if err := s.deps.Store.Finish(ctx, id, string(orchestrator.StateFailed), "interrupted: the server stopped during the match", nil, false, s.now()); err != nil {
+		if err := s.deps.Store.Finish(ctx, id, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, s.now()); err != nil {
 			return err
 		}
 		s.log.Warn("match interrupted by the last shutdown", zap.String("match", id))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
 
 	"arena/orchestrator"
 )
@@ -56,28 +57,25 @@ func (s *Server) stream(c echo.Context) error {
 	defer tick.Stop()
 	lastView := ""
 	for {
-		frames, changed, tracked := s.live.since(m.ID, next)
-		if !tracked {
+		l, live := s.queue.Follow(m.ID, next)
+		if !live {
 			// Over (or never live here): the rest comes from the store.
 			return s.finishStream(c, m.ID, next, send)
 		}
-		if m, err = s.deps.Store.Get(ctx, m.ID); err != nil {
-			return nil
-		}
-		if v := s.view(m); v.Status+strconv.Itoa(v.Position) != lastView {
+		if v := liveView(m, l); v.Status+strconv.Itoa(v.Position) != lastView {
 			lastView = v.Status + strconv.Itoa(v.Position)
 			if send("match", -1, v) != nil {
 				return nil
 			}
 		}
-		for _, f := range frames {
+		for _, f := range l.Frames {
 			if send("frame", next, f) != nil {
 				return nil
 			}
 			next++
 		}
 		select {
-		case <-changed:
+		case <-l.Changed:
 		case <-tick.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil
@@ -96,6 +94,7 @@ func (s *Server) stream(c echo.Context) error {
 func (s *Server) finishStream(c echo.Context, id string, next int, send func(string, int, any) error) error {
 	m, err := s.deps.Store.Get(c.Request().Context(), id)
 	if err != nil {
+		s.log.Warn("read a match for its stream", zap.String("match", id), zap.Error(err))
 		return nil
 	}
 	if m.HasReplay {
@@ -106,7 +105,7 @@ func (s *Server) finishStream(c echo.Context, id string, next int, send func(str
 				}
 			}
 		} else if !os.IsNotExist(err) {
-			s.log.Warn("read replay for a stream: " + err.Error())
+			s.log.Warn("read the replay for a stream", zap.String("match", id), zap.Error(err))
 		}
 	}
 	if send("match", -1, s.view(m)) != nil {

@@ -161,8 +161,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	view.stop(table, done)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		var ie *orchestrator.InputError
-		if errors.As(err, &ie) {
+		if errors.Is(err, orchestrator.ErrInvalid) {
 			return usageErr("%v", err)
 		}
 		return platformErr(err)

@@ -44,7 +44,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"malformed map file", []string{"run", "--map", badMap, "a", "b"}, "MapObjects[0] at (9,1): outside the 4x4 map"},
 		{"map file not JSON", []string{"run", "--map", notJSON, "a", "b"}, "not a map file"},
 		{"map file missing", []string{"run", "--map", "./nope.json", "a", "b"}, "map file: open ./nope.json"},
-		{"one bot for two seats", []string{"run", "arena/tanks-random"}, "map classic takes 2 to 2 bots, got 1"},
+		{"one bot for two seats", []string{"run", "arena/tanks-random"}, "map classic takes 2 bots, got 1"},
 		{"too many bots for the spawns", []string{"run", "--map", "triad", "a", "b", "c", "d"}, "map triad takes 2 to 3 bots, got 4"},
 		{"no bots", []string{"run", "--game", "tanks"}, "no bot images given"},
 		{"bad seed", []string{"run", "--seed", "-1", "a", "b"}, "--seed"},

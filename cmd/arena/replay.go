@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/moby/sys/atomicwriter"
+
 	"arena/engine/pacman"
 	"arena/orchestrator"
 )
@@ -97,7 +99,7 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 		_, err = stdout.Write(data)
 		return err
 	}
-	if err := orchestrator.WriteFileAtomic(*out, data); err != nil {
+	if err := atomicwriter.WriteFile(*out, data, 0o644); err != nil {
 		return platformErr(err)
 	}
 	return nil

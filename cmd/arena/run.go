@@ -127,13 +127,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		rep, err = orch.Play(ctx, req)
 	}
 	if err != nil {
-		var ie *orchestrator.InputError
-		var nf *sandbox.ImageNotFoundError
 		switch {
-		case errors.As(err, &ie):
+		case errors.Is(err, orchestrator.ErrInvalid):
 			return usageErr("%v", err)
-		case errors.As(err, &nf):
-			return platformErr(err)
 		case ctx.Err() != nil:
 			return platformErr(errors.New("interrupted; the match's containers were removed"))
 		}
@@ -168,10 +164,6 @@ func buildRequest(o *runOptions, images []string) (orchestrator.Request, error) 
 	if len(images) == 0 {
 		return orchestrator.Request{}, usageErr("no bot images given (usage: arena run [flags] IMAGE IMAGE...)")
 	}
-	info := m.Info()
-	if len(images) < info.MinPlayers || len(images) > info.MaxPlayers {
-		return orchestrator.Request{}, usageErr("map %s takes %d to %d bots, got %d", info.Name, info.MinPlayers, info.MaxPlayers, len(images))
-	}
 	seed, err := parseSeed(o.seed)
 	if err != nil {
 		return orchestrator.Request{}, usageErr("--seed: %v", err)
@@ -180,7 +172,11 @@ func buildRequest(o *runOptions, images []string) (orchestrator.Request, error) 
 	if err != nil {
 		return orchestrator.Request{}, usageErr("%v", err)
 	}
-	return orchestrator.Request{Game: game, Map: m, Seed: seed, Images: images, Settings: settings}, nil
+	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: images, Settings: settings}
+	if err := req.Check(); err != nil {
+		return orchestrator.Request{}, usageErr("%v", err)
+	}
+	return req, nil
 }
 
 // gameSettings joins --settings and --max-rounds into the game's settings

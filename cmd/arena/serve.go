@@ -93,7 +93,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		PullMissing:      cfg.Pull == "missing",
 		DefaultBots:      defaultBots,
 		Limits:           orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
-		Policy:           cfg.Policy(),
+		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
 	}, web.Deps{
 		Games:        games(),

@@ -1,0 +1,107 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"arena/sandbox"
+)
+
+// Conn is what a match needs of a running bot in every turn: deliver its
+// input, read its answer, collect what it wrote to stderr and what it
+// used.
+type Conn interface {
+	Send(p []byte, deadline time.Time) error
+	Receive(ctx context.Context, deadline time.Time) ([]byte, error)
+	TakeStderr() sandbox.Stderr
+	// CPUTime is the CPU time used so far, cheap enough for every turn;
+	// false when it cannot be read.
+	CPUTime() (time.Duration, bool)
+	// Usage reads every figure (memory peak, OOM kills, refused forks).
+	Usage() sandbox.Usage
+}
+
+// Lifecycle is what a match needs of a bot over its life: when it
+// started (the warm-up runs from there), how it ended, and its end.
+type Lifecycle interface {
+	Started() time.Time
+	// Exit waits (until ctx is done) for the bot to end on its own.
+	Exit(ctx context.Context) sandbox.Exit
+	// Stop ends the bot and says how it ended.
+	Stop(ctx context.Context) sandbox.Exit
+	// Close releases everything held for the bot (its container); it is
+	// safe to call more than once.
+	Close(ctx context.Context) error
+}
+
+// Bot is a running bot.
+type Bot interface {
+	Conn
+	Lifecycle
+}
+
+// Launcher finds images and starts bots.
+type Launcher interface {
+	// Check tells whether ref is a well-formed bot reference this launcher
+	// accepts, without looking it up.
+	Check(ref string) error
+	Image(ctx context.Context, ref string) (sandbox.Image, error)
+	Launch(ctx context.Context, s sandbox.Spec) (Bot, error)
+}
+
+// Docker adapts the Docker sandbox to a Launcher.
+func Docker(d *sandbox.Docker) Launcher { return Launchers(d, nil) }
+
+// Launchers routes bots: references with the "exec:" prefix run as local
+// processes when local is set (and are refused when it is not), all
+// others as Docker containers.
+func Launchers(d *sandbox.Docker, local *sandbox.Local) Launcher {
+	return router{docker: d, local: local}
+}
+
+type router struct {
+	docker *sandbox.Docker
+	local  *sandbox.Local
+}
+
+func (r router) Check(ref string) error {
+	if sandbox.IsLocalRef(ref) {
+		if r.local == nil {
+			return fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
+		}
+		return nil
+	}
+	return sandbox.ParseImageRef(ref)
+}
+
+func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
+	if err := r.Check(ref); err != nil {
+		return sandbox.Image{}, err
+	}
+	if sandbox.IsLocalRef(ref) {
+		return r.local.Image(ref)
+	}
+	img, err := r.docker.Image(ctx, ref)
+	var nf *sandbox.ImageNotFoundError
+	if errors.As(err, &nf) {
+		return img, &kinded{ErrImageNotFound, err}
+	}
+	return img, err
+}
+
+func (r router) Launch(ctx context.Context, s sandbox.Spec) (Bot, error) {
+	if sandbox.IsLocalRef(s.Image.Ref) && r.local != nil {
+		p, err := r.local.Start(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	c, err := r.docker.Start(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

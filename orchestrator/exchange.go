@@ -1,0 +1,130 @@
+package orchestrator
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"arena/engine"
+)
+
+// outcome is one seat's part in one exchange, as a plain value: what the
+// game is told (its answer or its fault) and what the replay records.
+type outcome struct {
+	seat  int
+	asked bool // its answer was awaited
+	// answer is the message it gave in time.
+	answer []byte
+	// fault is set when it gave no usable answer: fresh when the fault
+	// happened in this exchange (detail explains it), else the seat's
+	// earlier status.
+	fault  engine.Status
+	fresh  bool
+	detail string
+	// took is the time from its last message to its answer (or fault);
+	// cpu the CPU time it used meanwhile (when cpuOK); memPeak its memory
+	// peak so far (0: unknown).
+	took    time.Duration
+	cpu     time.Duration
+	cpuOK   bool
+	memPeak int64
+}
+
+// replies are the game's replies, one per awaited seat in await order.
+func replies(await []int, outs []outcome) []engine.Reply {
+	rs := make([]engine.Reply, 0, len(await))
+	for _, n := range await {
+		i := slices.IndexFunc(outs, func(o outcome) bool { return o.seat == n })
+		rs = append(rs, engine.Reply{Seat: n, Data: outs[i].answer, Fault: outs[i].fault})
+	}
+	return rs
+}
+
+// exchange delivers one step's messages and collects the awaited answers,
+// one outcome per involved seat, in seat order. Each seat is served on its
+// own goroutine, so a slow or stuck bot never delays another's messages or
+// eats into its time. A seat that faulted is stopped at once.
+func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome {
+	msgs := map[int][][]byte{}
+	for _, m := range st.Send {
+		msgs[m.Seat] = append(msgs[m.Seat], m.Data)
+	}
+	var involved []int
+	for n := range msgs {
+		involved = append(involved, n)
+	}
+	involved = append(involved, st.Await...)
+	slices.Sort(involved)
+	involved = slices.Compact(involved)
+
+	outs := make([]outcome, 0, len(involved))
+	served := make([]outcome, len(involved))
+	var wg sync.WaitGroup
+	for i, n := range involved {
+		s := r.seats[n]
+		awaited := slices.Contains(st.Await, n)
+		if s.bot == nil || s.status != engine.StatusOK {
+			if awaited {
+				served[i] = outcome{seat: n, asked: true, fault: s.status}
+			} else {
+				served[i].seat = -1 // nothing to tell or record
+			}
+			continue
+		}
+		wg.Go(func() { served[i] = r.serve(ctx, s, msgs[n], awaited, turn) })
+	}
+	wg.Wait()
+	for _, o := range served {
+		if o.seat >= 0 {
+			outs = append(outs, o)
+		}
+	}
+	return outs
+}
+
+// serve sends a seat its messages and, when awaited, reads its answer.
+func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, turn int) outcome {
+	o := outcome{seat: s.n, asked: awaited}
+	deadline := r.o.now().Add(r.lim.AnswerTimeout)
+	if !s.asked {
+		// The warm-up window runs from the bot's start to its first answer.
+		deadline = s.bot.Started().Add(r.lim.WarmUp)
+	}
+	cpuBefore, cpuOK := s.bot.CPUTime()
+	for _, m := range msgs {
+		if err := s.bot.Send(m, deadline); err != nil {
+			return r.failed(ctx, s, o, err, "writing its input", turn)
+		}
+	}
+	if !awaited {
+		return o
+	}
+	sent := r.o.now()
+	if s.asked {
+		deadline = sent.Add(r.lim.AnswerTimeout)
+	}
+	data, err := s.bot.Receive(ctx, deadline)
+	o.took = r.o.now().Sub(sent)
+	if u := s.bot.Usage(); u.Source != "" {
+		o.memPeak = u.MemPeakBytes
+		o.cpu, o.cpuOK = u.CPU-cpuBefore, cpuOK
+	}
+	if err != nil {
+		return r.failed(ctx, s, o, err, "reading its answer", turn)
+	}
+	s.asked = true
+	s.times = append(s.times, o.took)
+	o.answer = data
+	return o
+}
+
+// failed turns a failed Send or Receive into the seat's fault, and stops
+// its bot.
+func (r *run) failed(ctx context.Context, s *seat, o outcome, err error, doing string, turn int) outcome {
+	st, detail := r.classify(ctx, s, err, doing)
+	s.fault(st, turn, detail)
+	r.stop(s)
+	o.fault, o.fresh, o.detail = st, true, detail
+	return o
+}

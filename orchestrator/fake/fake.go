@@ -1,0 +1,313 @@
+// Package fake provides scripted bots and a launcher that starts them,
+// so tests can play whole matches — every fault path included — without
+// Docker. A script says, for each of a bot's answers (counted from 1),
+// what it answers, what it writes to stderr, and what goes wrong.
+//
+// Faults happen at once rather than at a deadline: a bot scripted to time
+// out reports the timeout as soon as it is asked, and a bot that did not
+// end reports so without waiting. Tests stay fast and deterministic.
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"arena/orchestrator"
+	"arena/sandbox"
+)
+
+// Fault is what goes wrong at one of a bot's answers.
+type Fault int
+
+// The faults a script can play.
+const (
+	// None: it answers.
+	None Fault = iota
+	// Timeout: no answer by the deadline; the bot lives on.
+	Timeout
+	// Crash: it exits with code 3.
+	Crash
+	// OOM: the kernel kills it for memory.
+	OOM
+	// CloseOutput: it closes stdout and lives on.
+	CloseOutput
+	// OutputLimit: its answer is longer than the limit.
+	OutputLimit
+	// NoRead: it does not read its input (a write times out).
+	NoRead
+	// DieWhileSilent: it times out and, just before the deadline, exits
+	// with code 2 (a crash seen right after a deadline).
+	DieWhileSilent
+)
+
+// Script is a bot's behaviour.
+type Script struct {
+	// Answer gives the answer to request n (from 1), given what the bot
+	// was sent since its last answer. Nil answers "[]".
+	Answer func(n int, input [][]byte) []byte
+	// Faults says what goes wrong at which answer.
+	Faults map[int]Fault
+	// Stderr gives what the bot writes to stderr while answering request
+	// n; nil writes nothing.
+	Stderr func(n int) string
+	// LastWords are written to stderr as the bot is stopped.
+	LastWords string
+	// Delay is waited (for real) before every answer.
+	Delay time.Duration
+	// Hold, when set, makes every answer wait until it is closed (or the
+	// match is cancelled): a test controls when a match goes on.
+	Hold <-chan struct{}
+	// StartErr makes the bot fail to start.
+	StartErr error
+	// NoAccounting makes its CPU and memory figures unavailable.
+	NoAccounting bool
+}
+
+// Launcher starts scripted bots for the images it knows.
+type Launcher struct {
+	mu      sync.Mutex
+	scripts map[string]Script
+	bots    []*Bot
+}
+
+// NewLauncher returns a launcher that knows the given images.
+func NewLauncher(images map[string]Script) *Launcher {
+	return &Launcher{scripts: images}
+}
+
+var _ orchestrator.Launcher = (*Launcher)(nil)
+
+// Check accepts well-formed image references and refuses local bots.
+func (l *Launcher) Check(ref string) error {
+	if sandbox.IsLocalRef(ref) {
+		return fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
+	}
+	return sandbox.ParseImageRef(ref)
+}
+
+// Image finds a known image; others are not found.
+func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
+	if err := l.Check(ref); err != nil {
+		return sandbox.Image{}, err
+	}
+	l.mu.Lock()
+	_, ok := l.scripts[ref]
+	l.mu.Unlock()
+	if !ok {
+		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
+	}
+	return sandbox.Image{Ref: ref, ID: "sha256:fake-" + ref}, nil
+}
+
+// Launch starts a scripted bot.
+func (l *Launcher) Launch(_ context.Context, s sandbox.Spec) (orchestrator.Bot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	script := l.scripts[s.Image.Ref]
+	if script.StartErr != nil {
+		return nil, script.StartErr
+	}
+	b := &Bot{script: script, spec: s, started: time.Now(), exited: make(chan struct{})}
+	l.bots = append(l.bots, b)
+	return b, nil
+}
+
+// Bots are the bots started so far, in start order.
+func (l *Launcher) Bots() []*Bot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*Bot(nil), l.bots...)
+}
+
+// Running counts the bots started and not yet closed.
+func (l *Launcher) Running() int {
+	n := 0
+	for _, b := range l.Bots() {
+		if !b.Closed() {
+			n++
+		}
+	}
+	return n
+}
+
+// Bot is a scripted bot.
+type Bot struct {
+	script  Script
+	spec    sandbox.Spec
+	started time.Time
+
+	mu      sync.Mutex
+	input   [][]byte
+	answers int
+	stderr  strings.Builder
+	exit    *sandbox.Exit // set once it ended
+	exited  chan struct{}
+	closed  bool
+	stops   int
+}
+
+var _ orchestrator.Bot = (*Bot)(nil)
+
+// Spec is what the bot was started with.
+func (b *Bot) Spec() sandbox.Spec { return b.spec }
+
+// Closed reports whether the bot was closed (its container removed).
+func (b *Bot) Closed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// end records how the bot ended; b.mu must be held.
+func (b *Bot) end(e sandbox.Exit) {
+	if b.exit == nil {
+		b.exit = &e
+		close(b.exited)
+	}
+}
+
+// Send takes a message, unless the bot ended or does not read.
+func (b *Bot) Send(p []byte, _ time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.exit != nil || b.closed {
+		return fmt.Errorf("%w: stdin: broken pipe", sandbox.ErrClosed)
+	}
+	if b.script.Faults[b.answers+1] == NoRead {
+		return sandbox.ErrTimeout
+	}
+	b.input = append(b.input, append([]byte(nil), p...))
+	return nil
+}
+
+// Receive plays the script's next answer.
+func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
+	if d := b.script.Delay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if b.script.Hold != nil {
+		select {
+		case <-b.script.Hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if b.exit != nil || b.closed {
+		return nil, sandbox.ErrClosed
+	}
+	b.answers++
+	n := b.answers
+	if b.script.Stderr != nil {
+		b.stderr.WriteString(b.script.Stderr(n))
+	}
+	input := b.input
+	b.input = nil
+	switch b.script.Faults[n] {
+	case Timeout, NoRead:
+		return nil, sandbox.ErrTimeout
+	case Crash:
+		b.end(sandbox.Exit{Code: 3})
+		return nil, sandbox.ErrClosed
+	case OOM:
+		b.end(sandbox.Exit{Code: 137, OOMKilled: true})
+		return nil, sandbox.ErrClosed
+	case CloseOutput:
+		return nil, sandbox.ErrClosed
+	case OutputLimit:
+		return nil, fmt.Errorf("%w: a line longer than %d bytes", sandbox.ErrOutputLimit, b.spec.MaxMessageBytes)
+	case DieWhileSilent:
+		b.end(sandbox.Exit{Code: 2})
+		return nil, sandbox.ErrTimeout
+	}
+	if b.script.Answer == nil {
+		return []byte("[]"), nil
+	}
+	return b.script.Answer(n, input), nil
+}
+
+// TakeStderr returns what the bot wrote to stderr since the last call.
+func (b *Bot) TakeStderr() sandbox.Stderr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := sandbox.Stderr{Text: []byte(b.stderr.String())}
+	b.stderr.Reset()
+	if len(s.Text) == 0 {
+		s.Text = nil
+	}
+	return s
+}
+
+// CPUTime is a millisecond per answer given.
+func (b *Bot) CPUTime() (time.Duration, bool) {
+	if b.script.NoAccounting {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Duration(b.answers) * time.Millisecond, true
+}
+
+// Usage reports a millisecond of CPU per answer and a MiB of memory.
+func (b *Bot) Usage() sandbox.Usage {
+	if b.script.NoAccounting {
+		return sandbox.Usage{Unavailable: "the fake bot has no cgroup"}
+	}
+	cpu, _ := b.CPUTime()
+	return sandbox.Usage{Source: "fake", CPU: cpu, MemPeakBytes: 1 << 20}
+}
+
+// Started is when the bot was launched.
+func (b *Bot) Started() time.Time { return b.started }
+
+// Exit says how the bot ended, at once: a bot still running reports an
+// error as if ctx ran out.
+func (b *Bot) Exit(context.Context) sandbox.Exit {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.exit == nil {
+		return sandbox.Exit{Code: -1, Err: errors.New("still running")}
+	}
+	return *b.exit
+}
+
+// Stop ends the bot (killed, code 137, unless it ended already) and
+// writes its last words.
+func (b *Bot) Stop(ctx context.Context) sandbox.Exit {
+	b.mu.Lock()
+	b.stops++
+	if b.exit == nil {
+		b.stderr.WriteString(b.script.LastWords)
+	}
+	b.end(sandbox.Exit{Code: 137})
+	b.mu.Unlock()
+	return b.Exit(ctx)
+}
+
+// Stops counts the calls to Stop.
+func (b *Bot) Stops() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stops
+}
+
+// Close removes the bot.
+func (b *Bot) Close(context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.end(sandbox.Exit{Code: 137})
+	b.closed = true
+	return nil
+}

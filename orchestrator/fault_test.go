@@ -1,0 +1,79 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"arena/engine"
+	"arena/sandbox"
+)
+
+func TestJudge(t *testing.T) {
+	crashed := &sandbox.Exit{Code: 3}
+	oom := &sandbox.Exit{Code: 137, OOMKilled: true}
+	limit := fmt.Errorf("%w: a line longer than 16 bytes", sandbox.ErrOutputLimit)
+	tests := []struct {
+		name   string
+		give   failure
+		grace  time.Duration
+		status engine.Status
+		detail string
+	}{
+		{"timeout", failure{err: sandbox.ErrTimeout, limit: 100 * time.Millisecond}, exitGrace, engine.StatusTimeout, "no answer within 100ms"},
+		{"timeout, then seen exiting", failure{err: sandbox.ErrTimeout, exit: crashed}, exitGrace, engine.StatusCrashed, "exited with code 3"},
+		{"timeout, then seen killed for memory", failure{err: sandbox.ErrTimeout, exit: oom}, exitGrace, engine.StatusOOM, "killed for exceeding its memory limit"},
+		{"timeout of a cancelled match", failure{err: sandbox.ErrTimeout, cancelled: true, limit: time.Second}, exitGrace, engine.StatusTimeout, "no answer within 1s"},
+		{"output limit", failure{err: limit}, 0, engine.StatusOutputLimit, limit.Error()},
+		{"cancelled", failure{err: context.Canceled, cancelled: true}, 0, engine.StatusCrashed, "match cancelled"},
+		{"output closed, exited", failure{err: sandbox.ErrClosed, exit: crashed}, closeGrace, engine.StatusCrashed, "exited with code 3"},
+		{"output closed, killed for memory", failure{err: sandbox.ErrClosed, exit: oom}, closeGrace, engine.StatusOOM, "killed for exceeding its memory limit"},
+		{"output closed, still running", failure{err: sandbox.ErrClosed, doing: "reading its answer"}, closeGrace, engine.StatusCrashed, "closed its output while reading its answer and kept running"},
+		{"stdin broken", failure{err: fmt.Errorf("%w: stdin: broken pipe", sandbox.ErrClosed), doing: "writing its input", exit: crashed}, closeGrace, engine.StatusCrashed, "exited with code 3"},
+		{"unknown error", failure{err: errors.New("strange"), doing: "writing its input"}, closeGrace, engine.StatusCrashed, "closed its output while writing its input and kept running"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if g := tt.give.grace(); g != tt.grace {
+				t.Errorf("grace %v, want %v", g, tt.grace)
+			}
+			if st, detail := tt.give.judge(); st != tt.status || detail != tt.detail {
+				t.Errorf("judge = %s %q, want %s %q", st, detail, tt.status, tt.detail)
+			}
+		})
+	}
+}
+
+func TestResolveLimits(t *testing.T) {
+	p := engine.Protocol{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}
+	tests := []struct {
+		give, want Limits
+	}{
+		{Limits{}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+		{Limits{AnswerTimeout: 50 * time.Millisecond, WarmUp: time.Second, MaxMessageBytes: 100}, Limits{AnswerTimeout: 50 * time.Millisecond, WarmUp: time.Second, MaxMessageBytes: 100}},
+		// The message limit only lowers the game's.
+		{Limits{MaxMessageBytes: 1 << 20}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+		{Limits{AnswerTimeout: -1}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+	}
+	for _, tt := range tests {
+		if got := tt.give.Resolve(p); got != tt.want {
+			t.Errorf("%+v: %+v, want %+v", tt.give, got, tt.want)
+		}
+	}
+}
+
+func TestLastLine(t *testing.T) {
+	tests := []struct{ give, want string }{
+		{"", ""},
+		{"one\ntwo\n\n", "two"},
+		{"panic: x\r\n", "panic: x"},
+		{string(make([]byte, 300)), string(make([]byte, 200))},
+	}
+	for _, tt := range tests {
+		if got := lastLine(tt.give); got != tt.want {
+			t.Errorf("lastLine(%q) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,308 @@
+package orchestrator_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"arena/engine"
+	"arena/engine/pacman"
+	"arena/engine/snake"
+	"arena/engine/tanks"
+	"arena/orchestrator"
+	"arena/orchestrator/fake"
+)
+
+var games = []engine.Game{tanks.New(), snake.New(), pacman.New()}
+
+func tanksMap(t *testing.T, name string) engine.Map {
+	t.Helper()
+	m, err := tanks.New().Map(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// playFake plays a Tanks match on the classic map (the zone closes
+// quickly) between the scripted bots "bots/a" and "bots/b".
+func playFake(t *testing.T, a, b fake.Script) (*orchestrator.Replay, *fake.Launcher) {
+	t.Helper()
+	l := fake.NewLauncher(map[string]fake.Script{"bots/a": a, "bots/b": b})
+	o := orchestrator.New(l, orchestrator.WithLogger(zaptest.NewLogger(t)))
+	rep, err := o.Play(t.Context(), orchestrator.Request{
+		Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
+		Settings: json.RawMessage(`{"zone_radius":20}`),
+	})
+	if err != nil {
+		t.Fatalf("play: %v", err)
+	}
+	checkPlayed(t, rep, l)
+	return rep, l
+}
+
+// checkPlayed checks what every played match must hold: every bot was
+// removed, the frames are numbered by turn, and the replay verifies.
+func checkPlayed(t *testing.T, rep *orchestrator.Replay, l *fake.Launcher) {
+	t.Helper()
+	if n := l.Running(); n != 0 {
+		t.Errorf("%d bots were not removed", n)
+	}
+	for i, f := range rep.Frames {
+		if f.Turn != i {
+			t.Fatalf("frame %d is turn %d", i, f.Turn)
+		}
+	}
+	if len(rep.Frames) != rep.Result.Turns+1 {
+		t.Errorf("%d frames for %d turns", len(rep.Frames), rep.Result.Turns)
+	}
+	if err := orchestrator.Verify(games, rep); err != nil {
+		t.Errorf("the replay does not verify: %v", err)
+	}
+}
+
+// record is a seat's record in a turn's frame.
+func record(t *testing.T, rep *orchestrator.Replay, turn, seat int) orchestrator.FrameBot {
+	t.Helper()
+	if turn >= len(rep.Frames) {
+		t.Fatalf("no frame %d (%d frames)", turn, len(rep.Frames))
+	}
+	for _, fb := range rep.Frames[turn].Bots {
+		if fb.Seat == seat {
+			return fb
+		}
+	}
+	return orchestrator.FrameBot{Seat: -1}
+}
+
+// Every fault path of the turn loop, through a scripted bot against a
+// normal one: the status, its turn and detail, the frame that records it,
+// and the normal bot unharmed.
+func TestFaults(t *testing.T) {
+	at := func(n int, f fake.Fault) fake.Script { return fake.Script{Faults: map[int]fake.Fault{n: f}} }
+	tests := []struct {
+		name   string
+		bot    fake.Script
+		status engine.Status
+		turn   int
+		detail string
+	}{
+		{"answers", fake.Script{}, engine.StatusOK, 0, ""},
+		{"timeout", at(3, fake.Timeout), engine.StatusTimeout, 3, "no answer within 100ms"},
+		{"timeout in the warm-up", at(1, fake.Timeout), engine.StatusTimeout, 1, "no answer within 20s"},
+		{"does not read its input", at(2, fake.NoRead), engine.StatusTimeout, 2, "no answer within 100ms"},
+		{"crash", at(2, fake.Crash), engine.StatusCrashed, 2, "exited with code 3"},
+		{"crash seen after the deadline", at(2, fake.DieWhileSilent), engine.StatusCrashed, 2, "exited with code 2"},
+		{"out of memory", at(4, fake.OOM), engine.StatusOOM, 4, "killed for exceeding its memory limit"},
+		{"closes its output", at(2, fake.CloseOutput), engine.StatusCrashed, 2, "closed its output while reading its answer and kept running"},
+		{"output over the limit", at(2, fake.OutputLimit), engine.StatusOutputLimit, 2, "a line longer than 1048576 bytes"},
+		{"garbage", fake.Script{Answer: func(n int, _ [][]byte) []byte {
+			if n == 3 {
+				return []byte("this is not JSON")
+			}
+			return []byte("[]")
+		}}, engine.StatusBadOutput, 3, "not a JSON array"},
+		{"start fails", fake.Script{StartErr: errors.New("create container: no space left")}, engine.StatusStartFailed, 0, "create container: no space left"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, l := playFake(t, tt.bot, fake.Script{})
+			bad, good := rep.Result.Bots[0], rep.Result.Bots[1]
+			if bad.Status != tt.status || bad.FaultTurn != tt.turn || !strings.Contains(bad.FaultDetail, tt.detail) {
+				t.Errorf("bot: %s at turn %d (%q), want %s at turn %d (%q)", bad.Status, bad.FaultTurn, bad.FaultDetail, tt.status, tt.turn, tt.detail)
+			}
+			if good.Status != engine.StatusOK {
+				t.Errorf("the normal bot is %s (%s)", good.Status, good.FaultDetail)
+			}
+			if tt.status == engine.StatusOK || tt.status == engine.StatusStartFailed {
+				return
+			}
+			// The fault's turn records it; later turns tell the game the
+			// fault again; the bot was stopped once.
+			fb := record(t, rep, tt.turn, 0)
+			if !fb.Asked || fb.Status != tt.status || fb.Detail == "" || (fb.Answer != "") != (tt.status == engine.StatusBadOutput) {
+				t.Errorf("turn %d record: %+v", tt.turn, fb)
+			}
+			if tt.status != engine.StatusBadOutput && fb.Fault != tt.status {
+				t.Errorf("turn %d: the game was told %q, want %q", tt.turn, fb.Fault, tt.status)
+			}
+			if next := record(t, rep, tt.turn+1, 0); next.Seat == 0 && (next.Fault != tt.status || next.Detail != "") {
+				t.Errorf("turn %d record: %+v, want the earlier fault only", tt.turn+1, next)
+			}
+			if stops := l.Bots()[0].Stops(); stops != 1 {
+				t.Errorf("the faulty bot was stopped %d times", stops)
+			}
+		})
+	}
+}
+
+// A bot that never started is still a seat: the game is told of its
+// fault every turn, the replay records that, and it verifies.
+func TestStartFailedSeatIsRecorded(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{StartErr: errors.New("no")}, fake.Script{})
+	b := rep.Result.Bots[0]
+	if b.Accounting != "unavailable: the bot did not start" || b.CPUMS != nil || b.Answers != 0 {
+		t.Errorf("result: %+v", b)
+	}
+	if fb := record(t, rep, 1, 0); !fb.Asked || fb.Fault != engine.StatusStartFailed {
+		t.Errorf("turn 1 record: %+v", fb)
+	}
+}
+
+// What a bot writes to stderr is filed with the turn it was written in; a
+// crashing bot's last line explains its crash; what it writes while being
+// stopped lands in the last frame.
+func TestStderr(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{
+		Stderr:    func(n int) string { return fmt.Sprintf("thinking about turn %d\n", n) },
+		Faults:    map[int]fake.Fault{5: fake.Crash},
+		LastWords: "never said\n",
+	}, fake.Script{LastWords: "bye\n"})
+	for turn := 1; turn <= 5; turn++ {
+		if got, want := record(t, rep, turn, 0).Stderr, fmt.Sprintf("thinking about turn %d\n", turn); got != want {
+			t.Errorf("turn %d stderr %q, want %q", turn, got, want)
+		}
+	}
+	if d := rep.Result.Bots[0].FaultDetail; d != "exited with code 3; its last words on stderr: thinking about turn 5" {
+		t.Errorf("fault detail %q", d)
+	}
+	last := rep.Frames[len(rep.Frames)-1]
+	if fb := record(t, rep, last.Turn, 1); fb.Stderr != "bye\n" {
+		t.Errorf("the last frame's stderr of seat 1: %+v", fb)
+	}
+}
+
+// The figures of each answer are recorded; without accounting the result
+// says why.
+func TestFigures(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{}, fake.Script{NoAccounting: true})
+	fb := record(t, rep, 2, 0)
+	if fb.CPUUS == nil || *fb.CPUUS != 1000 || fb.MemPeakBytes != 1<<20 {
+		t.Errorf("turn 2 figures: cpu %v, mem %d", fb.CPUUS, fb.MemPeakBytes)
+	}
+	if fb := record(t, rep, 2, 1); fb.CPUUS != nil || fb.MemPeakBytes != 0 {
+		t.Errorf("figures without accounting: %+v", fb)
+	}
+	a, b := rep.Result.Bots[0], rep.Result.Bots[1]
+	if a.CPUMS == nil || a.Accounting != "fake" || a.Answers != rep.Result.Turns {
+		t.Errorf("result with accounting: %+v", a)
+	}
+	if b.CPUMS != nil || b.Accounting != "unavailable: the fake bot has no cgroup" {
+		t.Errorf("result without accounting: %+v", b)
+	}
+}
+
+// Bad requests fail before any bot starts, with an error of the right
+// kind that names the problem.
+func TestBadRequests(t *testing.T) {
+	l := fake.NewLauncher(map[string]fake.Script{"bots/a": {}})
+	o := orchestrator.New(l)
+	classic := tanksMap(t, "classic")
+	tests := []struct {
+		name string
+		req  orchestrator.Request
+		kind error
+		want string
+	}{
+		{"no game", orchestrator.Request{Images: []string{"bots/a", "bots/a"}}, orchestrator.ErrInvalid, "no game or map given"},
+		{"no bots", orchestrator.Request{Game: tanks.New(), Map: classic}, orchestrator.ErrInvalid, "no bots given"},
+		{"one bot", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a"}}, orchestrator.ErrInvalid, "map classic takes 2 bots, got 1"},
+		{"bad settings", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/a"}, Settings: json.RawMessage(`{"x":1}`)}, orchestrator.ErrInvalid, `unknown field "x"`},
+		{"bad reference", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "Not An Image"}}, orchestrator.ErrInvalid, "bot 2:"},
+		{"local bot", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "exec:./bot"}}, orchestrator.ErrInvalid, "not enabled"},
+		{"missing image", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/missing"}}, orchestrator.ErrImageNotFound, "bots/missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := o.Play(t.Context(), tt.req)
+			if !errors.Is(err, tt.kind) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %v naming %q", err, tt.kind, tt.want)
+			}
+			if len(l.Bots()) != 0 {
+				t.Errorf("%d bots started", len(l.Bots()))
+			}
+		})
+	}
+	// The request's own check needs no launcher.
+	if err := (orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"x"}}).Check(); !errors.Is(err, orchestrator.ErrInvalid) {
+		t.Errorf("Check: %v", err)
+	}
+	if err := o.Validate(t.Context(), orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/missing"}}, false); err != nil {
+		t.Errorf("Validate without images: %v", err)
+	}
+}
+
+// A cancelled match ends with ctx's error and removes every bot.
+func TestCancel(t *testing.T) {
+	l := fake.NewLauncher(map[string]fake.Script{"bots/a": {}})
+	o := orchestrator.New(l)
+	ctx, cancel := context.WithCancel(t.Context())
+	frames := 0
+	_, err := o.Play(ctx, orchestrator.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Images: []string{"bots/a", "bots/a"},
+		OnFrame: func(orchestrator.Frame) {
+			if frames++; frames == 3 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := l.Running(); n != 0 || len(l.Bots()) != 2 {
+		t.Errorf("%d of %d bots left running", n, len(l.Bots()))
+	}
+}
+
+// pacmanBot claims its seat's role and stays put.
+func pacmanBot(role int) fake.Script {
+	action := map[int]string{0: "0", 1: "0 0 0"}[role]
+	return fake.Script{Answer: func(int, [][]byte) []byte {
+		return []byte(fmt.Sprintf(`{"role":%d,"action":%q}`, role, action))
+	}}
+}
+
+// Pac-Man's sequential protocol: two exchanges make a turn, and a fault
+// of the second seat mid-turn ends the game within that turn's frame.
+func TestPacmanSequentialTurns(t *testing.T) {
+	pm, err := pacman.New().Map("saiblo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	play := func(t *testing.T, ghosts fake.Script) *orchestrator.Replay {
+		l := fake.NewLauncher(map[string]fake.Script{"bots/pacman": pacmanBot(0), "bots/ghosts": ghosts})
+		rep, err := orchestrator.New(l).Play(t.Context(), orchestrator.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlayed(t, rep, l)
+		return rep
+	}
+	t.Run("whole match", func(t *testing.T) {
+		rep := play(t, pacmanBot(1))
+		if rep.Result.Turns < 100 {
+			t.Errorf("%d turns", rep.Result.Turns)
+		}
+		for _, seat := range []int{0, 1} {
+			if fb := record(t, rep, 5, seat); !fb.Asked || fb.Answer == "" {
+				t.Errorf("turn 5, seat %d: %+v", seat, fb)
+			}
+		}
+	})
+	t.Run("the ghosts time out", func(t *testing.T) {
+		ghosts := pacmanBot(1)
+		ghosts.Faults = map[int]fake.Fault{4: fake.Timeout}
+		rep := play(t, ghosts)
+		g := rep.Result.Bots[1]
+		if g.Status != engine.StatusTimeout || g.DeathReason != "TLE" || rep.Result.Winners[0] != "bots/pacman" {
+			t.Errorf("ghosts: %+v; winners %v", g, rep.Result.Winners)
+		}
+		fb := record(t, rep, g.FaultTurn, 1)
+		if pm := record(t, rep, g.FaultTurn, 0); !pm.Asked || pm.Answer == "" || fb.Fault != engine.StatusTimeout {
+			t.Errorf("the fault's turn: pacman %+v, ghosts %+v", pm, fb)
+		}
+	})
+}

@@ -1,0 +1,152 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/sandbox"
+)
+
+// Request is one match to play.
+type Request struct {
+	Game engine.Game
+	Map  engine.Map
+	Seed uint64
+	// Images are the bots' image references, one per seat.
+	Images   []string
+	Settings json.RawMessage
+	// Limits override the game's defaults where non-zero.
+	Limits Limits
+	// MatchID names the match; empty picks a random one.
+	MatchID string
+	// OnFrame, when set, gets every frame as it is recorded (for live
+	// viewers). It runs on the match's goroutine and must not block.
+	OnFrame func(Frame)
+}
+
+// Check is the request's own validation, which needs no launcher: a game
+// and a map, bots, and a match the game accepts (the number of bots, the
+// settings). Its errors are of kind ErrInvalid.
+func (req Request) Check() error {
+	_, err := req.newMatch()
+	return err
+}
+
+func (req Request) newMatch() (engine.Match, error) {
+	if req.Game == nil || req.Map == nil {
+		return nil, invalid(errors.New("no game or map given"))
+	}
+	if len(req.Images) == 0 {
+		return nil, invalid(errors.New("no bots given"))
+	}
+	m, err := req.Game.NewMatch(engine.Config{Map: req.Map, Seed: req.Seed, Players: BotIDs(req.Images), Settings: req.Settings})
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return m, nil
+}
+
+// Orchestrator plays matches with one launcher.
+type Orchestrator struct {
+	launcher Launcher
+	log      *zap.Logger
+	now      func() time.Time
+	grace    time.Duration // for stopping a bot
+}
+
+// Option configures an Orchestrator.
+type Option func(*Orchestrator)
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l *zap.Logger) Option { return func(o *Orchestrator) { o.log = l } }
+
+// WithClock sets the clock used for timings (default: time.Now).
+func WithClock(now func() time.Time) Option { return func(o *Orchestrator) { o.now = now } }
+
+// New returns an orchestrator that starts bots with l.
+func New(l Launcher, opts ...Option) *Orchestrator {
+	o := &Orchestrator{launcher: l, log: zap.NewNop(), now: time.Now, grace: 5 * time.Second}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// Validate checks a request without starting anything: the request's own
+// Check, and every bot reference well formed for the launcher. With
+// images, every image must also be available (ErrImageNotFound
+// otherwise). Input problems are of kind ErrInvalid.
+func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) error {
+	_, _, err := o.prepare(ctx, req, images)
+	return err
+}
+
+// prepare validates a request and resolves its images (when asked to).
+func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (engine.Match, []sandbox.Image, error) {
+	match, err := req.newMatch()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, ref := range req.Images {
+		if err := o.launcher.Check(ref); err != nil {
+			return nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+		}
+	}
+	if !resolve {
+		return match, nil, nil
+	}
+	images := make([]sandbox.Image, len(req.Images))
+	for i, ref := range req.Images {
+		if j := slices.Index(req.Images, ref); j < i {
+			images[i] = images[j]
+			continue
+		}
+		if images[i], err = o.launcher.Image(ctx, ref); err != nil {
+			if errors.Is(err, sandbox.ErrBadReference) {
+				return nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+			}
+			return nil, nil, err
+		}
+	}
+	return match, images, nil
+}
+
+// BotIDs gives each image its id in a match: the reference as entered,
+// with #2, #3… when the same image plays more than once.
+func BotIDs(images []string) []string {
+	ids := make([]string, len(images))
+	seen := map[string]int{}
+	for i, img := range images {
+		seen[img]++
+		ids[i] = img
+		if n := seen[img]; n > 1 {
+			ids[i] = fmt.Sprintf("%s#%d", img, n)
+		}
+	}
+	return ids
+}
+
+// RandomSeed picks a seed for a match that was given none. It has 53 bits,
+// so it survives JavaScript's numbers in the viewer.
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return binary.LittleEndian.Uint64(b[:]) >> 11
+}
+
+// NewMatchID returns a random match id.
+func NewMatchID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return hex.EncodeToString(b[:])
+}

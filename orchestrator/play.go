@@ -1,0 +1,213 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/framing"
+	"arena/sandbox"
+)
+
+// seat is one bot's standing during a match. Each field is written by one
+// goroutine at a time: the seat's own during an exchange, the match's
+// otherwise.
+type seat struct {
+	n     int
+	id    string
+	image sandbox.Image
+	bot   Bot // nil if it never started
+	// status is ok until the first fault, which turn and detail explain.
+	status engine.Status
+	turn   int
+	detail string
+	// times are the answer times of the answers given in time.
+	times   []time.Duration
+	asked   bool // answered at least once: the warm-up is over
+	out     bool // the game is done with it
+	stopped bool // its bot is being or has been stopped
+	final   sandbox.Usage
+}
+
+// fault records the seat's first fault; later ones change nothing.
+func (s *seat) fault(st engine.Status, turn int, detail string) {
+	if s.status != engine.StatusOK {
+		return
+	}
+	s.status, s.turn, s.detail = st, turn, detail
+}
+
+// playing reports whether the seat's bot takes part in exchanges.
+func (s *seat) playing() bool { return s.bot != nil && s.status == engine.StatusOK && !s.stopped }
+
+// Play runs a match to its end and returns its replay (whose Result is the
+// outcome). Every bot is removed before it returns, also when ctx is
+// cancelled; then the error is ctx's.
+func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
+	match, images, err := o.prepare(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	proto := req.Game.Protocol()
+	lim := req.Limits.Resolve(proto)
+	matchID := req.MatchID
+	if matchID == "" {
+		matchID = NewMatchID()
+	}
+	ids := BotIDs(req.Images)
+	seats := make([]*seat, len(ids))
+	for i := range seats {
+		seats[i] = &seat{n: i, id: ids[i], image: images[i], status: engine.StatusOK}
+	}
+	rep := newReplay(matchID, req, match, lim, seats)
+	r := &run{
+		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID,
+		match: match, seats: seats, lim: lim,
+		rec: newRecorder(match, seats, rep, req.OnFrame),
+	}
+	defer r.closeAll(ctx)
+
+	start := o.now()
+	if err := r.startAll(ctx, proto.Framing); err != nil {
+		return nil, err
+	}
+	r.rec.commit()
+	if err := r.loop(ctx); err != nil {
+		return nil, err
+	}
+	r.finish()
+	r.rec.late()
+	rep.Result = r.result(o.now().Sub(start))
+	r.log.Info("match finished", zap.Int("turns", rep.Result.Turns), zap.Strings("winners", rep.Result.Winners))
+	return rep, nil
+}
+
+// run is one match being played.
+type run struct {
+	o       *Orchestrator
+	log     *zap.Logger
+	matchID string
+	match   engine.Match
+	seats   []*seat
+	lim     Limits
+	rec     *recorder
+	stops   sync.WaitGroup
+}
+
+// startAll starts every bot at once. A bot that cannot start is
+// start_failed; the match goes on without it.
+func (r *run) startAll(ctx context.Context, f framing.Framing) error {
+	var wg sync.WaitGroup
+	for _, s := range r.seats {
+		wg.Go(func() {
+			bot, err := r.o.launcher.Launch(ctx, sandbox.Spec{
+				Image:           s.image,
+				Name:            fmt.Sprintf("arena-%s-%d", r.matchID, s.n),
+				MatchID:         r.matchID,
+				BotID:           s.id,
+				Framing:         f,
+				MaxMessageBytes: r.lim.MaxMessageBytes,
+			})
+			if err != nil {
+				s.fault(engine.StatusStartFailed, 0, err.Error())
+				r.log.Warn("bot did not start", zap.String("bot", s.id), zap.Error(err))
+				return
+			}
+			s.bot = bot
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// loop plays exchanges until the game is done: the game says what to
+// deliver and whom to wait for, the exchange returns an outcome per seat,
+// the game judges the answers, the recorder files it all, and the bots
+// the game is done with are stopped.
+func (r *run) loop(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st := r.match.Step()
+		if st.Done {
+			r.deliverFinal(st.Send)
+			return nil
+		}
+		turn := r.match.Turn() + 1
+		outs := r.exchange(ctx, st, turn)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.rec.exchanged(outs)
+		for _, rej := range r.match.Submit(replies(st.Await, outs)) {
+			s := r.seats[rej.Seat]
+			s.fault(engine.StatusBadOutput, turn, rej.Reason)
+			r.rec.rejected(rej.Seat, rej.Reason)
+			r.stop(s)
+		}
+		r.rec.commit()
+		for _, s := range r.seats {
+			if !s.out && r.match.Out(s.n) {
+				s.out = true
+				r.stop(s)
+			}
+		}
+	}
+}
+
+// deliverFinal sends the game's last messages, best effort: the match is
+// over, so a bot that cannot take them is not at fault.
+func (r *run) deliverFinal(msgs []engine.Message) {
+	deadline := r.o.now().Add(r.lim.AnswerTimeout)
+	for _, m := range msgs {
+		if s := r.seats[m.Seat]; s.playing() {
+			_ = s.bot.Send(m.Data, deadline)
+		}
+	}
+}
+
+// stop ends a bot in the background, once; its figures are taken first.
+func (r *run) stop(s *seat) {
+	if s.bot == nil || s.stopped {
+		return
+	}
+	s.stopped = true
+	r.stops.Go(func() {
+		s.final = s.bot.Usage()
+		ctx, cancel := context.WithTimeout(context.Background(), r.o.grace)
+		defer cancel()
+		s.bot.Stop(ctx)
+	})
+}
+
+// finish stops every bot still running and waits for all stops.
+func (r *run) finish() {
+	for _, s := range r.seats {
+		r.stop(s)
+	}
+	r.stops.Wait()
+}
+
+// closeAll removes every bot; it runs even when ctx was cancelled.
+func (r *run) closeAll(ctx context.Context) {
+	r.stops.Wait()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range r.seats {
+		if s.bot == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := s.bot.Close(cctx); err != nil {
+				r.log.Error("bot not removed", zap.String("bot", s.id), zap.Error(err))
+			}
+		})
+	}
+	wg.Wait()
+}

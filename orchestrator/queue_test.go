@@ -1,0 +1,228 @@
+package orchestrator_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"arena/engine/tanks"
+	"arena/orchestrator"
+	"arena/orchestrator/fake"
+)
+
+// updates collects a queue's updates and checks, as each final one is
+// delivered, that the match is still followed (so what the callback
+// records is in place before followers are sent to it).
+type updates struct {
+	t  *testing.T
+	q  *orchestrator.Queue
+	mu sync.Mutex
+	by map[string][]orchestrator.State
+	// final is signalled with each final update.
+	final chan orchestrator.Update
+}
+
+func (u *updates) add(up orchestrator.Update) {
+	u.mu.Lock()
+	u.by[up.ID] = append(u.by[up.ID], up.State)
+	u.mu.Unlock()
+	if up.At.IsZero() {
+		u.t.Errorf("%s %s: no time", up.ID, up.State)
+	}
+	if up.State.Final() {
+		if _, ok := u.q.Follow(up.ID, 0); !ok {
+			u.t.Errorf("%s: no longer followed while its final update is delivered", up.ID)
+		}
+		u.final <- up
+	}
+}
+
+func (u *updates) of(id string) []orchestrator.State {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.by[id])
+}
+
+func newQueue(t *testing.T, l *fake.Launcher, slots int) (*orchestrator.Queue, *updates) {
+	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 16)}
+	u.q = orchestrator.NewQueue(orchestrator.New(l), slots, u.add)
+	t.Cleanup(func() { u.q.Shutdown(context.Background(), false) })
+	return u.q, u
+}
+
+func request(t *testing.T, id string, images ...string) orchestrator.Request {
+	return orchestrator.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 1, Images: images, MatchID: id}
+}
+
+func wait(t *testing.T, u *updates) orchestrator.Update {
+	t.Helper()
+	select {
+	case up := <-u.final:
+		return up
+	case <-time.After(10 * time.Second):
+		t.Fatal("no match ended")
+		return orchestrator.Update{}
+	}
+}
+
+func TestQueueOrderPositionsAndFollowing(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
+	q, u := newQueue(t, l, 1)
+	for i, id := range []string{"m1", "m2", "m3"} {
+		pos, err := q.Enqueue(request(t, id, "bots/held", "bots/free"))
+		if err != nil || pos != i {
+			t.Fatalf("enqueue %s: position %d, %v; want %d", id, pos, err, i)
+		}
+	}
+	if st, pos, ok := q.Status("m3"); !ok || st != orchestrator.StateQueued || pos != 2 {
+		t.Errorf("m3: %s at %d (%v)", st, pos, ok)
+	}
+	l2, ok := q.Follow("m2", 0)
+	if !ok || l2.Position != 1 || l2.State != orchestrator.StateQueued || len(l2.Frames) != 0 {
+		t.Fatalf("follow m2: %+v %v", l2, ok)
+	}
+	// The running match has its first frame (the initial state) and waits
+	// for the held bot.
+	deadline := time.Now().Add(5 * time.Second)
+	var l1 orchestrator.Live
+	for l1, _ = q.Follow("m1", 0); len(l1.Frames) == 0 && time.Now().Before(deadline); l1, _ = q.Follow("m1", 0) {
+		select {
+		case <-l1.Changed:
+		case <-time.After(time.Second):
+		}
+	}
+	if l1.State != orchestrator.StateRunning || len(l1.Frames) != 1 || l1.Started.IsZero() {
+		t.Fatalf("m1: %+v", l1)
+	}
+	// Cancelling the waiting m2 moves m3 up, and wakes m3's followers.
+	l3, _ := q.Follow("m3", 0)
+	if !q.Cancel("m2") {
+		t.Fatal("m2 not cancelled")
+	}
+	select {
+	case <-l3.Changed:
+	case <-time.After(time.Second):
+		t.Error("m3's followers were not woken")
+	}
+	if up := wait(t, u); up.ID != "m2" || up.State != orchestrator.StateCancelled || !errors.Is(up.Err, orchestrator.ErrCancelled) {
+		t.Errorf("m2 ended %+v", up)
+	}
+	if _, pos, _ := q.Status("m3"); pos != 1 {
+		t.Errorf("m3 at %d after m2 left, want 1", pos)
+	}
+	close(hold)
+	for range 2 {
+		if up := wait(t, u); up.State != orchestrator.StateFinished || up.Replay == nil {
+			t.Errorf("%s ended %s: %v", up.ID, up.State, up.Err)
+		}
+	}
+	for _, id := range []string{"m1", "m3"} {
+		if got := u.of(id); !slices.Equal(got, []orchestrator.State{orchestrator.StateStarting, orchestrator.StateRunning, orchestrator.StateFinished}) {
+			t.Errorf("%s updates %v", id, got)
+		}
+		// Over: no longer followed.
+		if _, ok := q.Follow(id, 0); ok {
+			t.Errorf("%s is still followed", id)
+		}
+	}
+	if q.Cancel("m1") {
+		t.Error("a finished match was cancelled")
+	}
+	if n := l.Running(); n != 0 {
+		t.Errorf("%d bots left", n)
+	}
+}
+
+func TestQueueCancelsARunningMatch(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
+	q, u := newQueue(t, l, 2)
+	if _, err := q.Enqueue(request(t, "m1", "bots/held", "bots/held")); err != nil {
+		t.Fatal(err)
+	}
+	for st, _, _ := q.Status("m1"); st != orchestrator.StateRunning; st, _, _ = q.Status("m1") {
+		time.Sleep(time.Millisecond)
+	}
+	q.Cancel("m1")
+	up := wait(t, u)
+	if up.State != orchestrator.StateCancelled || !errors.Is(up.Err, orchestrator.ErrCancelled) {
+		t.Errorf("ended %+v", up)
+	}
+	if n := l.Running(); n != 0 {
+		t.Errorf("%d bots left", n)
+	}
+}
+
+func TestQueueShutdown(t *testing.T) {
+	for _, finish := range []bool{false, true} {
+		hold := make(chan struct{})
+		l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
+		q, u := newQueue(t, l, 1)
+		q.Enqueue(request(t, "run", "bots/held", "bots/held"))
+		q.Enqueue(request(t, "wait", "bots/held", "bots/held"))
+		for st, _, _ := q.Status("run"); st != orchestrator.StateRunning; st, _, _ = q.Status("run") {
+			time.Sleep(time.Millisecond)
+		}
+		done := make(chan struct{})
+		go func() {
+			q.Shutdown(context.Background(), finish)
+			close(done)
+		}()
+		if up := wait(t, u); up.ID != "wait" || up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrQueueClosed) {
+			t.Errorf("finish=%v: the waiting match ended %+v", finish, up)
+		}
+		if finish {
+			close(hold)
+		}
+		up := wait(t, u)
+		want := orchestrator.StateFailed
+		if finish {
+			want = orchestrator.StateFinished
+		} else {
+			close(hold)
+		}
+		if up.ID != "run" || up.State != want {
+			t.Errorf("finish=%v: the running match ended %s (%v)", finish, up.State, up.Err)
+		}
+		<-done
+		if _, err := q.Enqueue(request(t, "late", "bots/held", "bots/held")); !errors.Is(err, orchestrator.ErrQueueClosed) {
+			t.Errorf("enqueue after shutdown: %v", err)
+		}
+		if n := l.Running(); n != 0 {
+			t.Errorf("%d bots left", n)
+		}
+	}
+}
+
+// A shutdown that lets matches finish still ends them when its time is up.
+func TestQueueShutdownTimesOut(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
+	q, u := newQueue(t, l, 1)
+	q.Enqueue(request(t, "run", "bots/held", "bots/held"))
+	for st, _, _ := q.Status("run"); st != orchestrator.StateRunning; st, _, _ = q.Status("run") {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	q.Shutdown(ctx, true)
+	if up := wait(t, u); up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrQueueClosed) {
+		t.Errorf("ended %+v", up)
+	}
+}
+
+// A match whose image is gone by the time it starts fails with the reason.
+func TestQueueFailedMatch(t *testing.T) {
+	l := fake.NewLauncher(map[string]fake.Script{"bots/a": {}})
+	q, u := newQueue(t, l, 1)
+	q.Enqueue(request(t, "m", "bots/a", "bots/gone"))
+	if up := wait(t, u); up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrImageNotFound) {
+		t.Errorf("ended %+v", up)
+	}
+}

@@ -1,0 +1,105 @@
+package orchestrator_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"arena/engine"
+	"arena/orchestrator"
+	"arena/orchestrator/fake"
+)
+
+// hunter answers a move or a shot, so the replay has answers that matter.
+func hunter() fake.Script {
+	return fake.Script{Answer: func(n int, _ [][]byte) []byte {
+		if n%2 == 0 {
+			return []byte(`[{"Type":1,"Direction":3}]`)
+		}
+		return []byte(`[{"Type":0,"Direction":1}]`)
+	}}
+}
+
+// A replay survives the file, and tampering with it is caught at the
+// turn tampered with.
+func TestReplayFileAndVerify(t *testing.T) {
+	rep, _ := playFake(t, hunter(), fake.Script{Answer: func(int, [][]byte) []byte { return []byte("[\xff]") }})
+	path := filepath.Join(t.TempDir(), "m.json")
+	if err := orchestrator.WriteReplay(path, rep); err != nil {
+		t.Fatal(err)
+	}
+	back, err := orchestrator.ReadReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orchestrator.Verify(games, back); err != nil {
+		t.Fatalf("the replay read back does not verify: %v", err)
+	}
+	if fb := back.Frames[1].Bots[1]; fb.AnswerB64 == "" || fb.Answer != "" {
+		t.Errorf("a non-UTF-8 answer is kept as base64: %+v", fb)
+	}
+	tamper := []struct {
+		name   string
+		change func(r *orchestrator.Replay)
+		turn   int
+		reason string
+	}{
+		{"an answer", func(r *orchestrator.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` }, 4, "the state differs"},
+		{"a state", func(r *orchestrator.Replay) { r.Frames[2].State = json.RawMessage(`{"x":1}`) }, 2, "the state differs"},
+		{"a missing answer", func(r *orchestrator.Replay) { r.Frames[3].Bots = r.Frames[3].Bots[1:] }, 3, "has no answer from it"},
+		{"the end", func(r *orchestrator.Replay) { r.Frames = r.Frames[:len(r.Frames)-1] }, len(rep.Frames) - 2, "goes on after the replay's last frame"},
+		{"the winners", func(r *orchestrator.Replay) { r.Result.Winners = []string{"nobody"} }, rep.Result.Turns, "different winners"},
+		{"a score", func(r *orchestrator.Replay) { r.Result.Bots[0].Score += 7 }, rep.Result.Turns, "different result for bots/a"},
+	}
+	for _, tt := range tamper {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := orchestrator.ReadReplay(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.change(r)
+			var mm *orchestrator.Mismatch
+			if err := orchestrator.Verify(games, r); !errors.As(err, &mm) || mm.Turn != tt.turn || !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("verify says %v, want a mismatch at turn %d: %s", err, tt.turn, tt.reason)
+			}
+		})
+	}
+}
+
+func TestReadReplayRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"not-json.json": "hello",
+		"other.json":    `{"format":"something/9"}`,
+	} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o644)
+		if _, err := orchestrator.ReadReplay(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := orchestrator.ReadReplay(filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+	if err := orchestrator.Verify(games, &orchestrator.Replay{Game: "chess"}); err == nil || !strings.Contains(err.Error(), "unknown game") {
+		t.Errorf("verify of an unknown game: %v", err)
+	}
+	if err := orchestrator.Verify([]engine.Game{}, &orchestrator.Replay{Game: "tanks"}); err == nil {
+		t.Error("verify without games succeeded")
+	}
+}
+
+// A failed write leaves no file behind and names the problem.
+func TestWriteReplayFailure(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{}, fake.Script{})
+	dir := t.TempDir()
+	if err := orchestrator.WriteReplay(filepath.Join(dir, "missing", "m.json"), rep); err == nil {
+		t.Error("writing into a missing folder succeeded")
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

@@ -1,0 +1,57 @@
+package orchestrator
+
+import (
+	"slices"
+	"time"
+
+	"arena/engine"
+)
+
+// result is the outcome of the match just played: the game's verdict and,
+// per bot, its status, timings and what it used.
+func (r *run) result(took time.Duration) Result {
+	er := r.match.Result()
+	res := Result{
+		MatchID: r.matchID, Game: r.rec.rep.Game, Map: r.rec.rep.Map, Seed: r.rec.rep.Seed,
+		Turns: r.match.Turn(), Winners: []string{}, DurationMS: ms(took),
+	}
+	for _, w := range er.Winners {
+		res.Winners = append(res.Winners, r.seats[w].id)
+	}
+	for _, s := range r.seats {
+		br := BotResult{
+			Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID,
+			Status: s.status, FaultTurn: s.turn, FaultDetail: s.detail,
+			Answers: len(s.times), StderrDropped: r.rec.dropped[s.n],
+		}
+		if s.status == engine.StatusCrashed && r.rec.lastWords[s.n] != "" {
+			br.FaultDetail += "; its last words on stderr: " + r.rec.lastWords[s.n]
+		}
+		if s.n < len(er.Seats) {
+			sr := er.Seats[s.n]
+			br.Score, br.DeathReason, br.DeathTurn = sr.Score, sr.DeathReason, sr.DeathTurn
+		}
+		if len(s.times) > 0 {
+			sorted := slices.Clone(s.times)
+			slices.Sort(sorted)
+			br.AnswerMSP50 = ms(sorted[(len(sorted)-1)/2])
+			br.AnswerMSMax = ms(sorted[len(sorted)-1])
+		}
+		switch u := s.final; {
+		case s.bot == nil:
+			br.Accounting = "unavailable: the bot did not start"
+		case u.Source == "":
+			br.Accounting = "unavailable: " + u.Unavailable
+		default:
+			cpu := ms(u.CPU)
+			peak := u.MemPeakBytes
+			br.CPUMS, br.MemPeakBytes = &cpu, &peak
+			br.OOMKills, br.PidsLimitHits = u.OOMKills, u.PidsLimitHits
+			br.Accounting = u.Source
+		}
+		res.Bots = append(res.Bots, br)
+	}
+	return res
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
