@@ -14,6 +14,8 @@ var (
 	ErrImageNotFound = errors.New("image not found")
 	// ErrQueueClosed is returned by Enqueue once the queue shuts down.
 	ErrQueueClosed = errors.New("the server is shutting down")
+	// ErrQueueFull is returned by Enqueue when the line is at its limit.
+	ErrQueueFull = errors.New("the queue is full")
 	// ErrCancelled is the cause of a match cancelled on request.
 	ErrCancelled = errors.New("cancelled on request")
 )

@@ -2,8 +2,11 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -45,6 +48,7 @@ type Update struct {
 type Queue struct {
 	o        *Orchestrator
 	slots    int
+	max      int // waiting matches at most; 0: no limit
 	onUpdate func(Update)
 
 	mu      sync.Mutex
@@ -61,7 +65,8 @@ type job struct {
 	cancel  context.CancelCauseFunc
 	state   State
 	started time.Time
-	frames  []Frame
+	// frames are the frames so far, encoded once for every follower.
+	frames []json.RawMessage
 	// changed is closed and replaced at every change, waking followers.
 	changed chan struct{}
 }
@@ -72,22 +77,24 @@ func (j *job) touch() {
 	j.changed = make(chan struct{})
 }
 
-// NewQueue returns a queue running at most concurrency matches at once.
+// NewQueue returns a queue running at most concurrency matches at once,
+// with at most maxWaiting more waiting in line (0: no limit).
 // onUpdate is called for every state change after a match is queued
 // (starting, running, and the final one), in order for each match, never
 // under the queue's lock; it must not block for long. A match is queued
 // as Enqueue returns: the caller records that itself. The final update is
 // delivered before the match leaves the queue, so whatever onUpdate
 // records is in place when Follow stops following it.
-func NewQueue(o *Orchestrator, concurrency int, onUpdate func(Update)) *Queue {
+func NewQueue(o *Orchestrator, concurrency, maxWaiting int, onUpdate func(Update)) *Queue {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	return &Queue{o: o, slots: concurrency, onUpdate: onUpdate, jobs: map[string]*job{}}
+	return &Queue{o: o, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}}
 }
 
 // Enqueue adds a match (req.MatchID must be set) and returns its place in
-// the line (1 = next; 0 = started at once).
+// the line (1 = next; 0 = started at once). It fails with ErrQueueFull
+// when the line is at its limit, and ErrQueueClosed after Shutdown.
 func (q *Queue) Enqueue(req Request) (int, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	j := &job{req: req, ctx: ctx, cancel: cancel, state: StateQueued, changed: make(chan struct{})}
@@ -96,6 +103,11 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 		q.mu.Unlock()
 		cancel(ErrQueueClosed)
 		return 0, ErrQueueClosed
+	}
+	if q.max > 0 && len(q.waiting) >= q.max && q.running >= q.slots {
+		q.mu.Unlock()
+		cancel(ErrQueueFull)
+		return 0, fmt.Errorf("%w: %d matches are waiting", ErrQueueFull, len(q.waiting))
 	}
 	q.jobs[req.MatchID] = j
 	q.waiting = append(q.waiting, j)
@@ -147,12 +159,16 @@ func (q *Queue) play(j *job) {
 	req := j.req
 	user := req.OnFrame
 	req.OnFrame = func(f Frame) {
+		data, err := json.Marshal(f)
+		if err != nil {
+			data = []byte(`{"turn":` + strconv.Itoa(f.Turn) + `}`) // a frame is plain data: this does not happen
+		}
 		q.mu.Lock()
 		first := len(j.frames) == 0
 		if first {
 			j.state = StateRunning
 		}
-		j.frames = append(j.frames, f)
+		j.frames = append(j.frames, data)
 		j.touch()
 		q.mu.Unlock()
 		if first {
@@ -218,8 +234,8 @@ type Live struct {
 	Position int
 	// Started is when the match left the line (zero while it waits).
 	Started time.Time
-	// Frames are the frames from the index asked for on.
-	Frames []Frame
+	// Frames are the frames from the index asked for on, each as JSON.
+	Frames []json.RawMessage
 	// Changed is closed at the next change of the view.
 	Changed <-chan struct{}
 }

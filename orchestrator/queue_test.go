@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,8 +48,12 @@ func (u *updates) of(id string) []orchestrator.State {
 }
 
 func newQueue(t *testing.T, l *fake.Launcher, slots int) (*orchestrator.Queue, *updates) {
+	return newQueueMax(t, l, slots, 0)
+}
+
+func newQueueMax(t *testing.T, l *fake.Launcher, slots, max int) (*orchestrator.Queue, *updates) {
 	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 16)}
-	u.q = orchestrator.NewQueue(orchestrator.New(l), slots, u.add)
+	u.q = orchestrator.NewQueue(orchestrator.New(l), slots, max, u.add)
 	t.Cleanup(func() { u.q.Shutdown(context.Background(), false) })
 	return u.q, u
 }
@@ -225,4 +230,30 @@ func TestQueueFailedMatch(t *testing.T) {
 	if up := wait(t, u); up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrImageNotFound) {
 		t.Errorf("ended %+v", up)
 	}
+}
+
+// The line is bounded: past its limit Enqueue refuses, and a place freed
+// is taken again.
+func TestQueueLimit(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
+	q, u := newQueueMax(t, l, 1, 2)
+	for _, id := range []string{"run", "w1", "w2"} {
+		if _, err := q.Enqueue(request(t, id, "bots/held", "bots/held")); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	_, err := q.Enqueue(request(t, "w3", "bots/held", "bots/held"))
+	if !errors.Is(err, orchestrator.ErrQueueFull) || !strings.Contains(err.Error(), "2 matches are waiting") {
+		t.Fatalf("past the limit: %v", err)
+	}
+	if _, ok := q.Follow("w3", 0); ok {
+		t.Error("a refused match is held")
+	}
+	q.Cancel("w2")
+	wait(t, u)
+	if _, err := q.Enqueue(request(t, "w3", "bots/held", "bots/held")); err != nil {
+		t.Errorf("after a place was freed: %v", err)
+	}
+	close(hold)
 }

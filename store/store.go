@@ -41,9 +41,11 @@ type Match struct {
 var ErrNotFound = errors.New("no such match")
 
 // Store is the match history in a data folder: arena.db and replays/.
+// One process at a time holds a data folder (see Open).
 type Store struct {
-	db  *sql.DB
-	dir string
+	db   *sql.DB
+	dir  string
+	lock *os.File
 }
 
 const schema = `
@@ -66,14 +68,22 @@ CREATE TABLE IF NOT EXISTS matches (
 CREATE INDEX IF NOT EXISTS matches_status ON matches(status);
 `
 
-// Open opens (creating if needed) the store in dir.
-func Open(dir string) (*Store, error) {
+// Open opens (creating if needed) the store in dir and holds the folder
+// until Close: a second Open of the same folder, in this process or
+// another, fails with ErrLocked, naming the holder as the first one
+// described itself (holder, e.g. "arena serve (pid 42 on host h)").
+func Open(dir, holder string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "replays"), 0o755); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", dir, err)
+	}
+	lk, err := lock(dir, holder)
+	if err != nil {
+		return nil, err
 	}
 	dsn := "file:" + filepath.Join(dir, "arena.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
+		lk.Close()
 		return nil, fmt.Errorf("open the match store: %w", err)
 	}
 	// One writer at a time is what SQLite does anyway; one connection
@@ -81,13 +91,18 @@ func Open(dir string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
+		lk.Close()
 		return nil, fmt.Errorf("open the match store in %s: %w", dir, err)
 	}
-	return &Store{db: db, dir: dir}, nil
+	return &Store{db: db, dir: dir, lock: lk}, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database and lets the folder go.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	s.lock.Close()
+	return err
+}
 
 func stamp(t time.Time) string {
 	if t.IsZero() {

@@ -13,7 +13,7 @@ import (
 
 func TestStore(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Open(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestStore(t *testing.T) {
 	s.Close()
 
 	// History survives reopening.
-	s, err = Open(dir)
+	s, err = Open(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestStore(t *testing.T) {
 // none; nothing half-written is left in the folder.
 func TestFinishWithAnUnwritableReplay(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Open(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,4 +108,23 @@ func TestFinishWithAnUnwritableReplay(t *testing.T) {
 	if len(tmp) > 0 {
 		t.Errorf("left behind: %v", tmp)
 	}
+}
+
+// One process at a time holds a data folder; the next one is told who.
+func TestOpenLocksTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "arena serve (pid 42 on host h, http://127.0.0.1:5006)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, "another")
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "held by arena serve (pid 42 on host h, http://127.0.0.1:5006)") {
+		t.Fatalf("second open: %v", err)
+	}
+	s.Close()
+	s, err = Open(dir, "another")
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	s.Close()
 }

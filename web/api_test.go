@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	t.Helper()
 	// A bot whose image name contains "slow" answers after a delay.
 	l := fake.NewLauncher(map[string]fake.Script{"arena/tanks-random": {}, "arena/tanks-hunter": {}, "bots/slow": {Delay: 30 * time.Millisecond}})
-	st, err := store.Open(t.TempDir())
+	st, err := store.Open(t.TempDir(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +50,22 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 		Concurrency:  concurrency,
 		Log:          log,
 	})
-	hs := httptest.NewServer(s.Handler())
+	// The real server: its timeouts and connection cap are under test.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		s.Shutdown(ctx)
-		hs.Close()
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
 	})
-	return &testServer{Server: s, url: hs.URL, launcher: l, store: st}
+	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st}
 }
 
 func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (int, map[string]any) {
@@ -64,6 +73,9 @@ func (ts *testServer) do(t *testing.T, method, path, body string, header ...stri
 	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -254,6 +266,13 @@ func TestToken(t *testing.T) {
 	}
 	if status, _ := ts.do(t, "POST", "/api/matches", body, "Authorization", "Bearer wrong"); status != 401 {
 		t.Errorf("wrong token: %d", status)
+	}
+	// Only as a bearer token.
+	if status, _ := ts.do(t, "POST", "/api/matches", body, "X-Arena-Token", "s3cret"); status != 401 {
+		t.Errorf("token in another header: %d", status)
+	}
+	if status, _ := ts.do(t, "POST", "/api/matches", body, "Authorization", "s3cret"); status != 401 {
+		t.Errorf("token without Bearer: %d", status)
 	}
 	status, m := ts.do(t, "POST", "/api/matches", body, "Authorization", "Bearer s3cret")
 	if status != 201 {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"path"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
 
 	"arena/engine"
 	"arena/orchestrator"
@@ -35,6 +37,22 @@ type Config struct {
 	// Token, when set, must accompany requests that start or cancel
 	// matches (Authorization: Bearer TOKEN).
 	Token string
+	// Hosts are the names the server answers to (Host header, without
+	// port); "*" answers to any. Empty: DefaultHosts.
+	Hosts []string
+	// QueueMax bounds the matches waiting to start (0: 256); past it a
+	// start is refused with 429.
+	QueueMax int
+	// StartsPerMinute bounds the matches one client may start a minute,
+	// in bursts of StartsBurst (0: 60 and 20; negative: no limit).
+	StartsPerMinute, StartsBurst int
+	// MaxConnections bounds the connections served at once; more wait to
+	// be accepted (0: 1024).
+	MaxConnections int
+	// HeaderTimeout bounds reading a request's headers, and IdleTimeout
+	// how long a kept-alive connection waits for its next request (0: 5 s
+	// and 60 s).
+	HeaderTimeout, IdleTimeout time.Duration
 	// Allow lists glob patterns (path.Match) that bot images must match;
 	// empty allows every local image.
 	Allow []string
@@ -104,8 +122,29 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
 	}
+	if len(cfg.Hosts) == 0 {
+		cfg.Hosts = DefaultHosts
+	}
+	if cfg.QueueMax <= 0 {
+		cfg.QueueMax = 256
+	}
+	if cfg.StartsPerMinute == 0 {
+		cfg.StartsPerMinute, cfg.StartsBurst = 60, 20
+	}
+	if cfg.StartsBurst <= 0 {
+		cfg.StartsBurst = max(1, cfg.StartsPerMinute/3)
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = 1024
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = 5 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 60 * time.Second
+	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
-	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, s.record)
+	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, cfg.QueueMax, s.record)
 	s.echo = s.routes()
 	return s
 }
@@ -134,12 +173,17 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", s.cfg.MaxBodyBytes)))
+	e.Use(s.allowHost, s.sameOrigin)
+	starts := []echo.MiddlewareFunc{s.requireToken}
+	if s.cfg.StartsPerMinute > 0 {
+		starts = append(starts, s.limitStarts(s.cfg.StartsPerMinute, s.cfg.StartsBurst))
+	}
 
 	e.GET("/healthz", s.health)
 	api := e.Group("/api")
 	api.GET("/games", s.listGames)
 	api.GET("/matches", s.listMatches)
-	api.POST("/matches", s.createMatch, s.requireToken)
+	api.POST("/matches", s.createMatch, starts...)
 	api.GET("/matches/:id", s.getMatch)
 	api.DELETE("/matches/:id", s.cancelMatch, s.requireToken)
 	api.GET("/matches/:id/replay", s.getReplay)
@@ -187,6 +231,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		status = http.StatusNotFound
 	case errors.Is(err, orchestrator.ErrQueueClosed):
 		status = http.StatusServiceUnavailable
+	case errors.Is(err, orchestrator.ErrQueueFull):
+		status = http.StatusTooManyRequests
+		c.Response().Header().Set("Retry-After", "10")
 	}
 	if status >= 500 {
 		s.log.Error("request failed", zap.String("uri", c.Request().RequestURI), zap.Error(err))
@@ -203,11 +250,8 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.cfg.Token == "" {
 			return next(c)
 		}
-		got := strings.TrimPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-		if got == "" {
-			got = c.Request().Header.Get("X-Arena-Token")
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+		got, bearer := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+		if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
 			return &apiError{http.StatusUnauthorized, "a valid token is needed to start or cancel matches (Authorization: Bearer TOKEN)"}
 		}
 		return next(c)
@@ -548,6 +592,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.echo.Shutdown(ctx)
 }
 
-// ListenAndServe serves HTTP on addr until Shutdown; it then returns
-// http.ErrServerClosed.
-func (s *Server) ListenAndServe(addr string) error { return s.echo.Start(addr) }
+// Serve serves HTTP on l until Shutdown; it then returns
+// http.ErrServerClosed. At most MaxConnections connections are served at
+// once (more wait to be accepted), headers must arrive within
+// HeaderTimeout and stay under 16 KiB, bodies within a minute; idle
+// connections close after IdleTimeout. Responses other than live streams
+// must be written within a minute; a stream gives each write as long.
+func (s *Server) Serve(l net.Listener) error {
+	hs := s.echo.Server
+	hs.ReadHeaderTimeout = s.cfg.HeaderTimeout
+	hs.ReadTimeout = time.Minute
+	hs.WriteTimeout = time.Minute
+	hs.IdleTimeout = s.cfg.IdleTimeout
+	hs.MaxHeaderBytes = 16 << 10
+	s.echo.Listener = netutil.LimitListener(l, s.cfg.MaxConnections)
+	return s.echo.StartServer(hs)
+}

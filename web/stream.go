@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +17,15 @@ import (
 
 // heartbeat keeps idle streams (a long queue) from being cut by proxies.
 const heartbeat = 15 * time.Second
+
+// streamWrite is how long a viewer may take to accept one write; a slower
+// one is dropped (it reconnects and resumes after Last-Event-ID).
+const streamWrite = 10 * time.Second
+
+// streamBatch is how often at most a viewer is written to: the frames of a
+// fast match are sent in batches, so the work per viewer stays bounded
+// however fast the bots answer.
+const streamBatch = 50 * time.Millisecond
 
 // stream sends a match as Server-Sent Events: "match" (the match as GET
 // /api/matches/{id} shows it) first and at every status change, "frame"
@@ -38,20 +48,7 @@ func (s *Server) stream(c echo.Context) error {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	send := func(event string, id int, data any) error {
-		b, err := json.Marshal(data)
-		if err != nil {
-			return err
-		}
-		if id >= 0 {
-			fmt.Fprintf(w, "id: %d\n", id)
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return err
-		}
-		w.Flush()
-		return nil
-	}
+	out := &sse{w: w, rc: http.NewResponseController(w)}
 	ctx := c.Request().Context()
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
@@ -60,27 +57,35 @@ func (s *Server) stream(c echo.Context) error {
 		l, live := s.queue.Follow(m.ID, next)
 		if !live {
 			// Over (or never live here): the rest comes from the store.
-			return s.finishStream(c, m.ID, next, send)
+			return s.finishStream(c, m.ID, next, out)
 		}
 		if v := liveView(m, l); v.Status+strconv.Itoa(v.Position) != lastView {
 			lastView = v.Status + strconv.Itoa(v.Position)
-			if send("match", -1, v) != nil {
-				return nil
-			}
+			out.value("match", -1, v)
 		}
 		for _, f := range l.Frames {
-			if send("frame", next, f) != nil {
-				return nil
-			}
+			out.event("frame", next, f)
 			next++
 		}
+		if out.flush() != nil {
+			return nil // the viewer left or is too slow
+		}
+		wrote := time.Now()
 		select {
 		case <-l.Changed:
 		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			out.buf.WriteString(": keep-alive\n\n")
+			if out.flush() != nil {
 				return nil
 			}
-			w.Flush()
+		case <-ctx.Done():
+			return nil
+		case <-s.closing:
+			return nil
+		}
+		// Let a fast match's frames gather into one write.
+		select {
+		case <-time.After(streamBatch - time.Since(wrote)):
 		case <-ctx.Done():
 			return nil
 		case <-s.closing:
@@ -91,7 +96,7 @@ func (s *Server) stream(c echo.Context) error {
 
 // finishStream sends what is left of a match that is over: the frames
 // from its replay, the final match view, and "end".
-func (s *Server) finishStream(c echo.Context, id string, next int, send func(string, int, any) error) error {
+func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) error {
 	m, err := s.deps.Store.Get(c.Request().Context(), id)
 	if err != nil {
 		s.log.Warn("read a match for its stream", zap.String("match", id), zap.Error(err))
@@ -100,7 +105,8 @@ func (s *Server) finishStream(c echo.Context, id string, next int, send func(str
 	if m.HasReplay {
 		if rep, err := orchestrator.ReadReplay(s.deps.Store.ReplayPath(id)); err == nil {
 			for i := next; i < len(rep.Frames); i++ {
-				if send("frame", i, rep.Frames[i]) != nil {
+				out.value("frame", i, rep.Frames[i])
+				if out.buf.Len() > 256<<10 && out.flush() != nil {
 					return nil
 				}
 			}
@@ -108,9 +114,45 @@ func (s *Server) finishStream(c echo.Context, id string, next int, send func(str
 			s.log.Warn("read the replay for a stream", zap.String("match", id), zap.Error(err))
 		}
 	}
-	if send("match", -1, s.view(m)) != nil {
+	out.value("match", -1, s.view(m))
+	out.value("end", -1, map[string]string{"status": m.Status})
+	out.flush()
+	return nil
+}
+
+// sse gathers Server-Sent Events and writes them in one go.
+type sse struct {
+	w   *echo.Response
+	rc  *http.ResponseController
+	buf bytes.Buffer
+}
+
+func (e *sse) event(name string, id int, data []byte) {
+	if id >= 0 {
+		fmt.Fprintf(&e.buf, "id: %d\n", id)
+	}
+	fmt.Fprintf(&e.buf, "event: %s\ndata: %s\n\n", name, data)
+}
+
+func (e *sse) value(name string, id int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data = []byte(`null`) // API values are plain data: this does not happen
+	}
+	e.event(name, id, data)
+}
+
+// flush writes what was gathered; a viewer must take it within
+// streamWrite.
+func (e *sse) flush() error {
+	if e.buf.Len() == 0 {
 		return nil
 	}
-	send("end", -1, map[string]string{"status": m.Status})
-	return nil
+	e.rc.SetWriteDeadline(time.Now().Add(streamWrite))
+	_, err := e.w.Write(e.buf.Bytes())
+	e.buf.Reset()
+	if err == nil {
+		err = e.rc.Flush()
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/go-units"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sys/unix"
 
 	"arena/sandbox"
 )
@@ -30,6 +31,10 @@ type Config struct {
 	Pull            string // "never" or "missing"
 	Allow           []string
 	Token           string
+	Hosts           []string
+	QueueMax        int
+	StartsPerMinute int // -1: no limit
+	MaxConnections  int
 	Shutdown        string // "cancel" or "finish"
 	ShutdownTimeout time.Duration
 	// Every command's.
@@ -111,6 +116,44 @@ var settings = []setting{
 	{env: "ARENA_TOKEN", flag: "token", def: "", usage: "if set, starting and cancelling matches needs it (Authorization: Bearer TOKEN)", server: true, set: func(c *Config, v string) error {
 		c.Token = v
 		return nil
+	}},
+	{env: "ARENA_HOSTS", flag: "hosts", def: "", usage: "comma-separated host names the server answers to (Host header); * for any; empty: localhost, 127.0.0.1, ::1 and --host", server: true, set: func(c *Config, v string) error {
+		c.Hosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.Hosts = append(c.Hosts, h)
+			}
+		}
+		return nil
+	}},
+	{env: "ARENA_QUEUE_MAX", flag: "queue-max", def: "256", usage: "matches that may wait to start; past it starting one answers 429", server: true, set: func(c *Config, v string) (err error) {
+		c.QueueMax, err = strconv.Atoi(v)
+		if err == nil && c.QueueMax < 1 {
+			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_RATE", flag: "rate", def: "60", usage: "matches one client may start a minute (0: no limit)", server: true, set: func(c *Config, v string) (err error) {
+		c.StartsPerMinute, err = strconv.Atoi(v)
+		switch {
+		case err != nil:
+		case c.StartsPerMinute < 0:
+			err = errors.New("must not be negative")
+		case c.StartsPerMinute == 0:
+			c.StartsPerMinute = -1
+		}
+		return err
+	}},
+	{env: "ARENA_MAX_CONNECTIONS", flag: "max-connections", def: "", usage: "HTTP connections served at once; more wait to be accepted (default: 4096, or half the open-files limit if lower)", server: true, set: func(c *Config, v string) (err error) {
+		if v == "" {
+			c.MaxConnections = defaultMaxConnections()
+			return nil
+		}
+		c.MaxConnections, err = strconv.Atoi(v)
+		if err == nil && c.MaxConnections < 8 {
+			err = errors.New("must be at least 8")
+		}
+		return err
 	}},
 	{env: "ARENA_SHUTDOWN", flag: "shutdown", def: "cancel", usage: "on SIGTERM, cancel running matches or let them finish", server: true, set: func(c *Config, v string) error {
 		if v != "cancel" && v != "finish" {
@@ -241,4 +284,14 @@ func (c Config) Policy() sandbox.Policy {
 	p.TmpfsBytes = c.TmpfsBytes
 	p.Runtime = c.Runtime
 	return p
+}
+
+// defaultMaxConnections keeps half the process's open files for the
+// matches: 4096 connections, fewer under a low open-files limit.
+func defaultMaxConnections() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur >= 8192 {
+		return 4096
+	}
+	return max(8, int(lim.Cur/2))
 }

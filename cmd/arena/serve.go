@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -65,6 +67,21 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
 
+	// The data folder first, then the port: a second server on the same
+	// folder or port stops here, before it touches any container.
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	host, _ := os.Hostname()
+	st, err := store.Open(cfg.Data, fmt.Sprintf("arena serve (pid %d on %s, http://%s)", os.Getpid(), host, addr))
+	if err != nil {
+		return platformErr(err)
+	}
+	defer st.Close()
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return platformErr(fmt.Errorf("listen on %s: %w", addr, err))
+	}
+	defer listener.Close()
+
 	var extra []sandbox.Option
 	if cfg.Pull == "missing" {
 		extra = append(extra, sandbox.WithPullMissing())
@@ -76,11 +93,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer cli.Close()
 	log.Info("bots' stdio", zap.String("path", d.StdioPath()))
-	st, err := store.Open(cfg.Data)
-	if err != nil {
-		return platformErr(err)
-	}
-	defer st.Close()
 
 	owner, err := sandbox.Self()
 	if err != nil {
@@ -89,6 +101,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	live := sandbox.Liveness{Self: owner, ProcRoot: "/proc"}
 	srv := web.New(web.Config{
 		Token:            cfg.Token,
+		Hosts:            serverHosts(cfg),
+		QueueMax:         cfg.QueueMax,
+		StartsPerMinute:  cfg.StartsPerMinute,
+		MaxConnections:   cfg.MaxConnections,
 		Allow:            cfg.Allow,
 		PullMissing:      cfg.Pull == "missing",
 		DefaultBots:      defaultBots,
@@ -119,9 +135,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(err)
 	}
 
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe(addr) }()
+	go func() { served <- srv.Serve(listener) }()
 	fmt.Fprintf(stderr, "arena: serving http://%s (data in %s, %d match(es) at a time)\n", addr, cfg.Data, cfg.Concurrency)
 	select {
 	case err := <-served:
@@ -138,4 +153,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(err)
 	}
 	return nil
+}
+
+// serverHosts are the names the server answers to: ARENA_HOSTS, else the
+// loopback names and the address it listens on, when that is one address.
+func serverHosts(cfg Config) []string {
+	if len(cfg.Hosts) > 0 {
+		return cfg.Hosts
+	}
+	hosts := slices.Clone(web.DefaultHosts)
+	if ip := net.ParseIP(cfg.Host); ip == nil || !ip.IsUnspecified() {
+		hosts = append(hosts, cfg.Host)
+	}
+	return hosts
 }

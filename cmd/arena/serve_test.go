@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -321,4 +322,40 @@ func saveArtefact(t *testing.T, name string, data []byte) {
 		return
 	}
 	t.Logf("saved %s", path)
+}
+
+// A second server on the same data folder stops at once with one line
+// naming the first, and touches nothing of the first server's match.
+func TestSecondServerOnTheSameDataFolder(t *testing.T) {
+	cli := dockertest.Client(t)
+	slow := dockertest.TestBot(t, cli, "delay=30ms")
+	bin := arenaBinary(t)
+	data := t.TempDir()
+	first := startServer(t, bin, data, freePort(t))
+	id := first.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":12}}`, slow, slow))
+	first.waitStatus(t, id, "running")
+
+	second := exec.Command(bin, "serve", "--port", strconv.Itoa(freePort(t)), "--data", data)
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	err := second.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("the second server: %v\n%s", err, stderr.String())
+	}
+	want := fmt.Sprintf("held by arena serve (pid %d on ", first.cmd.Process.Pid)
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], want) {
+		t.Errorf("the second server said %q, want one line with %q", stderr.String(), want)
+	}
+	if n := matchContainers(t, cli, id); n != 2 {
+		t.Errorf("the first server's match has %d containers, want 2", n)
+	}
+	if m := first.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
+		t.Errorf("the first server's match: %v", m)
+	}
+	for _, b := range first.waitStatus(t, id, "finished")["result"].(map[string]any)["bots"].([]any) {
+		if st := b.(map[string]any)["status"]; st != "ok" {
+			t.Errorf("a bot of the first server's match is %v", st)
+		}
+	}
 }

@@ -1,0 +1,111 @@
+package web
+
+import (
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+)
+
+// The server's defences against hostile web clients. Each is a middleware,
+// one decision each:
+//
+//   - allowHost: a request naming a host the server is not known by is
+//     refused (a page on another site rebinding its name to this address
+//     cannot talk to the server).
+//   - sameOrigin: a request that changes something must come from the
+//     page itself: with a JSON body (a cross-site form or no-cors fetch
+//     cannot send one without a CORS preflight, which is refused) and, if
+//     the browser says where it comes from, from this origin.
+//   - limitStarts: each client may start only so many matches a minute.
+
+// DefaultHosts are the names the server answers to unless told others.
+var DefaultHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// hostName is a Host header's name, lower case, without port or brackets.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.Trim(host, "[]"))
+}
+
+func (s *Server) allowHost(next echo.HandlerFunc) echo.HandlerFunc {
+	allowed := map[string]bool{}
+	any := false
+	for _, h := range s.cfg.Hosts {
+		if h == "*" {
+			any = true
+		}
+		allowed[hostName(h)] = true
+	}
+	return func(c echo.Context) error {
+		if any || allowed[hostName(c.Request().Host)] {
+			return next(c)
+		}
+		return &apiError{http.StatusForbidden, fmt.Sprintf("host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)}
+	}
+}
+
+// changes reports whether a method may change something.
+func changes(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if !changes(r.Method) {
+			return next(c)
+		}
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			return &apiError{http.StatusForbidden, "cross-site requests may not change anything here"}
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host && origin != "https://"+r.Host {
+			return &apiError{http.StatusForbidden, fmt.Sprintf("requests from %s may not change anything here", origin)}
+		}
+		if r.ContentLength != 0 || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+				return &apiError{http.StatusUnsupportedMediaType, "the request body must be JSON, sent with Content-Type: application/json"}
+			}
+		}
+		return next(c)
+	}
+}
+
+// limitStarts allows each client (by its address) perMinute starts a
+// minute, in bursts of up to burst.
+func (s *Server) limitStarts(perMinute, burst int) echo.MiddlewareFunc {
+	store := middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
+		Rate: rate.Limit(float64(perMinute) / 60), Burst: burst, ExpiresIn: 10 * time.Minute,
+	})
+	retry := strconv.Itoa(max(1, 60/perMinute))
+	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
+		Store: store,
+		IdentifierExtractor: func(c echo.Context) (string, error) {
+			host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+			if err != nil {
+				return c.Request().RemoteAddr, nil
+			}
+			return host, nil
+		},
+		DenyHandler: func(c echo.Context, id string, _ error) error {
+			c.Response().Header().Set("Retry-After", retry)
+			return &apiError{http.StatusTooManyRequests, fmt.Sprintf("too many matches started from %s: at most %d a minute", id, perMinute)}
+		},
+		ErrorHandler: func(c echo.Context, err error) error {
+			return &apiError{http.StatusForbidden, "the client's address is unknown"}
+		},
+	})
+}
