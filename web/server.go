@@ -106,6 +106,9 @@ type Server struct {
 	log     *zap.Logger
 	now     func() time.Time
 	queue   *orchestrator.Queue
+	// live holds the records of the matches this server queued that are
+	// not over, so viewers of a live match never wait on the database.
+	live    sync.Map // id → store.Match
 	echo    *echo.Echo
 	closing chan struct{}
 	once    sync.Once
@@ -447,8 +450,10 @@ func (s *Server) createMatch(c echo.Context) error {
 	if err := s.deps.Store.Insert(c.Request().Context(), rec); err != nil {
 		return err
 	}
+	s.live.Store(id, rec)
 	pos, err := s.queue.Enqueue(req)
 	if err != nil {
+		s.live.Delete(id)
 		if ferr := s.deps.Store.Finish(context.WithoutCancel(c.Request().Context()), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
 			s.log.Error("record a match the queue refused", zap.String("match", id), zap.Error(ferr))
 		}
@@ -559,6 +564,9 @@ func (s *Server) record(u orchestrator.Update) {
 	}
 	if err != nil {
 		log.Error("record the match", zap.String("status", string(u.State)), zap.Error(err))
+	}
+	if u.State.Final() {
+		s.live.Delete(u.ID)
 	}
 }
 

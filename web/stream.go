@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/orchestrator"
+	"arena/store"
 )
 
 // heartbeat keeps idle streams (a long queue) from being cut by proxies.
@@ -33,9 +34,14 @@ const streamBatch = 50 * time.Millisecond
 // frame's index, so a reconnecting browser resumes where it left off),
 // and "end" once the match is over and every frame was sent.
 func (s *Server) stream(c echo.Context) error {
-	m, err := s.match(c)
-	if err != nil {
-		return err
+	var m store.Match
+	if live, ok := s.live.Load(c.Param("id")); ok {
+		m = live.(store.Match)
+	} else {
+		var err error
+		if m, err = s.match(c); err != nil {
+			return err
+		}
 	}
 	next := 0
 	if v := c.Request().Header.Get("Last-Event-ID"); v != "" {

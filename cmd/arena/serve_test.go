@@ -30,7 +30,7 @@ type server struct {
 	stderr *bytes.Buffer
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startServer(t *testing.T, bin, data string, port int) *server {
+func startServer(t testing.TB, bin, data string, port int) *server {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--data", data, "--log-level", "info")
 	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: new(bytes.Buffer)}
@@ -67,7 +67,7 @@ func startServer(t *testing.T, bin, data string, port int) *server {
 	}
 }
 
-func (s *server) post(t *testing.T, body string) string {
+func (s *server) post(t testing.TB, body string) string {
 	t.Helper()
 	res, err := http.Post(s.url+"/api/matches", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *server) post(t *testing.T, body string) string {
 	return m["id"].(string)
 }
 
-func (s *server) get(t *testing.T, id string) map[string]any {
+func (s *server) get(t testing.TB, id string) map[string]any {
 	t.Helper()
 	res, err := http.Get(s.url + "/api/matches/" + id)
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *server) get(t *testing.T, id string) map[string]any {
 	return m
 }
 
-func (s *server) waitStatus(t *testing.T, id string, want ...string) map[string]any {
+func (s *server) waitStatus(t testing.TB, id string, want ...string) map[string]any {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
 		m := s.get(t, id)

@@ -18,7 +18,7 @@ import (
 
 // arenaBinary builds the arena command as make build does: static, so
 // bots' stdio takes the FIFO path.
-func arenaBinary(t *testing.T) string {
+func arenaBinary(t testing.TB) string {
 	t.Helper()
 	return dockertest.GoBinary(t, dockertest.Root(), "./cmd/arena")
 }
