@@ -1,4 +1,4 @@
-// Small helpers shared by the page and the renderers.
+// Small helpers of the page (the form, the history and the viewer).
 
 export function escapeHTML(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -13,9 +13,6 @@ export function botIds(images) {
     return seen[img] > 1 ? `${img}#${seen[img]}` : img;
   });
 }
-
-// One colour per seat.
-export const colours = ["#e11d48", "#2563eb", "#16a34a", "#d97706", "#7c3aed", "#0891b2"];
 
 export function bytes(n) {
   if (n == null) return "n/a";

@@ -2,7 +2,8 @@
 // them back (autoplay, speed, scrubber, hotkeys), live or afterwards. Each
 // game draws its frames with its own renderer (games/*.js).
 import { renderers } from "./games/index.js";
-import { escapeHTML, botIds, colours, bytes } from "./util.js";
+import { escapeHTML, botIds, bytes } from "./util.js";
+import { seatColour } from "./games/draw.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -224,7 +225,7 @@ export class Viewer {
         const div = document.createElement("div");
         const b = res && res.bots[seat];
         const status = b && b.status !== "ok" ? ` <span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>` : "";
-        div.innerHTML = `<span class="swatch" style="background:${colours[seat % colours.length]}"></span>${escapeHTML(id)}${status}`;
+        div.innerHTML = `<span class="swatch" style="background:${seatColour(seat)}"></span>${escapeHTML(id)}${status}`;
         return div;
       }),
     );
@@ -247,7 +248,7 @@ export class Viewer {
       const answer = b ? (b.answer !== undefined ? b.answer : b.answer_b64 ? "(binary) " + b.answer_b64 : "") : "";
       const time = b && b.time_us ? (b.time_us / 1000).toFixed(2) + " ms" + (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
-      tr.innerHTML = `<td><span class="swatch" style="background:${colours[seat % colours.length]}"></span> ${escapeHTML(ids[seat])}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
+      tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(ids[seat])}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
       rows.push(tr);
     }
     $("#turn-panel tbody").replaceChildren(...rows);
@@ -273,7 +274,7 @@ export class Viewer {
         const status = b.status === "ok" ? '<span class="good">ok</span>' : `<span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>`;
         const died = b.death_reason ? `${escapeHTML(b.death_reason)} at ${b.death_turn}` : "–";
         const cpu = b.cpu_ms != null ? b.cpu_ms.toFixed(0) + " ms" : "n/a";
-        return `<tr><td><span class="swatch" style="background:${colours[b.seat % colours.length]}"></span> ${escapeHTML(b.id)}</td><td>${status}</td><td>${b.score}</td><td>${died}</td><td>${b.answer_ms_p50.toFixed(2)} / ${b.answer_ms_max.toFixed(2)} ms</td><td>${cpu}</td><td>${bytes(b.mem_peak_bytes)}</td></tr>`;
+        return `<tr><td><span class="swatch" style="background:${seatColour(b.seat)}"></span> ${escapeHTML(b.id)}</td><td>${status}</td><td>${b.score}</td><td>${died}</td><td>${b.answer_ms_p50.toFixed(2)} / ${b.answer_ms_max.toFixed(2)} ms</td><td>${cpu}</td><td>${bytes(b.mem_peak_bytes)}</td></tr>`;
       })
       .join("");
     el.className = "result visible";

@@ -1,22 +1,75 @@
-// Drawing helpers shared by the renderers.
+// Drawing helpers shared by the page and the renderers: the seat colours,
+// the canvas layout, coordinate ticks, labels and a few shapes.
+
+// One colour per seat; ids that hold no seat get the last one.
+const colours = ["#e11d48", "#2563eb", "#16a34a", "#d97706", "#7c3aed", "#0891b2"];
+
+export const seatColour = (seat) => colours[(seat < 0 ? colours.length - 1 : seat) % colours.length];
 
 // num is v when it is a finite number, else d.
 export const num = (v, d = 0) => (typeof v === "number" && Number.isFinite(v) ? v : d);
 
-// shortId is a bot id without its registry path, at most 18 characters.
-export function shortId(id) {
+// shortId is a bot id without its registry path, at most max characters.
+export function shortId(id, max = 18) {
   const s = String(id == null ? "" : id).split("/").pop();
-  return s.length > 18 ? s.slice(0, 17) + "…" : s;
+  return s.length > max ? s.slice(0, max - 1) + "…" : s;
 }
 
-// shieldPath traces a small heraldic shield centred on (cx, cy).
-export function shieldPath(g, cx, cy, r) {
+// layout sizes the canvas for a board of rows × cols square cells (at
+// most 720 × 560 pixels, cells of at least 8) with a header strip above
+// it and room around it: left, right, top and bottom of the board, the
+// canvas at least minWidth wide with the board centred. It returns the
+// 2D context, the cell size, the board's size in pixels and its top-left
+// corner (ox, oy).
+export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, top = 0, bottom = 0, minWidth = 0 } = {}) {
+  const cell = Math.max(8, Math.floor(Math.min(720 / cols, 560 / rows)));
+  const bw = cols * cell;
+  const bh = rows * cell;
+  canvas.width = Math.max(minWidth, bw + left + right);
+  canvas.height = header + top + bh + bottom;
+  const ox = Math.floor((canvas.width - bw + left) / 2);
+  const oy = header + top;
+  return { g: canvas.getContext("2d"), cell, bw, bh, ox, oy };
+}
+
+// ticks writes the row numbers right-aligned at x, at the heights rowAt(r),
+// and the column numbers centred on colAt(c), with their bottom at y (their
+// top with below set): every `every` rows and columns.
+export function ticks(g, { rows, cols, cell, every, x, rowAt, y, colAt, below = false }) {
+  g.fillStyle = "#6b7280";
+  g.font = `${Math.min(10, Math.max(8, Math.floor(cell * 0.6)))}px sans-serif`;
+  g.textAlign = "right";
+  g.textBaseline = "middle";
+  for (let r = 0; r < rows; r += every) g.fillText(String(r), x, rowAt(r));
+  g.textAlign = "center";
+  g.textBaseline = below ? "top" : "bottom";
+  for (let c = 0; c < cols; c += every) g.fillText(String(c), colAt(c), y);
+}
+
+// pill writes a bold label of size pixels in fg on a rounded box of bg
+// centred on (cx, cy); pad is the room added to the text's width and
+// height, alpha the box's opacity, and box [x0, y0, x1, y1] an area the
+// label is kept inside.
+export function pill(g, text, cx, cy, { size, bg, fg = "#fff", pad = [10, 6], alpha = 1, box = null }) {
+  g.font = `bold ${size}px sans-serif`;
+  const w = g.measureText(text).width + pad[0];
+  const h = size + pad[1];
+  let x = cx - w / 2;
+  if (box) {
+    const [x0, y0, x1, y1] = box;
+    x = Math.max(x0 + 2, Math.min(x1 - w - 2, x));
+    cy = Math.max(y0 + h / 2 + 2, Math.min(y1 - h / 2 - 2, cy));
+  }
+  g.fillStyle = bg;
+  g.globalAlpha = alpha;
   g.beginPath();
-  g.moveTo(cx, cy - r);
-  g.lineTo(cx + r * 0.85, cy - r * 0.6);
-  g.quadraticCurveTo(cx + r * 0.85, cy + r * 0.5, cx, cy + r);
-  g.quadraticCurveTo(cx - r * 0.85, cy + r * 0.5, cx - r * 0.85, cy - r * 0.6);
-  g.closePath();
+  g.roundRect(x, cy - h / 2, w, h, h / 2);
+  g.fill();
+  g.globalAlpha = 1;
+  g.fillStyle = fg;
+  g.textAlign = "center";
+  g.textBaseline = "middle";
+  g.fillText(text, x + w / 2, cy + 0.5);
 }
 
 // headerStrip paints the strip of text above a board, height pixels high,
@@ -34,6 +87,16 @@ export function headerStrip(g, width, height) {
   g.textBaseline = "middle";
 }
 
+// shieldPath traces a small heraldic shield centred on (cx, cy).
+export function shieldPath(g, cx, cy, r) {
+  g.beginPath();
+  g.moveTo(cx, cy - r);
+  g.lineTo(cx + r * 0.85, cy - r * 0.6);
+  g.quadraticCurveTo(cx + r * 0.85, cy + r * 0.5, cx, cy + r);
+  g.quadraticCurveTo(cx - r * 0.85, cy + r * 0.5, cx - r * 0.85, cy - r * 0.6);
+  g.closePath();
+}
+
 // cross strokes an X of half-size r centred on (x, y) with the current
 // stroke style.
 export function cross(g, x, y, r) {
@@ -42,5 +105,17 @@ export function cross(g, x, y, r) {
   g.lineTo(x + r, y + r);
   g.moveTo(x + r, y - r);
   g.lineTo(x - r, y + r);
+  g.stroke();
+}
+
+// burst strokes eight rays around (x, y), from radius r0 to r1, with the
+// current stroke style.
+export function burst(g, x, y, r0, r1) {
+  g.beginPath();
+  for (let k = 0; k < 8; k++) {
+    const a = (k * Math.PI) / 4;
+    g.moveTo(x + Math.cos(a) * r0, y + Math.sin(a) * r0);
+    g.lineTo(x + Math.cos(a) * r1, y + Math.sin(a) * r1);
+  }
   g.stroke();
 }

@@ -8,8 +8,7 @@
 // Frames carry the board only when a level starts ("init"); the board of
 // frame i is the init of frame i's level plus the cells eaten in the frames
 // after it up to i. Rows (x) grow upward, as the game's "up" is x+1.
-import { colours } from "../util.js";
-import { num, shortId, shieldPath, headerStrip, cross } from "./draw.js";
+import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross } from "./draw.js";
 
 const HEADER = 64;
 const MARGIN = 18; // coordinate ticks: rows on the left, columns below
@@ -268,26 +267,6 @@ function drawGhost(g, cx, cy, r, dir, colour, label) {
   }
 }
 
-// pill writes a label on a rounded box centred on (cx, cy), kept inside
-// the box [x0, y0, x1, y1].
-function pill(g, text, cx, cy, bg, fg, size, [x0, y0, x1, y1]) {
-  g.font = `bold ${size}px sans-serif`;
-  const w = g.measureText(text).width + 10;
-  const h = size + 6;
-  const x = Math.max(x0 + 2, Math.min(x1 - w - 2, cx - w / 2));
-  cy = Math.max(y0 + h / 2 + 2, Math.min(y1 - h / 2 - 2, cy));
-  g.fillStyle = bg;
-  g.globalAlpha = 0.88;
-  g.beginPath();
-  g.roundRect(x, cy - h / 2, w, h, h / 2);
-  g.fill();
-  g.globalAlpha = 1;
-  g.fillStyle = fg;
-  g.textAlign = "center";
-  g.textBaseline = "middle";
-  g.fillText(text, x + w / 2, cy + 0.5);
-}
-
 export const pacman = {
   draw(canvas, frame, { ids = [], frames = [], index = 0 } = {}) {
     const st = (frame && frame.state) || {};
@@ -304,14 +283,7 @@ export const pacman = {
     const rows = bd ? bd.rows : size;
     const cols = bd ? bd.cols : size;
 
-    const cell = Math.max(8, Math.floor(Math.min(720 / cols, 560 / rows)));
-    const bw = cols * cell;
-    const bh = rows * cell;
-    canvas.width = Math.max(MIN_WIDTH, bw + MARGIN + 8);
-    canvas.height = HEADER + bh + MARGIN + 4;
-    const ox = Math.floor((canvas.width - bw + MARGIN) / 2);
-    const oy = HEADER + 2;
-    const g = canvas.getContext("2d");
+    const { g, cell, bw, bh, ox, oy } = layout(canvas, rows, cols, { header: HEADER, left: MARGIN, right: 8, top: 2, bottom: MARGIN + 2, minWidth: MIN_WIDTH });
     const px = (y) => ox + y * cell; // columns left to right
     const py = (x) => oy + (rows - 1 - x) * cell; // rows bottom to top
     const cx = (x, y) => px(y) + cell / 2;
@@ -320,16 +292,8 @@ export const pacman = {
     g.fillStyle = "#fbfbf8";
     g.fillRect(0, 0, canvas.width, canvas.height);
 
-    // Coordinate ticks.
-    g.fillStyle = "#6b7280";
-    g.font = `${Math.min(10, Math.max(8, Math.floor(cell * 0.6)))}px sans-serif`;
-    const every = cell >= 20 ? 2 : 5;
-    g.textAlign = "right";
-    g.textBaseline = "middle";
-    for (let x = 0; x < rows; x += every) g.fillText(String(x), ox - 3, cy(x));
-    g.textAlign = "center";
-    g.textBaseline = "top";
-    for (let y = 0; y < cols; y += every) g.fillText(String(y), cx(0, y), oy + bh + 3);
+    // Coordinate ticks: rows on the left, columns below.
+    ticks(g, { rows, cols, cell, every: cell >= 20 ? 2 : 5, x: ox - 3, rowAt: cy, y: oy + bh + 3, colAt: (y) => cx(0, y), below: true });
     g.textAlign = "left";
     g.fillText("x↑ y→", 2, oy + bh + 3);
 
@@ -422,8 +386,8 @@ export const pacman = {
       g.stroke();
     }
     const seats = seatsOf(st, all);
-    const pacColour = seats.pac >= 0 ? colours[seats.pac % colours.length] : NEUTRAL_PAC;
-    const ghostColour = seats.ghosts >= 0 ? colours[seats.ghosts % colours.length] : NEUTRAL_GHOST;
+    const pacColour = seats.pac >= 0 ? seatColour(seats.pac) : NEUTRAL_PAC;
+    const ghostColour = seats.ghosts >= 0 ? seatColour(seats.ghosts) : NEUTRAL_GHOST;
     const events = arr(st.events);
     const eaten = events.includes(0);
     const shieldBroken = events.includes(1);
@@ -596,9 +560,9 @@ export const pacman = {
     // Above the cell, or below it near the top edge.
     const labelY = (x) => (py(x) - cell * 0.9 - label / 2 - 5 < oy ? py(x) + cell * 1.7 + label / 2 : py(x) - cell * 0.7 - label / 2);
     if (eaten && caughtAt) {
-      pill(g, `eaten${by >= 0 ? " by ghost " + by : ""}`, cx(caughtAt.x, caughtAt.y), labelY(caughtAt.x), "#b91c1c", "#fff", label, [ox, oy, ox + bw, oy + bh]);
+      pill(g, `eaten${by >= 0 ? " by ghost " + by : ""}`, cx(caughtAt.x, caughtAt.y), labelY(caughtAt.x), { size: label, bg: "#b91c1c", alpha: 0.88, box: [ox, oy, ox + bw, oy + bh] });
     } else if (shieldBroken && pc) {
-      pill(g, `shield broken${by >= 0 ? " by ghost " + by : ""}`, cx(pc[0], pc[1]), labelY(pc[0]), SKILLS[3].colour, "#fff", label, [ox, oy, ox + bw, oy + bh]);
+      pill(g, `shield broken${by >= 0 ? " by ghost " + by : ""}`, cx(pc[0], pc[1]), labelY(pc[0]), { size: label, bg: SKILLS[3].colour, alpha: 0.88, box: [ox, oy, ox + bw, oy + bh] });
     }
 
     // Level ends and the end of the match: a banner over the board.

@@ -4,8 +4,7 @@
 // this round's events: deaths with their reason, what was eaten, what
 // reappeared, the ring that closed. A header strip gives the round, the
 // shrink countdown and each snake's score and status.
-import { colours } from "../util.js";
-import { num, shortId, shieldPath, headerStrip, cross } from "./draw.js";
+import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross, burst } from "./draw.js";
 
 const HEADER = 62; // the header strip, in pixels
 const MARGIN = 16; // room for the coordinate ticks, left and top
@@ -22,7 +21,6 @@ const DEAD = "#9ca3af";
 
 const cellOf = (a) => (Array.isArray(a) && a.length >= 2 && Number.isFinite(a[0]) && Number.isFinite(a[1]) ? [a[0], a[1]] : null);
 const cells = (a) => (Array.isArray(a) ? a.map(cellOf).filter(Boolean) : []);
-const seatColour = (seat) => colours[(seat < 0 ? 5 : seat) % colours.length];
 
 // shade mixes a #rrggbb colour with black (f < 0) or white (f > 0).
 function shade(hex, f) {
@@ -32,20 +30,6 @@ function shade(hex, f) {
   const g = mix((n >> 8) & 255);
   const b = mix(n & 255);
   return `rgb(${r},${g},${b})`;
-}
-
-function pill(g, text, cx, cy, bg, fg, font) {
-  g.font = font;
-  const w = g.measureText(text).width + 8;
-  const h = parseInt(font.match(/(\d+)px/)[1], 10) + 5;
-  g.fillStyle = bg;
-  g.beginPath();
-  g.roundRect(cx - w / 2, cy - h / 2, w, h, h / 2);
-  g.fill();
-  g.fillStyle = fg;
-  g.textAlign = "center";
-  g.textBaseline = "middle";
-  g.fillText(text, cx, cy + 0.5);
 }
 
 export const snake = {
@@ -62,14 +46,7 @@ export const snake = {
     const closed = num(st.rings_closed);
     const rings = num(st.rings, Math.ceil(Math.min(rows, cols) / 2));
 
-    const cell = Math.max(8, Math.floor(Math.min(720 / cols, 560 / rows)));
-    const bw = cols * cell;
-    const bh = rows * cell;
-    canvas.width = Math.max(MIN_WIDTH, bw + MARGIN + 8);
-    canvas.height = HEADER + MARGIN + bh + 6;
-    const ox = Math.floor((canvas.width - bw + MARGIN) / 2);
-    const oy = HEADER + MARGIN;
-    const g = canvas.getContext("2d");
+    const { g, cell, ox, oy } = layout(canvas, rows, cols, { header: HEADER, left: MARGIN, right: 8, top: MARGIN, bottom: 6, minWidth: MIN_WIDTH });
     const px = (y) => ox + y * cell; // y is the column
     const py = (x) => oy + x * cell; // x is the row, 0 at the top
     const cx = (c) => px(c[1]) + cell / 2;
@@ -80,15 +57,8 @@ export const snake = {
     g.fillRect(0, 0, canvas.width, canvas.height);
 
     // Coordinate ticks: rows on the left, columns on top.
-    g.fillStyle = "#6b7280";
-    g.font = `${Math.min(10, Math.max(8, cell * 0.45))}px sans-serif`;
     const every = cell >= 20 ? 1 : cell >= 12 ? 2 : 5;
-    g.textAlign = "right";
-    g.textBaseline = "middle";
-    for (let x = 0; x < rows; x += every) g.fillText(String(x), ox - 3, py(x) + cell / 2);
-    g.textAlign = "center";
-    g.textBaseline = "bottom";
-    for (let y = 0; y < cols; y += every) g.fillText(String(y), px(y) + cell / 2, oy - 2);
+    ticks(g, { rows, cols, cell, every, x: ox - 3, rowAt: (x) => py(x) + cell / 2, y: oy - 2, colAt: (y) => px(y) + cell / 2 });
 
     // The board: ground, walls, and the closed rings.
     for (let x = 0; x < rows; x++) {
@@ -297,7 +267,7 @@ export const snake = {
     });
 
     // This round's events at their cells.
-    const small = `bold ${Math.max(10, Math.min(13, Math.floor(cell * 0.45)))}px sans-serif`;
+    const small = Math.max(10, Math.min(13, Math.floor(cell * 0.45)));
     for (const e of events) {
       if (!e) continue;
       const at = cellOf(e.at);
@@ -312,14 +282,8 @@ export const snake = {
       } else if (e.type === "ate" && at) {
         g.strokeStyle = e.item === "shield" ? SHIELD : "#16a34a";
         g.lineWidth = 2;
-        g.beginPath();
-        for (let k = 0; k < 8; k++) {
-          const a = (k * Math.PI) / 4;
-          g.moveTo(cx(at) + Math.cos(a) * cell * 0.5, cy(at) + Math.sin(a) * cell * 0.5);
-          g.lineTo(cx(at) + Math.cos(a) * cell * 0.7, cy(at) + Math.sin(a) * cell * 0.7);
-        }
-        g.stroke();
-        pill(g, e.item === "shield" ? "+1 shield" : "+1", cx(at), py(at[0]) - cell * 0.15, "rgba(22,101,52,0.85)", "#fff", small);
+        burst(g, cx(at), cy(at), cell * 0.5, cell * 0.7);
+        pill(g, e.item === "shield" ? "+1 shield" : "+1", cx(at), py(at[0]) - cell * 0.15, { size: small, bg: "rgba(22,101,52,0.85)", pad: [8, 5] });
       }
     }
     for (const e of events) {
@@ -355,7 +319,7 @@ export const snake = {
       // The label goes on the side away from the cell it asked for.
       const below = to ? to[0] <= at[0] : at[0] < rows - 1;
       const ly = below ? py(at[0]) + cell * 1.3 : py(at[0]) - cell * 0.3;
-      pill(g, label, Math.max(60, Math.min(canvas.width - 60, x)), ly, seatColour(seat), "#fff", small);
+      pill(g, label, Math.max(60, Math.min(canvas.width - 60, x)), ly, { size: small, bg: seatColour(seat), pad: [8, 5] });
     }
 
     // The header: round and shrink countdown, then each snake.

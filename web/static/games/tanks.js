@@ -1,7 +1,7 @@
 // Tanks: walls, water, barriers with their health, tanks with health and
 // id, bullets with their direction, the closing zone, and what was
 // destroyed this turn.
-import { colours } from "../util.js";
+import { seatColour, shortId, layout, burst } from "./draw.js";
 
 const TYPE = { tank: 0, barrier: 1, block: 2, water: 3 };
 
@@ -21,10 +21,7 @@ export const tanks = {
       w = Math.max(w, c.Coordinates.X + 1);
       h = Math.max(h, c.Coordinates.Y + 1);
     }
-    const cell = Math.max(8, Math.floor(Math.min(720 / w, 560 / h)));
-    canvas.width = w * cell;
-    canvas.height = h * cell;
-    const g = canvas.getContext("2d");
+    const { g, cell } = layout(canvas, h, w);
     // Y grows upward in the game, downward on the canvas.
     const px = (x) => x * cell;
     const py = (y) => (h - 1 - y) * cell;
@@ -69,7 +66,7 @@ export const tanks = {
           break;
         case TYPE.tank: {
           const seat = ids.indexOf(c.UserId);
-          g.fillStyle = colours[(seat < 0 ? 5 : seat) % colours.length];
+          g.fillStyle = seatColour(seat);
           g.beginPath();
           g.roundRect(x + 2, y + 2, cell - 4, cell - 4, cell / 5);
           g.fill();
@@ -78,8 +75,7 @@ export const tanks = {
           g.fillText(String(c.HealthCount), x + cell / 2, y + cell / 2);
           g.fillStyle = "#111";
           g.font = `${Math.max(9, Math.floor(cell * 0.32))}px sans-serif`;
-          const label = (c.UserId || "").split("/").pop();
-          g.fillText(label.length > 14 ? label.slice(0, 13) + "…" : label, x + cell / 2, y - cell * 0.22);
+          g.fillText(shortId(c.UserId, 14), x + cell / 2, y - cell * 0.22);
           break;
         }
       }
@@ -91,7 +87,7 @@ export const tanks = {
       const cy = py(b.Coordinates.Y) + cell / 2;
       const [dx, dy] = dir[b.Direction] || [0, 0];
       const seat = ids.indexOf(b.OwnerId);
-      g.strokeStyle = colours[(seat < 0 ? 5 : seat) % colours.length];
+      g.strokeStyle = seatColour(seat);
       g.lineWidth = Math.max(2, cell / 8);
       g.beginPath();
       g.moveTo(cx - dx * cell * 0.45, cy + dy * cell * 0.45);
@@ -109,13 +105,7 @@ export const tanks = {
       const cy = py(e.Coordinates.Y) + cell / 2;
       g.strokeStyle = "#f97316";
       g.lineWidth = 3;
-      g.beginPath();
-      for (let i = 0; i < 8; i++) {
-        const a = (i * Math.PI) / 4;
-        g.moveTo(cx + Math.cos(a) * cell * 0.15, cy + Math.sin(a) * cell * 0.15);
-        g.lineTo(cx + Math.cos(a) * cell * 0.5, cy + Math.sin(a) * cell * 0.5);
-      }
-      g.stroke();
+      burst(g, cx, cy, cell * 0.15, cell * 0.5);
     }
   },
 };
