@@ -56,7 +56,7 @@
 //
 // Turn() counts the rounds played; a round cut short by a fault also
 // completes a turn, so that the final frame is recorded. Frame() is one
-// compact JSON object:
+// compact JSON object, enough to draw that turn without any other frame:
 //
 //	turn               the turn (0: before the first round)
 //	played             whether a round was played in this turn
@@ -76,15 +76,28 @@
 //	StopReason         null, or why the match ended (last frame only)
 //	beans_left         beannumber minus the beans eaten in this level
 //	eaten              cells the Pac-Man cleared this round, in order
-//	                   (beans and skill items; apply them to the board)
+//	                   (beans and skill items)
 //	caught_by          the ghost credited with a catch that counted, or −1
+//	invulnerable       rounds the Pac-Man cannot be caught after this one
+//	                   (3 after being eaten, 1 after a shield breaks,
+//	                   counting down by one each round)
 //	roles              the role claimed by each seat, −1 before its claim
+//	max_rounds         the level's round limit (500, 400, 300)
+//	portal_round       the round after which the level's portal opens (60,
+//	                   50), 0 on a level without a portal
+//	board              the level's board after the round: one string per
+//	                   row x (0 first; x grows upward in the game), one
+//	                   character per cell y: '#' wall, ' ' empty, '.' bean,
+//	                   'o' bonus bean, 's' speed, 'm' magnet, 'h' shield,
+//	                   'd' double, 'f' freeze, '@' portal
 //	init               present when a level starts after this frame (turn
 //	                   0, and the turn whose round ended levels 1 and 2):
-//	                   the level's init object, with its board
+//	                   the level's init object, as the bots receive it
 //
 // The fields from round to StopReason are the original replay's. A frame
 // without a played round (turn 0, or a fault's turn) has empty paths and
-// events and the current positions. SaibloReplay turns the frames back
-// into the original replay file.
+// events and the current positions. The frame whose round ends a level
+// shows that level (its board, round limit and portal); its init is the
+// next level's. SaibloReplay turns the frames back into the original
+// replay file.
 package pacman

@@ -3,6 +3,7 @@ package pacman
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"arena/engine"
 )
@@ -255,6 +256,7 @@ func (g *match) idleFrame(stop *string, in *levelInit) *arenaFrame {
 	for j, gh := range s.ghosts {
 		f.GhostsCoord[j] = xy(gh)
 	}
+	s.levelFields(f)
 	return f
 }
 
@@ -284,7 +286,26 @@ func (g *match) playedFrame(res roundResult) *arenaFrame {
 		f.GhostsCoord[j] = xy(gh)
 		f.GhostsStepBlock[j] = xys(res.ghostPaths[j])
 	}
+	s.levelFields(f)
 	return f
+}
+
+// levelFields sets what a frame carries so that a viewer can draw it
+// alone: the invulnerability left, the level's round limit and portal
+// round, and the board as it stands.
+func (s *state) levelFields(f *arenaFrame) {
+	f.Invulnerable = s.invulnerable
+	f.MaxRounds = s.spec.maxRounds
+	f.PortalRound = s.spec.portalAt
+	if s.rows == nil {
+		s.rows = make([]string, s.board.size)
+	}
+	for x, row := range s.rows {
+		if row == "" {
+			s.rows[x] = s.board.row(x)
+		}
+	}
+	f.Board = slices.Clone(s.rows)
 }
 
 // Turn implements engine.Match: the rounds played, plus one for a round

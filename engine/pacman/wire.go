@@ -124,16 +124,36 @@ type roundInfo struct {
 }
 
 // arenaFrame is Match.Frame(): the round object plus what a viewer needs
-// (doc.go describes it).
+// to draw the frame without any other (doc.go describes it).
 type arenaFrame struct {
 	Turn   int  `json:"turn"`
 	Played bool `json:"played"`
 	roundInfo
-	BeansLeft int        `json:"beans_left"`
-	Eaten     [][2]int   `json:"eaten"`
-	CaughtBy  int        `json:"caught_by"`
-	Roles     [2]int     `json:"roles"`
-	Init      *levelInit `json:"init,omitempty"`
+	BeansLeft    int        `json:"beans_left"`
+	Eaten        [][2]int   `json:"eaten"`
+	CaughtBy     int        `json:"caught_by"`
+	Invulnerable int        `json:"invulnerable"`
+	Roles        [2]int     `json:"roles"`
+	MaxRounds    int        `json:"max_rounds"`
+	PortalRound  int        `json:"portal_round"`
+	Board        []string   `json:"board"`
+	Init         *levelInit `json:"init,omitempty"`
+}
+
+// cellSymbols gives each cell value its symbol in a frame's board: wall,
+// empty, bean, bonus bean, the speed, magnet, shield, double and freeze
+// items, portal.
+const cellSymbols = "# .osmhdf@"
+
+// row is row x of the board as a frame carries it: the symbol of cell
+// (x, y) at y.
+func (b board) row(x int) string {
+	var sb strings.Builder
+	sb.Grow(b.size)
+	for _, v := range b.cells[x*b.size : (x+1)*b.size] {
+		sb.WriteByte(cellSymbols[v])
+	}
+	return sb.String()
 }
 
 func xy(p point) [2]int { return [2]int{p.X, p.Y} }
@@ -207,8 +227,14 @@ func (w *writer) pairs(ps [][2]int) {
 func (w *writer) str(s string) {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	w.b = append(w.b, '"')
+	start := 0 // s[start:i] needs no escape
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		w.b = append(w.b, s[start:i]...)
+		start = i + 1
 		switch c {
 		case '"':
 			w.b = append(w.b, `\"`...)
@@ -225,13 +251,10 @@ func (w *writer) str(s string) {
 		case '\f':
 			w.b = append(w.b, `\f`...)
 		default:
-			if c < 0x20 {
-				w.b = fmt.Appendf(w.b, `\u%04x`, c)
-			} else {
-				w.b = append(w.b, c)
-			}
+			w.b = fmt.Appendf(w.b, `\u%04x`, c)
 		}
 	}
+	w.b = append(w.b, s[start:]...)
 	w.b = append(w.b, '"')
 }
 
@@ -323,7 +346,8 @@ func roundLine(r *roundInfo) []byte {
 
 // encodeFrame writes an Arena frame as compact JSON.
 func encodeFrame(f *arenaFrame) []byte {
-	w := writer{}
+	// The board's rows and about 600 bytes of the rest.
+	w := writer{b: make([]byte, 0, 600+len(f.Board)*(len(f.Board)+3))}
 	w.b = append(w.b, '{')
 	w.key(true, "turn")
 	w.int(f.Turn)
@@ -336,8 +360,23 @@ func encodeFrame(f *arenaFrame) []byte {
 	w.pairs(f.Eaten)
 	w.key(false, "caught_by")
 	w.int(f.CaughtBy)
+	w.key(false, "invulnerable")
+	w.int(f.Invulnerable)
 	w.key(false, "roles")
 	w.ints(f.Roles[:])
+	w.key(false, "max_rounds")
+	w.int(f.MaxRounds)
+	w.key(false, "portal_round")
+	w.int(f.PortalRound)
+	w.key(false, "board")
+	w.b = append(w.b, '[')
+	for i, row := range f.Board {
+		if i > 0 {
+			w.comma()
+		}
+		w.str(row)
+	}
+	w.b = append(w.b, ']')
 	if f.Init != nil {
 		w.key(false, "init")
 		w.levelInit(f.Init)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"arena/engine"
 )
 
 func TestParseMessage(t *testing.T) {
@@ -213,10 +215,78 @@ func TestFrameIsStrictJSON(t *testing.T) {
 	if f.Turn != 0 || f.Played || f.Init == nil || f.Init.BoardSize != 41 || len(f.Init.Board) != 41 || f.Level != 1 {
 		t.Errorf("frame 0 = %+v", f)
 	}
+	if f.MaxRounds != 500 || f.PortalRound != 60 || f.Invulnerable != 0 || len(f.Board) != 41 || f.Board[0] != strings.Repeat("#", 41) {
+		t.Errorf("frame 0 level fields = %d %d %d %q", f.MaxRounds, f.PortalRound, f.Invulnerable, f.Board)
+	}
 	if f.Roles != [2]int{-1, -1} || f.CaughtBy != -1 || f.StopReason != nil || f.BeansLeft != f.Init.Beannumber {
 		t.Errorf("frame 0 extras = %+v", f)
 	}
 	if again := encodeFrame(&f); !bytes.Equal(again, g.Frame()) {
 		t.Errorf("the frame does not survive a round trip:\n%s\n%s", again, g.Frame())
 	}
+}
+
+// Every frame carries what a viewer needs to draw it alone. Its board is
+// the one obtained the long way, from the level's init and the cells eaten
+// in every frame since; its invulnerability follows the events of the
+// frames before it.
+func TestFramesDrawAlone(t *testing.T) {
+	g := newMatch(1)
+	frames := record(t, g, nil, bots(g, 0, engine.NewRand(1, 99)))
+	var board [][]byte
+	var init *levelInit
+	invulnerable, played, catches := 0, map[int]bool{}, 0
+	for i, raw := range frames {
+		f := decodeFrame(t, raw)
+		if i == 0 {
+			init = f.Init
+			board = rowsOf(init.Board)
+		}
+		for _, c := range f.Eaten {
+			board[c[0]][c[1]] = cellSymbols[cellEmpty]
+		}
+		switch {
+		case slices.Contains(f.Events, eventEaten):
+			invulnerable = invulnerableEaten
+			catches++
+		case slices.Contains(f.Events, eventShieldBroken):
+			invulnerable = invulnerableShield
+		case f.Played:
+			invulnerable = max(0, invulnerable-1)
+		}
+		want := make([]string, len(board))
+		for x, row := range board {
+			want[x] = string(row)
+		}
+		if !slices.Equal(f.Board, want) {
+			t.Fatalf("turn %d: the frame's board differs from the init's with the cells eaten since:\n%s\nwant\n%s", f.Turn, strings.Join(f.Board, "\n"), strings.Join(want, "\n"))
+		}
+		spec := levels[f.Level-1]
+		if f.Level != init.Level || len(f.Board) != spec.size || f.MaxRounds != spec.maxRounds || f.PortalRound != spec.portalAt {
+			t.Fatalf("turn %d: level %d (init of level %d), %d rows, max_rounds %d, portal_round %d", f.Turn, f.Level, init.Level, len(f.Board), f.MaxRounds, f.PortalRound)
+		}
+		if f.Invulnerable != invulnerable {
+			t.Fatalf("turn %d: invulnerable %d, want %d (events %v)", f.Turn, f.Invulnerable, invulnerable, f.Events)
+		}
+		played[f.Level] = true
+		if f.Init != nil && i > 0 {
+			init = f.Init // the next frame is the next level's
+			board = rowsOf(init.Board)
+		}
+	}
+	if len(played) != 3 || catches == 0 {
+		t.Errorf("the match played levels %v with %d catches; the test wants all three and a catch", played, catches)
+	}
+}
+
+// rowsOf writes an init board with the frames' symbols.
+func rowsOf(b [][]int) [][]byte {
+	out := make([][]byte, len(b))
+	for x, row := range b {
+		out[x] = make([]byte, len(row))
+		for y, v := range row {
+			out[x][y] = cellSymbols[v]
+		}
+	}
+	return out
 }
