@@ -5,18 +5,18 @@
 // solid, the skills in effect, the shield and the invulnerability after a
 // catch, the scores, level and round, and this round's events.
 //
-// Frames carry the board only when a level starts ("init"); the board of
-// frame i is the init of frame i's level plus the cells eaten in the frames
-// after it up to i. Rows (x) grow upward, as the game's "up" is x+1.
+// Each frame carries all of it (engine/pacman's doc.go lists the fields).
+// Other frames, when at hand, only tell which way the Pac-Man faces when
+// it did not move, and the seats' colours before the roles are claimed.
+// Rows (x) grow upward, as the game's "up" is x+1.
 import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross } from "./draw.js";
 
 const HEADER = 64;
 const MARGIN = 18; // coordinate ticks: rows on the left, columns below
 const MIN_WIDTH = 540;
 
-const CELL = { wall: 0, empty: 1, bean: 2, bonus: 3, speed: 4, magnet: 5, shield: 6, double: 7, freeze: 8, portal: 9 };
-// The levels as the spec fixes them: board size, rounds, portal opening.
-const LEVELS = { 1: { size: 41, rounds: 500, portal: 60 }, 2: { size: 32, rounds: 400, portal: 50 }, 3: { size: 22, rounds: 300, portal: 0 } };
+// The board's characters.
+const CELL = { wall: "#", empty: " ", bean: ".", bonus: "o", speed: "s", magnet: "m", shield: "h", double: "d", freeze: "f", portal: "@" };
 // pacman_skills order, with how each is drawn.
 const SKILLS = [
   { name: "double", colour: "#ea580c", glyph: "2×" },
@@ -38,72 +38,6 @@ const NEUTRAL_GHOST = "#64748b";
 
 const isCell = (a) => Array.isArray(a) && a.length >= 2 && Number.isFinite(a[0]) && Number.isFinite(a[1]);
 const arr = (a) => (Array.isArray(a) ? a : []);
-
-// ---- The board of a frame, rebuilt from the level's init and the eaten cells.
-
-// Per frames array: for each frame index holding an init, the level's
-// board and, per cell, the first frame index whose round ate it.
-const caches = new WeakMap();
-
-function validInit(init) {
-  return init && typeof init === "object" && Array.isArray(init.board) && init.board.length > 0 && Array.isArray(init.board[0]);
-}
-
-// levelStart is the index of the frame whose init starts frame i's level:
-// the latest init at or before i of the same level (the frame that ends a
-// level carries the next level's init but still shows the old level).
-function levelStart(frames, i, level) {
-  let fallback = -1;
-  for (let k = Math.min(i, frames.length - 1); k >= 0; k--) {
-    const st = frames[k] && frames[k].state;
-    if (!st || !validInit(st.init)) continue;
-    if (level == null || st.init.level == null || st.init.level === level) return k;
-    if (fallback < 0 && st.init.level < level) fallback = k;
-  }
-  return fallback;
-}
-
-function boardAt(frames, i, level) {
-  const j = levelStart(frames, i, level);
-  if (j < 0) return null;
-  let cache = caches.get(frames);
-  if (!cache) {
-    cache = new Map();
-    caches.set(frames, cache);
-  }
-  const init = frames[j].state.init;
-  let lv = cache.get(j);
-  if (!lv || lv.init !== init) {
-    const size = Math.min(200, init.board.length);
-    const cols = Math.min(200, Math.max(1, ...init.board.map((r) => (Array.isArray(r) ? r.length : 0))));
-    const base = new Int8Array(size * cols);
-    for (let x = 0; x < size; x++) {
-      const row = arr(init.board[x]);
-      for (let y = 0; y < cols; y++) base[x * cols + y] = num(row[y], CELL.wall);
-    }
-    lv = { init, rows: size, cols, base, eatenAt: new Int32Array(size * cols).fill(0x7fffffff), scanned: j };
-    cache.set(j, lv);
-  }
-  // Apply the eaten cells of the frames not seen yet (a missing frame stops
-  // the bookkeeping there, so that it is read once it arrives).
-  let contiguous = true;
-  for (let k = lv.scanned + 1; k <= i; k++) {
-    const st = frames[k] && frames[k].state;
-    if (!st) {
-      contiguous = false;
-      continue;
-    }
-    for (const c of arr(st.eaten)) {
-      if (!isCell(c) || c[0] < 0 || c[1] < 0 || c[0] >= lv.rows || c[1] >= lv.cols) continue;
-      const at = c[0] * lv.cols + c[1];
-      if (lv.eatenAt[at] > k) lv.eatenAt[at] = k;
-    }
-    if (contiguous) lv.scanned = k;
-  }
-  const cells = new Int8Array(lv.base.length);
-  for (let n = 0; n < cells.length; n++) cells[n] = lv.eatenAt[n] <= i ? CELL.empty : lv.base[n];
-  return { rows: lv.rows, cols: lv.cols, cells, init };
-}
 
 // ---- Paths: wall bumps are entries with −100 (Pac-Man) or −200 (ghosts)
 // added to both coordinates.
@@ -141,18 +75,6 @@ function lastDirection(path) {
     if (dx || dy) return [dx, dy];
   }
   return null;
-}
-
-// Rounds of invulnerability left after this frame: 3 after being eaten,
-// 1 after a shield breaks, counting down each round.
-function invulnerableLeft(frames, index) {
-  for (let k = 0; k < 3; k++) {
-    const f = frames[index - k];
-    const ev = f && f.state ? arr(f.state.events) : [];
-    if (ev.includes(0)) return Math.max(0, 3 - k);
-    if (ev.includes(1)) return Math.max(0, 1 - k);
-  }
-  return 0;
 }
 
 // The seats of the Pac-Man and the ghosts, from the roles claimed; before
@@ -272,16 +194,9 @@ export const pacman = {
     const st = (frame && frame.state) || {};
     const all = Array.isArray(frames) ? frames : [];
     const level = Number.isInteger(st.level) ? st.level : null;
-    let bd = null;
-    try {
-      bd = boardAt(all, Math.min(index, all.length - 1), level);
-    } catch (e) {
-      bd = null; // drawn without a board rather than not at all
-    }
-    const info = LEVELS[level] || null;
-    const size = bd ? Math.max(bd.rows, bd.cols) : num(info && info.size, 22);
-    const rows = bd ? bd.rows : size;
-    const cols = bd ? bd.cols : size;
+    const board = arr(st.board).slice(0, 200).map((r) => String(r).slice(0, 200));
+    const rows = board.length || 22;
+    const cols = board.length ? Math.max(1, ...board.map((r) => r.length)) : rows;
 
     const { g, cell, bw, bh, ox, oy } = layout(canvas, rows, cols, { header: HEADER, left: MARGIN, right: 8, top: 2, bottom: MARGIN + 2, minWidth: MIN_WIDTH });
     const px = (y) => ox + y * cell; // columns left to right
@@ -301,10 +216,10 @@ export const pacman = {
     g.fillStyle = GROUND;
     g.fillRect(ox, oy, bw, bh);
     let portal = null;
-    if (bd) {
+    if (board.length) {
       for (let x = 0; x < rows; x++) {
         for (let y = 0; y < cols; y++) {
-          const v = bd.cells[x * cols + y];
+          const v = board[x][y] || CELL.wall;
           const sx = px(y);
           const sy = py(x);
           switch (v) {
@@ -340,9 +255,8 @@ export const pacman = {
       g.font = "13px sans-serif";
       g.textAlign = "center";
       g.textBaseline = "middle";
-      g.fillText("(the board of this level has not been received)", ox + bw / 2, oy + bh / 2);
+      g.fillText("(this frame carries no board)", ox + bw / 2, oy + bh / 2);
     }
-    if (!portal && bd && isCell(bd.init.portal_coord) && bd.init.portal_coord[0] >= 0) portal = bd.init.portal_coord;
 
     // The portal: a purple swirl when open, a grey dashed ring when closed.
     const portalOpen = st.portal_available === true;
@@ -499,7 +413,7 @@ export const pacman = {
       }
     }
 
-    const invul = invulnerableLeft(all, index);
+    const invul = num(st.invulnerable);
     if (pc) {
       const x = cx(pc[0], pc[1]);
       const y = cy(pc[0]);
@@ -612,12 +526,13 @@ export const pacman = {
       g.fillText(s, x, y);
       x += g.measureText(s).width;
     };
-    const rounds = info ? info.rounds : null;
+    const rounds = num(st.max_rounds) > 0 ? st.max_rounds : null;
+    const portalRound = num(st.portal_round);
     text(`Level ${level != null ? level : "?"} · round ${num(st.round)}${rounds ? "/" + rounds : ""}`, "bold 13px sans-serif", "#111", 12);
     text(`   beans left ${num(st.beans_left)}`, "12px sans-serif", "#374151", 12);
     let portalText = "   no portal";
-    if (portal || (info && info.portal)) {
-      portalText = portalOpen ? "   portal open" : `   portal closed${info && info.portal ? ` (opens after round ${info.portal})` : ""}`;
+    if (portal || portalRound > 0) {
+      portalText = portalOpen ? "   portal open" : `   portal closed${portalRound > 0 ? ` (opens after round ${portalRound})` : ""}`;
     }
     text(portalText, portalOpen ? "bold 12px sans-serif" : "12px sans-serif", portalOpen ? PORTAL : "#374151", 12);
 
