@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,6 +294,98 @@ func TestBrowser(t *testing.T) {
 		if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 			saveArtefact(t, "web-e2e-"+g.game+".png", shot)
 		}
+		if g.game == "pacman" {
+			checkPacmanFrameAlone(t, ctx)
+		}
+	}
+}
+
+// pacmanCheck is what checkPacmanFrameAlone's script found.
+type pacmanCheck struct {
+	Error      string   `json:"error"`
+	Turn       int      `json:"turn"`
+	Frames     int      `json:"frames"`
+	Rows       int      `json:"rows"`
+	Cols       int      `json:"cols"`
+	Cell       int      `json:"cell"`
+	Checked    int      `json:"checked"`
+	Walls      int      `json:"walls"`
+	Empty      int      `json:"empty"`
+	Beans      int      `json:"beans"`
+	BeansLeft  int      `json:"beans_left"`
+	Mismatches []string `json:"mismatches"`
+}
+
+// checkPacmanFrameAlone draws a late frame of the page's Pac-Man match
+// with no other frame at hand, as when jumping straight to it, and reads
+// the canvas back cell by cell: walls, beans and eaten cells must be where
+// the frame's board has them, and the board's beans must be the frame's
+// beans_left.
+func checkPacmanFrameAlone(t *testing.T, ctx context.Context) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[pacmanCheck](`(async () => {
+		const id = location.hash.split("/").pop();
+		const rep = await (await fetch("/api/matches/" + id + "/replay")).json();
+		const frames = rep.frames;
+		// The latest frame in the middle of a level: a round played, no
+		// events (no banner or label over the board), not the last.
+		let k = frames.length - 2;
+		while (k > 0 && (!frames[k].state.played || frames[k].state.events.length || frames[k].state.init)) k--;
+		const f = frames[k];
+		const st = f.state;
+		const out = { turn: f.turn, frames: frames.length, mismatches: [] };
+		const { renderers } = await import("/games/index.js");
+		const c = document.createElement("canvas");
+		renderers.pacman.draw(c, f, { ids: rep.bots.map((b) => b.id), frames: [f], index: 0 });
+		const board = st.board || [];
+		out.rows = board.length;
+		out.cols = board.length ? board[0].length : 0;
+		out.beans_left = st.beans_left;
+		out.beans = board.join("").split("").filter((ch) => ch === "." || ch === "o").length;
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		const px = (x, y) => [d[4 * (y * c.width + x)], d[4 * (y * c.width + x) + 1], d[4 * (y * c.width + x) + 2]];
+		const is = (p, q) => p.every((v, i) => Math.abs(v - q[i]) <= 3);
+		const WALL = [0x33, 0x41, 0x55], BEAN = [0xb4, 0x53, 0x09], GROUND = [0xf4, 0xf1, 0xe8];
+		// The board's wall border gives its place and its cell size.
+		let x0 = c.width, y0 = c.height, x1 = -1, y1 = -1;
+		for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
+			if (!is(px(x, y), WALL)) continue;
+			x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+		}
+		if (x1 < 0 || !out.rows) return { ...out, error: "no wall on the canvas or no board in the frame" };
+		const cell = (x1 - x0 + 1) / out.cols;
+		out.cell = cell;
+		if (!Number.isInteger(cell) || (y1 - y0 + 1) / out.rows !== cell) return { ...out, error: "walls span " + (x1 - x0 + 1) + " by " + (y1 - y0 + 1) + " pixels for " + out.rows + " by " + out.cols + " cells" };
+		out.checked = out.walls = out.empty = 0;
+		for (let x = 0; x < out.rows; x++) for (let y = 0; y < out.cols; y++) {
+			const want = { "#": WALL, ".": BEAN, " ": GROUND }[board[x][y]];
+			if (!want) continue; // items and the portal
+			out.checked++;
+			if (board[x][y] === "#") out.walls++;
+			if (board[x][y] === " ") out.empty++;
+			// Row x is drawn upward from the bottom of the board.
+			const p = px(x0 + y * cell + Math.floor(cell / 2), y0 + (out.rows - 1 - x) * cell + Math.floor(cell / 2));
+			if (!is(p, want)) out.mismatches.push("(" + x + "," + y + ") " + JSON.stringify(board[x][y]) + " drawn rgb(" + p + ")");
+		}
+		return out;
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("draw a Pac-Man frame alone: %v", err)
+	}
+	t.Logf("Pac-Man turn %d of %d drawn alone: %d×%d cells of %d px, %d checked (%d walls, %d eaten), %d differ",
+		got.Turn, got.Frames-1, got.Rows, got.Cols, got.Cell, got.Checked, got.Walls, got.Empty, len(got.Mismatches))
+	if got.Error != "" {
+		t.Fatalf("Pac-Man turn %d drawn alone: %s", got.Turn, got.Error)
+	}
+	if got.Turn < got.Frames/2 || got.Walls == 0 || got.Empty == 0 {
+		t.Errorf("the check drew turn %d of %d with %d walls and %d eaten cells; it wants a late turn with both", got.Turn, got.Frames-1, got.Walls, got.Empty)
+	}
+	if got.Beans != got.BeansLeft {
+		t.Errorf("turn %d: the board has %d beans, the frame says %d are left", got.Turn, got.Beans, got.BeansLeft)
+	}
+	// The movers and this round's trails cover a few cells.
+	if len(got.Mismatches) > 12 {
+		t.Errorf("turn %d drawn alone: %d cells differ from the frame's board, e.g. %q", got.Turn, len(got.Mismatches), got.Mismatches[:12])
 	}
 }
 
