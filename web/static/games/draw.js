@@ -18,10 +18,10 @@ export function shortId(id, max = 18) {
 // layout sizes the canvas for a board of rows × cols square cells (at
 // most 720 × 560 pixels, cells of at least 8) with a header strip above
 // it and room around it: left, right, top and bottom of the board, the
-// canvas at least minWidth wide with the board centred. It returns the
-// 2D context, the cell size, the board's size in pixels and its top-left
-// corner (ox, oy).
-export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, top = 0, bottom = 0, minWidth = 0 } = {}) {
+// canvas at least minWidth wide with the board centred. It paints the
+// canvas with background and returns the 2D context, the cell size, the
+// board's size in pixels and its top-left corner (ox, oy).
+export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, top = 0, bottom = 0, minWidth = 0, background = "#fbfbf8" } = {}) {
   const cell = Math.max(8, Math.floor(Math.min(720 / cols, 560 / rows)));
   const bw = cols * cell;
   const bh = rows * cell;
@@ -29,7 +29,10 @@ export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, to
   canvas.height = header + top + bh + bottom;
   const ox = Math.floor((canvas.width - bw + left) / 2);
   const oy = header + top;
-  return { g: canvas.getContext("2d"), cell, bw, bh, ox, oy };
+  const g = canvas.getContext("2d");
+  g.fillStyle = background;
+  g.fillRect(0, 0, canvas.width, canvas.height);
+  return { g, cell, bw, bh, ox, oy };
 }
 
 // ticks writes the row numbers right-aligned at x, at the heights rowAt(r),

@@ -204,9 +204,6 @@ export const pacman = {
     const cx = (x, y) => px(y) + cell / 2;
     const cy = (x) => py(x) + cell / 2;
 
-    g.fillStyle = "#fbfbf8";
-    g.fillRect(0, 0, canvas.width, canvas.height);
-
     // Coordinate ticks: rows on the left, columns below.
     ticks(g, { rows, cols, cell, every: cell >= 20 ? 2 : 5, x: ox - 3, rowAt: cy, y: oy + bh + 3, colAt: (y) => cx(0, y), below: true });
     g.textAlign = "left";

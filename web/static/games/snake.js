@@ -53,9 +53,6 @@ export const snake = {
     const cy = (c) => py(c[0]) + cell / 2;
     const ringOf = (x, y) => Math.min(x, y, rows - 1 - x, cols - 1 - y);
 
-    g.fillStyle = "#fbfbf8";
-    g.fillRect(0, 0, canvas.width, canvas.height);
-
     // Coordinate ticks: rows on the left, columns on top.
     const every = cell >= 20 ? 1 : cell >= 12 ? 2 : 5;
     ticks(g, { rows, cols, cell, every, x: ox - 3, rowAt: (x) => py(x) + cell / 2, y: oy - 2, colAt: (y) => px(y) + cell / 2 });

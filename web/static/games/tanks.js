@@ -21,12 +21,10 @@ export const tanks = {
       w = Math.max(w, c.Coordinates.X + 1);
       h = Math.max(h, c.Coordinates.Y + 1);
     }
-    const { g, cell } = layout(canvas, h, w);
+    const { g, cell } = layout(canvas, h, w, { background: "#f4f1e8" });
     // Y grows upward in the game, downward on the canvas.
     const px = (x) => x * cell;
     const py = (y) => (h - 1 - y) * cell;
-    g.fillStyle = "#f4f1e8";
-    g.fillRect(0, 0, canvas.width, canvas.height);
 
     // The zone: outside is shaded, the boundary drawn.
     const [x0, x1] = zoneRange(w, st.ZoneRadius);
