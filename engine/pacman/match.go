@@ -54,6 +54,9 @@ type match struct {
 	adjust  [2]int    // ±1000 of a fault ending
 	endTurn int       // the turn a fault ended the match
 	frame   []byte    // after the last completed turn
+	// rows are the level's board rows as the frames carry them, each kept
+	// until a cell of it is eaten ("" then); nil at a level's start.
+	rows []string
 }
 
 func newMatch(seed uint64) *match {
@@ -68,6 +71,7 @@ func newMatch(seed uint64) *match {
 // returns its init object.
 func (g *match) startLevel(n int) *levelInit {
 	g.s.startLevel(n, generateLevel(levelRand(g.seed, n), n))
+	g.rows = nil
 	in := g.s.initObject()
 	line := initLine(in)
 	g.pending = append(g.pending, engine.Message{Seat: 0, Data: line}, engine.Message{Seat: 1, Data: line})
@@ -256,7 +260,7 @@ func (g *match) idleFrame(stop *string, in *levelInit) *arenaFrame {
 	for j, gh := range s.ghosts {
 		f.GhostsCoord[j] = xy(gh)
 	}
-	s.levelFields(f)
+	g.levelFields(f, nil)
 	return f
 }
 
@@ -286,26 +290,31 @@ func (g *match) playedFrame(res roundResult) *arenaFrame {
 		f.GhostsCoord[j] = xy(gh)
 		f.GhostsStepBlock[j] = xys(res.ghostPaths[j])
 	}
-	s.levelFields(f)
+	g.levelFields(f, res.eatenCells)
 	return f
 }
 
 // levelFields sets what a frame carries so that a viewer can draw it
 // alone: the invulnerability left, the level's round limit and portal
-// round, and the board as it stands.
-func (s *state) levelFields(f *arenaFrame) {
+// round, and the board as it stands (the rows of the cells eaten since
+// the last frame encoded anew).
+func (g *match) levelFields(f *arenaFrame, eaten []point) {
+	s := &g.s
 	f.Invulnerable = s.invulnerable
 	f.MaxRounds = s.spec.maxRounds
 	f.PortalRound = s.spec.portalAt
-	if s.rows == nil {
-		s.rows = make([]string, s.board.size)
+	if g.rows == nil {
+		g.rows = make([]string, s.board.size)
 	}
-	for x, row := range s.rows {
+	for _, p := range eaten {
+		g.rows[p.X] = ""
+	}
+	for x, row := range g.rows {
 		if row == "" {
-			s.rows[x] = s.board.row(x)
+			g.rows[x] = s.board.row(x)
 		}
 	}
-	f.Board = slices.Clone(s.rows)
+	f.Board = slices.Clone(g.rows)
 }
 
 // Turn implements engine.Match: the rounds played, plus one for a round

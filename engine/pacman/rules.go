@@ -70,9 +70,6 @@ type state struct {
 	catches      int // catches since the last bonus
 	portalOpen   bool
 	score        [2]int // Pac-Man, ghosts
-	// rows are the board's rows as the frames carry them, each kept until
-	// a cell of it is eaten ("" then); nil until a frame needs them.
-	rows []string
 }
 
 // startLevel sets up level n on a generated board.
@@ -80,7 +77,6 @@ func (s *state) startLevel(n int, lb levelBoard) {
 	s.level = n
 	s.spec = levels[n-1]
 	s.board = lb.board
-	s.rows = nil
 	s.portal = lb.portal
 	s.beans = lb.beans
 	s.eaten = 0
@@ -309,9 +305,6 @@ func (s *state) eatCell(p point, res *roundResult) {
 		return
 	}
 	s.board.set(p, cellEmpty)
-	if s.rows != nil {
-		s.rows[p.X] = ""
-	}
 	res.eatenCells = append(res.eatenCells, p)
 }
 
