@@ -129,9 +129,14 @@ func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 		if got := u.of(id); !slices.Equal(got, []orchestrator.State{orchestrator.StateStarting, orchestrator.StateRunning, orchestrator.StateFinished}) {
 			t.Errorf("%s updates %v", id, got)
 		}
-		// Over: no longer followed.
-		if _, ok := q.Follow(id, 0); ok {
-			t.Errorf("%s is still followed", id)
+		// Over: no longer followed, as soon as its final update returns.
+		for start := time.Now(); ; time.Sleep(time.Millisecond) {
+			if _, ok := q.Follow(id, 0); !ok {
+				break
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("%s is still followed", id)
+			}
 		}
 	}
 	if q.Cancel("m1") {

@@ -13,8 +13,13 @@ import (
 	"arena/engine"
 )
 
-// ReplayFormat identifies the replay file format.
-const ReplayFormat = "arena-replay/1"
+// ReplayFormat identifies the replay file format. Version 2 is version 1
+// with self-contained Pac-Man frames (each carries its board); a version 1
+// file still reads, and its Tanks and Snake matches still verify.
+const ReplayFormat = "arena-replay/2"
+
+// replayFormatV1 is the format before Pac-Man frames carried their board.
+const replayFormatV1 = "arena-replay/1"
 
 // Replay is a self-contained record of a match: enough to show it turn by
 // turn and to re-run the engine on the recorded answers.
@@ -186,7 +191,7 @@ func ReadReplay(path string) (*Replay, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s is not a replay: %w", path, err)
 	}
-	if r.Format != ReplayFormat {
+	if r.Format != ReplayFormat && r.Format != replayFormatV1 {
 		return nil, fmt.Errorf("%s: replay format %q, want %q", path, r.Format, ReplayFormat)
 	}
 	return &r, nil

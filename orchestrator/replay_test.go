@@ -103,3 +103,16 @@ func TestWriteReplayFailure(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// A version 1 replay reads; a Pac-Man one is not verified, with a reason.
+func TestReplayFormatV1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.json")
+	os.WriteFile(path, []byte(`{"format":"arena-replay/1","game":"pacman"}`), 0o644)
+	r, err := orchestrator.ReadReplay(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orchestrator.Verify(games, r); err == nil || !strings.Contains(err.Error(), "can be watched but not verified") {
+		t.Errorf("verify: %v", err)
+	}
+}
