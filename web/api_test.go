@@ -27,12 +27,18 @@ type testServer struct {
 	url      string
 	launcher *fake.Launcher
 	store    *store.Store
+	// release lets the bots of image bots/held answer.
+	release func()
 }
 
 func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	t.Helper()
-	// A bot whose image name contains "slow" answers after a delay.
-	l := fake.NewLauncher(map[string]fake.Script{"arena/tanks-random": {}, "arena/tanks-hunter": {}, "bots/slow": {Delay: 30 * time.Millisecond}})
+	// bots/slow answers after a delay, bots/held once released.
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	l := fake.NewLauncher(map[string]fake.Script{"arena/tanks-random": {}, "arena/tanks-hunter": {}, "bots/slow": {Delay: 30 * time.Millisecond}, "bots/held": {Hold: hold}})
 	st, err := store.Open(t.TempDir(), "test")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +71,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st}
+	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release}
 }
 
 func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (int, map[string]any) {
@@ -210,7 +216,7 @@ func TestQueueBoundsConcurrencyAndShowsPositions(t *testing.T) {
 	ts := newTestServer(t, Config{}, 1)
 	var ids []string
 	for i := 0; i < 4; i++ {
-		status, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":6}}`)
+		status, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"],"settings":{"zone_radius":6}}`)
 		if status != 201 {
 			t.Fatalf("create: %d %v", status, m)
 		}
@@ -221,6 +227,7 @@ func TestQueueBoundsConcurrencyAndShowsPositions(t *testing.T) {
 			}
 		}
 	}
+	ts.release()
 	// Never more than one match's bots at once.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -432,7 +439,7 @@ func readEvents(t *testing.T, r io.Reader) []event {
 // server stops, while a queued one is dropped.
 func TestShutdownLetsMatchesFinish(t *testing.T) {
 	ts := newTestServer(t, Config{FinishOnShutdown: true}, 1)
-	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
 	_, queued := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
 		if _, m := ts.do(t, "GET", "/api/matches/"+running["id"].(string), ""); m["status"] == "running" {
@@ -444,7 +451,22 @@ func TestShutdownLetsMatchesFinish(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ts.Shutdown(ctx)
+	done := make(chan struct{})
+	go func() {
+		ts.Shutdown(ctx)
+		close(done)
+	}()
+	// The queued match is dropped at once; the running one goes on.
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		if m, _ := ts.store.Get(ctx, queued["id"].(string)); m.Status == "failed" {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the queued match was not dropped")
+		}
+	}
+	ts.release()
+	<-done
 	if m, _ := ts.store.Get(ctx, running["id"].(string)); m.Status != "finished" {
 		t.Errorf("the running match: %s (%s)", m.Status, m.Error)
 	}
