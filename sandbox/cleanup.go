@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/errdefs"
 )
 
 // ReapReport says what a clean-up did.
@@ -51,7 +51,7 @@ func Reap(ctx context.Context, api DockerAPI, live Liveness, f ReapFilter) (Reap
 		err := api.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		// Not found or already being removed (by its owner, or by another
 		// Arena process reaping too) is as good as removed.
-		if err != nil && !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
+		if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("remove %s: %w", shortID(c.ID), err))
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 
 	"arena/framing"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -24,7 +25,6 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.uber.org/zap"
@@ -147,14 +147,14 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 		return Image{}, err
 	}
 	info, err := d.api.ImageInspect(ctx, ref)
-	if err != nil && errdefs.IsNotFound(err) && d.pull {
+	if err != nil && cerrdefs.IsNotFound(err) && d.pull {
 		if err := d.pullImage(ctx, ref); err != nil {
 			return Image{}, err
 		}
 		info, err = d.api.ImageInspect(ctx, ref)
 	}
 	if err != nil {
-		if errdefs.IsNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return Image{}, &ImageNotFoundError{Ref: ref}
 		}
 		return Image{}, fmt.Errorf("inspect image %s: %w", ref, err)
@@ -509,7 +509,7 @@ func (c *Container) Stop(ctx context.Context) Exit {
 	select {
 	case <-c.exited:
 	default:
-		if err := c.api.ContainerKill(ctx, c.id, "KILL"); err != nil && !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
+		if err := c.api.ContainerKill(ctx, c.id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 			c.log.Debug("kill", zap.Error(err))
 		}
 	}
@@ -558,7 +558,7 @@ func (c *Container) Close(ctx context.Context) error {
 			c.acct.close()
 		}
 		err = c.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if errdefs.IsNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			err = nil
 		}
 		if c.cancelWait != nil {

@@ -11,8 +11,8 @@ import (
 	"os"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/errdefs"
 )
 
 // The probe: the arena binary run inside a container under the policy,
@@ -112,7 +112,7 @@ func ProbeImage(ctx context.Context, api interface {
 	ref := fmt.Sprintf("arena/probe:%d-%d", st.Size(), st.ModTime().Unix())
 	if _, err := api.ImageInspect(ctx, ref); err == nil {
 		return ref, nil
-	} else if !errdefs.IsNotFound(err) {
+	} else if !cerrdefs.IsNotFound(err) {
 		return "", err
 	}
 	pr, pw := io.Pipe()
