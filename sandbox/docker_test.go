@@ -190,7 +190,7 @@ func TestImageErrors(t *testing.T) {
 	d := newDocker(t, cli)
 	_, err := d.Image(t.Context(), "arena-test/absent:latest")
 	var nf *sandbox.ImageNotFoundError
-	if !errors.As(err, &nf) {
+	if !errors.As(err, &nf) || !errors.Is(err, sandbox.ErrImageNotFound) {
 		t.Errorf("absent image: %v", err)
 	}
 	for _, bad := range []string{"", "Upper", "a b", "bad::tag", "-rm"} {

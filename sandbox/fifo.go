@@ -1,17 +1,19 @@
 package sandbox
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types/mount"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,8 +21,8 @@ import (
 // hops per message), Arena and the bot share kernel pipes. Each bot gets a
 // directory of its own with three FIFOs, bind-mounted into its container
 // with a static launcher (the arena binary itself) set as the entrypoint;
-// the launcher opens the FIFOs as fds 0, 1 and 2 and execs the image's own
-// entrypoint and command.
+// the launcher (Launch, launch.go) opens the FIFOs as fds 0, 1 and 2 and
+// execs the image's own entrypoint and command.
 
 // In the container: the bot's FIFOs and the launcher.
 const (
@@ -117,6 +119,44 @@ func copyExecutable(src, dst string) error {
 	return os.Rename(tmp.Name(), dst)
 }
 
+var errNoCommand = errors.New("the image has no entrypoint or command")
+
+// createWithFIFO creates the container with its stdio on FIFOs: the
+// launcher as entrypoint, the image's entrypoint and command as its
+// arguments, the bot's FIFO folder and the launcher mounted. On error no
+// container exists and the folder is removed.
+func (d *Docker) createWithFIFO(ctx context.Context, fifo FIFO, b botContainer, s Spec) (string, stream, error) {
+	args := s.Image.Cmd
+	if s.Args != nil {
+		args = s.Args
+	}
+	command := append(slices.Clone(s.Image.Entrypoint), args...)
+	if len(command) == 0 {
+		return "", nil, fmt.Errorf("%s: %w", s.Image.Ref, errNoCommand)
+	}
+	name := s.Name
+	if name == "" {
+		name = fmt.Sprintf("bot-%d-%d", os.Getpid(), d.uids.Add(1))
+	}
+	pipes, err := newBotPipes(fifo.Dir, name, b.uid)
+	if err != nil {
+		return "", nil, fmt.Errorf("stdio FIFOs for %s: %w", s.BotID, err)
+	}
+	cfg, host := *b.cfg, *b.host
+	cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr, cfg.OpenStdin, cfg.StdinOnce = false, false, false, false, false
+	cfg.Entrypoint = []string{containerLauncher, LaunchCommand}
+	cfg.Cmd = command
+	host.Mounts = append(slices.Clone(b.host.Mounts),
+		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir},
+		mount.Mount{Type: mount.TypeBind, Source: fifo.Launcher, Target: containerLauncher, ReadOnly: true})
+	created, err := d.api.ContainerCreate(ctx, &cfg, &host, nil, nil, s.Name)
+	if err != nil {
+		pipes.close()
+		return "", nil, fmt.Errorf("create container for %s: %w", s.BotID, err)
+	}
+	return created.ID, pipes, nil
+}
+
 // botPipes is Arena's side of one bot's FIFOs.
 type botPipes struct {
 	dir string
@@ -197,6 +237,33 @@ func newBotPipes(root, name string, uid int) (_ *botPipes, err error) {
 	return p, nil
 }
 
+func (p *botPipes) input() deadlineWriter { return p.in }
+
+// pump feeds the bot's stdout to the framer and its stderr to the
+// buffer. The keep-alive ends are released at the first answer or at the
+// exit, whichever comes first.
+func (p *botPipes) pump(fr *framer, stderr *stderrBuffer) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.pumpStderr(stderr)
+	}()
+	io.Copy(fr, &firstRead{r: p.out, then: p.release})
+	fr.closeWith(ErrClosed)
+	wg.Wait()
+}
+
+// exited: once the bot is gone its output can end.
+func (p *botPipes) exited() { p.release() }
+
+// interrupt ends the pump's reads.
+func (p *botPipes) interrupt() {
+	p.release()
+	p.out.Close()
+	p.errOut.Close()
+}
+
 // release closes the keep-alive write ends (once).
 func (p *botPipes) release() {
 	p.keepOnce.Do(func() {
@@ -248,9 +315,12 @@ func (p *botPipes) pumpStderr(buf io.Writer) {
 	}
 }
 
+// stderrSyncWait bounds how long syncStderr waits for the stderr pump.
+const stderrSyncWait = 50 * time.Millisecond
+
 // syncStderr makes sure what the bot wrote to stderr so far has been read
 // into the buffer, so that it is filed with the turn it belongs to.
-func (p *botPipes) syncStderr(max time.Duration) {
+func (p *botPipes) syncStderr() {
 	select {
 	case <-p.synced: // a stale acknowledgement
 	default:
@@ -260,10 +330,11 @@ func (p *botPipes) syncStderr(max time.Duration) {
 	}
 	select {
 	case <-p.synced:
-	case <-time.After(max):
+	case <-time.After(stderrSyncWait):
 	}
 }
 
+// close closes every end and removes the bot's folder.
 func (p *botPipes) close() {
 	for _, f := range []*os.File{p.in, p.out, p.errOut, p.outKeep, p.errKeep} {
 		if f != nil {
@@ -288,53 +359,6 @@ func (f *firstRead) Read(b []byte) (int, error) {
 		f.once.Do(f.then)
 	}
 	return n, err
-}
-
-// Launch runs inside a bot's container as its entrypoint: it opens the
-// bot's FIFOs as standard input, output and error, and execs the image's
-// own command (args). It returns only on failure.
-func Launch(args []string) error {
-	if len(args) == 0 {
-		return errors.New("launch: the image has no entrypoint or command")
-	}
-	for fd, f := range []struct {
-		name string
-		flag int
-	}{{"in", unix.O_RDONLY}, {"out", unix.O_WRONLY}, {"err", unix.O_WRONLY}} {
-		opened, err := unix.Open(containerIODir+"/"+f.name, f.flag, 0)
-		if err != nil {
-			return fmt.Errorf("launch: open %s: %w", f.name, err)
-		}
-		if opened != fd {
-			if err := unix.Dup3(opened, fd, 0); err != nil {
-				return fmt.Errorf("launch: dup %s: %w", f.name, err)
-			}
-			unix.Close(opened)
-		}
-	}
-	path := args[0]
-	if !strings.Contains(path, "/") {
-		found, err := lookPath(path)
-		if err != nil {
-			return fmt.Errorf("launch: %s: %w", path, err)
-		}
-		path = found
-	}
-	return syscall.Exec(path, args, os.Environ())
-}
-
-// lookPath finds an executable in $PATH (the image's).
-func lookPath(name string) (string, error) {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", errors.New("not found in PATH")
 }
 
 // SweepFIFO removes what dead runs left in the FIFO folder: the folders of

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -153,5 +152,3 @@ func runsAsRoot(user string) bool {
 	name, _, _ := strings.Cut(user, ":")
 	return name == "" || name == "root" || name == "0"
 }
-
-var errNoImage = errors.New("image not found locally")

@@ -1,0 +1,214 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"go.uber.org/zap"
+)
+
+// Container is a running bot.
+type Container struct {
+	stdio
+	api        DockerAPI
+	id         string
+	log        *zap.Logger
+	stream     stream // nil until the container is created with its stdio
+	started    time.Time
+	done       chan struct{} // closed by Close: stops the framer
+	pumped     chan struct{} // closed when the pump has returned
+	cancelWait context.CancelFunc
+	exited     chan struct{} // closed when the wait returned
+	exit       Exit
+	acct       *accounting
+	closeOnce  sync.Once
+}
+
+// Exit is how a container ended.
+type Exit struct {
+	Code      int
+	OOMKilled bool
+	// Err is set when the exit could not be observed.
+	Err error
+}
+
+// startTimeout bounds the engine calls that start a container.
+const startTimeout = 2 * time.Minute
+
+// Start creates the bot's container with its stdio, waits for its exit,
+// starts it, and finds its cgroup. On error nothing is left behind. The
+// engine calls are not cut short by ctx: a create abandoned half-way could
+// leave a container nobody knows of; instead a cancelled ctx is honoured
+// once they returned.
+func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), startTimeout)
+	defer cancel()
+	c := &Container{api: d.api, log: d.log.With(zap.String("bot", s.BotID)), done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			c.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	c.id, c.stream, err = d.create(ctx, d.botContainer(s), s)
+	if c.id != "" {
+		c.log = c.log.With(zap.String("container", shortID(c.id)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Wait before start, so the exit cannot be missed.
+	waitCtx, cancelWait := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelWait = cancelWait
+	waitCh, waitErr := d.api.ContainerWait(waitCtx, c.id, container.WaitConditionNextExit)
+	c.exited = make(chan struct{})
+	go c.awaitExit(waitCh, waitErr)
+
+	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
+	stderr := &stderrBuffer{caps: d.caps}
+	in := c.stream.input()
+	c.stdio = stdio{stdin: in, deadline: in.SetWriteDeadline, frames: fr.out, stderr: stderr}
+	if err := d.api.ContainerStart(ctx, c.id, container.StartOptions{}); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
+	}
+	c.started = time.Now()
+	c.pumped = make(chan struct{})
+	go func() {
+		defer close(c.pumped)
+		c.stream.pump(fr, stderr)
+	}()
+
+	c.acct = d.accounting(ctx, c.id)
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// accounting finds the started container's cgroup.
+func (d *Docker) accounting(ctx context.Context, id string) *accounting {
+	info, err := d.api.ContainerInspect(ctx, id)
+	switch {
+	case err != nil:
+		return unavailable(fmt.Sprintf("inspect: %v", err))
+	case info.State == nil || info.State.Pid == 0:
+		return unavailable("the bot ended before its cgroup could be found")
+	}
+	return d.cg.forPID(info.State.Pid, d.policy.MemoryBytes)
+}
+
+func (c *Container) awaitExit(waitCh <-chan container.WaitResponse, errCh <-chan error) {
+	defer close(c.exited)
+	defer c.stream.exited()
+	select {
+	case r := <-waitCh:
+		c.exit.Code = int(r.StatusCode)
+		if r.Error != nil && r.Error.Message != "" {
+			c.exit.Err = errors.New(r.Error.Message)
+		}
+	case err := <-errCh:
+		c.exit.Err = err
+	}
+}
+
+// ID is the container id.
+func (c *Container) ID() string { return c.id }
+
+// Started is when the container was started.
+func (c *Container) Started() time.Time { return c.started }
+
+// TakeStderr returns what the bot wrote to stderr since the last call.
+func (c *Container) TakeStderr() Stderr {
+	c.stream.syncStderr()
+	return c.stdio.TakeStderr()
+}
+
+// Usage reads the bot's resource figures from its cgroup.
+func (c *Container) Usage() Usage { return c.acct.read() }
+
+// CPUTime is the CPU time the bot used so far; false when the cgroup
+// cannot be read.
+func (c *Container) CPUTime() (time.Duration, bool) { return c.acct.cpu() }
+
+// Stop kills the bot if it still runs and returns how it ended. It waits
+// at most until ctx is done.
+func (c *Container) Stop(ctx context.Context) Exit {
+	c.acct.read() // last figures while the cgroup still exists
+	select {
+	case <-c.exited:
+	default:
+		if err := c.api.ContainerKill(ctx, c.id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+			c.log.Debug("kill", zap.Error(err))
+		}
+	}
+	return c.Exit(ctx)
+}
+
+// Exit waits for the container to end (until ctx is done) and returns how
+// it ended, with the OOM verdict from the cgroup and the engine.
+func (c *Container) Exit(ctx context.Context) Exit {
+	select {
+	case <-c.exited:
+	case <-ctx.Done():
+		if c.acct.oomKilled() {
+			// The kernel killed it for memory; the engine has not told yet.
+			return Exit{Code: 137, OOMKilled: true}
+		}
+		return Exit{Code: -1, Err: fmt.Errorf("container still running: %w", ctx.Err())}
+	}
+	e := c.exit
+	e.OOMKilled = c.acct.oomKilled()
+	if !e.OOMKilled {
+		if info, err := c.api.ContainerInspect(ctx, c.id); err == nil && info.State != nil {
+			e.OOMKilled = info.State.OOMKilled
+		}
+	}
+	return e
+}
+
+// Close stops and removes the container and releases everything held for
+// it. It is safe to call more than once, and on a container that Start
+// left half-way.
+func (c *Container) Close(ctx context.Context) error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.done)
+		if c.stream != nil {
+			c.stream.interrupt()
+		}
+		if c.acct != nil {
+			c.acct.close()
+		}
+		if c.id != "" {
+			err = c.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			if cerrdefs.IsNotFound(err) {
+				err = nil
+			}
+		}
+		if c.cancelWait != nil {
+			c.cancelWait()
+			<-c.exited
+		}
+		if c.pumped != nil {
+			<-c.pumped
+		}
+		if c.stream != nil {
+			c.stream.close()
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("remove container %s: %w", shortID(c.id), err)
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/distribution/reference"
+	"github.com/docker/docker/api/types/image"
+	"go.uber.org/zap"
+)
+
+// Image is a local image ready to run.
+type Image struct {
+	Ref  string
+	ID   string
+	User string // the image's configured user
+	// Entrypoint and Cmd are the image's.
+	Entrypoint, Cmd []string
+}
+
+// ErrImageNotFound is matched (errors.Is) by every error about an image
+// that is not present locally, whatever its concrete type.
+var ErrImageNotFound = errors.New("image not found locally")
+
+// ImageNotFoundError reports an image that is not present locally. It
+// matches ErrImageNotFound.
+type ImageNotFoundError struct{ Ref string }
+
+func (e *ImageNotFoundError) Error() string {
+	return fmt.Sprintf("image %s not found locally (build it with docker build -t %s . or pull it first)", e.Ref, e.Ref)
+}
+
+func (e *ImageNotFoundError) Unwrap() error { return ErrImageNotFound }
+
+// ErrBadReference is wrapped by errors about a bot reference that is not
+// well formed: the caller's input is wrong.
+var ErrBadReference = errors.New("bad bot reference")
+
+// ParseImageRef checks that ref is a well-formed Docker image reference.
+func ParseImageRef(ref string) error {
+	if ref == "" {
+		return fmt.Errorf("%w: empty image name", ErrBadReference)
+	}
+	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
+		return fmt.Errorf("%w: %q is not an image name: %v", ErrBadReference, ref, err)
+	}
+	return nil
+}
+
+// Image looks an image up locally. Arena never pulls on its own (see
+// WithPullMissing).
+func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
+	if err := ParseImageRef(ref); err != nil {
+		return Image{}, err
+	}
+	info, err := d.api.ImageInspect(ctx, ref)
+	if err != nil && cerrdefs.IsNotFound(err) && d.pull {
+		if err := d.pullImage(ctx, ref); err != nil {
+			return Image{}, err
+		}
+		info, err = d.api.ImageInspect(ctx, ref)
+	}
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return Image{}, &ImageNotFoundError{Ref: ref}
+		}
+		return Image{}, fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	img := Image{Ref: ref, ID: info.ID}
+	if info.Config != nil {
+		img.User = info.Config.User
+		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd
+	}
+	return img, nil
+}
+
+// pullImage pulls ref and reports the registry's error, if any.
+func (d *Docker) pullImage(ctx context.Context, ref string) error {
+	d.log.Info("pulling image", zap.String("image", ref))
+	body, err := d.api.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("image %s not found locally and the pull failed: %w", ref, err)
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
+	for {
+		var msg struct {
+			Error string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("pull %s: %w", ref, err)
+		}
+		if msg.Error != "" {
+			return fmt.Errorf("image %s not found locally and the pull failed: %s", ref, msg.Error)
+		}
+	}
+}

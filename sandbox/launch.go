@@ -1,0 +1,63 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The launcher: inside a bot's container on the FIFO path (fifo.go), the
+// arena binary, mounted read-only and given LaunchCommand, is the
+// entrypoint. Nothing else of Arena runs in a bot's container.
+
+// Launch runs inside a bot's container as its entrypoint: it opens the
+// bot's FIFOs as standard input, output and error, and execs the image's
+// own command (args). It returns only on failure.
+func Launch(args []string) error {
+	if len(args) == 0 {
+		return errors.New("launch: the image has no entrypoint or command")
+	}
+	for fd, f := range []struct {
+		name string
+		flag int
+	}{{"in", unix.O_RDONLY}, {"out", unix.O_WRONLY}, {"err", unix.O_WRONLY}} {
+		opened, err := unix.Open(containerIODir+"/"+f.name, f.flag, 0)
+		if err != nil {
+			return fmt.Errorf("launch: open %s: %w", f.name, err)
+		}
+		if opened != fd {
+			if err := unix.Dup3(opened, fd, 0); err != nil {
+				return fmt.Errorf("launch: dup %s: %w", f.name, err)
+			}
+			unix.Close(opened)
+		}
+	}
+	path := args[0]
+	if !strings.Contains(path, "/") {
+		found, err := lookPath(path)
+		if err != nil {
+			return fmt.Errorf("launch: %s: %w", path, err)
+		}
+		path = found
+	}
+	return syscall.Exec(path, args, os.Environ())
+}
+
+// lookPath finds an executable in $PATH (the image's).
+func lookPath(name string) (string, error) {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("not found in PATH")
+}
