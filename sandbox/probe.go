@@ -7,70 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 )
 
-// The probe: the arena binary run inside a container under the policy,
-// reporting what it sees. `arena doctor` uses it to check that the policy
-// is enforced, and to time round trips and starts.
+// The probe image: the arena binary alone, run inside a container under
+// the policy. `arena doctor` starts it with ProbeCommand to check that the
+// policy is enforced (the report is package probe's), and with
+// EchoCommand to time round trips and starts.
 const (
 	// ProbeCommand makes the arena binary report the sandbox as seen from
-	// inside (one JSON line: a ProbeReport).
+	// inside (one JSON line: a probe.Report).
 	ProbeCommand = "__probe"
 	// EchoCommand makes the arena binary echo every line it reads.
 	EchoCommand = "__echo"
 )
-
-// ProbeReport is the sandbox as a bot sees it.
-type ProbeReport struct {
-	UID          int      `json:"uid"`
-	CapEff       string   `json:"cap_eff"`
-	NoNewPrivs   string   `json:"no_new_privs"`
-	Interfaces   []string `json:"interfaces"`
-	RootWritable bool     `json:"root_writable"`
-	TmpWritable  bool     `json:"tmp_writable"`
-	DockerSocket bool     `json:"docker_socket"`
-}
-
-// Probe looks at the sandbox from inside.
-func Probe() ProbeReport {
-	r := ProbeReport{UID: os.Getuid()}
-	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-				r.CapEff = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
-				r.NoNewPrivs = strings.TrimSpace(v)
-			}
-		}
-	}
-	if ifs, err := net.Interfaces(); err == nil {
-		for _, i := range ifs {
-			r.Interfaces = append(r.Interfaces, i.Name)
-		}
-	}
-	writable := func(path string) bool {
-		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
-			return false
-		}
-		os.Remove(path)
-		return true
-	}
-	r.RootWritable = writable("/.arena-probe")
-	r.TmpWritable = writable("/tmp/.arena-probe")
-	for _, s := range []string{"/var/run/docker.sock", "/run/docker.sock"} {
-		if _, err := os.Stat(s); err == nil {
-			r.DockerSocket = true
-		}
-	}
-	return r
-}
 
 // Echo copies every line of r to w until r ends.
 func Echo(r io.Reader, w io.Writer) error {

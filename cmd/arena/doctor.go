@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"arena/sandbox"
+	"arena/sandbox/probe"
 )
 
 // check is one thing the doctor verified.
@@ -178,17 +179,31 @@ func doctorPolicy(ctx context.Context, d *sandbox.Docker, img sandbox.Image, rep
 		rep.Checks["policy"] = check{false, "the probe did not report: " + err.Error()}
 		return
 	}
-	var p sandbox.ProbeReport
+	var p probe.Report
 	if err := json.Unmarshal(line, &p); err != nil {
 		rep.Checks["policy"] = check{false, fmt.Sprintf("the probe reported %q", line)}
 		return
 	}
-	rep.Checks["no_capabilities"] = check{p.CapEff == "0000000000000000", "effective capabilities " + p.CapEff}
-	rep.Checks["no_new_privileges"] = check{p.NoNewPrivs == "1", "NoNewPrivs " + p.NoNewPrivs}
-	rep.Checks["no_network"] = check{slices.Equal(p.Interfaces, []string{"lo"}), "interfaces: " + strings.Join(p.Interfaces, ", ")}
-	rep.Checks["read_only_root"] = check{!p.RootWritable && p.TmpWritable, fmt.Sprintf("root writable %v, /tmp writable %v", p.RootWritable, p.TmpWritable)}
-	rep.Checks["non_root_user"] = check{p.UID != 0, fmt.Sprintf("uid %d", p.UID)}
-	rep.Checks["no_docker_socket"] = check{!p.DockerSocket, fmt.Sprintf("Docker socket visible: %v", p.DockerSocket)}
+	policyChecks(p, rep.Checks)
+}
+
+// policyChecks judges the probe's report: one check per rule of the
+// policy it can see from inside.
+func policyChecks(p probe.Report, checks map[string]check) {
+	orElse := func(s, otherwise string) string {
+		if s == "" {
+			return otherwise
+		}
+		return s
+	}
+	checks["no_capabilities"] = check{p.CapEff == "0000000000000000", "effective capabilities " + p.CapEff}
+	checks["no_new_privileges"] = check{p.NoNewPrivs == "1", "NoNewPrivs " + p.NoNewPrivs}
+	checks["no_network"] = check{slices.Equal(p.Interfaces, []string{"lo"}),
+		fmt.Sprintf("interfaces: %s; a loopback dial: %s", strings.Join(p.Interfaces, ", "), orElse(p.DialErr, "connected"))}
+	checks["read_only_root"] = check{strings.Contains(p.RootWriteErr, "read-only file system") && p.TmpWriteErr == "",
+		fmt.Sprintf("writing to /: %s; writing to /tmp: %s", orElse(p.RootWriteErr, "allowed"), orElse(p.TmpWriteErr, "allowed"))}
+	checks["non_root_user"] = check{p.UID != 0 && p.GID != 0, fmt.Sprintf("uid %d, gid %d", p.UID, p.GID)}
+	checks["no_docker_socket"] = check{len(p.DockerSockFound) == 0, "Docker socket visible: " + orElse(strings.Join(p.DockerSockFound, ", "), "none")}
 }
 
 // botConn is a started echo bot.

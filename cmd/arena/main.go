@@ -25,6 +25,7 @@ import (
 	"arena/engine/snake"
 	"arena/engine/tanks"
 	"arena/sandbox"
+	"arena/sandbox/probe"
 )
 
 // Exit codes (DESIGN.md): 0 the command did its work, 1 the platform could
@@ -77,7 +78,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(127)
 		case sandbox.ProbeCommand:
-			json.NewEncoder(os.Stdout).Encode(sandbox.Probe())
+			json.NewEncoder(os.Stdout).Encode(probe.Run())
 			os.Exit(0)
 		case sandbox.EchoCommand:
 			if err := sandbox.Echo(os.Stdin, os.Stdout); err != nil {

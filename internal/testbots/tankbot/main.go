@@ -17,7 +17,7 @@
 //	stderr-flood       write 1 MiB to stderr every turn
 //	spin               keep one CPU busy all the time
 //	no-read            never read stdin
-//	probe              report the sandbox as seen from inside, on stderr, at turn 1
+//	probe              report the sandbox as seen from inside (sandbox/probe), on stderr, at turn 1
 //	sleep              do nothing forever (the fork bomb's children)
 package main
 
@@ -26,13 +26,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"arena/sandbox/probe"
 )
 
 func main() {
@@ -76,7 +77,7 @@ func main() {
 		if turn == 1 {
 			time.Sleep(dur("first-delay"))
 			if probing {
-				report, _ := json.Marshal(probe())
+				report, _ := json.Marshal(probe.Run())
 				fmt.Fprintf(os.Stderr, "PROBE %s\n", report)
 			}
 		}
@@ -153,60 +154,6 @@ func fill(path string) (int64, error) {
 			return n, nil
 		}
 	}
-}
-
-// Probe is what the sandbox looks like from inside.
-type Probe struct {
-	UID, GID        int
-	CapEff          string
-	NoNewPrivs      string
-	Interfaces      []string
-	RootWriteErr    string
-	TmpWriteErr     string
-	DockerSockFound []string
-	Hostname        string
-	PID             int
-	BotID           string
-	DialErr         string
-}
-
-func probe() Probe {
-	p := Probe{UID: os.Getuid(), GID: os.Getgid(), PID: os.Getpid(), BotID: os.Getenv("ARENA_BOT_ID")}
-	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-				p.CapEff = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
-				p.NoNewPrivs = strings.TrimSpace(v)
-			}
-		}
-	}
-	if ifs, err := net.Interfaces(); err == nil {
-		for _, i := range ifs {
-			p.Interfaces = append(p.Interfaces, i.Name)
-		}
-	}
-	if err := os.WriteFile("/probe", []byte("x"), 0o644); err != nil {
-		p.RootWriteErr = err.Error()
-	}
-	if err := os.WriteFile("/tmp/probe", []byte("x"), 0o644); err != nil {
-		p.TmpWriteErr = err.Error()
-	}
-	for _, s := range []string{"/var/run/docker.sock", "/run/docker.sock", "/docker.sock"} {
-		if _, err := os.Stat(s); err == nil {
-			p.DockerSockFound = append(p.DockerSockFound, s)
-		}
-	}
-	p.Hostname, _ = os.Hostname()
-	// A loopback port nobody listens on: with only lo, no route leaves the
-	// container, so no real address is ever contacted.
-	if c, err := net.DialTimeout("tcp", "127.0.0.1:9", 200*time.Millisecond); err != nil {
-		p.DialErr = err.Error()
-	} else {
-		c.Close()
-	}
-	return p
 }
 
 // forever blocks without looking deadlocked to the Go runtime.

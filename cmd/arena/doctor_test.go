@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"arena/sandbox/probe"
+)
+
+// The doctor judges each rule of the policy from the probe's report, and
+// its reasons carry what the probe saw.
+func TestPolicyChecks(t *testing.T) {
+	sandboxed := probe.Report{
+		UID: 65534, GID: 65534, CapEff: "0000000000000000", NoNewPrivs: "1",
+		Interfaces: []string{"lo"}, DialErr: "dial tcp 127.0.0.1:9: connect: connection refused",
+		RootWriteErr: "open /.arena-probe: read-only file system",
+	}
+	leaky := probe.Report{
+		UID: 0, GID: 0, CapEff: "00000000a80425fb", NoNewPrivs: "0",
+		Interfaces:  []string{"lo", "eth0"},
+		TmpWriteErr: "open /tmp/.arena-probe: read-only file system", DockerSockFound: []string{"/var/run/docker.sock"},
+	}
+	tests := []struct {
+		give       probe.Report
+		check      string
+		wantPass   bool
+		wantReason string
+	}{
+		{sandboxed, "no_capabilities", true, "effective capabilities 0000000000000000"},
+		{sandboxed, "no_new_privileges", true, "NoNewPrivs 1"},
+		{sandboxed, "no_network", true, "interfaces: lo; a loopback dial: dial tcp 127.0.0.1:9: connect: connection refused"},
+		{sandboxed, "read_only_root", true, "writing to /: open /.arena-probe: read-only file system; writing to /tmp: allowed"},
+		{sandboxed, "non_root_user", true, "uid 65534, gid 65534"},
+		{sandboxed, "no_docker_socket", true, "Docker socket visible: none"},
+		{leaky, "no_capabilities", false, "00000000a80425fb"},
+		{leaky, "no_new_privileges", false, "NoNewPrivs 0"},
+		{leaky, "no_network", false, "interfaces: lo, eth0; a loopback dial: connected"},
+		{leaky, "read_only_root", false, "writing to /: allowed; writing to /tmp: open /tmp/.arena-probe: read-only file system"},
+		{leaky, "non_root_user", false, "uid 0, gid 0"},
+		{leaky, "no_docker_socket", false, "Docker socket visible: /var/run/docker.sock"},
+	}
+	for _, tt := range tests {
+		checks := map[string]check{}
+		policyChecks(tt.give, checks)
+		got, ok := checks[tt.check]
+		if !ok || got.Pass != tt.wantPass || !strings.Contains(got.Reason, tt.wantReason) {
+			t.Errorf("%s for %+v: %+v, want pass %v with %q", tt.check, tt.give, got, tt.wantPass, tt.wantReason)
+		}
+	}
+}
