@@ -200,16 +200,16 @@ func TestImageErrors(t *testing.T) {
 	}
 }
 
-// Containers whose owner process died are reaped; those of a live owner
-// are kept unless everything is asked for.
-func TestReap(t *testing.T) {
+// Containers whose owner process died are swept; those of a live owner
+// are kept unless their match is removed.
+func TestJanitor(t *testing.T) {
 	cli := dockertest.Client(t)
 	self, err := sandbox.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
 	tag := dockertest.TestBot(t, cli, "sleep")
-	match := "reap-test"
+	match := "janitor-test"
 	create := func(owner string) string {
 		r, err := cli.ContainerCreate(t.Context(), &container.Config{Image: tag, Labels: map[string]string{
 			sandbox.LabelPlatform: "arena", sandbox.LabelMatch: match, sandbox.LabelOwner: owner,
@@ -222,24 +222,23 @@ func TestReap(t *testing.T) {
 		}
 		return r.ID
 	}
-	t.Cleanup(func() {
-		sandbox.Reap(context.Background(), cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}, sandbox.ReapFilter{Match: match})
-	})
+	janitor := sandbox.NewJanitor(cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}.Alive)
+	t.Cleanup(func() { janitor.RemoveMatch(context.Background(), match) })
 	dead := sandbox.Owner{Host: self.Host, PID: self.PID, Start: self.Start + 1} // same pid, other start: a past process
 	create(dead.String())
 	create("garbage")
 	create(self.String())
-	rep, err := sandbox.Reap(t.Context(), cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}, sandbox.ReapFilter{})
+	rep, err := janitor.Sweep(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	left := dockertest.ArenaContainers(t, cli, match)
 	if len(left) != 1 || rep.Kept < 1 {
-		t.Fatalf("after reaping: %d left (want the live owner's only), report %+v", len(left), rep)
+		t.Fatalf("after the sweep: %d left (want the live owner's only), report %+v", len(left), rep)
 	}
-	rep, err = sandbox.Reap(t.Context(), cli, sandbox.Liveness{Self: self, ProcRoot: "/proc"}, sandbox.ReapFilter{Match: match})
+	rep, err = janitor.RemoveMatch(t.Context(), match)
 	if err != nil || len(rep.Removed) != 1 {
-		t.Fatalf("reaping the match: %+v, %v", rep, err)
+		t.Fatalf("removing the match: %+v, %v", rep, err)
 	}
 	dockertest.NoContainersLeft(t, cli, match)
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -359,39 +358,4 @@ func (f *firstRead) Read(b []byte) (int, error) {
 		f.once.Do(f.then)
 	}
 	return n, err
-}
-
-// SweepFIFO removes what dead runs left in the FIFO folder: the folders of
-// the named containers (just reaped), folders of no container that are
-// older than a minute, and launcher copies of builds other than launcher
-// that are older than a day.
-func SweepFIFO(dir, launcher string, reaped []string, containers map[string]bool, now time.Time) {
-	keep := ""
-	if st, err := os.Stat(launcher); err == nil {
-		keep = launcherCopy(dir, st)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	gone := map[string]bool{}
-	for _, n := range reaped {
-		gone[n] = true
-	}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		age := now.Sub(info.ModTime())
-		switch {
-		case strings.HasPrefix(e.Name(), "launch-"):
-			if path != keep && age > 24*time.Hour {
-				os.Remove(path)
-			}
-		case e.IsDir() && (gone[e.Name()] || (!containers[e.Name()] && age > time.Minute)):
-			os.RemoveAll(path)
-		}
-	}
 }

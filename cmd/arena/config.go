@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -232,9 +233,19 @@ func parseOptionalDuration(v string) (time.Duration, error) {
 // is set); their values are applied by load. Flags default to the
 // environment, then to the built-in default.
 func register(fs *flag.FlagSet, server bool) map[string]*string {
+	return registerIf(fs, func(s setting) bool { return server || !s.server })
+}
+
+// registerOnly adds the named settings' flags to fs, for a command that
+// needs only those; their values are applied by loadOnly.
+func registerOnly(fs *flag.FlagSet, flags ...string) map[string]*string {
+	return registerIf(fs, func(s setting) bool { return slices.Contains(flags, s.flag) })
+}
+
+func registerIf(fs *flag.FlagSet, want func(setting) bool) map[string]*string {
 	vals := map[string]*string{}
 	for _, s := range settings {
-		if s.server && !server {
+		if !want(s) {
 			continue
 		}
 		def := s.def
@@ -248,6 +259,16 @@ func register(fs *flag.FlagSet, server bool) map[string]*string {
 
 // load builds the Config from the registered flags' values.
 func load(vals map[string]*string) (Config, error) {
+	c, err := loadOnly(vals)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, c.Validate()
+}
+
+// loadOnly sets the registered settings and leaves the others at zero:
+// the Config is only good for them.
+func loadOnly(vals map[string]*string) (Config, error) {
 	var c Config
 	for _, s := range settings {
 		if vals[s.flag] == nil {
@@ -257,7 +278,7 @@ func load(vals map[string]*string) (Config, error) {
 			return Config{}, fmt.Errorf("setting --%s / %s = %q: %v", s.flag, s.env, *vals[s.flag], err)
 		}
 	}
-	return c, c.Validate()
+	return c, nil
 }
 
 // Validate checks the values and names the bad setting.

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -160,7 +158,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "replay":
 		fmt.Fprint(stdout, replayUsage)
 	case "cleanup":
-		fs, _ := cleanupFlags(stdout)
+		fs, _, _ := cleanupFlags(stdout)
 		fs.Usage()
 	default:
 		return usageErr("no help for %q (commands: serve, run, bench, doctor, replay, cleanup)", args[0])
@@ -195,17 +193,6 @@ func newLogger(level zapcore.Level, stderr io.Writer) *zap.Logger {
 	return zap.New(core)
 }
 
-// docker connects to the engine and removes what Arena runs that died
-// left behind. Errors are platform errors naming the engine.
-func docker(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer) (*client.Client, sandbox.Owner, error) {
-	cli, owner, err := connect(ctx)
-	if err != nil {
-		return nil, sandbox.Owner{}, err
-	}
-	reapLeftovers(ctx, cli, owner, cfg.StdioDir, log, stderr)
-	return cli, owner, nil
-}
-
 // connect opens the engine and checks it answers.
 func connect(ctx context.Context) (*client.Client, sandbox.Owner, error) {
 	cli, err := sandbox.Connect()
@@ -227,34 +214,43 @@ func connect(ctx context.Context) (*client.Client, sandbox.Owner, error) {
 }
 
 // sandboxes sets up what starts bots for a command: the engine (reached,
-// with the leftovers of dead runs removed), the Docker sandbox with the
-// configured policy, runtime and stdio path, and, when local is set, the
-// runner of local (exec:) bots. The caller closes the client.
+// with what Arena runs that died left behind swept away), the Docker
+// sandbox with the configured policy, runtime and stdio path, and, when
+// local is set, the runner of local (exec:) bots. The caller closes the
+// client.
 func sandboxes(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer, local bool, extra ...sandbox.Option) (*client.Client, *sandbox.Docker, *sandbox.Local, error) {
-	cli, owner, err := docker(ctx, cfg, log, stderr)
+	cli, owner, err := connect(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	fail := func(err error) (*client.Client, *sandbox.Docker, *sandbox.Local, error) {
+	sweepLeftovers(ctx, newJanitor(cli, owner, cfg.StdioDir, log), log, stderr)
+	d, l, err := runners(ctx, cfg, cli, owner, log, local, extra...)
+	if err != nil {
 		cli.Close()
 		return nil, nil, nil, err
 	}
+	return cli, d, l, nil
+}
+
+// runners sets up the Docker sandbox on an engine already reached, and the
+// local runner when local is set.
+func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.Owner, log *zap.Logger, local bool, extra ...sandbox.Option) (*sandbox.Docker, *sandbox.Local, error) {
 	if cfg.Runtime != "" {
 		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
 	}
 	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, append(dockerOptions(cfg, cli, log), extra...)...)
 	if err != nil {
-		return fail(usageErr("%v", err))
+		return nil, nil, usageErr("%v", err)
 	}
 	var l *sandbox.Local
 	if local {
 		if l, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
-			return fail(usageErr("%v", err))
+			return nil, nil, usageErr("%v", err)
 		}
 	}
-	return cli, d, l, nil
+	return d, l, nil
 }
 
 // dockerOptions are the sandbox options every command uses: the policy's
@@ -284,36 +280,25 @@ func fifoPath(cfg Config, cli *client.Client) (sandbox.FIFO, error) {
 	return sandbox.PrepareFIFO(cfg.StdioDir, exe)
 }
 
-// reapLeftovers removes containers of Arena processes that died. Every
-// command does it, so a killed run leaves nothing behind for long.
-func reapLeftovers(ctx context.Context, api sandbox.DockerAPI, owner sandbox.Owner, stdioDir string, log *zap.Logger, stderr io.Writer) {
-	rep, err := sandbox.Reap(ctx, api, sandbox.Liveness{Self: owner, ProcRoot: "/proc"}, sandbox.ReapFilter{})
+// newJanitor is this process's clean-up (sandbox.Janitor): containers of
+// Arena processes on this host that are gone, and the FIFO folder stdioDir
+// with this binary's launcher copy.
+func newJanitor(api sandbox.CleanupAPI, owner sandbox.Owner, stdioDir string, log *zap.Logger) *sandbox.Janitor {
+	exe, _ := os.Executable()
+	return sandbox.NewJanitor(api, sandbox.Liveness{Self: owner, ProcRoot: "/proc"}.Alive,
+		sandbox.WithStdioFolder(stdioDir, exe), sandbox.WithJanitorLogger(log))
+}
+
+// sweepLeftovers removes what Arena runs that died left behind, and says
+// so: a killed run leaves nothing behind for long.
+func sweepLeftovers(ctx context.Context, j *sandbox.Janitor, log *zap.Logger, stderr io.Writer) {
+	rep, err := j.Sweep(ctx)
 	if err != nil {
-		log.Warn("clean-up of leftover containers", zap.Error(err))
+		log.Warn("clean-up of what Arena runs that died left", zap.Error(err))
 	}
-	sweepStdio(ctx, api, stdioDir, rep.Removed)
 	if len(rep.Removed) > 0 {
 		fmt.Fprintf(stderr, "arena: removed %d container(s) left by an Arena run that died: %s\n", len(rep.Removed), strings.Join(rep.Removed, ", "))
 	}
-}
-
-// sweepStdio removes the FIFO folders of dead runs.
-func sweepStdio(ctx context.Context, api sandbox.DockerAPI, dir string, reaped []string) {
-	if _, err := os.Stat(dir); err != nil {
-		return
-	}
-	list, err := api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelPlatform+"=arena"))})
-	if err != nil {
-		return
-	}
-	names := map[string]bool{}
-	for _, c := range list {
-		for _, n := range c.Names {
-			names[strings.TrimPrefix(n, "/")] = true
-		}
-	}
-	exe, _ := os.Executable()
-	sandbox.SweepFIFO(dir, exe, reaped, names, time.Now())
 }
 
 // reapQuietly is the clean-up for commands that do not otherwise need
@@ -330,5 +315,5 @@ func reapQuietly(ctx context.Context, stderr io.Writer) {
 	if dir == "" {
 		dir = defaultStdioDir
 	}
-	reapLeftovers(ctx, cli, owner, dir, zap.NewNop(), stderr)
+	sweepLeftovers(ctx, newJanitor(cli, owner, dir, zap.NewNop()), zap.NewNop(), stderr)
 }

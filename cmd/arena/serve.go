@@ -98,7 +98,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return platformErr(err)
 	}
-	live := sandbox.Liveness{Self: owner, ProcRoot: "/proc"}
+	janitor := newJanitor(cli, owner, cfg.StdioDir, log)
 	srv := web.New(web.Config{
 		Token:            cfg.Token,
 		Hosts:            serverHosts(cfg),
@@ -126,7 +126,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err == nil
 		},
 		Reap: func(ctx context.Context, id string) error {
-			_, err := sandbox.Reap(ctx, cli, live, sandbox.ReapFilter{Match: id})
+			_, err := janitor.RemoveMatch(ctx, id)
 			return err
 		},
 		Log: log,
