@@ -20,9 +20,9 @@ func cleanupFlags(out io.Writer) (*flag.FlagSet, *bool, map[string]*string) {
 
 Removes the containers of Arena runs that died (killed, crashed, machine
 lost power), their bots' FIFO folders, and copies of other builds'
-launcher older than a day. Every arena command also does this when it
-starts. Containers of Arena processes still running are kept unless --all
-is given.
+launcher older than a day. arena serve, run and bench also do this when
+they start; no other command touches the engine's containers. Containers
+of Arena processes still running are kept unless --all is given.
 
 `)
 		fs.PrintDefaults()

@@ -89,13 +89,18 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	rep := doctorReport{Checks: map[string]check{}, RoundTrips: *rounds}
-	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, true)
+	// The doctor looks and measures; it removes nothing of other runs.
+	cli, owner, err := connect(ctx)
 	if err != nil {
 		rep.Checks["docker"] = check{false, err.Error()}
 		return finishDoctor(rep, *asJSON, stdout)
 	}
 	defer cli.Close()
-	owner, _ := sandbox.Self()
+	d, local, err := runners(ctx, cfg, cli, owner, log, true)
+	if err != nil {
+		rep.Checks["docker"] = check{false, err.Error()}
+		return finishDoctor(rep, *asJSON, stdout)
+	}
 	rep.Checks["docker"] = check{true, "the engine answers at " + cli.DaemonHost()}
 	rep.ClientVersion = cli.ClientVersion()
 	if v, err := cli.ServerVersion(ctx); err == nil {

@@ -98,9 +98,6 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd != "run" && cmd != "bench" && cmd != "doctor" && cmd != "cleanup" && cmd != "serve" && cmd != "healthcheck" {
-		reapQuietly(ctx, stderr)
-	}
 	var err error
 	switch cmd {
 	case "run":
@@ -213,11 +210,12 @@ func connect(ctx context.Context) (*client.Client, sandbox.Owner, error) {
 	return cli, owner, nil
 }
 
-// sandboxes sets up what starts bots for a command: the engine (reached,
-// with what Arena runs that died left behind swept away), the Docker
-// sandbox with the configured policy, runtime and stdio path, and, when
-// local is set, the runner of local (exec:) bots. The caller closes the
-// client.
+// sandboxes sets up what starts bots for arena run, serve and bench: the
+// engine (reached, with what Arena runs that died left behind swept away:
+// these commands, and arena cleanup, are the only ones that clean up), the
+// Docker sandbox with the configured policy, runtime and stdio path, and,
+// when local is set, the runner of local (exec:) bots. The caller closes
+// the client.
 func sandboxes(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Writer, local bool, extra ...sandbox.Option) (*client.Client, *sandbox.Docker, *sandbox.Local, error) {
 	cli, owner, err := connect(ctx)
 	if err != nil {
@@ -299,21 +297,4 @@ func sweepLeftovers(ctx context.Context, j *sandbox.Janitor, log *zap.Logger, st
 	if len(rep.Removed) > 0 {
 		fmt.Fprintf(stderr, "arena: removed %d container(s) left by an Arena run that died: %s\n", len(rep.Removed), strings.Join(rep.Removed, ", "))
 	}
-}
-
-// reapQuietly is the clean-up for commands that do not otherwise need
-// the engine: it gives up quickly and silently when there is none.
-func reapQuietly(ctx context.Context, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	cli, owner, err := connect(ctx)
-	if err != nil {
-		return
-	}
-	defer cli.Close()
-	dir := os.Getenv("ARENA_STDIO_DIR")
-	if dir == "" {
-		dir = defaultStdioDir
-	}
-	sweepLeftovers(ctx, newJanitor(cli, owner, dir, zap.NewNop()), zap.NewNop(), stderr)
 }

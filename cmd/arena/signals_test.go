@@ -55,11 +55,18 @@ func startLongMatch(t *testing.T, cli *client.Client, bin string) (*exec.Cmd, *b
 	return cmd, &stderr
 }
 
-// kill -9 of a running match leaves its containers; the next arena
-// command, whatever it is, removes them.
-func TestKilledRunIsCleanedUpByTheNextCommand(t *testing.T) {
+// kill -9 of a running match leaves its containers and their FIFO
+// folders. Commands that play no match leave them alone; arena cleanup
+// (like the next run, serve or bench) removes them.
+func TestKilledRunIsLeftToTheCleaningCommands(t *testing.T) {
 	cli := dockertest.Client(t)
 	bin := arenaBinary(t)
+	tankbot := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	replay := filepath.Join(t.TempDir(), "m.json")
+	local := "exec:" + tankbot
+	if out, err := exec.Command(bin, "run", "--settings", `{"zone_radius":2}`, "--replay", replay, local, local).CombinedOutput(); err != nil {
+		t.Fatalf("arena run: %v\n%s", err, out)
+	}
 	cmd, _ := startLongMatch(t, cli, bin)
 	pid := cmd.Process.Pid
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -82,20 +89,31 @@ func TestKilledRunIsCleanedUpByTheNextCommand(t *testing.T) {
 		}
 		stdioDirs = append(stdioDirs, dir)
 	}
-	out, err := exec.Command(bin, "help").CombinedOutput()
+	for _, args := range [][]string{{"help"}, {"replay", "verify", replay}, {"fight"}, {"doctor", "--rounds", "100"}} {
+		out, _ := exec.Command(bin, args...).CombinedOutput()
+		if left := containersOf(t, cli, pid); len(left) != 2 {
+			t.Fatalf("arena %s removed the orphans (%d left):\n%s", strings.Join(args, " "), len(left), out)
+		}
+		for _, dir := range stdioDirs {
+			if _, err := os.Stat(dir); err != nil {
+				t.Fatalf("arena %s removed the FIFO folder %s", strings.Join(args, " "), dir)
+			}
+		}
+	}
+	out, err := exec.Command(bin, "cleanup").CombinedOutput()
 	if err != nil {
-		t.Fatalf("arena help: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "removed 2 container(s) left by an Arena run that died") {
-		t.Errorf("arena help did not report the clean-up:\n%s", out)
-	}
-	if left := containersOf(t, cli, pid); len(left) != 0 {
-		t.Errorf("%d containers remain after the next command", len(left))
+		t.Fatalf("arena cleanup: %v\n%s", err, out)
 	}
 	for _, dir := range stdioDirs {
+		if !strings.Contains(string(out), "removed "+filepath.Base(dir)+"\n") || !strings.Contains(string(out), "removed "+dir+"\n") {
+			t.Errorf("arena cleanup does not report the container and the FIFO folder of %s:\n%s", filepath.Base(dir), out)
+		}
 		if _, err := os.Stat(dir); err == nil {
 			t.Errorf("the FIFO folder %s remains", dir)
 		}
+	}
+	if left := containersOf(t, cli, pid); len(left) != 0 {
+		t.Errorf("%d containers remain after arena cleanup", len(left))
 	}
 }
 
