@@ -84,8 +84,7 @@ func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
 		return r.local.Image(ref)
 	}
 	img, err := r.docker.Image(ctx, ref)
-	var nf *sandbox.ImageNotFoundError
-	if errors.As(err, &nf) {
+	if errors.Is(err, sandbox.ErrImageNotFound) {
 		return img, &kinded{ErrImageNotFound, err}
 	}
 	return img, err
