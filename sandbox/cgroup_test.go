@@ -121,19 +121,20 @@ func TestParseStatStart(t *testing.T) {
 }
 
 func TestOwnerAndLiveness(t *testing.T) {
-	o := Owner{Host: "box", PID: 42, Start: 777}
-	back, err := ParseOwner(o.String())
-	if err != nil || back != o {
-		t.Fatalf("round trip: %+v, %v", back, err)
+	for _, o := range []Owner{{Host: "box", PID: 42, Start: 777}, {Host: "box", PID: 42, Start: 777, Space: "b00t.4026531836"}} {
+		back, err := ParseOwner(o.String())
+		if err != nil || back != o {
+			t.Fatalf("round trip: %+v, %v", back, err)
+		}
 	}
-	for _, bad := range []string{"", "box/42", "box/x/1", "box/1/y"} {
+	for _, bad := range []string{"", "box/42", "box/x/1", "box/1/y", "box/1/2/s/t"} {
 		if _, err := ParseOwner(bad); err == nil {
 			t.Errorf("ParseOwner(%q) accepted", bad)
 		}
 	}
 	proc := t.TempDir()
 	writeTree(t, proc, map[string]string{"42/stat": "42 (arena) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n"})
-	live := Liveness{Self: Owner{Host: "box", PID: 1, Start: 1}, ProcRoot: proc}
+	live := Liveness{Self: Owner{Host: "box", PID: 1, Start: 1, Space: "b00t.1"}, ProcRoot: proc}
 	tests := []struct {
 		give Owner
 		want bool
@@ -142,6 +143,13 @@ func TestOwnerAndLiveness(t *testing.T) {
 		{Owner{Host: "box", PID: 42, Start: 778}, false}, // the pid was reused
 		{Owner{Host: "box", PID: 43, Start: 777}, false}, // gone
 		{Owner{Host: "elsewhere", PID: 43, Start: 1}, true},
+		// The same pid space under another host name (a server in a
+		// container with the host's pids) is checked.
+		{Owner{Host: "container", PID: 42, Start: 777, Space: "b00t.1"}, true},
+		{Owner{Host: "container", PID: 43, Start: 777, Space: "b00t.1"}, false},
+		// Another pid space cannot be checked.
+		{Owner{Host: "box", PID: 43, Start: 777, Space: "b00t.2"}, true},
+		{Owner{Host: "box", PID: 43, Start: 777, Space: "other.1"}, true},
 		{live.Self, true},
 	}
 	for _, tt := range tests {
@@ -156,10 +164,15 @@ func TestSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.PID != os.Getpid() || o.Start == 0 || o.Host == "" {
+	if o.PID != os.Getpid() || o.Start == 0 || o.Host == "" || !strings.Contains(o.Space, ".") {
 		t.Errorf("self = %+v", o)
 	}
-	if !(Liveness{Self: Owner{Host: o.Host}, ProcRoot: "/proc"}).Alive(o) {
+	if !(Liveness{Self: Owner{Host: "other", Space: o.Space}, ProcRoot: "/proc"}).Alive(o) {
 		t.Error("this process is not alive")
+	}
+	gone := o
+	gone.Start++
+	if (Liveness{Self: Owner{Host: "other", Space: o.Space}, ProcRoot: "/proc"}).Alive(gone) {
+		t.Error("a process with another start time is alive")
 	}
 }

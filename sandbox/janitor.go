@@ -96,13 +96,15 @@ func (j *Janitor) Sweep(ctx context.Context) (CleanupReport, error) {
 	return j.clean(ctx, "", false)
 }
 
-// RemoveMatch removes one match's containers, whoever owns them, and
-// their FIFO folders (a match interrupted by a restart).
+// RemoveMatch removes the containers of one match whose owner is gone,
+// and their FIFO folders (a match interrupted by a restart). The
+// containers of an owner that still runs are kept: they are not
+// leftovers, whatever the caller believes.
 func (j *Janitor) RemoveMatch(ctx context.Context, matchID string) (CleanupReport, error) {
 	if matchID == "" {
 		return CleanupReport{}, errors.New("remove a match's containers: no match id")
 	}
-	return j.clean(ctx, matchID, true)
+	return j.clean(ctx, matchID, false)
 }
 
 // RemoveAll removes every Arena container, also those of running Arena
