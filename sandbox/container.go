@@ -26,6 +26,7 @@ type Container struct {
 	exited     chan struct{} // closed when the wait returned
 	exit       Exit
 	acct       *accounting
+	uid        *uidLease
 	closeOnce  sync.Once
 }
 
@@ -54,7 +55,10 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 			c.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	c.id, c.stream, err = d.create(ctx, d.botContainer(s), s)
+	if c.uid, err = d.uids.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
+	}
+	c.id, c.stream, err = d.create(ctx, d.botContainer(s, c.uid.uid), s)
 	if c.id != "" {
 		c.log = c.log.With(zap.String("container", shortID(c.id)))
 	}
@@ -198,6 +202,11 @@ func (c *Container) Close(ctx context.Context) error {
 		}
 		if c.stream != nil {
 			c.stream.close()
+		}
+		if err == nil {
+			// Gone: its uid may serve another bot. (A container that could
+			// not be removed keeps it, labelled, until it is.)
+			c.uid.release()
 		}
 	})
 	if err != nil {

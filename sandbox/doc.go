@@ -8,11 +8,12 @@
 //
 //   - policy.go: the hardening and the limits (Policy, DefaultPolicy,
 //     Validate), and how they become a container's configuration
-//     (containerConfig, pure, tested without an engine); which image users
-//     count as root (runsAsRoot).
+//     (containerConfig, pure, tested without an engine): the writable
+//     places (/tmp, /dev/shm, the image's volumes), each a bounded tmpfs.
 //   - spec.go: one bot to start (Spec) and its container before a stdio
-//     path wires it: labels, environment, and the unprivileged uid a root
-//     image gets, distinct per running bot.
+//     path wires it: labels, environment, and its user.
+//   - uids.go: the uid each running bot has to itself, whatever its image
+//     says, leased across every Arena process on the machine.
 //   - docker.go: the Docker runner and its options (NewDocker, Option), the
 //     few client methods the package calls (DockerAPI), Connect.
 //   - image.go: image references (ParseImageRef, ErrBadReference), the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -44,7 +46,8 @@ type Docker struct {
 	log    *zap.Logger
 	caps   StderrCaps
 	cg     cgroupLocator
-	uids   atomic.Uint64
+	seq    atomic.Uint64 // names containers the caller did not name
+	uids   uidPool
 	pull   bool
 
 	cgroupRoot string
@@ -75,6 +78,11 @@ func WithFIFO(f FIFO) Option { return func(d *Docker) { d.fifo = &f } }
 // (default /sys/fs/cgroup), for Arena running in a container.
 func WithCgroupRoot(root string) Option { return func(d *Docker) { d.cgroupRoot = root } }
 
+// WithUIDFolder sets the folder of the uid locks that give every running
+// bot a uid of its own; every Arena process on the machine must use the
+// same one (default: the FIFO folder's, else /tmp/arena-stdio's).
+func WithUIDFolder(dir string) Option { return func(d *Docker) { d.uids.dir = dir } }
+
 // WithStderrCaps sets what is kept of each bot's stderr.
 func WithStderrCaps(c StderrCaps) Option { return func(d *Docker) { d.caps = c } }
 
@@ -89,6 +97,14 @@ func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, e
 		o(d)
 	}
 	d.cg = hostCgroups(d.cgroupRoot)
+	d.uids.first, d.uids.size, d.uids.list = p.FallbackUID, p.UIDRange, listArena(api)
+	switch {
+	case d.uids.dir != "":
+	case d.fifo != nil:
+		d.uids.dir = UIDFolder(d.fifo.Dir)
+	default:
+		d.uids.dir = UIDFolder(filepath.Join(os.TempDir(), "arena-stdio"))
+	}
 	d.stdioPath = "attach"
 	if d.fifo != nil {
 		d.stdioPath = "fifo"

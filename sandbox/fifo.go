@@ -135,7 +135,7 @@ func (d *Docker) createWithFIFO(ctx context.Context, fifo FIFO, b botContainer, 
 	}
 	name := s.Name
 	if name == "" {
-		name = fmt.Sprintf("bot-%d-%d", os.Getpid(), d.uids.Add(1))
+		name = fmt.Sprintf("bot-%d-%d", os.Getpid(), d.seq.Add(1))
 	}
 	pipes, err := newBotPipes(fifo.Dir, name, b.uid)
 	if err != nil {
@@ -146,7 +146,9 @@ func (d *Docker) createWithFIFO(ctx context.Context, fifo FIFO, b botContainer, 
 	cfg.Entrypoint = []string{containerLauncher, LaunchCommand}
 	cfg.Cmd = command
 	host.Mounts = append(slices.Clone(b.host.Mounts),
-		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir},
+		// Read-only: opening a FIFO for writing needs no write access to
+		// its file system, and nothing else may be written there.
+		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir, ReadOnly: true},
 		mount.Mount{Type: mount.TypeBind, Source: fifo.Launcher, Target: containerLauncher, ReadOnly: true})
 	created, err := d.api.ContainerCreate(ctx, &cfg, &host, nil, nil, s.Name)
 	if err != nil {
@@ -186,15 +188,15 @@ func newBotPipes(root, name string, uid int) (_ *botPipes, err error) {
 			p.close()
 		}
 	}()
+	// The folder is not the bot's: it may open its FIFOs, never create a
+	// file there (and the folder is mounted read-only besides).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
 	owned := uid >= 0 && os.Geteuid() == 0
 	mode := uint32(0o666)
 	if owned {
 		mode = 0o600
-		if err := os.Chown(dir, uid, uid); err != nil {
-			return nil, err
-		}
-	} else if err := os.Chmod(dir, 0o755); err != nil {
-		return nil, err
 	}
 	for _, f := range []string{"in", "out", "err"} {
 		path := filepath.Join(dir, f)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
@@ -20,6 +21,8 @@ type Image struct {
 	User string // the image's configured user
 	// Entrypoint and Cmd are the image's.
 	Entrypoint, Cmd []string
+	// Volumes are the paths the image declares as volumes.
+	Volumes []string
 }
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
@@ -74,6 +77,10 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 	if info.Config != nil {
 		img.User = info.Config.User
 		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd
+		for v := range info.Config.Volumes {
+			img.Volumes = append(img.Volumes, v)
+		}
+		slices.Sort(img.Volumes)
 	}
 	return img, nil
 }

@@ -233,6 +233,8 @@ func leftovers(entries []folderEntry, gone, present map[string]bool, stale bool,
 	for _, e := range entries {
 		age := now.Sub(e.modified)
 		switch {
+		case strings.HasPrefix(e.name, "."):
+			// Arena's own (the uid leases), not a leftover.
 		case e.dir && gone[e.name]:
 			out = append(out, e.name)
 		case !stale:

@@ -128,6 +128,7 @@ func TestJanitorSweep(t *testing.T) {
 		"launch-3-4":     time.Hour,        // another build's, recent
 		"notes.txt":      48 * time.Hour,   // not Arena's to judge
 		"launch-folder/": 10 * time.Second, // not a launcher copy, and too young
+		".uids/":         48 * time.Hour,   // the uid leases
 	})
 	j := NewJanitor(engine, alive, WithStdioFolder(dir, launcher), WithClock(func() time.Time { return now }))
 	rep, err := j.Sweep(t.Context())
@@ -144,8 +145,8 @@ func TestJanitorSweep(t *testing.T) {
 		t.Errorf("swept %v, want %v", names(rep.Swept), want)
 	}
 	left, _ := os.ReadDir(dir)
-	if len(left) != 9-3 {
-		t.Errorf("%d entries left in the folder, want 6", len(left))
+	if len(left) != 10-3 {
+		t.Errorf("%d entries left in the folder, want 7", len(left))
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 // policy, with no stdio: the bare cost a match's bot cannot go below
 // (arena bench --baseline compares matches with it).
 func (d *Docker) Lifecycle(ctx context.Context, img Image, matchID string) error {
-	cfg, host := containerConfig(d.policy, containerSpec{
-		image:   img.ID,
-		labels:  map[string]string{LabelPlatform: "arena", LabelMatch: matchID, LabelOwner: d.owner.String()},
-		user:    "65534:65534",
-		runtime: d.policy.Runtime,
-	})
+	lease, err := d.uids.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer lease.release()
+	b := d.botContainer(Spec{Image: img, MatchID: matchID, BotID: "lifecycle"}, lease.uid)
+	cfg, host := b.cfg, b.host
 	cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr, cfg.OpenStdin, cfg.StdinOnce = false, false, false, false, false
 	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, "")
 	if err != nil {

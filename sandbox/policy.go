@@ -20,16 +20,18 @@ type Policy struct {
 	CPUSet string
 	// PidsLimit caps processes and threads inside the container.
 	PidsLimit int64
-	// TmpfsBytes is the size of the writable /tmp; the root filesystem is
-	// read-only.
+	// TmpfsBytes is the size of the writable /tmp, and of a tmpfs over
+	// each volume the image declares; the root filesystem is read-only.
 	TmpfsBytes int64
+	// ShmBytes is the size of /dev/shm.
+	ShmBytes int64
 	// NoFile caps open file descriptors.
 	NoFile int64
 	// FileSizeBytes caps the size of any file the bot writes.
 	FileSizeBytes int64
-	// FallbackUID is the first of the unprivileged uids given to bots
-	// whose image would run as root; concurrent bots get distinct uids
-	// from UIDRange upwards so per-user limits cannot couple them.
+	// FallbackUID is the first of the UIDRange unprivileged uids bots run
+	// as: every running bot has one of its own (see uids.go), so per-user
+	// kernel limits cannot couple them.
 	FallbackUID int
 	UIDRange    int
 	// Runtime is the OCI runtime (e.g. "runsc"); empty is the engine's
@@ -44,6 +46,7 @@ func DefaultPolicy() Policy {
 		NanoCPUs:      1e9,
 		PidsLimit:     64,
 		TmpfsBytes:    16 << 20,
+		ShmBytes:      16 << 20,
 		NoFile:        256,
 		FileSizeBytes: 16 << 20,
 		FallbackUID:   20000,
@@ -62,6 +65,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("pids limit %d must be at least 1", p.PidsLimit)
 	case p.TmpfsBytes < 0:
 		return fmt.Errorf("tmpfs size %d must not be negative", p.TmpfsBytes)
+	case p.ShmBytes < 0:
+		return fmt.Errorf("/dev/shm size %d must not be negative", p.ShmBytes)
 	case p.NoFile < 16:
 		return fmt.Errorf("open-files limit %d must be at least 16", p.NoFile)
 	case p.FileSizeBytes < 0:
@@ -100,6 +105,9 @@ type containerSpec struct {
 	labels  map[string]string
 	user    string // empty: the image's own user
 	runtime string
+	// volumes are the image's declared volumes: each gets a tmpfs, so the
+	// engine makes no volume on the host's disk.
+	volumes []string
 }
 
 // containerConfig decides the container's configuration from the policy.
@@ -121,15 +129,14 @@ func containerConfig(p Policy, s containerSpec) (*container.Config, *container.H
 	host := &container.HostConfig{
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
-		Tmpfs: map[string]string{
-			"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", p.TmpfsBytes),
-		},
-		CapDrop:     []string{"ALL"},
-		SecurityOpt: []string{"no-new-privileges"},
-		LogConfig:   container.LogConfig{Type: "none"},
-		Init:        &yes,
-		IpcMode:     "private",
-		Runtime:     s.runtime,
+		Tmpfs:          tmpfs(p, s.volumes),
+		ShmSize:        p.ShmBytes,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		LogConfig:      container.LogConfig{Type: "none"},
+		Init:           &yes,
+		IpcMode:        "private",
+		Runtime:        s.runtime,
 		Resources: container.Resources{
 			Memory:     p.MemoryBytes,
 			MemorySwap: p.MemoryBytes,
@@ -146,9 +153,14 @@ func containerConfig(p Policy, s containerSpec) (*container.Config, *container.H
 	return cfg, host
 }
 
-// runsAsRoot reports whether an image's configured user is root (or
-// unset, which means root).
-func runsAsRoot(user string) bool {
-	name, _, _ := strings.Cut(user, ":")
-	return name == "" || name == "root" || name == "0"
+// tmpfs are the bot's writable places: /tmp and the image's volumes,
+// each a tmpfs of TmpfsBytes (in memory, charged to the bot's memory
+// limit).
+func tmpfs(p Policy, volumes []string) map[string]string {
+	opts := fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", p.TmpfsBytes)
+	m := map[string]string{"/tmp": opts}
+	for _, v := range volumes {
+		m[v] = opts
+	}
+	return m
 }

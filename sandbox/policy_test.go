@@ -8,7 +8,7 @@ import (
 func TestContainerConfigAppliesThePolicy(t *testing.T) {
 	p := DefaultPolicy()
 	p.CPUSet = "1"
-	cfg, host := containerConfig(p, containerSpec{image: "sha256:abc", env: []string{"ARENA_BOT_ID=x"}, user: "20001:20001", labels: map[string]string{LabelPlatform: "arena"}})
+	cfg, host := containerConfig(p, containerSpec{image: "sha256:abc", env: []string{"ARENA_BOT_ID=x"}, user: "20001:20001", labels: map[string]string{LabelPlatform: "arena"}, volumes: []string{"/data"}})
 	checks := []struct {
 		name string
 		ok   bool
@@ -20,6 +20,8 @@ func TestContainerConfigAppliesThePolicy(t *testing.T) {
 		{"labels", cfg.Labels[LabelPlatform] == "arena"},
 		{"read-only root", host.ReadonlyRootfs},
 		{"tmpfs", strings.Contains(host.Tmpfs["/tmp"], "size=16777216") && strings.Contains(host.Tmpfs["/tmp"], "nosuid")},
+		{"a tmpfs over each of the image's volumes", host.Tmpfs["/data"] == host.Tmpfs["/tmp"] && len(host.Tmpfs) == 2},
+		{"bounded /dev/shm", host.ShmSize == 16<<20},
 		{"no capabilities", len(host.CapDrop) == 1 && host.CapDrop[0] == "ALL" && len(host.CapAdd) == 0},
 		{"no new privileges", len(host.SecurityOpt) == 1 && host.SecurityOpt[0] == "no-new-privileges"},
 		{"no log driver", host.LogConfig.Type == "none"},
@@ -66,13 +68,5 @@ func TestPolicyValidate(t *testing.T) {
 	p.CPUSet = "0-1,3"
 	if err := p.Validate(); err != nil {
 		t.Errorf("cpuset 0-1,3: %v", err)
-	}
-}
-
-func TestRunsAsRoot(t *testing.T) {
-	for user, want := range map[string]bool{"": true, "root": true, "0": true, "0:0": true, "root:bots": true, "65534": false, "bot": false, "1000:1000": false} {
-		if got := runsAsRoot(user); got != want {
-			t.Errorf("runsAsRoot(%q) = %v, want %v", user, got, want)
-		}
 	}
 }

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/docker/docker/api/types/container"
 
@@ -30,22 +29,13 @@ type Spec struct {
 type botContainer struct {
 	cfg  *container.Config
 	host *container.HostConfig
-	// uid the bot runs as, -1 when unknown (a user name in the image).
+	// uid the bot runs as, its own among the running bots (see uids.go).
 	uid int
 }
 
 // botContainer decides a bot's container: the policy, its labels and
-// environment, and its user — the image's own unless that is root, in
-// which case an unprivileged uid distinct from the other running bots'.
-func (d *Docker) botContainer(s Spec) botContainer {
-	user := ""
-	uid := -1
-	if runsAsRoot(s.Image.User) {
-		uid = d.policy.FallbackUID + int(d.uids.Add(1)%uint64(d.policy.UIDRange))
-		user = fmt.Sprintf("%d:%d", uid, uid)
-	} else if n, err := strconv.Atoi(strings.Split(s.Image.User, ":")[0]); err == nil {
-		uid = n
-	}
+// environment, and its user: the uid leased, whatever the image says.
+func (d *Docker) botContainer(s Spec, uid int) botContainer {
 	cfg, host := containerConfig(d.policy, containerSpec{
 		image: s.Image.ID,
 		env:   append([]string{"ARENA_BOT_ID=" + s.BotID}, s.Env...),
@@ -54,9 +44,11 @@ func (d *Docker) botContainer(s Spec) botContainer {
 			LabelMatch:    s.MatchID,
 			LabelBot:      s.BotID,
 			LabelOwner:    d.owner.String(),
+			LabelUID:      strconv.Itoa(uid),
 		},
-		user:    user,
+		user:    fmt.Sprintf("%d:%d", uid, uid),
 		runtime: d.policy.Runtime,
+		volumes: s.Image.Volumes,
 	})
 	return botContainer{cfg: cfg, host: host, uid: uid}
 }

@@ -74,7 +74,7 @@ func TestFIFOFallback(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := Spec{Image: tt.give, Name: "arena-m-0", BotID: "b"}
-			id, st, err := d.create(t.Context(), d.botContainer(s), s)
+			id, st, err := d.create(t.Context(), d.botContainer(s, 20001), s)
 			if st != nil {
 				t.Cleanup(func() { st.interrupt(); st.close() })
 			}
@@ -111,7 +111,7 @@ func TestFIFOFallbackSticks(t *testing.T) {
 	}
 	for i := range 3 {
 		s := Spec{Image: Image{Ref: "bot", Cmd: []string{"/bot"}}, BotID: "b"}
-		_, st, err := d.create(t.Context(), d.botContainer(s), s)
+		_, st, err := d.create(t.Context(), d.botContainer(s, 20001), s)
 		if err != nil {
 			t.Fatalf("bot %d: %v", i, err)
 		}

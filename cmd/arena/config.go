@@ -44,6 +44,7 @@ type Config struct {
 	CPUSet        string
 	PidsLimit     int64
 	TmpfsBytes    int64
+	ShmBytes      int64
 	Runtime       string
 	AnswerTimeout time.Duration // 0: the game's default
 	WarmUp        time.Duration // 0: the game's default
@@ -187,6 +188,10 @@ var settings = []setting{
 		c.TmpfsBytes, err = units.RAMInBytes(v)
 		return err
 	}},
+	{env: "ARENA_SHM", flag: "shm", def: "16m", usage: "size of each bot's /dev/shm", set: func(c *Config, v string) (err error) {
+		c.ShmBytes, err = units.RAMInBytes(v)
+		return err
+	}},
 	{env: "ARENA_RUNTIME", flag: "runtime", def: "", usage: "OCI runtime for bots (e.g. runsc); empty: the engine's default", set: func(c *Config, v string) error {
 		c.Runtime = v
 		return nil
@@ -303,6 +308,7 @@ func (c Config) Policy() sandbox.Policy {
 	p.CPUSet = c.CPUSet
 	p.PidsLimit = c.PidsLimit
 	p.TmpfsBytes = c.TmpfsBytes
+	p.ShmBytes = c.ShmBytes
 	p.Runtime = c.Runtime
 	return p
 }

@@ -254,7 +254,10 @@ func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 // dockerOptions are the sandbox options every command uses: the policy's
 // cgroup root, and the FIFO stdio path when it can work here.
 func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger) []sandbox.Option {
-	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot)}
+	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot),
+		// The uid leases live in the stdio folder, which every Arena
+		// process on the machine shares, whichever stdio path it uses.
+		sandbox.WithUIDFolder(sandbox.UIDFolder(cfg.StdioDir))}
 	if fifo, err := fifoPath(cfg, cli); err != nil {
 		log.Info("bots' stdio uses the engine's attach stream", zap.String("reason", err.Error()))
 	} else {

@@ -18,6 +18,9 @@
 //	spin               keep one CPU busy all the time
 //	no-read            never read stdin
 //	probe              report the sandbox as seen from inside (sandbox/probe), on stderr, at turn 1
+//	fill-everywhere-at=N  at turn N, write up to 64 MiB into every directory it can write to (FILL lines on stderr)
+//	inotify-hog        hold as many inotify instances as its user may have (INOTIFY line at turn 1)
+//	inotify-check      open and close an inotify instance every turn (INOTIFY failed: … on stderr if refused)
 //	sleep              do nothing forever (the fork bomb's children)
 package main
 
@@ -25,9 +28,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,6 +74,16 @@ func main() {
 	}
 	_, flood := opts["stderr-flood"]
 	_, probing := opts["probe"]
+	_, inotifyCheck := opts["inotify-check"]
+	if _, ok := opts["inotify-hog"]; ok {
+		held := 0
+		for ; held < 100000; held++ {
+			if _, err := syscall.InotifyInit(); err != nil {
+				fmt.Fprintf(os.Stderr, "INOTIFY held %d, then %v\n", held, err)
+				break
+			}
+		}
+	}
 
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for turn := 1; ; turn++ {
@@ -82,6 +98,13 @@ func main() {
 			}
 		}
 		time.Sleep(dur("delay"))
+		if inotifyCheck {
+			if fd, err := syscall.InotifyInit(); err != nil {
+				fmt.Fprintf(os.Stderr, "INOTIFY failed: %v\n", err)
+			} else {
+				syscall.Close(fd)
+			}
+		}
 		if flood {
 			os.Stderr.Write(bytes.Repeat([]byte("e"), 1<<20))
 		}
@@ -126,6 +149,8 @@ func main() {
 		case at("fill-tmp-at"):
 			n, err := fill("/tmp/fill")
 			fmt.Fprintf(os.Stderr, "TMP wrote %d bytes: %v\n", n, err)
+		case at("fill-everywhere-at"):
+			fillEverywhere()
 		case at("write-root-at"):
 			err := os.WriteFile("/evil", []byte("x"), 0o644)
 			fmt.Fprintf(os.Stderr, "ROOT write: %v\n", err)
@@ -134,6 +159,62 @@ func main() {
 			return
 		}
 	}
+}
+
+// fillEverywhere walks the whole file system and writes up to 64 MiB into
+// a new file in every directory that lets it, keeping the files.
+func fillEverywhere() {
+	var dirs []string
+	filepath.WalkDir("/", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if path == "/proc" || path == "/sys" {
+				return fs.SkipDir
+			}
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	total := int64(0)
+	for _, dir := range dirs {
+		// Files of at most the size limit each, until 64 MiB or a refusal
+		// other than the file size limit.
+		var n int64
+		var err error
+		for i := 0; n < 64<<20; i++ {
+			var k int64
+			k, err = fillUpTo(filepath.Join(dir, fmt.Sprintf(".arena-fill-%d", i)), 64<<20-n)
+			n += k
+			if err != nil && !errors.Is(err, syscall.EFBIG) || k == 0 {
+				break
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(os.Stderr, "FILL %s %d %v\n", dir, n, err)
+		}
+		total += n
+	}
+	fmt.Fprintf(os.Stderr, "FILL total %d bytes in %d folders walked\n", total, len(dirs))
+}
+
+func fillUpTo(path string, limit int64) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	chunk := bytes.Repeat([]byte("f"), 1<<20)
+	var n int64
+	for n < limit {
+		w, err := f.Write(chunk)
+		n += int64(w)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, f.Sync()
 }
 
 func fill(path string) (int64, error) {
