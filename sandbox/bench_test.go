@@ -50,7 +50,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}
 	}
 	b.Run("pipe", func(b *testing.B) {
-		l, err := sandbox.NewLocal(sandbox.DefaultPolicy(), zap.NewNop())
+		l, err := sandbox.NewLocal(sandbox.DefaultPolicy(), zap.NewNop(), exe)
 		if err != nil {
 			b.Fatal(err)
 		}

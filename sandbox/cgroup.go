@@ -74,6 +74,13 @@ func (l cgroupLocator) forPID(pid int, memLimit int64) *accounting {
 	if err != nil {
 		return unavailable(fmt.Sprintf("the bot's process is not visible here (%v); is the engine remote or Arena in a container without the host's pid namespace?", err))
 	}
+	return l.forGroup(legacy, unified, memLimit)
+}
+
+// forGroup opens the accounting of a cgroup known by its paths: per v1
+// controller, or the v2 path.
+func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLimit int64) *accounting {
+	var err error
 	a := &accounting{memLimit: memLimit}
 	if l.mode == cgroups.Unified {
 		dir := filepath.Join(l.root, unified)

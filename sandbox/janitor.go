@@ -47,6 +47,10 @@ type Janitor struct {
 	// The FIFO folder (FIFO.Dir) and the launcher whose copy in it is
 	// current; no folder: nothing to sweep there.
 	stdioDir, launcher string
+	// The cgroup mount where local bots' cgroups are, and this process as
+	// their owners' peer; no root: no local cgroups to sweep.
+	cgroupRoot string
+	self       Owner
 	now                func() time.Time
 	log                *zap.Logger
 }
@@ -58,6 +62,12 @@ type JanitorOption func(*Janitor)
 // launcher is the binary whose copy there (see PrepareFIFO) is kept.
 func WithStdioFolder(dir, launcher string) JanitorOption {
 	return func(j *Janitor) { j.stdioDir, j.launcher = dir, launcher }
+}
+
+// WithLocalCgroups makes the janitor sweep the cgroups of local bots
+// (under root) whose Arena process died, killing what runs in them.
+func WithLocalCgroups(root string, self Owner) JanitorOption {
+	return func(j *Janitor) { j.cgroupRoot, j.self = root, self }
 }
 
 // WithClock sets the clock that ages the FIFO folder's entries (default
@@ -84,7 +94,8 @@ type CleanupReport struct {
 	Removed []string
 	// Kept counts containers left to Arena processes that still run.
 	Kept int
-	// Swept are the paths removed from the FIFO folder.
+	// Swept are the paths removed from the FIFO folder, and the local
+	// bots' cgroups removed.
 	Swept []string
 }
 
@@ -154,7 +165,13 @@ func (j *Janitor) clean(ctx context.Context, match string, every bool) (CleanupR
 	}
 	swept, err := j.sweepFolder(gone, present, match == "")
 	rep.Swept = swept
-	return rep, errors.Join(append(errs, err)...)
+	errs = append(errs, err)
+	if match == "" && j.cgroupRoot != "" {
+		cgs, err := sweepLocalCgroups(j.cgroupRoot, j.self, j.alive)
+		rep.Swept = append(rep.Swept, cgs...)
+		errs = append(errs, err)
+	}
+	return rep, errors.Join(errs...)
 }
 
 // doomed decides which of the listed containers go: all of them with

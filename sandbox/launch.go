@@ -61,3 +61,32 @@ func lookPath(name string) (string, error) {
 	}
 	return "", errors.New("not found in PATH")
 }
+
+// JoinCommand is the argument that makes the arena binary start a local
+// bot inside its cgroup (see Join).
+const JoinCommand = "__join"
+
+// Join runs as a local bot's first process: it writes its own pid into
+// the cgroup.procs files given, comma-separated, in args[0] (so it, and
+// every process the bot will start, is in the bot's cgroup), then execs
+// the bot's command, which follows "--". It returns only on failure.
+func Join(args []string) error {
+	if len(args) < 3 || args[1] != "--" {
+		return errors.New("join: usage: " + JoinCommand + " PROCS[,PROCS...] -- COMMAND [ARG...]")
+	}
+	pid := []byte(fmt.Sprint(os.Getpid()))
+	for _, procs := range strings.Split(args[0], ",") {
+		if err := os.WriteFile(procs, pid, 0); err != nil {
+			return fmt.Errorf("join: enter the cgroup: %w", err)
+		}
+	}
+	path := args[2]
+	if !strings.Contains(path, "/") {
+		found, err := lookPath(path)
+		if err != nil {
+			return fmt.Errorf("join: %s: %w", path, err)
+		}
+		path = found
+	}
+	return syscall.Exec(path, args[2:], os.Environ())
+}

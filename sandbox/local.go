@@ -93,20 +93,33 @@ type Local struct {
 	mode     cgroups.CGMode
 	isolated bool
 	why      string // why bots are not isolated
+	joiner   string // the static arena binary that joins a cgroup, then execs
+	tag      string // this process in its cgroups' names: "<pid>-<start>"
 	seq      atomic.Uint64
 }
 
 // NewLocal returns a local runner. It probes once whether cgroups can be
-// created here.
-func NewLocal(p Policy, log *zap.Logger) (*Local, error) {
+// created here. joiner is the static arena binary: a bot is started
+// through it (JoinCommand), so that it is inside its cgroup before its
+// first instruction; without one, bots run unconfined.
+func NewLocal(p Policy, log *zap.Logger, joiner string) (*Local, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("sandbox policy: %w", err)
 	}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	l := &Local{policy: p, log: log, caps: DefaultStderrCaps, root: "/sys/fs/cgroup", mode: cgroupMode("/sys/fs/cgroup")}
-	probe, err := l.newCgroup(fmt.Sprintf("probe-%d", os.Getpid()))
+	self, err := Self()
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{policy: p, log: log, caps: DefaultStderrCaps, root: LocalCgroupRoot, mode: cgroupMode(LocalCgroupRoot),
+		joiner: joiner, tag: fmt.Sprintf("%d-%d", self.PID, self.Start)}
+	if joiner == "" {
+		l.why = "no launcher to put a bot in its cgroup before it starts"
+		return l, nil
+	}
+	probe, err := l.newCgroup(l.tag + "-probe")
 	if err != nil {
 		l.why = err.Error()
 	} else {
@@ -146,15 +159,39 @@ func (l *Local) Image(ref string) (Image, error) {
 	return Image{Ref: ref, ID: "exec:sha256:" + hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// LocalCgroupRoot is where the cgroup file systems local bots' cgroups
+// are made in are mounted.
+const LocalCgroupRoot = "/sys/fs/cgroup"
+
+// localCgroupParent is where the local bots' cgroups are, in every
+// hierarchy; each is named "<pid>-<start>-<n>" after the Arena process
+// that made it, so that the janitor can tell those of processes that died.
+const localCgroupParent = "arena-local"
+
+// localControllers are the cgroup v1 controllers of a local bot's cgroup.
+var localControllers = []string{"memory", "cpu", "cpuacct", "pids"}
+
 // localCgroup is a cgroup Arena created for one local bot.
 type localCgroup struct {
-	v1     cgroup1.Cgroup
-	v2     *cgroup2.Manager
-	parent string // v1 group path or v2 directory, for clean-up
+	v1 cgroup1.Cgroup
+	v2 *cgroup2.Manager
+	// group is the cgroup's path in each hierarchy; procs are the
+	// cgroup.procs files a process writes its pid into to join it.
+	group string
+	procs []string
+}
+
+// legacy is the group's path per v1 controller.
+func (c *localCgroup) legacy() map[string]string {
+	m := map[string]string{}
+	for _, ctl := range localControllers {
+		m[ctl] = c.group
+	}
+	return m
 }
 
 func (l *Local) newCgroup(name string) (*localCgroup, error) {
-	group := "/arena-local/" + name
+	group := "/" + localCgroupParent + "/" + name
 	switch l.mode {
 	case cgroups.Unified:
 		quota := l.policy.NanoCPUs / 10000 // per 100 ms period
@@ -168,7 +205,7 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create cgroup %s: %w", group, err)
 		}
-		return &localCgroup{v2: m, parent: filepath.Join(l.root, "arena-local")}, nil
+		return &localCgroup{v2: m, group: group, procs: []string{filepath.Join(l.root, group, "cgroup.procs")}}, nil
 	case cgroups.Legacy, cgroups.Hybrid:
 		quota := l.policy.NanoCPUs / 10000
 		period := uint64(100000)
@@ -188,17 +225,14 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create cgroup %s: %w", group, err)
 		}
-		return &localCgroup{v1: cg, parent: "/arena-local"}, nil
+		c := &localCgroup{v1: cg, group: group}
+		for _, ctl := range localControllers {
+			c.procs = append(c.procs, filepath.Join(l.root, ctl, group, "cgroup.procs"))
+		}
+		return c, nil
 	default:
 		return nil, errors.New("no cgroup filesystem is mounted")
 	}
-}
-
-func (c *localCgroup) add(pid int) error {
-	if c.v2 != nil {
-		return c.v2.AddProc(uint64(pid))
-	}
-	return c.v1.Add(cgroup1.Process{Pid: pid})
 }
 
 func (c *localCgroup) kill() {
@@ -235,10 +269,13 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 	}
 	p := &Process{log: l.log.With(zap.String("bot", s.BotID)), exited: make(chan struct{}), done: make(chan struct{})}
 	if l.isolated {
-		p.cg, err = l.newCgroup(fmt.Sprintf("%d-%d", os.Getpid(), l.seq.Add(1)))
+		p.cg, err = l.newCgroup(fmt.Sprintf("%s-%d", l.tag, l.seq.Add(1)))
 		if err != nil {
 			return nil, err
 		}
+		// The joiner enters the cgroup, then execs the bot: the bot and all
+		// it ever starts are inside before its first instruction.
+		words = append(append([]string{l.joiner, JoinCommand, strings.Join(p.cg.procs, ",")}, "--"), words...)
 	} else {
 		l.log.Warn("local bot runs without isolation: no memory, CPU or pids limits", zap.String("bot", s.BotID), zap.String("reason", l.why))
 	}
@@ -281,11 +318,6 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 	p.cmd = cmd
 	p.started = time.Now()
 	go p.wait()
-	if p.cg != nil {
-		if err := p.cg.add(cmd.Process.Pid); err != nil {
-			return nil, fmt.Errorf("put %s in its cgroup: %w", s.BotID, err)
-		}
-	}
 
 	fr := newFramer(s.Framing, s.MaxMessageBytes, p.done)
 	p.stdio = stdio{stdin: stdinW, deadline: stdinW.SetWriteDeadline, frames: fr.out, stderr: &stderrBuffer{caps: l.caps}}
@@ -300,7 +332,7 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 		io.Copy(p.stdio.stderr, stderrR)
 	}()
 	if p.cg != nil {
-		p.acct = cgroupLocator{root: l.root, procRoot: "/proc", mode: l.mode}.forPID(cmd.Process.Pid, l.policy.MemoryBytes)
+		p.acct = cgroupLocator{root: l.root, procRoot: "/proc", mode: l.mode}.forGroup(p.cg.legacy(), p.cg.group, l.policy.MemoryBytes)
 	} else {
 		p.acct = unavailable("the local bot runs without a cgroup: " + l.why)
 	}

@@ -44,7 +44,7 @@ func newLocal(t *testing.T) *sandbox.Local {
 	if testing.Short() {
 		t.Skip("builds and runs bot processes (skipped with -short)")
 	}
-	l, err := sandbox.NewLocal(sandbox.DefaultPolicy(), zaptest.NewLogger(t))
+	l, err := sandbox.NewLocal(sandbox.DefaultPolicy(), zaptest.NewLogger(t), dockertest.GoBinary(t, dockertest.Root(), "./cmd/arena"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,10 @@ func main() {
 			err := sandbox.Launch(os.Args[2:])
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(127)
+		case sandbox.JoinCommand:
+			err := sandbox.Join(os.Args[2:])
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(127)
 		case sandbox.ProbeCommand:
 			json.NewEncoder(os.Stdout).Encode(probe.Run())
 			os.Exit(0)
@@ -244,7 +248,8 @@ func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 	}
 	var l *sandbox.Local
 	if local {
-		if l, err = sandbox.NewLocal(cfg.Policy(), log); err != nil {
+		exe, _ := os.Executable()
+		if l, err = sandbox.NewLocal(cfg.Policy(), log, exe); err != nil {
 			return nil, nil, usageErr("%v", err)
 		}
 	}
@@ -287,7 +292,8 @@ func fifoPath(cfg Config, cli *client.Client) (sandbox.FIFO, error) {
 func newJanitor(api sandbox.CleanupAPI, owner sandbox.Owner, stdioDir string, log *zap.Logger) *sandbox.Janitor {
 	exe, _ := os.Executable()
 	return sandbox.NewJanitor(api, sandbox.Liveness{Self: owner, ProcRoot: "/proc"}.Alive,
-		sandbox.WithStdioFolder(stdioDir, exe), sandbox.WithJanitorLogger(log))
+		sandbox.WithStdioFolder(stdioDir, exe), sandbox.WithLocalCgroups(sandbox.LocalCgroupRoot, owner),
+		sandbox.WithJanitorLogger(log))
 }
 
 // sweepLeftovers removes what Arena runs that died left behind, and says

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,5 +140,86 @@ func TestInterruptedRunRemovesItsContainers(t *testing.T) {
 				t.Errorf("%d containers remain after %v", len(left), sig)
 			}
 		})
+	}
+}
+
+// processesOf lists the processes running the executable at path.
+func processesOf(path string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == path {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A local bot is in its cgroup before its first instruction, so a child it
+// starts at once is in there too: after kill -9 of Arena, the next
+// cleaning command leaves no bot process and no Arena cgroup behind.
+func TestKilledRunLeavesNoLocalBot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("local bots get cgroups only as root")
+	}
+	dockertest.Client(t) // arena cleanup reaches the engine too
+	bin := arenaBinary(t)
+	// A copy of the test bot of its own, to find its processes by.
+	src := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	bot := filepath.Join(t.TempDir(), "spawner")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bot, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--timeout", "2s", "--settings", `{"zone_radius":40}`,
+		"exec:"+bot+" spawn,delay=100ms", "exec:"+bot+" delay=100ms")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		for _, pid := range processesOf(bot) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	for start := time.Now(); len(processesOf(bot)) < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the bots and the child did not start: %v\n%s", processesOf(bot), out.String())
+		}
+	}
+	cgroups, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/arena-local/%d-*", cmd.Process.Pid))
+	if len(cgroups) == 0 {
+		cgroups, _ = filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/arena-local/%d-*", cmd.Process.Pid))
+	}
+	if len(cgroups) == 0 {
+		t.Fatal("the local bots have no cgroups")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	time.Sleep(200 * time.Millisecond)
+	if left := processesOf(bot); len(left) == 0 {
+		t.Fatal("the child did not outlive Arena: nothing to prove")
+	}
+	if b, err := exec.Command(bin, "cleanup").CombinedOutput(); err != nil {
+		t.Fatalf("arena cleanup: %v\n%s", err, b)
+	}
+	for start := time.Now(); len(processesOf(bot)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("processes of the bots left: %v", processesOf(bot))
+		}
+	}
+	for _, cg := range cgroups {
+		if _, err := os.Stat(cg); err == nil {
+			t.Errorf("cgroup %s left", cg)
+		}
 	}
 }

@@ -19,6 +19,7 @@
 //	no-read            never read stdin
 //	probe              report the sandbox as seen from inside (sandbox/probe), on stderr, at turn 1
 //	fill-everywhere-at=N  at turn N, write up to 64 MiB into every directory it can write to (FILL lines on stderr)
+//	spawn              start a child (in a session of its own, sleeping) before anything else
 //	inotify-hog        hold as many inotify instances as its user may have (INOTIFY line at turn 1)
 //	inotify-check      open and close an inotify instance every turn (INOTIFY failed: … on stderr if refused)
 //	sleep              do nothing forever (the fork bomb's children)
@@ -60,6 +61,11 @@ func main() {
 	dur := func(key string) time.Duration {
 		d, _ := time.ParseDuration(opts[key])
 		return d
+	}
+	if _, ok := opts["spawn"]; ok {
+		child := exec.Command("/proc/self/exe", "sleep")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		child.Start()
 	}
 	_, sleep := opts["sleep"]
 	_, noRead := opts["no-read"]
