@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"arena/sandbox"
@@ -40,6 +42,20 @@ type Lifecycle interface {
 type Bot interface {
 	Conn
 	Lifecycle
+}
+
+// stdioPather is a bot that says how its stdio travels (optional).
+type stdioPather interface{ StdioPath() string }
+
+// stdioPath says how the seats' stdio travelled: each distinct path once.
+func stdioPath(seats []*seat) string {
+	var paths []string
+	for _, s := range seats {
+		if sp, ok := s.bot.(stdioPather); ok && !slices.Contains(paths, sp.StdioPath()) {
+			paths = append(paths, sp.StdioPath())
+		}
+	}
+	return strings.Join(paths, "; ")
 }
 
 // Launcher finds images and starts bots.

@@ -75,6 +75,7 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	if err := r.startAll(ctx, proto.Framing); err != nil {
 		return nil, err
 	}
+	rep.StdioPath = stdioPath(seats)
 	r.rec.commit()
 	if err := r.loop(ctx); err != nil {
 		return nil, err

@@ -32,9 +32,11 @@ type Replay struct {
 	Seed     uint64          `json:"seed"`
 	Settings json.RawMessage `json:"settings"`
 	Limits   LimitsRecord    `json:"limits"`
-	Bots     []ReplayBot     `json:"bots"`
-	Frames   []Frame         `json:"frames"`
-	Result   Result          `json:"result"`
+	// StdioPath says how the bots' stdio travelled (see Result).
+	StdioPath string      `json:"stdio_path,omitempty"`
+	Bots      []ReplayBot `json:"bots"`
+	Frames    []Frame     `json:"frames"`
+	Result    Result      `json:"result"`
 }
 
 // LimitsRecord are the limits the match was played under.
@@ -112,7 +114,11 @@ type Result struct {
 	// DurationMS is the wall time from the first container start to the
 	// end of the match.
 	DurationMS float64 `json:"duration_ms"`
-	Replay     string  `json:"replay,omitempty"`
+	// StdioPath says how the bots' stdio travelled: "fifo" (the fast
+	// path), "attach" with why the FIFO path was not used, or "pipe"
+	// (local bots); the bots' paths, joined, when they differ.
+	StdioPath string `json:"stdio_path,omitempty"`
+	Replay    string `json:"replay,omitempty"`
 }
 
 // BotResult is one bot's outcome and what it used.

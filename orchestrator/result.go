@@ -14,6 +14,7 @@ func (r *run) result(took time.Duration) Result {
 	res := Result{
 		MatchID: r.matchID, Game: r.rec.rep.Game, Map: r.rec.rep.Map, Seed: r.rec.rep.Seed,
 		Turns: r.match.Turn(), Winners: []string{}, DurationMS: ms(took),
+		StdioPath: r.rec.rep.StdioPath,
 	}
 	for _, w := range er.Winners {
 		res.Winners = append(res.Winners, r.seats[w].id)

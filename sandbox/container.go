@@ -27,6 +27,7 @@ type Container struct {
 	exit       Exit
 	acct       *accounting
 	uid        *uidLease
+	path       string // how its stdio travels (StdioPath)
 	closeOnce  sync.Once
 }
 
@@ -59,6 +60,7 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
 	}
 	c.id, c.stream, err = d.create(ctx, d.botContainer(s, c.uid.uid), s)
+	c.path = d.StdioPath()
 	if c.id != "" {
 		c.log = c.log.With(zap.String("container", shortID(c.id)))
 	}
@@ -118,6 +120,10 @@ func (c *Container) awaitExit(waitCh <-chan container.WaitResponse, errCh <-chan
 		c.exit.Err = err
 	}
 }
+
+// StdioPath says how the bot's stdio travels: "fifo", or "attach" with
+// the reason the FIFO path was not used.
+func (c *Container) StdioPath() string { return c.path }
 
 // ID is the container id.
 func (c *Container) ID() string { return c.id }

@@ -74,6 +74,12 @@ func WithPullMissing() Option { return func(d *Docker) { d.pull = true } }
 // falls back to the attach stream and StdioPath says why.
 func WithFIFO(f FIFO) Option { return func(d *Docker) { d.fifo = &f } }
 
+// WithAttachBecause records why the FIFO path is not used, for StdioPath
+// (when no FIFO path is given).
+func WithAttachBecause(why string) Option {
+	return func(d *Docker) { d.stdioPath = "attach (" + why + ")" }
+}
+
 // WithCgroupRoot sets where the host's cgroup filesystem is mounted
 // (default /sys/fs/cgroup), for Arena running in a container.
 func WithCgroupRoot(root string) Option { return func(d *Docker) { d.cgroupRoot = root } }
@@ -105,9 +111,11 @@ func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, e
 	default:
 		d.uids.dir = UIDFolder(filepath.Join(os.TempDir(), "arena-stdio"))
 	}
-	d.stdioPath = "attach"
-	if d.fifo != nil {
+	switch {
+	case d.fifo != nil:
 		d.stdioPath = "fifo"
+	case d.stdioPath == "":
+		d.stdioPath = "attach"
 	}
 	return d, nil
 }

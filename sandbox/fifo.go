@@ -41,6 +41,9 @@ type FIFO struct {
 	// Launcher is a static binary that runs Launch when given
 	// LaunchCommand: normally the arena binary itself.
 	Launcher string
+	// held is the launcher copy, open and share-locked for as long as this
+	// process lives: the janitor removes only copies nobody holds.
+	held *os.File
 }
 
 // IsStatic reports whether an executable needs no dynamic loader, so it
@@ -61,8 +64,8 @@ func IsStatic(path string) (bool, error) {
 
 // PrepareFIFO checks that the FIFO path can work here and puts a copy of
 // the launcher in the folder (bots must not see a binary that is replaced
-// while they run). It returns the ready configuration, or why the path
-// cannot be used.
+// while they run), held by this process for as long as it lives. It
+// returns the ready configuration, or why the path cannot be used.
 func PrepareFIFO(dir, launcher string) (FIFO, error) {
 	static, err := IsStatic(launcher)
 	if err != nil {
@@ -74,48 +77,11 @@ func PrepareFIFO(dir, launcher string) (FIFO, error) {
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return FIFO{}, fmt.Errorf("stdio folder: %w", err)
 	}
-	st, err := os.Stat(launcher)
+	copyPath, held, err := holdLauncherCopy(dir, launcher)
 	if err != nil {
-		return FIFO{}, err
+		return FIFO{}, fmt.Errorf("copy the launcher into %s: %w", dir, err)
 	}
-	copyPath := launcherCopy(dir, st)
-	if _, err := os.Stat(copyPath); err != nil {
-		if err := copyExecutable(launcher, copyPath); err != nil {
-			return FIFO{}, fmt.Errorf("copy the launcher into %s: %w", dir, err)
-		}
-	}
-	return FIFO{Dir: dir, Launcher: copyPath}, nil
-}
-
-// launcherCopy names the launcher's copy by the binary's size and time,
-// so every process of the same build shares it.
-func launcherCopy(dir string, st os.FileInfo) string {
-	return filepath.Join(dir, fmt.Sprintf("launch-%d-%d", st.Size(), st.ModTime().UnixNano()))
-}
-
-func copyExecutable(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".launch-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	return FIFO{Dir: dir, Launcher: copyPath, held: held}, nil
 }
 
 var errNoCommand = errors.New("the image has no entrypoint or command")

@@ -28,9 +28,6 @@ const (
 	// container, so one without a container is a leftover only once it
 	// is older than this.
 	stdioFolderGrace = time.Minute
-	// launcherCopyAge: a copy of another build's launcher may still serve
-	// a run of that build; it is removed once it is older than this.
-	launcherCopyAge = 24 * time.Hour
 )
 
 // CleanupAPI is the part of the Docker client the janitor uses.
@@ -210,10 +207,6 @@ func (j *Janitor) sweepFolder(gone, present map[string]bool, stale bool) ([]stri
 	if err != nil {
 		return nil, fmt.Errorf("sweep the stdio folder: %w", err)
 	}
-	keep := ""
-	if st, err := os.Stat(j.launcher); err == nil {
-		keep = filepath.Base(launcherCopy(j.stdioDir, st))
-	}
 	var found []folderEntry
 	for _, e := range entries {
 		if info, err := e.Info(); err == nil {
@@ -222,7 +215,7 @@ func (j *Janitor) sweepFolder(gone, present map[string]bool, stale bool) ([]stri
 	}
 	var swept []string
 	var errs []error
-	for _, name := range leftovers(found, gone, present, stale, keep, j.now()) {
+	for _, name := range leftovers(found, gone, present, stale, j.now()) {
 		path := filepath.Join(j.stdioDir, name)
 		if err := os.RemoveAll(path); err != nil {
 			errs = append(errs, err)
@@ -230,6 +223,21 @@ func (j *Janitor) sweepFolder(gone, present map[string]bool, stale bool) ([]stri
 		}
 		j.log.Debug("removed from the stdio folder", zap.String("path", path))
 		swept = append(swept, path)
+	}
+	// Launcher copies that no live process holds (see launchercopy.go).
+	for _, e := range found {
+		if !stale || e.dir || !strings.HasPrefix(e.name, launcherPrefix) {
+			continue
+		}
+		path := filepath.Join(j.stdioDir, e.name)
+		removed, err := removeUnusedLauncherCopy(path)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if removed {
+			j.log.Debug("removed an unused launcher copy", zap.String("path", path))
+			swept = append(swept, path)
+		}
 	}
 	return swept, errors.Join(errs...)
 }
@@ -241,11 +249,10 @@ type folderEntry struct {
 	modified time.Time
 }
 
-// leftovers decides what goes from the FIFO folder: the folders of the
-// containers gone; with stale, also folders of no present container older
-// than stdioFolderGrace, and launcher copies other than keep older than
-// launcherCopyAge.
-func leftovers(entries []folderEntry, gone, present map[string]bool, stale bool, keep string, now time.Time) []string {
+// leftovers decides which folders go from the FIFO folder: the folders of
+// the containers gone and, with stale, folders of no present container
+// older than stdioFolderGrace. (Launcher copies go when nobody holds them.)
+func leftovers(entries []folderEntry, gone, present map[string]bool, stale bool, now time.Time) []string {
 	var out []string
 	for _, e := range entries {
 		age := now.Sub(e.modified)
@@ -256,8 +263,6 @@ func leftovers(entries []folderEntry, gone, present map[string]bool, stale bool,
 			out = append(out, e.name)
 		case !stale:
 		case e.dir && !present[e.name] && age > stdioFolderGrace:
-			out = append(out, e.name)
-		case !e.dir && strings.HasPrefix(e.name, "launch-") && e.name != keep && age > launcherCopyAge:
 			out = append(out, e.name)
 		}
 	}

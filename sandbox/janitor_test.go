@@ -74,7 +74,8 @@ func arenaContainer(id, match string, owner string) container.Summary {
 
 // stdioFolder makes a FIFO folder with the named entries (a trailing /
 // makes a folder), each modified age ago, and a launcher binary whose
-// current copy is among them. It returns the folder and the launcher.
+// copy, held by this process, is the entry CURRENT. It returns the folder
+// and the launcher.
 func stdioFolder(t *testing.T, entries map[string]time.Duration) (dir, launcher string) {
 	t.Helper()
 	dir = t.TempDir()
@@ -82,15 +83,21 @@ func stdioFolder(t *testing.T, entries map[string]time.Duration) (dir, launcher 
 	if err := os.WriteFile(launcher, []byte("binary"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := os.Stat(launcher)
-	current := filepath.Base(launcherCopy(dir, st))
 	for name, age := range entries {
-		name = strings.ReplaceAll(name, "CURRENT", current)
-		p := filepath.Join(dir, strings.TrimSuffix(name, "/"))
+		var p string
 		var err error
-		if strings.HasSuffix(name, "/") {
+		switch {
+		case name == "CURRENT":
+			var held *os.File
+			p, held, err = holdLauncherCopy(dir, launcher)
+			if err == nil {
+				t.Cleanup(func() { held.Close() })
+			}
+		case strings.HasSuffix(name, "/"):
+			p = filepath.Join(dir, strings.TrimSuffix(name, "/"))
 			err = os.Mkdir(p, 0o700)
-		} else {
+		default:
+			p = filepath.Join(dir, name)
 			err = os.WriteFile(p, nil, 0o600)
 		}
 		if err != nil {
@@ -124,8 +131,8 @@ func TestJanitorSweep(t *testing.T) {
 		"arena-m3-0/":    2 * time.Minute,  // no container: a leftover
 		"arena-m3-1/":    10 * time.Second, // no container yet: its bot is starting
 		"CURRENT":        48 * time.Hour,   // this build's launcher
-		"launch-1-2":     25 * time.Hour,   // another build's, old
-		"launch-3-4":     time.Hour,        // another build's, recent
+		"launch-1-2":     25 * time.Hour,   // another build's, nobody's
+		"launch-3-4":     time.Second,      // another build's, nobody's, recent
 		"notes.txt":      48 * time.Hour,   // not Arena's to judge
 		"launch-folder/": 10 * time.Second, // not a launcher copy, and too young
 		".uids/":         48 * time.Hour,   // the uid leases
@@ -141,12 +148,12 @@ func TestJanitorSweep(t *testing.T) {
 	if want := []string{"arena-m1-a", "arena-m2-c"}; !slices.Equal(rep.Removed, want) || rep.Kept != 1 {
 		t.Errorf("report %+v, want removed %v and 1 kept", rep, want)
 	}
-	if want := []string{"arena-m1-a", "arena-m3-0", "launch-1-2"}; !slices.Equal(names(rep.Swept), want) {
+	if want := []string{"arena-m1-a", "arena-m3-0", "launch-1-2", "launch-3-4"}; !slices.Equal(names(rep.Swept), want) {
 		t.Errorf("swept %v, want %v", names(rep.Swept), want)
 	}
 	left, _ := os.ReadDir(dir)
-	if len(left) != 10-3 {
-		t.Errorf("%d entries left in the folder, want 7", len(left))
+	if len(left) != 10-4 {
+		t.Errorf("%d entries left in the folder, want 6", len(left))
 	}
 }
 

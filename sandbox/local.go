@@ -373,6 +373,9 @@ func (p *Process) wait() {
 	}
 }
 
+// StdioPath says how the bot's stdio travels: pipes.
+func (p *Process) StdioPath() string { return "pipe" }
+
 // Started is when the process was started.
 func (p *Process) Started() time.Time { return p.started }
 

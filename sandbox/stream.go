@@ -75,7 +75,7 @@ func (d *Docker) disableFIFO(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.fifo != nil {
-		d.log.Warn("the FIFO stdio path does not work with this engine; using the attach stream", zap.Error(err))
+		d.log.Warn("the FIFO stdio path does not work with this engine; using the attach stream from now on", zap.Error(err))
 		d.fifo = nil
 		d.stdioPath = "attach (the FIFO path failed: " + err.Error() + ")"
 	}

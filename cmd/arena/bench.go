@@ -160,6 +160,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		view.update(table, done, out)
 	})
 	view.stop(table, done)
+	warnFallback(stderr, d.StdioPath())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		if errors.Is(err, orchestrator.ErrInvalid) {
 			return usageErr("%v", err)

@@ -96,7 +96,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return finishDoctor(rep, *asJSON, stdout)
 	}
 	defer cli.Close()
-	d, local, err := runners(ctx, cfg, cli, owner, log, true)
+	d, local, err := runners(ctx, cfg, cli, owner, log, stderr, true)
 	if err != nil {
 		rep.Checks["docker"] = check{false, err.Error()}
 		return finishDoctor(rep, *asJSON, stdout)

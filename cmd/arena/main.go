@@ -226,7 +226,7 @@ func sandboxes(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Write
 		return nil, nil, nil, err
 	}
 	sweepLeftovers(ctx, newJanitor(cli, owner, cfg.StdioDir, log), log, stderr)
-	d, l, err := runners(ctx, cfg, cli, owner, log, local, extra...)
+	d, l, err := runners(ctx, cfg, cli, owner, log, stderr, local, extra...)
 	if err != nil {
 		cli.Close()
 		return nil, nil, nil, err
@@ -236,13 +236,13 @@ func sandboxes(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Write
 
 // runners sets up the Docker sandbox on an engine already reached, and the
 // local runner when local is set.
-func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.Owner, log *zap.Logger, local bool, extra ...sandbox.Option) (*sandbox.Docker, *sandbox.Local, error) {
+func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.Owner, log *zap.Logger, stderr io.Writer, local bool, extra ...sandbox.Option) (*sandbox.Docker, *sandbox.Local, error) {
 	if cfg.Runtime != "" {
 		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
 			return nil, nil, err
 		}
 	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, append(dockerOptions(cfg, cli, log), extra...)...)
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, append(dockerOptions(cfg, cli, log, stderr), extra...)...)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
@@ -258,13 +258,16 @@ func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 
 // dockerOptions are the sandbox options every command uses: the policy's
 // cgroup root, and the FIFO stdio path when it can work here.
-func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger) []sandbox.Option {
+func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger, stderr io.Writer) []sandbox.Option {
 	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot),
 		// The uid leases live in the stdio folder, which every Arena
 		// process on the machine shares, whichever stdio path it uses.
 		sandbox.WithUIDFolder(sandbox.UIDFolder(cfg.StdioDir))}
 	if fifo, err := fifoPath(cfg, cli); err != nil {
-		log.Info("bots' stdio uses the engine's attach stream", zap.String("reason", err.Error()))
+		if cfg.Stdio != "attach" {
+			warnAttach(stderr, err.Error())
+			opts = append(opts, sandbox.WithAttachBecause(err.Error()))
+		}
 	} else {
 		opts = append(opts, sandbox.WithFIFO(fifo))
 	}
@@ -305,5 +308,19 @@ func sweepLeftovers(ctx context.Context, j *sandbox.Janitor, log *zap.Logger, st
 	}
 	if len(rep.Removed) > 0 {
 		fmt.Fprintf(stderr, "arena: removed %d container(s) left by an Arena run that died: %s\n", len(rep.Removed), strings.Join(rep.Removed, ", "))
+	}
+}
+
+// warnAttach says, on every command's stderr, that bots' stdio does not
+// take the FIFO path, and why: answers are slower over the attach stream.
+func warnAttach(stderr io.Writer, why string) {
+	fmt.Fprintf(stderr, "arena: warning: bots' stdio uses the engine's attach stream, which is slower: %s\n", why)
+}
+
+// warnFallback warns when the bots of a match fell back to the attach
+// stream while it was played (see warnAttach).
+func warnFallback(stderr io.Writer, stdioPath string) {
+	if why, ok := strings.CutPrefix(stdioPath, "attach (the FIFO path failed: "); ok {
+		warnAttach(stderr, "the FIFO path failed: "+strings.TrimSuffix(why, ")"))
 	}
 }

@@ -135,6 +135,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return platformErr(err)
 	}
+	warnFallback(stderr, rep.Result.StdioPath)
 	if o.replay != "" {
 		if err := orchestrator.WriteReplay(o.replay, rep); err != nil {
 			return platformErr(err)

@@ -269,6 +269,9 @@ func (b *Bot) Usage() sandbox.Usage {
 	return sandbox.Usage{Source: "fake", CPU: cpu, MemPeakBytes: 1 << 20}
 }
 
+// StdioPath says the fake bot's stdio is no real path.
+func (b *Bot) StdioPath() string { return "fake" }
+
 // Started is when the bot was launched.
 func (b *Bot) Started() time.Time { return b.started }
 
