@@ -186,7 +186,7 @@ func testHostileBots(t *testing.T, stdio string) {
 			// told its status instead.
 			for _, f := range rep.Frames[1:] {
 				for _, b := range f.Bots {
-					if tt.turn > 0 && b.Seat == 0 && b.Asked && f.Turn > tt.turn && (b.Fault != tt.status || b.Answer != "") {
+					if tt.turn > 0 && b.Seat == 0 && f.Turn > tt.turn && (b.Asked || b.Fault != tt.status || b.Answer != "") {
 						t.Fatalf("turn %d: after its fault the bot is recorded as %+v", f.Turn, b)
 					}
 				}

@@ -131,8 +131,8 @@ func TestFaults(t *testing.T) {
 			if tt.status != engine.StatusBadOutput && fb.Fault != tt.status {
 				t.Errorf("turn %d: the game was told %q, want %q", tt.turn, fb.Fault, tt.status)
 			}
-			if next := record(t, rep, tt.turn+1, 0); next.Seat == 0 && (next.Fault != tt.status || next.Detail != "") {
-				t.Errorf("turn %d record: %+v, want the earlier fault only", tt.turn+1, next)
+			if next := record(t, rep, tt.turn+1, 0); next.Seat == 0 && (next.Fault != tt.status || next.Detail != "" || next.Asked) {
+				t.Errorf("turn %d record: %+v, want the earlier fault told to the game, the bot not asked", tt.turn+1, next)
 			}
 			if stops := l.Bots()[0].Stops(); stops != 1 {
 				t.Errorf("the faulty bot was stopped %d times", stops)
@@ -149,7 +149,7 @@ func TestStartFailedSeatIsRecorded(t *testing.T) {
 	if b.Accounting != "unavailable: the bot did not start" || b.CPUMS != nil || b.Answers != 0 {
 		t.Errorf("result: %+v", b)
 	}
-	if fb := record(t, rep, 1, 0); !fb.Asked || fb.Fault != engine.StatusStartFailed {
+	if fb := record(t, rep, 1, 0); fb.Asked || fb.Fault != engine.StatusStartFailed {
 		t.Errorf("turn 1 record: %+v", fb)
 	}
 }

@@ -29,6 +29,9 @@ type Request struct {
 	Limits Limits
 	// MatchID names the match; empty picks a random one.
 	MatchID string
+	// Background marks a match nobody is waiting for (a ladder's): in a
+	// queue it starts after every waiting match that is not.
+	Background bool
 	// OnFrame, when set, gets every frame as it is recorded (for live
 	// viewers). It runs on the match's goroutine and must not block.
 	OnFrame func(Frame)

@@ -110,9 +110,20 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 		return 0, fmt.Errorf("%w: %d matches are waiting", ErrQueueFull, len(q.waiting))
 	}
 	q.jobs[req.MatchID] = j
-	q.waiting = append(q.waiting, j)
+	// Background matches wait behind every other.
+	at := len(q.waiting)
+	if !req.Background {
+		at = slices.IndexFunc(q.waiting, func(w *job) bool { return w.req.Background })
+		if at < 0 {
+			at = len(q.waiting)
+		}
+	}
+	q.waiting = slices.Insert(q.waiting, at, j)
+	for _, w := range q.waiting[at+1:] {
+		w.touch() // moved down the line
+	}
 	q.wg.Add(1)
-	pos := len(q.waiting)
+	pos := at + 1
 	started := q.dispatchLocked()
 	q.mu.Unlock()
 	q.start(started)
@@ -207,6 +218,21 @@ func (q *Queue) notify(u Update) {
 	if q.onUpdate != nil {
 		q.onUpdate(u)
 	}
+}
+
+// Backlog counts the matches waiting to start: foreground and
+// background ones.
+func (q *Queue) Backlog() (foreground, background int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, j := range q.waiting {
+		if j.req.Background {
+			background++
+		} else {
+			foreground++
+		}
+	}
+	return foreground, background
 }
 
 // Status returns a match's state and, while it waits, its place in the

@@ -262,3 +262,35 @@ func TestQueueLimit(t *testing.T) {
 	}
 	close(hold)
 }
+
+// A background match waits behind every foreground one, whenever they
+// came.
+func TestQueueBackground(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
+	q, u := newQueue(t, l, 1)
+	q.Enqueue(request(t, "run", "bots/held", "bots/held"))
+	bg := request(t, "ladder1", "bots/free", "bots/free")
+	bg.Background = true
+	q.Enqueue(bg)
+	bg.MatchID = "ladder2"
+	q.Enqueue(bg)
+	pos, err := q.Enqueue(request(t, "manual", "bots/free", "bots/free"))
+	if err != nil || pos != 1 {
+		t.Fatalf("the manual match is at %d (%v), want 1", pos, err)
+	}
+	if fg, bgn := q.Backlog(); fg != 1 || bgn != 2 {
+		t.Errorf("backlog %d foreground, %d background", fg, bgn)
+	}
+	if _, p, _ := q.Status("ladder2"); p != 3 {
+		t.Errorf("ladder2 at %d, want 3", p)
+	}
+	close(hold)
+	var order []string
+	for range 4 {
+		order = append(order, wait(t, u).ID)
+	}
+	if !slices.Equal(order, []string{"run", "manual", "ladder1", "ladder2"}) {
+		t.Errorf("finished in the order %v", order)
+	}
+}

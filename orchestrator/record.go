@@ -58,7 +58,9 @@ func (rc *recorder) exchanged(outs []outcome) {
 		if !o.asked {
 			continue
 		}
-		fb.Asked, fb.Fault = true, o.fault
+		// The game awaited the seat; the bot itself was asked only if it
+		// was still playing (else the game is told its earlier fault).
+		fb.Asked, fb.Fault = o.fault == "" || o.fresh, o.fault
 		if o.answer != nil {
 			fb.setAnswer(o.answer)
 		}

@@ -65,13 +65,15 @@ type Frame struct {
 // FrameBot is one bot's part in a turn.
 type FrameBot struct {
 	Seat int `json:"seat"`
-	// Asked is true when the game awaited this bot's answer this turn.
+	// Asked is true when the bot was asked for an answer this turn: sent
+	// its input and awaited. A bot out of play since a fault is not asked;
+	// the game is told its fault instead (Fault).
 	Asked bool `json:"asked,omitempty"`
 	// Answer is the message as received (AnswerB64 when it is not UTF-8).
 	Answer    string `json:"answer,omitempty"`
 	AnswerB64 string `json:"answer_b64,omitempty"`
-	// Fault is what the engine was told instead of an answer: the bot's
-	// status once it has faulted (it is not asked again).
+	// Fault is what the game was told instead of an answer: the fault of
+	// this turn, or the bot's status once it has faulted.
 	Fault engine.Status `json:"fault,omitempty"`
 	// Status is the bot's status at the end of the turn; Detail explains a
 	// fault that happened in this turn.

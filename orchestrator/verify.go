@@ -67,7 +67,7 @@ func Verify(games []engine.Game, r *Replay) error {
 	for _, fr := range r.Frames[1:] {
 		records := map[int]FrameBot{}
 		for _, b := range fr.Bots {
-			if b.Asked {
+			if b.Asked || b.Fault != "" {
 				records[b.Seat] = b
 			}
 		}
