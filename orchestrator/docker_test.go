@@ -20,7 +20,7 @@ import (
 )
 
 // newOrchestrator plays bots in Docker, their stdio on the attach stream
-// or, with "fifo", on FIFOs.
+// or, with "fifo", on FIFOs; "runsc" plays them on FIFOs under gVisor.
 func newOrchestrator(t *testing.T, cli *client.Client, stdio ...string) *orchestrator.Orchestrator {
 	t.Helper()
 	owner, err := sandbox.Self()
@@ -29,15 +29,25 @@ func newOrchestrator(t *testing.T, cli *client.Client, stdio ...string) *orchest
 	}
 	log := zaptest.NewLogger(t)
 	opts := []sandbox.Option{sandbox.WithLogger(log)}
-	if len(stdio) > 0 && stdio[0] == "fifo" {
+	policy := sandbox.DefaultPolicy()
+	path := ""
+	if len(stdio) > 0 {
+		path = stdio[0]
+	}
+	if path == "runsc" {
+		policy.Runtime = "runsc"
+		opts = append(opts, sandbox.WithRuntime(dockertest.Runtime(t, cli, "runsc")))
+		path = "fifo"
+	}
+	if path == "fifo" {
 		opts = append(opts, sandbox.WithFIFO(dockertest.FIFO(t)))
 	}
-	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, opts...)
+	d, err := sandbox.NewDocker(cli, policy, owner, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(stdio) > 0 && d.StdioPath() != stdio[0] {
-		t.Fatalf("stdio path %q, want %q", d.StdioPath(), stdio[0])
+	if path != "" && d.StdioPath() != path {
+		t.Fatalf("stdio path %q, want %q", d.StdioPath(), path)
 	}
 	return orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
 }

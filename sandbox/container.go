@@ -104,7 +104,13 @@ func (d *Docker) accounting(ctx context.Context, id string) *accounting {
 	case info.State == nil || info.State.Pid == 0:
 		return unavailable("the bot ended before its cgroup could be found")
 	}
-	return d.cg.forPID(info.State.Pid, d.policy.MemoryBytes)
+	a := d.cg.forPID(info.State.Pid, d.policy.MemoryBytes)
+	if d.runtime.GVisor && a.source != "" {
+		// The cgroup holds the whole gVisor sandbox, and the bot's forks
+		// are refused inside it, where the cgroup does not count them.
+		a.source += ", gVisor's own use included; refused forks not counted"
+	}
+	return a
 }
 
 func (c *Container) awaitExit(waitCh <-chan container.WaitResponse, errCh <-chan error) {

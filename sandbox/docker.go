@@ -40,15 +40,16 @@ func Connect() (*client.Client, error) {
 
 // Docker runs bots as hardened containers.
 type Docker struct {
-	api    DockerAPI
-	policy Policy
-	owner  Owner
-	log    *zap.Logger
-	caps   StderrCaps
-	cg     cgroupLocator
-	seq    atomic.Uint64 // names containers the caller did not name
-	uids   uidPool
-	pull   bool
+	api     DockerAPI
+	policy  Policy
+	owner   Owner
+	log     *zap.Logger
+	caps    StderrCaps
+	cg      cgroupLocator
+	seq     atomic.Uint64 // names containers the caller did not name
+	uids    uidPool
+	pull    bool
+	runtime Runtime
 
 	cgroupRoot string
 
@@ -74,6 +75,10 @@ func WithPullMissing() Option { return func(d *Docker) { d.pull = true } }
 // falls back to the attach stream and StdioPath says why.
 func WithFIFO(f FIFO) Option { return func(d *Docker) { d.fifo = &f } }
 
+// WithRuntime describes the policy's runtime (see DescribeRuntime);
+// without it the runtime is taken from its name.
+func WithRuntime(r Runtime) Option { return func(d *Docker) { d.runtime = r } }
+
 // WithAttachBecause records why the FIFO path is not used, for StdioPath
 // (when no FIFO path is given).
 func WithAttachBecause(why string) Option {
@@ -92,13 +97,17 @@ func WithUIDFolder(dir string) Option { return func(d *Docker) { d.uids.dir = di
 // WithStderrCaps sets what is kept of each bot's stderr.
 func WithStderrCaps(c StderrCaps) Option { return func(d *Docker) { d.caps = c } }
 
+// Runtime is the runtime bots run under.
+func (d *Docker) Runtime() Runtime { return d.runtime }
+
 // NewDocker returns a runner that applies the policy to every container
 // and labels each with the owner.
 func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("sandbox policy: %w", err)
 	}
-	d := &Docker{api: api, policy: p, owner: owner, log: zap.NewNop(), caps: DefaultStderrCaps, cgroupRoot: "/sys/fs/cgroup"}
+	d := &Docker{api: api, policy: p, owner: owner, log: zap.NewNop(), caps: DefaultStderrCaps, cgroupRoot: "/sys/fs/cgroup",
+		runtime: Runtime{Name: p.Runtime, GVisor: p.Runtime == "runsc", HostFIFO: true}}
 	for _, o := range opts {
 		o(d)
 	}

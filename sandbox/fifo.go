@@ -113,8 +113,10 @@ func (d *Docker) createWithFIFO(ctx context.Context, fifo FIFO, b botContainer, 
 	cfg.Cmd = command
 	host.Mounts = append(slices.Clone(b.host.Mounts),
 		// Read-only: opening a FIFO for writing needs no write access to
-		// its file system, and nothing else may be written there.
-		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir, ReadOnly: true},
+		// its file system, and nothing else may be written there. (gVisor
+		// refuses a FIFO on a read-only mount; there the folder's owner and
+		// mode alone keep the bot from writing in it.)
+		mount.Mount{Type: mount.TypeBind, Source: pipes.dir, Target: containerIODir, ReadOnly: !d.runtime.GVisor},
 		mount.Mount{Type: mount.TypeBind, Source: fifo.Launcher, Target: containerLauncher, ReadOnly: true})
 	created, err := d.api.ContainerCreate(ctx, &cfg, &host, nil, nil, s.Name)
 	if err != nil {

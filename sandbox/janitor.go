@@ -48,8 +48,8 @@ type Janitor struct {
 	// their owners' peer; no root: no local cgroups to sweep.
 	cgroupRoot string
 	self       Owner
-	now                func() time.Time
-	log                *zap.Logger
+	now        func() time.Time
+	log        *zap.Logger
 }
 
 // JanitorOption configures a Janitor.

@@ -104,7 +104,7 @@ type containerSpec struct {
 	env     []string
 	labels  map[string]string
 	user    string // empty: the image's own user
-	runtime string
+	runtime Runtime
 	// volumes are the image's declared volumes: each gets a tmpfs, so the
 	// engine makes no volume on the host's disk.
 	volumes []string
@@ -136,7 +136,7 @@ func containerConfig(p Policy, s containerSpec) (*container.Config, *container.H
 		LogConfig:      container.LogConfig{Type: "none"},
 		Init:           &yes,
 		IpcMode:        "private",
-		Runtime:        s.runtime,
+		Runtime:        s.runtime.Name,
 		Resources: container.Resources{
 			Memory:     p.MemoryBytes,
 			MemorySwap: p.MemoryBytes,
@@ -150,8 +150,23 @@ func containerConfig(p Policy, s containerSpec) (*container.Config, *container.H
 			},
 		},
 	}
+	if s.runtime.GVisor {
+		// gVisor's own threads count against the host's pids limit: the
+		// bot's processes are bounded inside the sandbox instead (nproc is
+		// counted per sandbox there), and the host's limit leaves room for
+		// the sandbox itself.
+		host.PidsLimit = ptr(gvisorPids(p.PidsLimit))
+		host.Ulimits = append(host.Ulimits, &container.Ulimit{Name: "nproc", Soft: p.PidsLimit, Hard: p.PidsLimit})
+	}
 	return cfg, host
 }
+
+// gvisorPids is the host's pids limit for a gVisor sandbox whose bot may
+// have pids processes and threads: gVisor itself runs some 60 threads,
+// and each guest process adds about 15.
+func gvisorPids(pids int64) int64 { return max(1024, 16*pids) }
+
+func ptr[T any](v T) *T { return &v }
 
 // tmpfs are the bot's writable places: /tmp and the image's volumes,
 // each a tmpfs of TmpfsBytes (in memory, charged to the bot's memory

@@ -47,7 +47,7 @@ func (d *Docker) botContainer(s Spec, uid int) botContainer {
 			LabelUID:      strconv.Itoa(uid),
 		},
 		user:    fmt.Sprintf("%d:%d", uid, uid),
-		runtime: d.policy.Runtime,
+		runtime: d.runtime,
 		volumes: s.Image.Volumes,
 	})
 	return botContainer{cfg: cfg, host: host, uid: uid}

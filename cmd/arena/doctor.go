@@ -189,12 +189,12 @@ func doctorPolicy(ctx context.Context, d *sandbox.Docker, img sandbox.Image, rep
 		rep.Checks["policy"] = check{false, fmt.Sprintf("the probe reported %q", line)}
 		return
 	}
-	policyChecks(p, rep.Checks)
+	policyChecks(p, d.Runtime(), rep.Checks)
 }
 
 // policyChecks judges the probe's report: one check per rule of the
 // policy it can see from inside.
-func policyChecks(p probe.Report, checks map[string]check) {
+func policyChecks(p probe.Report, rt sandbox.Runtime, checks map[string]check) {
 	orElse := func(s, otherwise string) string {
 		if s == "" {
 			return otherwise
@@ -205,10 +205,20 @@ func policyChecks(p probe.Report, checks map[string]check) {
 	checks["no_new_privileges"] = check{p.NoNewPrivs == "1", "NoNewPrivs " + p.NoNewPrivs}
 	checks["no_network"] = check{slices.Equal(p.Interfaces, []string{"lo"}),
 		fmt.Sprintf("interfaces: %s; a loopback dial: %s", strings.Join(p.Interfaces, ", "), orElse(p.DialErr, "connected"))}
-	checks["read_only_root"] = check{strings.Contains(p.RootWriteErr, "read-only file system") && p.TmpWriteErr == "",
+	// gVisor refuses a write to its read-only root as a permission.
+	refused := strings.Contains(p.RootWriteErr, "read-only file system") || rt.GVisor && strings.Contains(p.RootWriteErr, "permission denied")
+	checks["read_only_root"] = check{refused && p.TmpWriteErr == "",
 		fmt.Sprintf("writing to /: %s; writing to /tmp: %s", orElse(p.RootWriteErr, "allowed"), orElse(p.TmpWriteErr, "allowed"))}
 	checks["non_root_user"] = check{p.UID != 0 && p.GID != 0, fmt.Sprintf("uid %d, gid %d", p.UID, p.GID)}
 	checks["no_docker_socket"] = check{len(p.DockerSockFound) == 0, "Docker socket visible: " + orElse(strings.Join(p.DockerSockFound, ", "), "none")}
+	switch {
+	case rt.GVisor:
+		checks["runtime"] = check{true, fmt.Sprintf("%s (gVisor): bots' system calls go to gVisor's own kernel, under its own seccomp filter; their figures include the sandbox's own CPU and memory", rt.Name)}
+	case rt.Name != "":
+		checks["runtime"] = check{true, rt.Name}
+	default:
+		checks["runtime"] = check{true, "the engine's default (runc), with the engine's default seccomp profile"}
+	}
 }
 
 // botConn is a started echo bot.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"arena/sandbox"
 	"arena/sandbox/probe"
 )
 
@@ -20,28 +21,36 @@ func TestPolicyChecks(t *testing.T) {
 		Interfaces:  []string{"lo", "eth0"},
 		TmpWriteErr: "open /tmp/.arena-probe: read-only file system", DockerSockFound: []string{"/var/run/docker.sock"},
 	}
+	gvisor := sandboxed
+	gvisor.RootWriteErr = "open /.arena-probe: permission denied"
 	tests := []struct {
 		give       probe.Report
+		rt         sandbox.Runtime
 		check      string
 		wantPass   bool
 		wantReason string
 	}{
-		{sandboxed, "no_capabilities", true, "effective capabilities 0000000000000000"},
-		{sandboxed, "no_new_privileges", true, "NoNewPrivs 1"},
-		{sandboxed, "no_network", true, "interfaces: lo; a loopback dial: dial tcp 127.0.0.1:9: connect: connection refused"},
-		{sandboxed, "read_only_root", true, "writing to /: open /.arena-probe: read-only file system; writing to /tmp: allowed"},
-		{sandboxed, "non_root_user", true, "uid 65534, gid 65534"},
-		{sandboxed, "no_docker_socket", true, "Docker socket visible: none"},
-		{leaky, "no_capabilities", false, "00000000a80425fb"},
-		{leaky, "no_new_privileges", false, "NoNewPrivs 0"},
-		{leaky, "no_network", false, "interfaces: lo, eth0; a loopback dial: connected"},
-		{leaky, "read_only_root", false, "writing to /: allowed; writing to /tmp: open /tmp/.arena-probe: read-only file system"},
-		{leaky, "non_root_user", false, "uid 0, gid 0"},
-		{leaky, "no_docker_socket", false, "Docker socket visible: /var/run/docker.sock"},
+		{sandboxed, sandbox.Runtime{}, "no_capabilities", true, "effective capabilities 0000000000000000"},
+		{sandboxed, sandbox.Runtime{}, "no_new_privileges", true, "NoNewPrivs 1"},
+		{sandboxed, sandbox.Runtime{}, "no_network", true, "interfaces: lo; a loopback dial: dial tcp 127.0.0.1:9: connect: connection refused"},
+		{sandboxed, sandbox.Runtime{}, "read_only_root", true, "writing to /: open /.arena-probe: read-only file system; writing to /tmp: allowed"},
+		{sandboxed, sandbox.Runtime{}, "non_root_user", true, "uid 65534, gid 65534"},
+		{sandboxed, sandbox.Runtime{}, "no_docker_socket", true, "Docker socket visible: none"},
+		{leaky, sandbox.Runtime{}, "no_capabilities", false, "00000000a80425fb"},
+		{leaky, sandbox.Runtime{}, "no_new_privileges", false, "NoNewPrivs 0"},
+		{leaky, sandbox.Runtime{}, "no_network", false, "interfaces: lo, eth0; a loopback dial: connected"},
+		{leaky, sandbox.Runtime{}, "read_only_root", false, "writing to /: allowed; writing to /tmp: open /tmp/.arena-probe: read-only file system"},
+		{leaky, sandbox.Runtime{}, "non_root_user", false, "uid 0, gid 0"},
+		{leaky, sandbox.Runtime{}, "no_docker_socket", false, "Docker socket visible: /var/run/docker.sock"},
+		// gVisor refuses writes to its read-only root as a permission; runc
+		// would not, so there it is no proof.
+		{gvisor, sandbox.Runtime{Name: "runsc", GVisor: true}, "read_only_root", true, "permission denied"},
+		{gvisor, sandbox.Runtime{}, "read_only_root", false, "permission denied"},
+		{gvisor, sandbox.Runtime{Name: "runsc", GVisor: true}, "runtime", true, "gVisor"},
 	}
 	for _, tt := range tests {
 		checks := map[string]check{}
-		policyChecks(tt.give, checks)
+		policyChecks(tt.give, tt.rt, checks)
 		got, ok := checks[tt.check]
 		if !ok || got.Pass != tt.wantPass || !strings.Contains(got.Reason, tt.wantReason) {
 			t.Errorf("%s for %+v: %+v, want pass %v with %q", tt.check, tt.give, got, tt.wantPass, tt.wantReason)

@@ -237,12 +237,11 @@ func sandboxes(ctx context.Context, cfg Config, log *zap.Logger, stderr io.Write
 // runners sets up the Docker sandbox on an engine already reached, and the
 // local runner when local is set.
 func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.Owner, log *zap.Logger, stderr io.Writer, local bool, extra ...sandbox.Option) (*sandbox.Docker, *sandbox.Local, error) {
-	if cfg.Runtime != "" {
-		if err := checkRuntime(ctx, cli, cfg.Runtime); err != nil {
-			return nil, nil, err
-		}
+	rt, err := runtimeOf(ctx, cli, cfg.Runtime)
+	if err != nil {
+		return nil, nil, err
 	}
-	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, append(dockerOptions(cfg, cli, log, stderr), extra...)...)
+	d, err := sandbox.NewDocker(cli, cfg.Policy(), owner, append(dockerOptions(cfg, cli, rt, log, stderr), extra...)...)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
@@ -258,12 +257,12 @@ func runners(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 
 // dockerOptions are the sandbox options every command uses: the policy's
 // cgroup root, and the FIFO stdio path when it can work here.
-func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger, stderr io.Writer) []sandbox.Option {
-	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot),
+func dockerOptions(cfg Config, cli *client.Client, rt sandbox.Runtime, log *zap.Logger, stderr io.Writer) []sandbox.Option {
+	opts := []sandbox.Option{sandbox.WithLogger(log), sandbox.WithCgroupRoot(cfg.CgroupRoot), sandbox.WithRuntime(rt),
 		// The uid leases live in the stdio folder, which every Arena
 		// process on the machine shares, whichever stdio path it uses.
 		sandbox.WithUIDFolder(sandbox.UIDFolder(cfg.StdioDir))}
-	if fifo, err := fifoPath(cfg, cli); err != nil {
+	if fifo, err := fifoPath(cfg, cli, rt); err != nil {
 		if cfg.Stdio != "attach" {
 			warnAttach(stderr, err.Error())
 			opts = append(opts, sandbox.WithAttachBecause(err.Error()))
@@ -275,9 +274,12 @@ func dockerOptions(cfg Config, cli *client.Client, log *zap.Logger, stderr io.Wr
 }
 
 // fifoPath prepares the FIFO stdio path, or says why it cannot be used.
-func fifoPath(cfg Config, cli *client.Client) (sandbox.FIFO, error) {
+func fifoPath(cfg Config, cli *client.Client, rt sandbox.Runtime) (sandbox.FIFO, error) {
 	if cfg.Stdio == "attach" {
 		return sandbox.FIFO{}, errors.New("ARENA_STDIO=attach")
+	}
+	if why := rt.StdioObstacle(); why != "" {
+		return sandbox.FIFO{}, errors.New(why)
 	}
 	if host := cli.DaemonHost(); !strings.HasPrefix(host, "unix://") {
 		return sandbox.FIFO{}, fmt.Errorf("the engine at %s is not on this machine", host)

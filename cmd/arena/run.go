@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-units"
 	"golang.org/x/term"
@@ -283,22 +284,21 @@ func printSummary(w io.Writer, r orchestrator.Result) {
 	fmt.Fprintln(w)
 }
 
-// checkRuntime refuses a runtime the engine does not have, before any
-// container is created.
-func checkRuntime(ctx context.Context, cli *client.Client, runtime string) error {
+// runtimeOf describes the runtime bots will run under, and refuses one
+// the engine does not have, before any container is created.
+func runtimeOf(ctx context.Context, cli *client.Client, name string) (sandbox.Runtime, error) {
+	if name == "" {
+		return sandbox.DescribeRuntime(system.Info{}, "")
+	}
 	info, err := cli.Info(ctx)
 	if err != nil {
-		return platformErr(fmt.Errorf("docker info: %w", err))
+		return sandbox.Runtime{}, platformErr(fmt.Errorf("docker info: %w", err))
 	}
-	if _, ok := info.Runtimes[runtime]; ok {
-		return nil
+	rt, err := sandbox.DescribeRuntime(info, name)
+	if err != nil {
+		return sandbox.Runtime{}, usageErr("--runtime / ARENA_RUNTIME: %v", err)
 	}
-	names := make([]string, 0, len(info.Runtimes))
-	for n := range info.Runtimes {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return usageErr("--runtime / ARENA_RUNTIME: the engine has no runtime %q (it has: %s)", runtime, strings.Join(names, ", "))
+	return rt, nil
 }
 
 // checkViewable tells whether --view can work: the game draws text and

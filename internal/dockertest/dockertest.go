@@ -257,3 +257,18 @@ func FIFO(t testing.TB) sandbox.FIFO {
 	}
 	return f
 }
+
+// Runtime describes a runtime the engine must have registered (gVisor's
+// runsc, say); the test fails, naming how to register it, when it has not.
+func Runtime(t testing.TB, cli *client.Client, name string) sandbox.Runtime {
+	t.Helper()
+	info, err := cli.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := sandbox.DescribeRuntime(info, name)
+	if err != nil {
+		t.Fatalf("%v: register it with the engine first (.ci/install-runsc.sh does, for runsc)", err)
+	}
+	return rt
+}

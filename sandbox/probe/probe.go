@@ -8,10 +8,12 @@
 package probe
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -43,6 +45,9 @@ type Report struct {
 // DockerSockets are the paths where a Docker socket is usually mounted.
 var DockerSockets = []string{"/var/run/docker.sock", "/run/docker.sock", "/docker.sock"}
 
+// prGetNoNewPrivs is prctl's PR_GET_NO_NEW_PRIVS.
+const prGetNoNewPrivs = 39
+
 // Run looks at the sandbox from inside. The files it manages to write it
 // removes.
 func Run() Report { return run("/", "/tmp") }
@@ -59,6 +64,12 @@ func run(root, tmp string) Report {
 			if v, ok := strings.CutPrefix(line, "NoNewPrivs:"); ok {
 				r.NoNewPrivs = strings.TrimSpace(v)
 			}
+		}
+	}
+	if r.NoNewPrivs == "" {
+		// Some kernels (gVisor's) do not show it in the status file.
+		if v, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetNoNewPrivs, 0, 0); errno == 0 {
+			r.NoNewPrivs = fmt.Sprint(v)
 		}
 	}
 	if ifs, err := net.Interfaces(); err == nil {
