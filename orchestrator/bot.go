@@ -18,8 +18,13 @@ type Conn interface {
 	Send(p []byte, deadline time.Time) error
 	Receive(ctx context.Context, deadline time.Time) ([]byte, error)
 	TakeStderr() sandbox.Stderr
-	// CPUTime is the CPU time used so far, cheap enough for every turn;
-	// false when it cannot be read.
+	// Thaw lets the bot run until its next answer, at which it is frozen
+	// again; an error says why it cannot be frozen (it then just runs).
+	Thaw() error
+	// Sample reads the CPU time used so far and the time spent waiting
+	// for a CPU; CPUTime only the first, cheap enough to poll; both false
+	// when the bot's cgroup cannot be read.
+	Sample() (sandbox.Sample, bool)
 	CPUTime() (time.Duration, bool)
 	// Usage reads every figure (memory peak, OOM kills, refused forks).
 	Usage() sandbox.Usage

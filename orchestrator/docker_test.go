@@ -21,7 +21,7 @@ import (
 
 // newOrchestrator plays bots in Docker, their stdio on the attach stream
 // or, with "fifo", on FIFOs; "runsc" plays them on FIFOs under gVisor.
-func newOrchestrator(t *testing.T, cli *client.Client, stdio ...string) *orchestrator.Orchestrator {
+func newOrchestrator(t testing.TB, cli *client.Client, stdio ...string) *orchestrator.Orchestrator {
 	t.Helper()
 	owner, err := sandbox.Self()
 	if err != nil {
@@ -52,7 +52,7 @@ func newOrchestrator(t *testing.T, cli *client.Client, stdio ...string) *orchest
 	return orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
 }
 
-func classic(t *testing.T) engine.Map {
+func classic(t testing.TB) engine.Map {
 	t.Helper()
 	m, err := tanks.New().Map("classic")
 	if err != nil {

@@ -24,10 +24,13 @@ type outcome struct {
 	detail string
 	// took is the time from its last message to its answer (or fault);
 	// cpu the CPU time it used meanwhile (when cpuOK); memPeak its memory
-	// peak so far (0: unknown).
+	// peak so far (0: unknown); wait the time it was runnable but waited
+	// for a CPU or was throttled (when waitOK).
 	took    time.Duration
 	cpu     time.Duration
 	cpuOK   bool
+	wait    time.Duration // runnable but waiting for a CPU, or throttled
+	waitOK  bool
 	memPeak int64
 }
 
@@ -83,38 +86,66 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome 
 	return outs
 }
 
-// serve sends a seat its messages and, when awaited, reads its answer.
+// serve sends a seat its messages and, when awaited, thaws it and reads
+// its answer within its budget (timing.go). A seat only written to stays
+// frozen: its input waits in its pipe.
 func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, turn int) outcome {
 	o := outcome{seat: s.n, asked: awaited}
-	deadline := r.o.now().Add(r.lim.AnswerTimeout)
-	if !s.asked {
-		// The warm-up window runs from the bot's start to its first answer.
-		deadline = s.bot.Started().Add(r.lim.WarmUp)
+	if !awaited {
+		deadline := r.o.now().Add(r.lim.WallCap())
+		for _, m := range msgs {
+			if err := s.bot.Send(m, deadline); err != nil {
+				return r.failed(ctx, s, o, err, "writing its input", turn)
+			}
+		}
+		return o
 	}
-	cpuBefore, cpuOK := s.bot.CPUTime()
+	before, cpuKnown := s.bot.Sample()
+	if err := s.bot.Thaw(); err != nil && s.frozen == "" {
+		s.frozen = err.Error()
+	}
+	b := r.lim.budgetFor(!s.asked, r.o.now(), s.bot.Started(), cpuKnown)
+	if b.cpu > 0 && s.timing == "" {
+		s.timing = "cpu"
+	}
 	for _, m := range msgs {
-		if err := s.bot.Send(m, deadline); err != nil {
+		if err := s.bot.Send(m, b.deadline); err != nil {
 			return r.failed(ctx, s, o, err, "writing its input", turn)
 		}
 	}
-	if !awaited {
-		return o
-	}
 	sent := r.o.now()
-	if s.asked {
-		deadline = sent.Add(r.lim.AnswerTimeout)
+	if b.cpu > 0 {
+		// The answer's time runs from the input written.
+		b.deadline = sent.Add(r.lim.WallCap())
+	} else if s.asked {
+		b.deadline = sent.Add(r.lim.AnswerTimeout)
 	}
-	data, err := s.bot.Receive(ctx, deadline)
+	data, err := r.await(ctx, s, b, sent, before)
 	o.took = r.o.now().Sub(sent)
+	if after, ok := s.bot.Sample(); ok && cpuKnown {
+		o.cpu, o.cpuOK = after.CPU-before.CPU, true
+		if after.WaitKnown && before.WaitKnown {
+			o.wait, o.waitOK = after.Wait-before.Wait, true
+		}
+	}
 	if u := s.bot.Usage(); u.Source != "" {
 		o.memPeak = u.MemPeakBytes
-		o.cpu, o.cpuOK = u.CPU-cpuBefore, cpuOK
+	}
+	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu > b.cpu {
+		err = &overCPU{used: o.cpu, limit: b.cpu, answered: true}
 	}
 	if err != nil {
 		return r.failed(ctx, s, o, err, "reading its answer", turn)
 	}
 	s.asked = true
 	s.times = append(s.times, o.took)
+	if o.cpuOK {
+		s.cpus = append(s.cpus, o.cpu)
+	}
+	if o.waitOK {
+		s.wait += o.wait
+		s.waitKnown = true
+	}
 	o.answer = data
 	return o
 }

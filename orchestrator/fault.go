@@ -11,9 +11,9 @@ import (
 )
 
 // failure is everything known about a failed Send or Receive: the
-// sandbox's error, whether the match was cancelled, what the bot was
-// doing, the time limit that applied, and how the bot ended if it was
-// seen ending.
+// error (the sandbox's, or the timing rule's overCPU), whether the match
+// was cancelled, what the bot was doing, the wall-clock limit that
+// applied, and how the bot ended if it was seen ending.
 type failure struct {
 	err       error
 	cancelled bool
@@ -34,8 +34,9 @@ const exitGrace = 250 * time.Millisecond
 // timed out may have died just before its deadline, and a closed output
 // usually means an exit on its way.
 func (f failure) grace() time.Duration {
+	var cpu *overCPU
 	switch {
-	case errors.Is(f.err, sandbox.ErrTimeout):
+	case errors.Is(f.err, sandbox.ErrTimeout), errors.As(f.err, &cpu):
 		return exitGrace
 	case errors.Is(f.err, sandbox.ErrOutputLimit), f.cancelled:
 		return 0
@@ -46,7 +47,13 @@ func (f failure) grace() time.Duration {
 // judge is the one decision of what a failure means for the bot: its
 // status and the detail the replay and the result show.
 func (f failure) judge() (engine.Status, string) {
+	var cpu *overCPU
 	switch {
+	case errors.As(f.err, &cpu):
+		if f.exit != nil {
+			return exitStatus(*f.exit)
+		}
+		return engine.StatusTimeout, cpu.Error()
 	case errors.Is(f.err, sandbox.ErrTimeout):
 		if f.exit != nil {
 			return exitStatus(*f.exit)
@@ -74,8 +81,11 @@ func exitStatus(exit sandbox.Exit) (engine.Status, string) {
 // calls for, to see the bot exit.
 func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (engine.Status, string) {
 	f := failure{err: err, cancelled: ctx.Err() != nil, doing: doing, limit: r.lim.AnswerTimeout}
-	if !s.asked {
+	switch {
+	case !s.asked:
 		f.limit = r.lim.WarmUp
+	case s.timing == "cpu":
+		f.limit = r.lim.WallCap()
 	}
 	if grace := f.grace(); grace > 0 {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)

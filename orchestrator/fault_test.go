@@ -26,6 +26,9 @@ func TestJudge(t *testing.T) {
 		{"timeout, then seen exiting", failure{err: sandbox.ErrTimeout, exit: crashed}, exitGrace, engine.StatusCrashed, "exited with code 3"},
 		{"timeout, then seen killed for memory", failure{err: sandbox.ErrTimeout, exit: oom}, exitGrace, engine.StatusOOM, "killed for exceeding its memory limit"},
 		{"timeout of a cancelled match", failure{err: sandbox.ErrTimeout, cancelled: true, limit: time.Second}, exitGrace, engine.StatusTimeout, "no answer within 1s"},
+		{"over its CPU time", failure{err: &overCPU{used: 120 * time.Millisecond, limit: 100 * time.Millisecond}}, exitGrace, engine.StatusTimeout, "no answer within 100ms of CPU time"},
+		{"answered over its CPU time", failure{err: &overCPU{used: 153400 * time.Microsecond, limit: 100 * time.Millisecond, answered: true}}, exitGrace, engine.StatusTimeout, "answered after 153ms of CPU time, over the 100ms limit"},
+		{"over its CPU time, then seen exiting", failure{err: &overCPU{limit: time.Second}, exit: crashed}, exitGrace, engine.StatusCrashed, "exited with code 3"},
 		{"output limit", failure{err: limit}, 0, engine.StatusOutputLimit, limit.Error()},
 		{"cancelled", failure{err: context.Canceled, cancelled: true}, 0, engine.StatusCrashed, "match cancelled"},
 		{"output closed, exited", failure{err: sandbox.ErrClosed, exit: crashed}, closeGrace, engine.StatusCrashed, "exited with code 3"},
@@ -74,6 +77,35 @@ func TestLastLine(t *testing.T) {
 	for _, tt := range tests {
 		if got := lastLine(tt.give); got != tt.want {
 			t.Errorf("lastLine(%q) = %q, want %q", tt.give, got, tt.want)
+		}
+	}
+}
+
+func TestBudget(t *testing.T) {
+	l := Limits{AnswerTimeout: 100 * time.Millisecond, WarmUp: 20 * time.Second}
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	started := t0.Add(-time.Second)
+	tests := []struct {
+		name     string
+		warmUp   bool
+		cpuKnown bool
+		want     budget
+	}{
+		{"the first answer: the warm-up, wall clock", true, true, budget{deadline: started.Add(20 * time.Second)}},
+		{"CPU time counted, a wall-clock cap of 1 s", false, true, budget{deadline: t0.Add(time.Second), cpu: 100 * time.Millisecond}},
+		{"no accounting: wall clock", false, false, budget{deadline: t0.Add(100 * time.Millisecond)}},
+	}
+	for _, tt := range tests {
+		if got := l.budgetFor(tt.warmUp, t0, started, tt.cpuKnown); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+	if got := (Limits{AnswerTimeout: time.Second}).WallCap(); got != 10*time.Second {
+		t.Errorf("Pac-Man's wall-clock cap: %v", got)
+	}
+	for give, want := range map[time.Duration]time.Duration{time.Millisecond: time.Millisecond, 40 * time.Millisecond: 5 * time.Millisecond, time.Second: 10 * time.Millisecond} {
+		if got := cpuPoll(give); got != want {
+			t.Errorf("cpuPoll(%v) = %v, want %v", give, got, want)
 		}
 	}
 }

@@ -58,8 +58,13 @@ func testHostileBots(t *testing.T, stdio string) {
 		detail  string
 		check   func(t *testing.T, rep *orchestrator.Replay, bot orchestrator.BotResult)
 	}{
-		{mode: "delay=60ms", status: engine.StatusOK},
-		{mode: "delay=150ms", status: engine.StatusTimeout, turn: 2, detail: "no answer within 100ms"},
+		// The timing rule counts CPU time: a bot that computes too long is
+		// timed out, one that sleeps as long is not, up to the wall-clock
+		// cap (1 s here).
+		{mode: "cpu=60ms", status: engine.StatusOK},
+		{mode: "cpu=150ms", status: engine.StatusTimeout, turn: 2, detail: "of CPU time"},
+		{mode: "delay=150ms", status: engine.StatusOK},
+		{mode: "delay=1500ms", status: engine.StatusTimeout, turn: 2, detail: "no answer within 1s"},
 		{mode: "first-delay=1500ms", status: engine.StatusOK},
 		{mode: "no-read", status: engine.StatusTimeout, turn: 1, detail: "no answer within 3s"},
 		{mode: "hang-at=3", status: engine.StatusTimeout, turn: 3},
@@ -210,63 +215,9 @@ func testHostileBots(t *testing.T, stdio string) {
 	}
 }
 
-// Two bots spinning a CPU each, in two matches at once on a two-core
-// machine, must not make the normal bots of those matches time out.
-func TestSpinningBotsDoNotStarveOthers(t *testing.T) {
-	cli := dockertest.Client(t)
-	spin := dockertest.TestBot(t, cli, "spin")
-	// The normal bot takes 20 ms a turn, so the spinners run for a while.
-	normal := dockertest.TestBot(t, cli, "delay=20ms")
-	reqs := make([]orchestrator.Request, 2)
-	for i := range reqs {
-		reqs[i] = orchestrator.Request{Seed: uint64(i), Images: []string{spin, normal}, Settings: json.RawMessage(`{"zone_radius":40}`)}
-	}
-	reps := playAtOnce(t, cli, newOrchestrator(t, cli), reqs)
-	for i, rep := range reps {
-		// The spinner itself may be throttled by its own CPU quota; only
-		// the normal bot's fate is the platform's promise.
-		if b := rep.Result.Bots[1]; b.Status != engine.StatusOK {
-			t.Errorf("match %d: %s is %s at turn %d: %s", i, b.ID, b.Status, b.FaultTurn, b.FaultDetail)
-		}
-		if spinner := rep.Result.Bots[0]; spinner.CPUMS != nil && *spinner.CPUMS < 300 {
-			t.Errorf("match %d: the spinner used %v ms of CPU", i, *spinner.CPUMS)
-		}
-		t.Logf("match %d: %d turns; normal bot answers p50 %.2f ms, max %.2f ms", i, rep.Result.Turns, rep.Result.Bots[1].AnswerMSP50, rep.Result.Bots[1].AnswerMSMax)
-	}
-}
-
-// Deadlines stay precise under load: four matches at once on two cores, a
-// bot answering in 60 ms is never timed out at the 100 ms limit, and one
-// answering in 150 ms always is (at its first answer after the warm-up).
-func TestDeadlinesUnderLoad(t *testing.T) {
-	cli := dockertest.Client(t)
-	fast := dockertest.TestBot(t, cli, "delay=60ms")
-	slow := dockertest.TestBot(t, cli, "delay=150ms")
-	reqs := make([]orchestrator.Request, 4)
-	for i := range reqs {
-		reqs[i] = orchestrator.Request{Seed: uint64(i), Images: []string{fast, slow}, Settings: json.RawMessage(`{"zone_radius":16}`)}
-	}
-	reps := playAtOnce(t, cli, newOrchestrator(t, cli, "fifo"), reqs)
-	answers := 0
-	for i, rep := range reps {
-		f, s := rep.Result.Bots[0], rep.Result.Bots[1]
-		if f.Status != engine.StatusOK {
-			t.Errorf("match %d: the 60 ms bot is %s at turn %d (%s); answers p50 %.1f ms, max %.1f ms", i, f.Status, f.FaultTurn, f.FaultDetail, f.AnswerMSP50, f.AnswerMSMax)
-		}
-		if s.Status != engine.StatusTimeout || s.FaultTurn != 2 {
-			t.Errorf("match %d: the 150 ms bot is %s at turn %d, want timeout at turn 2", i, s.Status, s.FaultTurn)
-		}
-		answers += f.Answers
-		t.Logf("match %d: 60 ms bot answered %d times, max %.1f ms", i, f.Answers, f.AnswerMSMax)
-	}
-	if answers < 40 {
-		t.Errorf("only %d answers of the 60 ms bot were timed", answers)
-	}
-}
-
 // playAtOnce plays Tanks matches on the classic map at the same time and
 // checks that each left no container behind.
-func playAtOnce(t *testing.T, cli *client.Client, o *orchestrator.Orchestrator, reqs []orchestrator.Request) []*orchestrator.Replay {
+func playAtOnce(t testing.TB, cli *client.Client, o *orchestrator.Orchestrator, reqs []orchestrator.Request) []*orchestrator.Replay {
 	t.Helper()
 	var wg sync.WaitGroup
 	reps := make([]*orchestrator.Replay, len(reqs))

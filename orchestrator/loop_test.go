@@ -93,9 +93,15 @@ func TestFaults(t *testing.T) {
 		detail string
 	}{
 		{"answers", fake.Script{}, engine.StatusOK, 0, ""},
-		{"timeout", at(3, fake.Timeout), engine.StatusTimeout, 3, "no answer within 100ms"},
+		// Time spent waiting for a CPU does not count against the cap.
+		{"answers late on a busy host", at(3, fake.Starved), engine.StatusOK, 0, ""},
+		// Past the wall-clock cap: ten times the answer time, at least 1 s.
+		{"timeout", at(3, fake.Timeout), engine.StatusTimeout, 3, "no answer within 1s"},
 		{"timeout in the warm-up", at(1, fake.Timeout), engine.StatusTimeout, 1, "no answer within 20s"},
-		{"does not read its input", at(2, fake.NoRead), engine.StatusTimeout, 2, "no answer within 100ms"},
+		{"does not read its input", at(2, fake.NoRead), engine.StatusTimeout, 2, "no answer within 1s"},
+		// Over the CPU time of an answer: still thinking, or answered late.
+		{"thinks too long", at(3, fake.Think), engine.StatusTimeout, 3, "no answer within 100ms of CPU time"},
+		{"answers after too much CPU", at(4, fake.ThinkTooLong), engine.StatusTimeout, 4, "answered after 150ms of CPU time, over the 100ms limit"},
 		{"crash", at(2, fake.Crash), engine.StatusCrashed, 2, "exited with code 3"},
 		{"crash seen after the deadline", at(2, fake.DieWhileSilent), engine.StatusCrashed, 2, "exited with code 2"},
 		{"out of memory", at(4, fake.OOM), engine.StatusOOM, 4, "killed for exceeding its memory limit"},
@@ -192,7 +198,13 @@ func TestFigures(t *testing.T) {
 	if a.CPUMS == nil || a.Accounting != "fake" || a.Answers != rep.Result.Turns {
 		t.Errorf("result with accounting: %+v", a)
 	}
-	if b.CPUMS != nil || b.Accounting != "unavailable: the fake bot has no cgroup" {
+	if a.AnswerCPUMSP50 == nil || *a.AnswerCPUMSP50 != 1 || a.WaitMS == nil || a.Timing != "cpu time, frozen between answers" {
+		t.Errorf("answer figures with accounting: %+v", a)
+	}
+	if fb := record(t, rep, 2, 0); fb.WaitUS == nil || *fb.WaitUS != 0 {
+		t.Errorf("turn 2 wait: %v", fb.WaitUS)
+	}
+	if b.CPUMS != nil || b.Accounting != "unavailable: the fake bot has no cgroup" || b.AnswerCPUMSP50 != nil || b.Timing != "wall clock: its CPU time could not be read" {
 		t.Errorf("result without accounting: %+v", b)
 	}
 }

@@ -25,8 +25,16 @@ type seat struct {
 	status engine.Status
 	turn   int
 	detail string
-	// times are the answer times of the answers given in time.
+	// times are the answer times of the answers given in time, cpus their
+	// CPU times (when known).
 	times   []time.Duration
+	cpus    []time.Duration
+	// wait is the time spent waiting for a CPU while answering.
+	wait      time.Duration
+	waitKnown bool
+	// timing is "cpu" once an answer's CPU time was counted (timing.go);
+	// frozen says why the bot could not be frozen between turns, if so.
+	timing, frozen string
 	asked   bool // answered at least once: the warm-up is over
 	out     bool // the game is done with it
 	stopped bool // its bot is being or has been stopped
@@ -162,11 +170,13 @@ func (r *run) loop(ctx context.Context) error {
 }
 
 // deliverFinal sends the game's last messages, best effort: the match is
-// over, so a bot that cannot take them is not at fault.
+// over, so a bot that cannot take them is not at fault. The bots are
+// thawed to read them.
 func (r *run) deliverFinal(msgs []engine.Message) {
 	deadline := r.o.now().Add(r.lim.AnswerTimeout)
 	for _, m := range msgs {
 		if s := r.seats[m.Seat]; s.playing() {
+			_ = s.bot.Thaw()
 			_ = s.bot.Send(m.Data, deadline)
 		}
 	}

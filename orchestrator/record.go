@@ -70,6 +70,10 @@ func (rc *recorder) exchanged(outs []outcome) {
 			us := o.cpu.Microseconds()
 			fb.CPUUS = &us
 		}
+		if o.waitOK {
+			us := o.wait.Microseconds()
+			fb.WaitUS = &us
+		}
 	}
 }
 

@@ -79,10 +79,13 @@ type FrameBot struct {
 	// fault that happened in this turn.
 	Status engine.Status `json:"status"`
 	Detail string        `json:"detail,omitempty"`
-	// TimeUS is the answer time; CPUUS the CPU time the bot used this
-	// turn; MemPeakBytes its memory peak so far (from its cgroup).
+	// TimeUS is the answer time (wall clock); CPUUS the CPU time the bot
+	// used for it; WaitUS the time it was runnable but waited for a CPU or
+	// was throttled (a busy host, not a slow bot); MemPeakBytes its memory
+	// peak so far (from its cgroup).
 	TimeUS        int64  `json:"time_us,omitempty"`
 	CPUUS         *int64 `json:"cpu_us,omitempty"`
+	WaitUS        *int64 `json:"wait_us,omitempty"`
 	MemPeakBytes  int64  `json:"mem_peak_bytes,omitempty"`
 	Stderr        string `json:"stderr,omitempty"`
 	StderrDropped int64  `json:"stderr_dropped,omitempty"`
@@ -135,10 +138,19 @@ type BotResult struct {
 	Score       int           `json:"score"`
 	DeathReason string        `json:"death_reason"`
 	DeathTurn   int           `json:"death_turn"`
-	// Answers is how many answers the bot gave in time.
-	Answers     int     `json:"answers"`
-	AnswerMSP50 float64 `json:"answer_ms_p50"`
-	AnswerMSMax float64 `json:"answer_ms_max"`
+	// Answers is how many answers the bot gave in time; their wall-clock
+	// times, and their CPU times (answer_cpu_ms_*, null when not read).
+	Answers        int      `json:"answers"`
+	AnswerMSP50    float64  `json:"answer_ms_p50"`
+	AnswerMSMax    float64  `json:"answer_ms_max"`
+	AnswerCPUMSP50 *float64 `json:"answer_cpu_ms_p50"`
+	AnswerCPUMSMax *float64 `json:"answer_cpu_ms_max"`
+	// WaitMS is the time the bot was runnable but waited for a CPU, or
+	// throttled, while answering, over the match (null when not read).
+	WaitMS *float64 `json:"wait_ms"`
+	// Timing says how its answers were timed (the timing rule): "cpu time,
+	// frozen between answers", or why not.
+	Timing string `json:"timing"`
 	// CPU and memory from the bot's cgroup; null with Accounting saying
 	// why when they could not be read.
 	CPUMS         *float64 `json:"cpu_ms"`

@@ -33,11 +33,19 @@ func (r *run) result(took time.Duration) Result {
 			br.Score, br.DeathReason, br.DeathTurn = sr.Score, sr.DeathReason, sr.DeathTurn
 		}
 		if len(s.times) > 0 {
-			sorted := slices.Clone(s.times)
-			slices.Sort(sorted)
-			br.AnswerMSP50 = ms(sorted[(len(sorted)-1)/2])
-			br.AnswerMSMax = ms(sorted[len(sorted)-1])
+			p50, most := median(s.times)
+			br.AnswerMSP50, br.AnswerMSMax = ms(p50), ms(most)
 		}
+		if len(s.cpus) > 0 {
+			p50, most := median(s.cpus)
+			a, b := ms(p50), ms(most)
+			br.AnswerCPUMSP50, br.AnswerCPUMSMax = &a, &b
+		}
+		if s.waitKnown {
+			w := ms(s.wait)
+			br.WaitMS = &w
+		}
+		br.Timing = timingOf(s)
 		switch u := s.final; {
 		case s.bot == nil:
 			br.Accounting = "unavailable: the bot did not start"
@@ -56,3 +64,23 @@ func (r *run) result(took time.Duration) Result {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// median is the median and the largest of ds (not empty).
+func median(ds []time.Duration) (p50, most time.Duration) {
+	sorted := slices.Clone(ds)
+	slices.Sort(sorted)
+	return sorted[(len(sorted)-1)/2], sorted[len(sorted)-1]
+}
+
+// timingOf says how a seat's answers were timed (see timing.go).
+func timingOf(s *seat) string {
+	switch {
+	case s.bot == nil:
+		return ""
+	case s.timing != "cpu":
+		return "wall clock: its CPU time could not be read"
+	case s.frozen != "":
+		return "cpu time; not frozen between answers: " + s.frozen
+	}
+	return "cpu time, frozen between answers"
+}

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +93,10 @@ func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLim
 			filepath.Join(dir, "memory.events"),
 			filepath.Join(dir, "pids.events"))
 		a.cpuKey, a.cpuScale = "usage_usec", time.Microsecond
+		if err == nil {
+			a.openTiming(filepath.Join(dir, "cgroup.freeze"), "1", "0",
+				filepath.Join(dir, "cpu.stat"), "throttled_usec", time.Microsecond, "", filepath.Join(dir, "cpu.pressure"))
+		}
 	} else {
 		a.source = "cgroup v1"
 		memDir := filepath.Join(l.root, "memory", legacy["memory"])
@@ -102,6 +108,10 @@ func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLim
 		a.cpuScale = time.Nanosecond
 		if err == nil {
 			a.watchOOMv1(l.root, legacy["memory"], memDir)
+			a.openTiming(filepath.Join(l.root, "freezer", legacy["freezer"], "freezer.state"), "FROZEN", "THAWED",
+				filepath.Join(l.root, "cpu", legacy["cpu"], "cpu.stat"), "throttled_time", time.Nanosecond,
+				filepath.Join(l.root, "cpuacct", legacy["cpuacct"], "tasks"), "")
+			a.procRoot = l.procRoot
 		}
 	}
 	if err != nil {
@@ -139,9 +149,163 @@ type accounting struct {
 	oomEvent  atomic.Bool
 	oomWatch  *os.File
 	watchDone chan struct{}
+
+	// The freezer (see freeze): its file and the words that freeze and
+	// thaw; nil with why, when the cgroup cannot be frozen from here.
+	freezeFile        *os.File
+	frozen, thawed    string
+	freezeUnavailable string
+	// Waiting for a CPU: the cgroup's throttled time (cpu.stat), and the
+	// time its runnable threads waited for a CPU: on v1 the sum of their
+	// run delays (/proc/<tid>/schedstat of the threads in tasks), on v2
+	// the cgroup's CPU pressure.
+	throttleFile  *os.File
+	throttleKey   string
+	throttleScale time.Duration
+	tasksFile     *os.File
+	pressureFile  *os.File
+	procRoot      string
 }
 
-func unavailable(reason string) *accounting { return &accounting{unavailable: reason} }
+// Sample is what a bot had used at one moment: CPU time, and time it was
+// runnable but waited for a CPU or was throttled by its quota (Wait).
+type Sample struct {
+	CPU, Wait time.Duration
+	// WaitKnown is false when the waiting time cannot be read here.
+	WaitKnown bool
+}
+
+func unavailable(reason string) *accounting {
+	return &accounting{unavailable: reason, freezeUnavailable: reason}
+}
+
+// openTiming opens the freezer and the waiting-time files; what cannot be
+// opened is done without (the freezer's reason is kept).
+func (a *accounting) openTiming(freeze, frozen, thawed, cpuStat, throttleKey string, throttleScale time.Duration, tasks, pressure string) {
+	if f, err := os.OpenFile(freeze, os.O_WRONLY, 0); err == nil {
+		a.freezeFile, a.frozen, a.thawed = f, frozen, thawed
+	} else {
+		a.freezeUnavailable = fmt.Sprintf("the bot's cgroup cannot be frozen from here: %v", err)
+	}
+	if f, err := os.Open(cpuStat); err == nil {
+		a.throttleFile, a.throttleKey, a.throttleScale = f, throttleKey, throttleScale
+	}
+	if tasks != "" {
+		a.tasksFile, _ = os.Open(tasks)
+	}
+	if pressure != "" {
+		a.pressureFile, _ = os.Open(pressure)
+	}
+}
+
+// freeze stops every process of the cgroup where it is (it returns at
+// once; the kernel completes the freeze); thaw lets them run again.
+func (a *accounting) freeze() error { return a.setFrozen(a.frozen) }
+func (a *accounting) thaw() error   { return a.setFrozen(a.thawed) }
+
+func (a *accounting) setFrozen(state string) error {
+	if a.freezeFile == nil {
+		return errors.New(a.freezeUnavailable)
+	}
+	_, err := a.freezeFile.WriteAt([]byte(state), 0)
+	return err
+}
+
+// canFreeze says whether the cgroup can be frozen, and if not why.
+func (a *accounting) canFreeze() (bool, string) { return a.freezeFile != nil, a.freezeUnavailable }
+
+// sample reads the CPU time and the waiting time.
+func (a *accounting) sample() (Sample, bool) {
+	cpu, ok := a.cpu()
+	if !ok {
+		return Sample{}, false
+	}
+	s := Sample{CPU: cpu}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var throttled time.Duration
+	if a.throttleFile != nil {
+		if v, err := a.readValue(a.throttleFile, a.throttleKey); err == nil {
+			throttled = time.Duration(v) * a.throttleScale
+			s.WaitKnown = true
+		}
+	}
+	switch {
+	case a.pressureFile != nil:
+		if v, err := a.readPressure(); err == nil {
+			s.Wait, s.WaitKnown = v, true
+		}
+	case a.tasksFile != nil:
+		if v, err := a.readRunDelay(); err == nil {
+			s.Wait, s.WaitKnown = v, true
+		}
+	}
+	s.Wait += throttled
+	return s, true
+}
+
+// readPressure reads the total of "some" in a cpu.pressure file (µs).
+func (a *accounting) readPressure() (time.Duration, error) {
+	n, err := a.pressureFile.ReadAt(a.buf[:], 0)
+	if n == 0 && err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(a.buf[:n]), "\n") {
+		if !strings.HasPrefix(line, "some ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				us, err := strconv.ParseInt(v, 10, 64)
+				return time.Duration(us) * time.Microsecond, err
+			}
+		}
+	}
+	return 0, errors.New("no some total in cpu.pressure")
+}
+
+// readRunDelay sums the run delays of the cgroup's threads: the time each
+// spent runnable on a run queue, waiting for a CPU. (Threads that ended
+// take theirs with them: it is a lower bound.)
+func (a *accounting) readRunDelay() (time.Duration, error) {
+	data, err := readAllAt(a.tasksFile)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	var stat [128]byte
+	for _, tid := range strings.Fields(string(data)) {
+		f, err := os.Open(a.procRoot + "/" + tid + "/schedstat")
+		if err != nil {
+			continue // ended meanwhile
+		}
+		n, _ := f.Read(stat[:])
+		f.Close()
+		fields := strings.Fields(string(stat[:n]))
+		if len(fields) >= 2 {
+			if v, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+				total += v
+			}
+		}
+	}
+	return time.Duration(total), nil
+}
+
+func readAllAt(f *os.File) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 4096)
+	for off := int64(0); ; {
+		n, err := f.ReadAt(buf, off)
+		out = append(out, buf[:n]...)
+		off += int64(n)
+		if err != nil || n == 0 {
+			if n == 0 && len(out) == 0 && err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return out, nil
+		}
+	}
+}
 
 func (a *accounting) open(cpu, mem, oom, pids string) error {
 	var err error
@@ -275,7 +439,7 @@ func parseKeyValue(data []byte, key string) (int64, error) {
 }
 
 func (a *accounting) close() {
-	for _, f := range []*os.File{a.cpuFile, a.memFile, a.oomFile, a.pidsFile} {
+	for _, f := range []*os.File{a.cpuFile, a.memFile, a.oomFile, a.pidsFile, a.freezeFile, a.throttleFile, a.tasksFile, a.pressureFile} {
 		if f != nil {
 			f.Close()
 		}

@@ -28,7 +28,8 @@ type Container struct {
 	acct       *accounting
 	uid        *uidLease
 	path       string // how its stdio travels (StdioPath)
-	closeOnce  sync.Once
+	freezer
+	closeOnce sync.Once
 }
 
 // Exit is how a container ended.
@@ -75,6 +76,7 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 	go c.awaitExit(waitCh, waitErr)
 
 	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
+	fr.answered = c.freezer.answered
 	stderr := &stderrBuffer{caps: d.caps}
 	in := c.stream.input()
 	c.stdio = stdio{stdin: in, deadline: in.SetWriteDeadline, frames: fr.out, stderr: stderr}
@@ -89,6 +91,7 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 	}()
 
 	c.acct = d.accounting(ctx, c.id)
+	c.freezer.acct = c.acct
 	if err := parent.Err(); err != nil {
 		return nil, err
 	}
@@ -154,6 +157,7 @@ func (c *Container) CPUTime() (time.Duration, bool) { return c.acct.cpu() }
 // at most until ctx is done.
 func (c *Container) Stop(ctx context.Context) Exit {
 	c.acct.read() // last figures while the cgroup still exists
+	c.freezer.release()
 	select {
 	case <-c.exited:
 	default:
@@ -192,6 +196,7 @@ func (c *Container) Exit(ctx context.Context) Exit {
 func (c *Container) Close(ctx context.Context) error {
 	var err error
 	c.closeOnce.Do(func() {
+		c.freezer.release()
 		close(c.done)
 		if c.stream != nil {
 			c.stream.interrupt()

@@ -126,6 +126,9 @@ func (d *Docker) createWithFIFO(ctx context.Context, fifo FIFO, b botContainer, 
 	return created.ID, pipes, nil
 }
 
+// inputPipeBytes is the size asked for a bot's input pipe.
+const inputPipeBytes = 1 << 20
+
 // botPipes is Arena's side of one bot's FIFOs.
 type botPipes struct {
 	dir string
@@ -190,6 +193,10 @@ func newBotPipes(root, name string, uid int) (_ *botPipes, err error) {
 	if p.in, err = open("in", unix.O_RDWR); err != nil {
 		return nil, err
 	}
+	// A frozen bot reads nothing: its input waits in the pipe, which is
+	// made large enough for any state (the kernel allows up to
+	// /proc/sys/fs/pipe-max-size, 1 MiB by default, or more as root).
+	unix.FcntlInt(p.in.Fd(), unix.F_SETPIPE_SZ, inputPipeBytes)
 	if p.out, err = open("out", unix.O_RDONLY); err != nil {
 		return nil, err
 	}

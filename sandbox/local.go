@@ -169,7 +169,7 @@ const LocalCgroupRoot = "/sys/fs/cgroup"
 const localCgroupParent = "arena-local"
 
 // localControllers are the cgroup v1 controllers of a local bot's cgroup.
-var localControllers = []string{"memory", "cpu", "cpuacct", "pids"}
+var localControllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer"}
 
 // localCgroup is a cgroup Arena created for one local bot.
 type localCgroup struct {
@@ -215,6 +215,7 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 				cgroup1.NewCpu(l.root),
 				cgroup1.NewCpuacct(l.root),
 				cgroup1.NewPids(l.root),
+				cgroup1.NewFreezer(l.root),
 			}, nil
 		}
 		cg, err := cgroup1.New(cgroup1.StaticPath(group), &specs.LinuxResources{
@@ -320,6 +321,7 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 	go p.wait()
 
 	fr := newFramer(s.Framing, s.MaxMessageBytes, p.done)
+	fr.answered = p.freezer.answered
 	p.stdio = stdio{stdin: stdinW, deadline: stdinW.SetWriteDeadline, frames: fr.out, stderr: &stderrBuffer{caps: l.caps}}
 	p.pumps.Add(2)
 	go func() {
@@ -336,6 +338,7 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 	} else {
 		p.acct = unavailable("the local bot runs without a cgroup: " + l.why)
 	}
+	p.freezer.acct = p.acct
 	return p, nil
 }
 
@@ -346,6 +349,7 @@ type Process struct {
 	cmd     *exec.Cmd
 	cg      *localCgroup
 	acct    *accounting
+	freezer
 	started time.Time
 
 	stdin, stdout, stderrR *os.File
@@ -394,6 +398,7 @@ func (p *Process) Stop(ctx context.Context) Exit {
 }
 
 func (p *Process) kill() {
+	p.freezer.release() // a frozen process cannot die
 	if p.cmd != nil && p.cmd.Process != nil {
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	}

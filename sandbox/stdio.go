@@ -95,6 +95,9 @@ type framer struct {
 	failed bool
 	out    chan frame
 	done   <-chan struct{}
+	// answered, when set, runs as each message arrives, before it is
+	// queued (the runner freezes the bot there).
+	answered func()
 }
 
 func newFramer(f framing.Framing, max int, done <-chan struct{}) *framer {
@@ -119,6 +122,9 @@ func (f *framer) Write(p []byte) (int, error) {
 		}
 		if now.IsZero() {
 			now = time.Now()
+		}
+		if f.answered != nil {
+			f.answered()
 		}
 		if !f.emit(frame{data: msg, at: now}) {
 			return 0, ErrClosed

@@ -42,6 +42,14 @@ const (
 	// DieWhileSilent: it times out and, just before the deadline, exits
 	// with code 2 (a crash seen right after a deadline).
 	DieWhileSilent
+	// Think: it computes without answering; its CPU time runs past any
+	// budget (the CPU watch must cut it short).
+	Think
+	// ThinkTooLong: it answers, after using 150 ms of CPU time.
+	ThinkTooLong
+	// Starved: it answers past the wall-clock cap, having waited 2 s for
+	// a CPU meanwhile (a busy host, not a slow bot).
+	Starved
 )
 
 // Script is a bot's behaviour.
@@ -143,6 +151,11 @@ type Bot struct {
 	mu      sync.Mutex
 	input   [][]byte
 	answers int
+	// extra CPU time the script burns (Think, ThinkTooLong), and the time
+	// it waited for a CPU (Starved).
+	extra   time.Duration
+	wait    time.Duration
+	starved bool // the starved answer's deadline has passed once
 	stderr  strings.Builder
 	exit    *sandbox.Exit // set once it ended
 	exited  chan struct{}
@@ -208,8 +221,23 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	if b.exit != nil || b.closed {
 		return nil, sandbox.ErrClosed
 	}
+	if b.script.Faults[b.answers+1] == Starved && !b.starved {
+		b.starved = true
+		b.wait += 2 * time.Second
+		return nil, sandbox.ErrTimeout
+	}
 	b.answers++
 	n := b.answers
+	switch b.script.Faults[n] {
+	case Think:
+		b.extra += time.Hour
+		b.mu.Unlock()
+		<-ctx.Done()
+		b.mu.Lock()
+		return nil, ctx.Err()
+	case ThinkTooLong:
+		b.extra += 149 * time.Millisecond // with its millisecond per answer, 150 ms
+	}
 	if b.script.Stderr != nil {
 		b.stderr.WriteString(b.script.Stderr(n))
 	}
@@ -257,7 +285,19 @@ func (b *Bot) CPUTime() (time.Duration, bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return time.Duration(b.answers) * time.Millisecond, true
+	return time.Duration(b.answers)*time.Millisecond + b.extra, true
+}
+
+// Thaw does nothing: a fake bot is never frozen.
+func (b *Bot) Thaw() error { return nil }
+
+// Sample reports a millisecond of CPU per answer and the waiting
+// scripted.
+func (b *Bot) Sample() (sandbox.Sample, bool) {
+	cpu, ok := b.CPUTime()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return sandbox.Sample{CPU: cpu, Wait: b.wait, WaitKnown: ok}, ok
 }
 
 // Usage reports a millisecond of CPU per answer and a MiB of memory.

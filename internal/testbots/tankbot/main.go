@@ -2,7 +2,8 @@
 // misbehaves on request. Its argument is a comma-separated list of
 // behaviours, e.g. "delay=60ms" or "exit-at=5". Turns count from 1.
 //
-//	delay=D            wait D before every answer
+//	delay=D            wait D before every answer (sleeping: no CPU time)
+//	cpu=D              compute for D of CPU time before every answer
 //	first-delay=D      wait D before the first answer (a slow start)
 //	garbage-at=N       answer turn N with a line that is not JSON
 //	invalid-utf8-at=N  answer turn N with bytes that are not UTF-8
@@ -67,16 +68,16 @@ func main() {
 		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		child.Start()
 	}
-	_, sleep := opts["sleep"]
-	_, noRead := opts["no-read"]
-	if sleep || noRead {
-		forever()
-	}
 	if _, ok := opts["spin"]; ok {
 		go func() {
 			for {
 			}
 		}()
+	}
+	_, sleep := opts["sleep"]
+	_, noRead := opts["no-read"]
+	if sleep || noRead {
+		forever()
 	}
 	_, flood := opts["stderr-flood"]
 	_, probing := opts["probe"]
@@ -104,6 +105,7 @@ func main() {
 			}
 		}
 		time.Sleep(dur("delay"))
+		burn(dur("cpu"))
 		if inotifyCheck {
 			if fd, err := syscall.InotifyInit(); err != nil {
 				fmt.Fprintf(os.Stderr, "INOTIFY failed: %v\n", err)
@@ -222,6 +224,28 @@ func fillUpTo(path string, limit int64) (int64, error) {
 	}
 	return n, f.Sync()
 }
+
+// burn computes until the process has used d more of CPU time.
+func burn(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	until := cpu() + d
+	x := uint64(1)
+	for cpu() < until {
+		for i := 0; i < 10000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sink = x
+}
+
+var sink uint64
 
 func fill(path string) (int64, error) {
 	f, err := os.Create(path)

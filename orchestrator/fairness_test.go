@@ -1,0 +1,186 @@
+package orchestrator_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+
+	"arena/engine"
+	"arena/engine/tanks"
+	"arena/internal/dockertest"
+	"arena/orchestrator"
+)
+
+// The fairness scenario: on a host kept busy (containers spinning at 100%
+// CPU outside Arena, twice as many as there are cores, and matches whose
+// bots spin), matches between a bot that needs 20 ms and one that needs
+// 60 ms of CPU per answer, at the 100 ms limit; and short matches of a
+// bot that needs 150 ms.
+
+// fairness is what a run of the scenario saw.
+type fairness struct {
+	turns int // turns played by the 20 ms and 60 ms bots
+	// faults of the 20 ms and 60 ms bots (none is the guarantee), and the
+	// 150 ms bots' statuses (all timed out is the guarantee).
+	faults []string
+	slow   []orchestrator.BotResult
+	// Per-answer figures of the 20 ms and 60 ms bots, by bot.
+	wall, cpu, wait map[string][]time.Duration
+}
+
+// spinLoad starts n containers that spin a CPU each, outside Arena (not
+// frozen, not limited), and returns a function that removes them.
+func spinLoad(t testing.TB, cli *client.Client, n int) func() {
+	t.Helper()
+	spin := dockertest.TestBot(t, cli, "spin,no-read")
+	var ids []string
+	stop := func() {
+		for _, id := range ids {
+			cli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true})
+		}
+	}
+	t.Cleanup(stop)
+	for i := 0; i < n; i++ {
+		r, err := cli.ContainerCreate(t.Context(), &container.Config{Image: spin, Labels: map[string]string{"io.arena.test": "load"}},
+			&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		if err := cli.ContainerStart(t.Context(), r.ID, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stop
+}
+
+// playFairness plays the scenario: matches of the normal bots (parallel
+// of them, each about turns long) and slow matches of the 150 ms bot,
+// while load containers spin (none: the bots alone).
+func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load int) fairness {
+	t.Helper()
+	bot20 := dockertest.TestBot(t, cli, "cpu=20ms")
+	bot60 := dockertest.TestBot(t, cli, "cpu=60ms")
+	bot150 := dockertest.TestBot(t, cli, "cpu=150ms")
+	spin := dockertest.TestBot(t, cli, "spin")
+	o := newOrchestrator(t, cli, "fifo")
+	if load > 0 {
+		defer spinLoad(t, cli, load)()
+	}
+	// The zone closes about six turns before its radius.
+	zone := func(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"zone_radius":%d}`, n+6)) }
+	var normal, spinners []orchestrator.Request
+	for i := 0; i < parallel; i++ {
+		normal = append(normal, orchestrator.Request{Seed: uint64(i), Images: []string{bot20, bot60}, Settings: zone(turns)})
+	}
+	if load > 0 {
+		for i := 0; i < 2; i++ {
+			spinners = append(spinners, orchestrator.Request{Seed: uint64(i), Images: []string{spin, spin}, Settings: zone(turns)})
+		}
+	}
+	f := fairness{wall: map[string][]time.Duration{}, cpu: map[string][]time.Duration{}, wait: map[string][]time.Duration{}}
+	// Everything at once; the slow bot's matches one after another
+	// meanwhile.
+	var wg sync.WaitGroup
+	all := append(slices.Clone(normal), spinners...)
+	reps := make([]*orchestrator.Replay, len(all))
+	errs := make([]error, len(all))
+	for i, req := range all {
+		req.Game, req.Map, req.MatchID = tanks.New(), classic(t), orchestrator.NewMatchID()
+		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
+		wg.Go(func() { reps[i], errs[i] = o.Play(context.Background(), req) })
+	}
+	for i := 0; i < slow; i++ {
+		rep := playAtOnce(t, cli, o, []orchestrator.Request{{Seed: uint64(i), Images: []string{bot150, bot20}, Settings: zone(3)}})[0]
+		f.slow = append(f.slow, rep.Result.Bots[0])
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("match %d: %v", i, err)
+		}
+	}
+	normalReps := reps[:len(normal)]
+	for _, rep := range normalReps {
+		f.turns += rep.Result.Turns
+		for _, b := range rep.Result.Bots {
+			if b.Status != engine.StatusOK {
+				f.faults = append(f.faults, fmt.Sprintf("%s: %s at turn %d (%s)", b.ID, b.Status, b.FaultTurn, b.FaultDetail))
+			}
+		}
+		for _, fr := range rep.Frames[2:] { // after the warm-up answer
+			for _, fb := range fr.Bots {
+				if !fb.Asked || fb.CPUUS == nil || fb.WaitUS == nil {
+					continue
+				}
+				id := strings.TrimPrefix(rep.Bots[fb.Seat].Image, "arena-test/tankbot:")
+				f.wall[id] = append(f.wall[id], time.Duration(fb.TimeUS)*time.Microsecond)
+				f.cpu[id] = append(f.cpu[id], time.Duration(*fb.CPUUS)*time.Microsecond)
+				f.wait[id] = append(f.wait[id], time.Duration(*fb.WaitUS)*time.Microsecond)
+			}
+		}
+	}
+	return f
+}
+
+// quantiles formats the p50, p99 and max of ds in milliseconds.
+func quantiles(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(p int) float64 { return float64(s[min(len(s)-1, len(s)*p/100)].Microseconds()) / 1000 }
+	return fmt.Sprintf("p50 %6.1f  p99 %6.1f  max %6.1f", at(50), at(99), float64(s[len(s)-1].Microseconds())/1000)
+}
+
+// The guarantee: a bot is never timed out because of other bots or the
+// host's load. Over 1,000 turns on a host whose cores are oversubscribed
+// by spinning containers, the 20 ms and 60 ms bots are never timed out at
+// the 100 ms limit, and the 150 ms bot always is. The margins come from
+// what this run measures: the bots' own CPU per answer must stay clear of
+// the limit, and the load must really have made them wait.
+func TestFairTimingUnderLoad(t *testing.T) {
+	cli := dockertest.Client(t)
+	cores := runtime.NumCPU()
+	f := playFairness(t, cli, 4, 250, 8, 2*cores)
+	if f.turns < 1000 {
+		t.Errorf("only %d turns were played", f.turns)
+	}
+	for _, fault := range f.faults {
+		t.Errorf("a normal bot was timed out: %s", fault)
+	}
+	for i, b := range f.slow {
+		if b.Status != engine.StatusTimeout || b.FaultTurn != 2 || !strings.Contains(b.FaultDetail, "of CPU time") {
+			t.Errorf("150 ms bot, match %d: %s at turn %d (%s), want a CPU timeout at turn 2", i, b.Status, b.FaultTurn, b.FaultDetail)
+		}
+	}
+	for _, bot := range []string{"cpu_20ms", "cpu_60ms"} {
+		t.Logf("%s: %d answers; wall %s; cpu %s; waiting %s", bot, len(f.cpu[bot]), quantiles(f.wall[bot]), quantiles(f.cpu[bot]), quantiles(f.wait[bot]))
+		if len(f.cpu[bot]) == 0 {
+			t.Fatalf("no figures for %s", bot)
+		}
+	}
+	// The premise: what the bots need is clear of the limit here.
+	if most := slices.Max(f.cpu["cpu_60ms"]); most >= 100*time.Millisecond {
+		t.Errorf("the 60 ms bot measured %v of CPU for an answer on this machine: the test's premise does not hold", most)
+	}
+	// The load was real: the bots waited for a CPU, and answers took
+	// longer than their CPU time.
+	var waited time.Duration
+	for _, w := range f.wait["cpu_60ms"] {
+		waited += w
+	}
+	if waited == 0 {
+		t.Errorf("the 60 ms bot never waited for a CPU: there was no load to be fair under")
+	}
+}

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The freezer: between its answer and its next input a bot is frozen
+// (the cgroup freezer), so it does not think on the other bots' time, and
+// the CPU time it is charged for a turn is what it used to answer. The
+// runner freezes a bot as its answer arrives; the orchestrator thaws it
+// when it asks again.
+
+// freezer freezes and thaws one bot's cgroup.
+type freezer struct {
+	acct *accounting
+	// armed: the bot was thawed to answer, and is frozen at its answer.
+	armed atomic.Bool
+	mu    sync.Mutex
+	// gone: released for good (the bot is being stopped).
+	gone bool
+}
+
+// answered runs as a message of the bot arrives: the first after a thaw
+// freezes it.
+func (f *freezer) answered() {
+	if f.armed.CompareAndSwap(true, false) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !f.gone && f.acct != nil {
+			f.acct.freeze()
+		}
+	}
+}
+
+// thaw lets the bot run until its next answer. It fails when the bot's
+// cgroup cannot be frozen (then the bot is never frozen).
+func (f *freezer) thaw() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone || f.acct == nil {
+		return nil
+	}
+	if ok, why := f.acct.canFreeze(); !ok {
+		return errFreezer(why)
+	}
+	f.armed.Store(true)
+	return f.acct.thaw()
+}
+
+// release thaws the bot for good: a frozen bot cannot be killed.
+func (f *freezer) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.gone && f.acct != nil {
+		f.acct.thaw()
+	}
+	f.gone = true
+}
+
+type errFreezer string
+
+func (e errFreezer) Error() string { return string(e) }
+
+// Thaw lets the bot run until its next answer, at which it is frozen
+// again. It fails, saying why, where the bot's cgroup cannot be frozen;
+// the bot then just runs.
+func (c *Container) Thaw() error { return c.freezer.thaw() }
+
+// Sample reads the CPU time the bot used so far and the time it waited
+// for a CPU; false when its cgroup cannot be read.
+func (c *Container) Sample() (Sample, bool) { return c.acct.sample() }
+
+// Thaw lets the bot run until its next answer (see Container.Thaw).
+func (p *Process) Thaw() error { return p.freezer.thaw() }
+
+// Sample reads the CPU and waiting times (see Container.Sample).
+func (p *Process) Sample() (Sample, bool) { return p.acct.sample() }
