@@ -184,3 +184,41 @@ func TestFairTimingUnderLoad(t *testing.T) {
 		t.Errorf("the 60 ms bot never waited for a CPU: there was no load to be fair under")
 	}
 }
+
+// BenchmarkFairness plays the fairness scenario twice, the bots alone and
+// under load, and prints for each: turns played, the timeouts of each
+// bot, and the answer (wall) and CPU times of the normal bots. Part of
+// make bench.
+func BenchmarkFairness(b *testing.B) {
+	cli := dockertest.Client(b)
+	cores := runtime.NumCPU()
+	for b.Loop() {
+		for _, run := range []struct {
+			name string
+			load int
+		}{{"alone", 0}, {fmt.Sprintf("under load (%d spinning containers, %d cores)", 2*cores, cores), 2 * cores}} {
+			f := playFairness(b, cli, 4, 250, 8, run.load)
+			timedOut := 0
+			for _, s := range f.slow {
+				if s.Status == engine.StatusTimeout {
+					timedOut++
+				}
+			}
+			fmt.Printf("fairness, %s: %d turns; timeouts: 20 ms bot %d, 60 ms bot %d, 150 ms bot %d of %d\n",
+				run.name, f.turns, count(f.faults, "cpu_20ms"), count(f.faults, "cpu_60ms"), timedOut, len(f.slow))
+			for _, bot := range []string{"cpu_20ms", "cpu_60ms"} {
+				fmt.Printf("  %-8s answer ms %s | cpu ms %s\n", bot, quantiles(f.wall[bot]), quantiles(f.cpu[bot]))
+			}
+		}
+	}
+}
+
+func count(faults []string, bot string) int {
+	n := 0
+	for _, f := range faults {
+		if strings.Contains(f, bot) {
+			n++
+		}
+	}
+	return n
+}

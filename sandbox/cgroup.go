@@ -94,7 +94,7 @@ func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLim
 			filepath.Join(dir, "pids.events"))
 		a.cpuKey, a.cpuScale = "usage_usec", time.Microsecond
 		if err == nil {
-			a.openTiming(filepath.Join(dir, "cgroup.freeze"), "1", "0",
+			a.openTiming(filepath.Join(dir, "cgroup.procs"),
 				filepath.Join(dir, "cpu.stat"), "throttled_usec", time.Microsecond, "", filepath.Join(dir, "cpu.pressure"))
 		}
 	} else {
@@ -108,7 +108,7 @@ func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLim
 		a.cpuScale = time.Nanosecond
 		if err == nil {
 			a.watchOOMv1(l.root, legacy["memory"], memDir)
-			a.openTiming(filepath.Join(l.root, "freezer", legacy["freezer"], "freezer.state"), "FROZEN", "THAWED",
+			a.openTiming(filepath.Join(l.root, "cpuacct", legacy["cpuacct"], "cgroup.procs"),
 				filepath.Join(l.root, "cpu", legacy["cpu"], "cpu.stat"), "throttled_time", time.Nanosecond,
 				filepath.Join(l.root, "cpuacct", legacy["cpuacct"], "tasks"), "")
 			a.procRoot = l.procRoot
@@ -150,10 +150,9 @@ type accounting struct {
 	oomWatch  *os.File
 	watchDone chan struct{}
 
-	// The freezer (see freeze): its file and the words that freeze and
-	// thaw; nil with why, when the cgroup cannot be frozen from here.
-	freezeFile        *os.File
-	frozen, thawed    string
+	// The freezer (see freeze): the cgroup's list of processes; nil, with
+	// why, when the cgroup cannot be frozen from here.
+	procsFile         *os.File
 	freezeUnavailable string
 	// Waiting for a CPU: the cgroup's throttled time (cpu.stat), and the
 	// time its runnable threads waited for a CPU: on v1 the sum of their
@@ -179,13 +178,14 @@ func unavailable(reason string) *accounting {
 	return &accounting{unavailable: reason, freezeUnavailable: reason}
 }
 
-// openTiming opens the freezer and the waiting-time files; what cannot be
-// opened is done without (the freezer's reason is kept).
-func (a *accounting) openTiming(freeze, frozen, thawed, cpuStat, throttleKey string, throttleScale time.Duration, tasks, pressure string) {
-	if f, err := os.OpenFile(freeze, os.O_WRONLY, 0); err == nil {
-		a.freezeFile, a.frozen, a.thawed = f, frozen, thawed
+// openTiming opens the freezer's list of processes and the waiting-time
+// files; what cannot be opened is done without (the freezer's reason is
+// kept).
+func (a *accounting) openTiming(procs, cpuStat, throttleKey string, throttleScale time.Duration, tasks, pressure string) {
+	if f, err := os.Open(procs); err == nil {
+		a.procsFile = f
 	} else {
-		a.freezeUnavailable = fmt.Sprintf("the bot's cgroup cannot be frozen from here: %v", err)
+		a.freezeUnavailable = fmt.Sprintf("the bot's processes cannot be listed from here: %v", err)
 	}
 	if f, err := os.Open(cpuStat); err == nil {
 		a.throttleFile, a.throttleKey, a.throttleScale = f, throttleKey, throttleScale
@@ -198,21 +198,72 @@ func (a *accounting) openTiming(freeze, frozen, thawed, cpuStat, throttleKey str
 	}
 }
 
-// freeze stops every process of the cgroup where it is (it returns at
-// once; the kernel completes the freeze); thaw lets them run again.
-func (a *accounting) freeze() error { return a.setFrozen(a.frozen) }
-func (a *accounting) thaw() error   { return a.setFrozen(a.thawed) }
-
-func (a *accounting) setFrozen(state string) error {
-	if a.freezeFile == nil {
-		return errors.New(a.freezeUnavailable)
+// freeze stops every process of the cgroup where it is; thaw lets them
+// run again. They are stopped with SIGSTOP, which no process can catch or
+// ignore, and continued with SIGCONT: the cgroup freezer does the same
+// but costs milliseconds a change on cgroup v1, signals microseconds. A
+// process forked while the others are being stopped is stopped too: the
+// list is read again until it holds no new process.
+func (a *accounting) freeze() error {
+	stopped := map[int]bool{}
+	for round := 0; round < 8; round++ {
+		pids, err := a.procs()
+		if err != nil {
+			return err
+		}
+		fresh := false
+		for _, pid := range pids {
+			if !stopped[pid] {
+				unix.Kill(pid, unix.SIGSTOP)
+				stopped[pid], fresh = true, true
+			}
+		}
+		if !fresh {
+			return nil
+		}
 	}
-	_, err := a.freezeFile.WriteAt([]byte(state), 0)
+	return nil
+}
+
+func (a *accounting) thaw() error {
+	pids, err := a.procs()
+	for _, pid := range pids {
+		unix.Kill(pid, unix.SIGCONT)
+	}
 	return err
 }
 
+// procs lists the cgroup's processes.
+func (a *accounting) procs() ([]int, error) {
+	if a.procsFile == nil {
+		return nil, errors.New(a.freezeUnavailable)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	data, err := readAllAt(a.procsFile)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// noFreezing gives up freezing the cgroup, saying why.
+func (a *accounting) noFreezing(why string) {
+	if a.procsFile != nil {
+		a.procsFile.Close()
+		a.procsFile = nil
+	}
+	a.freezeUnavailable = why
+}
+
 // canFreeze says whether the cgroup can be frozen, and if not why.
-func (a *accounting) canFreeze() (bool, string) { return a.freezeFile != nil, a.freezeUnavailable }
+func (a *accounting) canFreeze() (bool, string) { return a.procsFile != nil, a.freezeUnavailable }
 
 // sample reads the CPU time and the waiting time.
 func (a *accounting) sample() (Sample, bool) {
@@ -439,7 +490,7 @@ func parseKeyValue(data []byte, key string) (int64, error) {
 }
 
 func (a *accounting) close() {
-	for _, f := range []*os.File{a.cpuFile, a.memFile, a.oomFile, a.pidsFile, a.freezeFile, a.throttleFile, a.tasksFile, a.pressureFile} {
+	for _, f := range []*os.File{a.cpuFile, a.memFile, a.oomFile, a.pidsFile, a.procsFile, a.throttleFile, a.tasksFile, a.pressureFile} {
 		if f != nil {
 			f.Close()
 		}

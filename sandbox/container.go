@@ -43,12 +43,29 @@ type Exit struct {
 // startTimeout bounds the engine calls that start a container.
 const startTimeout = 2 * time.Minute
 
-// Start creates the bot's container with its stdio, waits for its exit,
-// starts it, and finds its cgroup. On error nothing is left behind. The
-// engine calls are not cut short by ctx: a create abandoned half-way could
-// leave a container nobody knows of; instead a cancelled ctx is honoured
-// once they returned.
-func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error) {
+// Start starts a bot: a warm container from the pool when one fits (see
+// pool.go), else a new one. On error nothing is left behind.
+func (d *Docker) Start(parent context.Context, s Spec) (*Container, error) {
+	if c := d.pool.take(s); c != nil {
+		if err := c.assign(s, d.caps); err == nil {
+			return c, nil
+		}
+		c.Close(context.WithoutCancel(parent))
+	}
+	c, err := d.boot(parent, s)
+	if err != nil {
+		return nil, err
+	}
+	c.wire(s, d.caps)
+	return c, nil
+}
+
+// boot creates the bot's container with its stdio, waits for its exit,
+// starts it, and finds its cgroup; the bot's output is not read yet (see
+// wire). On error nothing is left behind. The engine calls are not cut
+// short by ctx: a create abandoned half-way could leave a container
+// nobody knows of; instead a cancelled ctx is honoured once they returned.
+func (d *Docker) boot(parent context.Context, s Spec) (_ *Container, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), startTimeout)
 	defer cancel()
 	c := &Container{api: d.api, log: d.log.With(zap.String("bot", s.BotID)), done: make(chan struct{})}
@@ -74,28 +91,30 @@ func (d *Docker) Start(parent context.Context, s Spec) (_ *Container, err error)
 	waitCh, waitErr := d.api.ContainerWait(waitCtx, c.id, container.WaitConditionNextExit)
 	c.exited = make(chan struct{})
 	go c.awaitExit(waitCh, waitErr)
-
-	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
-	fr.answered = c.freezer.answered
-	stderr := &stderrBuffer{caps: d.caps}
-	in := c.stream.input()
-	c.stdio = stdio{stdin: in, deadline: in.SetWriteDeadline, frames: fr.out, stderr: stderr}
 	if err := d.api.ContainerStart(ctx, c.id, container.StartOptions{}); err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
 	}
 	c.started = time.Now()
-	c.pumped = make(chan struct{})
-	go func() {
-		defer close(c.pumped)
-		c.stream.pump(fr, stderr)
-	}()
-
 	c.acct = d.accounting(ctx, c.id)
 	c.freezer.acct = c.acct
 	if err := parent.Err(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// wire frames the bot's output as the spec says and starts reading it.
+func (c *Container) wire(s Spec, caps StderrCaps) {
+	fr := newFramer(s.Framing, s.MaxMessageBytes, c.done)
+	fr.answered = c.freezer.answered
+	stderr := &stderrBuffer{caps: caps}
+	in := c.stream.input()
+	c.stdio = stdio{stdin: in, deadline: in.SetWriteDeadline, frames: fr.out, stderr: stderr}
+	c.pumped = make(chan struct{})
+	go func() {
+		defer close(c.pumped)
+		c.stream.pump(fr, stderr)
+	}()
 }
 
 // accounting finds the started container's cgroup.
@@ -112,6 +131,8 @@ func (d *Docker) accounting(ctx context.Context, id string) *accounting {
 		// The cgroup holds the whole gVisor sandbox, and the bot's forks
 		// are refused inside it, where the cgroup does not count them.
 		a.source += ", gVisor's own use included; refused forks not counted"
+		// Its processes are gVisor's, not the bot's: they are not stopped.
+		a.noFreezing("under gVisor the bot's processes are not the host's to stop")
 	}
 	return a
 }

@@ -48,6 +48,7 @@ type Docker struct {
 	cg      cgroupLocator
 	seq     atomic.Uint64 // names containers the caller did not name
 	uids    uidPool
+	pool    *pool // nil: no warm containers
 	pull    bool
 	runtime Runtime
 
@@ -112,6 +113,9 @@ func NewDocker(api DockerAPI, p Policy, owner Owner, opts ...Option) (*Docker, e
 		o(d)
 	}
 	d.cg = hostCgroups(d.cgroupRoot)
+	if d.pool != nil {
+		go d.pool.run()
+	}
 	d.uids.first, d.uids.size, d.uids.list = p.FallbackUID, p.UIDRange, listArena(api)
 	switch {
 	case d.uids.dir != "":

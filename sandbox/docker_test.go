@@ -336,3 +336,86 @@ func TestPullMissing(t *testing.T) {
 		t.Errorf("a local image: %v", err)
 	}
 }
+
+// Warm containers: started ahead for an image in use, each handed to one
+// bot, which then plays with its own id; the pool is refilled, and its
+// containers go with the runner.
+func TestWarmPool(t *testing.T) {
+	cli := dockertest.Client(t)
+	owner, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(t)), sandbox.WithPool(2, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pooled := func() int {
+		n := 0
+		for _, c := range dockertest.ArenaContainers(t, cli, "pool") {
+			if c.State == "running" {
+				n++
+			}
+		}
+		return n
+	}
+	t.Cleanup(func() {
+		d.Close(context.Background())
+		if n := len(dockertest.ArenaContainers(t, cli, "pool")); n != 0 {
+			t.Errorf("%d warm containers left", n)
+		}
+	})
+	tag := dockertest.TestBot(t, cli, "probe")
+	img, err := d.Image(t.Context(), tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	play := func(bot string) (*sandbox.Container, time.Duration) {
+		t0 := time.Now()
+		c, err := d.Start(t.Context(), sandbox.Spec{Image: img, MatchID: "pool-test", BotID: bot, MaxMessageBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(t0)
+		t.Cleanup(func() { c.Close(context.Background()) })
+		deadline := time.Now().Add(10 * time.Second)
+		if err := c.Send([]byte(stateLine), deadline); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Receive(t.Context(), deadline); err != nil || string(got) != "[]" {
+			t.Fatalf("%s answered %q, %v", bot, got, err)
+		}
+		var stderr string
+		for wait := time.Now(); !strings.HasSuffix(stderr, "\n") && time.Since(wait) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+			stderr += string(c.TakeStderr().Text)
+		}
+		if !strings.Contains(stderr, `"BotID":"`+bot+`"`) {
+			t.Errorf("%s sees another id: %q", bot, stderr)
+		}
+		return c, took
+	}
+	first, cold := play("first") // no warm container yet: started anew
+	if first.ID() == "" {
+		t.Fatal("no container")
+	}
+	for start := time.Now(); pooled() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the pool holds %d warm containers, want 2", pooled())
+		}
+	}
+	warm := map[string]bool{}
+	for _, c := range dockertest.ArenaContainers(t, cli, "pool") {
+		warm[c.ID] = true
+	}
+	second, hot := play("second")
+	if !warm[second.ID()] {
+		t.Errorf("the second bot did not get a warm container")
+	}
+	t.Logf("start: %v cold, %v from the pool", cold, hot)
+	// Taken, it is the bot's: the pool boots another.
+	for start := time.Now(); pooled() < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the pool was not refilled: %d", pooled())
+		}
+	}
+}

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -37,6 +39,19 @@ func Launch(args []string) error {
 			unix.Close(opened)
 		}
 	}
+	env := os.Environ()
+	if slices.Contains(env, PoolEnv) {
+		// A warm container: wait for the bot to run (see pool.go).
+		line, err := readLine(0, 64<<10)
+		if err != nil {
+			return fmt.Errorf("launch: the control line: %w", err)
+		}
+		var ctl poolControl
+		if err := json.Unmarshal(line, &ctl); err != nil {
+			return fmt.Errorf("launch: the control line: %w", err)
+		}
+		env = mergeEnv(slices.DeleteFunc(env, func(e string) bool { return e == PoolEnv }), ctl.Env)
+	}
 	path := args[0]
 	if !strings.Contains(path, "/") {
 		found, err := lookPath(path)
@@ -45,7 +60,41 @@ func Launch(args []string) error {
 		}
 		path = found
 	}
-	return syscall.Exec(path, args, os.Environ())
+	return syscall.Exec(path, args, env)
+}
+
+// readLine reads fd up to and without the first newline, one byte at a
+// time: what follows is the bot's.
+func readLine(fd, limit int) ([]byte, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < limit {
+		n, err := unix.Read(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, errors.New("end of input")
+		}
+		if b[0] == '\n' {
+			return line, nil
+		}
+		line = append(line, b[0])
+	}
+	return nil, errors.New("too long")
+}
+
+// mergeEnv sets the KEY=value pairs of set in env, replacing those keys.
+func mergeEnv(env, set []string) []string {
+	for _, kv := range set {
+		key, _, _ := strings.Cut(kv, "=")
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, key+"=") })
+		env = append(env, kv)
+	}
+	return env
 }
 
 // lookPath finds an executable in $PATH (the image's).

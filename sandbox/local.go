@@ -169,7 +169,7 @@ const LocalCgroupRoot = "/sys/fs/cgroup"
 const localCgroupParent = "arena-local"
 
 // localControllers are the cgroup v1 controllers of a local bot's cgroup.
-var localControllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer"}
+var localControllers = []string{"memory", "cpu", "cpuacct", "pids"}
 
 // localCgroup is a cgroup Arena created for one local bot.
 type localCgroup struct {
@@ -215,7 +215,6 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 				cgroup1.NewCpu(l.root),
 				cgroup1.NewCpuacct(l.root),
 				cgroup1.NewPids(l.root),
-				cgroup1.NewFreezer(l.root),
 			}, nil
 		}
 		cg, err := cgroup1.New(cgroup1.StaticPath(group), &specs.LinuxResources{
@@ -345,10 +344,10 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 // Process is a bot running as a local process.
 type Process struct {
 	stdio
-	log     *zap.Logger
-	cmd     *exec.Cmd
-	cg      *localCgroup
-	acct    *accounting
+	log  *zap.Logger
+	cmd  *exec.Cmd
+	cg   *localCgroup
+	acct *accounting
 	freezer
 	started time.Time
 

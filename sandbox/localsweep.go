@@ -29,7 +29,7 @@ func sweepLocalCgroups(root string, self Owner, alive func(Owner) bool) ([]strin
 		base = filepath.Join(root, "memory", localCgroupParent)
 		dirs = func(g string) []string {
 			var out []string
-			for _, ctl := range append(localControllers, "freezer") {
+			for _, ctl := range localControllers {
 				out = append(out, filepath.Join(root, ctl, localCgroupParent, g))
 			}
 			return out

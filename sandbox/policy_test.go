@@ -47,7 +47,7 @@ func TestPolicyValidate(t *testing.T) {
 		want   string
 	}{
 		{"tiny memory", func(p *Policy) { p.MemoryBytes = 1 << 20 }, "memory limit"},
-		{"no cpu", func(p *Policy) { p.NanoCPUs = 0 }, "cpu quota"},
+		{"too little cpu", func(p *Policy) { p.NanoCPUs = 1e6 }, "cpu quota"},
 		{"no pids", func(p *Policy) { p.PidsLimit = 0 }, "pids limit"},
 		{"bad cpuset", func(p *Policy) { p.CPUSet = "two" }, "cpuset"},
 		{"reversed cpuset", func(p *Policy) { p.CPUSet = "3-1" }, "cpuset"},

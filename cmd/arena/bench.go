@@ -110,11 +110,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
-	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, strings.Contains(o.bots+","+o.opponents, sandbox.LocalPrefix))
+	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, strings.Contains(o.bots+","+o.opponents, sandbox.LocalPrefix),
+		sandbox.WithPool(cfg.Pool, poolIdle))
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
+	defer d.Close(context.WithoutCancel(ctx))
 	bots, err := expandBots(ctx, cli, o.bots)
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ type Config struct {
 	Port            int
 	Data            string
 	Concurrency     int
+	Pool            int
 	Pull            string // "never" or "missing"
 	Allow           []string
 	Token           string
@@ -93,6 +94,13 @@ var settings = []setting{
 		c.Concurrency, err = strconv.Atoi(v)
 		if err == nil && c.Concurrency < 1 {
 			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_POOL", flag: "pool", def: "2", usage: "warm containers kept started for each bot image in use, so matches start at once (serve and bench; 0: none)", set: func(c *Config, v string) (err error) {
+		c.Pool, err = strconv.Atoi(v)
+		if err == nil && (c.Pool < 0 || c.Pool > 16) {
+			err = errors.New("must be from 0 to 16")
 		}
 		return err
 	}},

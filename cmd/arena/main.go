@@ -154,7 +154,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fs, _, _ := benchFlags(stdout)
 		fs.Usage()
 	case "doctor":
-		fs, _, _, _ := doctorFlags(stdout)
+		fs, _, _, _, _ := doctorFlags(stdout)
 		fs.Usage()
 	case "replay":
 		fmt.Fprint(stdout, replayUsage)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -82,7 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer listener.Close()
 
-	var extra []sandbox.Option
+	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle)}
 	if cfg.Pull == "missing" {
 		extra = append(extra, sandbox.WithPullMissing())
 	}
@@ -92,6 +93,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer cli.Close()
+	defer d.Close(context.WithoutCancel(ctx))
 	log.Info("bots' stdio", zap.String("path", d.StdioPath()))
 
 	owner, err := sandbox.Self()
@@ -154,6 +156,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	return nil
 }
+
+// poolIdle is how long warm containers are kept for an image nobody
+// plays.
+const poolIdle = 2 * time.Minute
 
 // serverHosts are the names the server answers to: ARENA_HOSTS, else the
 // loopback names and the address it listens on, when that is one address.
