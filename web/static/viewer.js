@@ -246,7 +246,11 @@ export class Viewer {
         else if (b.fault) status += `<br><small>not asked: disabled</small>`;
       }
       const answer = b ? (b.answer !== undefined ? b.answer : b.answer_b64 ? "(binary) " + b.answer_b64 : "") : "";
-      const time = b && b.time_us ? (b.time_us / 1000).toFixed(2) + " ms" + (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") : "";
+      // Wall clock, the bot's own CPU time (what the limit counts), and the
+      // time it waited for a CPU (a busy host, not a slow bot).
+      const time = b && b.time_us ? (b.time_us / 1000).toFixed(2) + " ms" +
+        (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") +
+        (b.wait_us ? `<br><small>waited ${(b.wait_us / 1000).toFixed(2)} ms</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
       tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(ids[seat])}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
       rows.push(tr);
