@@ -67,32 +67,39 @@ Run 'arena help run' or 'arena help serve' for flags and settings.
 `
 
 func main() {
-	// Inside a bot's container the arena binary is the bot's launcher;
-	// nothing else of Arena runs there.
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case sandbox.LaunchCommand:
-			err := sandbox.Launch(os.Args[2:])
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(127)
-		case sandbox.JoinCommand:
-			err := sandbox.Join(os.Args[2:])
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(127)
-		case sandbox.ProbeCommand:
-			json.NewEncoder(os.Stdout).Encode(probe.Run())
-			os.Exit(0)
-		case sandbox.EchoCommand:
-			if err := sandbox.Echo(os.Stdin, os.Stdout); err != nil {
-				os.Exit(1)
-			}
-			os.Exit(0)
-		}
-	}
+	hidden(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// hidden runs the commands the arena binary obeys for Arena itself, and
+// exits: inside a bot's container it is the bot's launcher (nothing else
+// of Arena runs there), it starts local bots inside their cgroups, and it
+// is the doctor's probe and echo bot. Other arguments it leaves alone.
+func hidden(args []string) {
+	if len(args) < 2 {
+		return
+	}
+	switch args[1] {
+	case sandbox.LaunchCommand:
+		err := sandbox.Launch(args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(127)
+	case sandbox.JoinCommand:
+		err := sandbox.Join(args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(127)
+	case sandbox.ProbeCommand:
+		json.NewEncoder(os.Stdout).Encode(probe.Run())
+		os.Exit(0)
+	case sandbox.EchoCommand:
+		if err := sandbox.Echo(os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 }
 
 // runMain runs one command and returns its exit code.

@@ -13,8 +13,12 @@ import (
 )
 
 // arena runs the command in-process and returns its exit code and output.
+// The test binary is not static, so it cannot be the bots' launcher on
+// the FIFO path: commands run in-process take the attach stream, as they
+// are told (which also keeps the warning about it out of their output).
 func arena(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	t.Setenv("ARENA_STDIO", "attach")
 	var out, errOut bytes.Buffer
 	code = runMain(t.Context(), args, &out, &errOut)
 	return code, out.String(), errOut.String()
