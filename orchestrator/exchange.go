@@ -105,7 +105,7 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 		s.frozen = err.Error()
 	}
 	b := r.lim.budgetFor(!s.asked, r.o.now(), s.bot.Started(), cpuKnown)
-	if b.cpu > 0 && s.timing == "" {
+	if cpuKnown && s.timing == "" {
 		s.timing = "cpu"
 	}
 	for _, m := range msgs {
