@@ -1,5 +1,7 @@
 // Package store keeps the match history: an embedded SQLite index of
-// matches and their results, and the replay files in a data folder.
+// matches and their results, and the replay files in a data folder; and
+// the ladders: their entries, which matches they made and how each was
+// rated (ladder.go).
 package store
 
 import (
@@ -89,7 +91,7 @@ func Open(dir, holder string) (*Store, error) {
 	// One writer at a time is what SQLite does anyway; one connection
 	// keeps database/sql from tripping over its own locks.
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.Exec(schema + ladderSchema); err != nil {
 		db.Close()
 		lk.Close()
 		return nil, fmt.Errorf("open the match store in %s: %w", dir, err)
@@ -118,8 +120,16 @@ func parseStamp(s string) time.Time {
 
 // Insert records a new match.
 func (s *Store) Insert(ctx context.Context, m Match) error {
+	return insertMatch(ctx, s.db, m)
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertMatch(ctx context.Context, db execer, m Match) error {
 	bots, _ := json.Marshal(m.Bots)
-	_, err := s.db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("record match %s: %w", m.ID, err)
