@@ -143,10 +143,7 @@ func medianConvergence(mm Matchmaker, maps []engine.MapInfo, runs int) (median, 
 // (Kendall τ ≥ 0.8) within a bounded number of matches, and matchmaking
 // gets there sooner than uniformly random pairing.
 func TestLadderConvergesOnTheKnownOrder(t *testing.T) {
-	runs := 60
-	if testing.Short() {
-		runs = 20
-	}
+	const runs = 60
 	for _, tt := range []struct {
 		name  string
 		maps  []engine.MapInfo

@@ -94,6 +94,21 @@ func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) e
 	return err
 }
 
+// Image looks a bot's image up without starting anything: its id (a
+// ladder pins its entries to it; a request may name an image by its id).
+// Errors are of kind ErrInvalid for a malformed reference and
+// ErrImageNotFound for an absent image.
+func (o *Orchestrator) Image(ctx context.Context, ref string) (sandbox.Image, error) {
+	if err := o.launcher.Check(ref); err != nil {
+		return sandbox.Image{}, invalid(err)
+	}
+	img, err := o.launcher.Image(ctx, ref)
+	if errors.Is(err, sandbox.ErrBadReference) {
+		return sandbox.Image{}, invalid(err)
+	}
+	return img, err
+}
+
 // prepare validates a request and resolves its images (when asked to).
 func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (engine.Match, []sandbox.Image, error) {
 	match, err := req.newMatch()

@@ -583,8 +583,10 @@ type EntryStats struct {
 
 // FaultCount is how often an entry ended a match with one status.
 type FaultCount struct {
-	N      int
-	Latest string // match id
+	N int
+	// Latest is the latest such match, LatestSeq its rated_seq.
+	Latest    string
+	LatestSeq int64
 }
 
 // LadderStats returns the figures of every entry of a game that played a
@@ -627,7 +629,7 @@ func (s *Store) LadderStats(ctx context.Context, game string) (map[int64]EntrySt
 			return nil, err
 		}
 		if st, ok := out[id]; ok {
-			st.Faults[status] = FaultCount{N: n, Latest: latest}
+			st.Faults[status] = FaultCount{N: n, Latest: latest, LatestSeq: seq}
 		}
 	}
 	return out, rows.Err()
@@ -654,4 +656,23 @@ func (s *Store) LadderGames(ctx context.Context) (listed, active map[string]int,
 		}
 	}
 	return listed, active, rows.Err()
+}
+
+// RecentLadderMatches returns a game's latest settled ladder matches,
+// newest first, at most limit.
+func (s *Store) RecentLadderMatches(ctx context.Context, game string, limit int) ([]LadderMatch, error) {
+	list, err := ladderMatches(ctx, s.db, `WHERE game = ? AND state != 'pending' ORDER BY settled_at DESC, seq DESC LIMIT `+strconv.Itoa(limit), game)
+	if err != nil {
+		return nil, fmt.Errorf("list recent %s ladder matches: %w", game, err)
+	}
+	return list, nil
+}
+
+// CountLadderMatches counts a game's ladder matches in a state.
+func (s *Store) CountLadderMatches(ctx context.Context, game, state string) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_matches WHERE game = ? AND state = ?`, game, state).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s ladder matches: %w", game, err)
+	}
+	return n, nil
 }

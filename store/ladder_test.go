@@ -125,7 +125,7 @@ func TestLadderMatchSettlesOnce(t *testing.T) {
 		t.Errorf("void match: %+v %v", lm, err)
 	}
 	stats, err := s.LadderStats(ctx, "tanks")
-	if err != nil || stats[a.ID].Wins != 1 || stats[b.ID].Losses != 1 || stats[b.ID].Faults["timeout"] != (FaultCount{1, "aaaaaaaaaaaa"}) || stats[a.ID].Matches != 1 {
+	if err != nil || stats[a.ID].Wins != 1 || stats[b.ID].Losses != 1 || stats[b.ID].Faults["timeout"] != (FaultCount{1, "aaaaaaaaaaaa", 1}) || stats[a.ID].Matches != 1 {
 		t.Errorf("stats: %+v %v", stats, err)
 	}
 	if list, err := s.EntryMatches(ctx, a.ID, 0); err != nil || len(list) != 2 || list[0].MatchID != "bbbbbbbbbbbb" {

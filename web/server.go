@@ -1,6 +1,8 @@
 // Package web is Arena's HTTP server: the JSON API to start, list, watch
 // and cancel matches, the live stream of a match's frames (Server-Sent
-// Events), and the page (plain JavaScript and canvas, embedded).
+// Events), the ladders (ladder.go: registration, leaderboards and their
+// live stream, entry pages; the server runs the ladders' matches through
+// its queue), and the page (plain JavaScript and canvas, embedded).
 package web
 
 import (
@@ -25,6 +27,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"arena/engine"
+	"arena/ladder"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -70,6 +73,20 @@ type Config struct {
 	// FinishOnShutdown lets running matches finish on shutdown (up to the
 	// shutdown's deadline) instead of cancelling them.
 	FinishOnShutdown bool
+	// Ladder is the ladders' policy.
+	Ladder LadderConfig
+}
+
+// LadderConfig is the ladders' policy.
+type LadderConfig struct {
+	// Enabled lets the ladders play (registration works either way).
+	Enabled bool
+	// MaxEntries bounds the entries of one game's ladder (0: no limit).
+	MaxEntries int
+	// InFlight bounds the ladder matches waiting or playing at once
+	// (0: the concurrency plus one, so a slot that frees up is filled at
+	// once; a match started by hand still goes first).
+	InFlight int
 }
 
 // Resources are what each bot may use.
@@ -101,17 +118,24 @@ type Deps struct {
 
 // Server is the HTTP server and the match queue behind it.
 type Server struct {
-	cfg     Config
-	deps    Deps
-	log     *zap.Logger
-	now     func() time.Time
-	queue   *orchestrator.Queue
+	cfg   Config
+	deps  Deps
+	log   *zap.Logger
+	now   func() time.Time
+	queue *orchestrator.Queue
 	// live holds the records of the matches this server queued that are
 	// not over, so viewers of a live match never wait on the database.
 	live    sync.Map // id → store.Match
 	echo    *echo.Echo
 	closing chan struct{}
 	once    sync.Once
+	// ladder makes ladder matches for the queue and rates them.
+	ladder *ladder.Ladder
+	// The ladders' loop: started by Serve, stopped by Shutdown.
+	ladderMu      sync.Mutex
+	ladderShut    bool
+	stopLadder    context.CancelFunc
+	ladderStopped chan struct{}
 }
 
 // New builds the server. Call Recover before serving.
@@ -148,6 +172,17 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
 	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, cfg.QueueMax, s.record)
+	inFlight := cfg.Ladder.InFlight
+	if inFlight <= 0 {
+		inFlight = max(1, deps.Concurrency) + 1
+	}
+	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
+		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("ladder"), Now: deps.Now,
+		Image: func(ctx context.Context, ref string) (string, error) {
+			img, err := deps.Orchestrator.Image(ctx, ref)
+			return img.ID, err
+		},
+	})
 	s.echo = s.routes()
 	return s
 }
@@ -191,6 +226,13 @@ func (s *Server) routes() *echo.Echo {
 	api.DELETE("/matches/:id", s.cancelMatch, s.requireToken)
 	api.GET("/matches/:id/replay", s.getReplay)
 	api.GET("/matches/:id/stream", s.stream)
+	api.GET("/ladders", s.listLadders)
+	api.GET("/ladders/:game", s.getLadder)
+	api.GET("/ladders/:game/stream", s.streamLadder)
+	api.POST("/ladders/:game/entries", s.registerEntry, starts...)
+	api.GET("/ladders/:game/entries/:id", s.getEntry)
+	api.PATCH("/ladders/:game/entries/:id", s.patchEntry, s.requireToken)
+	api.DELETE("/ladders/:game/entries/:id", s.deleteEntry, s.requireToken)
 
 	page, _ := fs.Sub(staticFiles, "static") // the folder is embedded above
 	e.GET("/*", echo.WrapHandler(http.FileServer(http.FS(page))))
@@ -230,8 +272,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 	case errors.Is(err, orchestrator.ErrImageNotFound), errors.Is(err, orchestrator.ErrInvalid):
 		status = http.StatusBadRequest
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNoEntry), errors.Is(err, ladder.ErrUnknownGame):
 		status = http.StatusNotFound
+	case errors.Is(err, ladder.ErrInvalid):
+		status = http.StatusBadRequest
+	case errors.Is(err, store.ErrNameTaken), errors.Is(err, store.ErrLadderFull):
+		status = http.StatusConflict
 	case errors.Is(err, orchestrator.ErrQueueClosed):
 		status = http.StatusServiceUnavailable
 	case errors.Is(err, orchestrator.ErrQueueFull):
@@ -255,7 +301,7 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		got, bearer := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
 		if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
-			return &apiError{http.StatusUnauthorized, "a valid token is needed to start or cancel matches (Authorization: Bearer TOKEN)"}
+			return &apiError{http.StatusUnauthorized, "a valid token is needed to start or cancel matches or change a ladder (Authorization: Bearer TOKEN)"}
 		}
 		return next(c)
 	}
@@ -348,6 +394,8 @@ type matchView struct {
 	Error      string          `json:"error,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Replay     string          `json:"replay,omitempty"`
+	// Ladder names the ladder entries by seat, for a ladder's match.
+	Ladder []ladder.Entrant `json:"ladder,omitempty"`
 }
 
 func (s *Server) view(m store.Match) matchView {
@@ -365,6 +413,7 @@ func (s *Server) view(m store.Match) matchView {
 	if st, pos, ok := s.queue.Status(m.ID); ok {
 		v.Status, v.Position = string(st), pos
 	}
+	v.Ladder, _ = s.ladder.Entrants(context.Background(), m.ID)
 	return v
 }
 
@@ -443,26 +492,45 @@ func (s *Server) createMatch(c echo.Context) error {
 	}
 	id := orchestrator.NewMatchID()
 	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id}
-	if err := s.deps.Orchestrator.Validate(c.Request().Context(), req, !s.cfg.PullMissing); err != nil {
-		return err
-	}
-	rec := store.Match{ID: id, Status: string(orchestrator.StateQueued), Game: game.Name(), Map: mapName, Seed: seed, Bots: body.Bots, Settings: settings, CreatedAt: s.now()}
-	if err := s.deps.Store.Insert(c.Request().Context(), rec); err != nil {
-		return err
-	}
-	s.live.Store(id, rec)
-	pos, err := s.queue.Enqueue(req)
+	rec, err := s.submit(c.Request().Context(), req, s.deps.Store.Insert)
 	if err != nil {
-		s.live.Delete(id)
-		if ferr := s.deps.Store.Finish(context.WithoutCancel(c.Request().Context()), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
-			s.log.Error("record a match the queue refused", zap.String("match", id), zap.Error(ferr))
-		}
 		return err
 	}
-	s.log.Info("match queued", zap.String("match", id), zap.Strings("bots", body.Bots), zap.Int("position", pos))
 	v := s.view(rec)
 	c.Response().Header().Set("Location", "/api/matches/"+id)
 	return c.JSON(http.StatusCreated, v)
+}
+
+// submit checks a match request, records it with insert and queues it:
+// the one way in for matches started by hand and the ladders' alike. A
+// match the queue refuses is recorded as failed.
+func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
+	if err := s.deps.Orchestrator.Validate(ctx, req, !s.cfg.PullMissing); err != nil {
+		return store.Match{}, err
+	}
+	rec := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now()}
+	if err := insert(ctx, rec); err != nil {
+		return store.Match{}, err
+	}
+	s.live.Store(rec.ID, rec)
+	pos, err := s.queue.Enqueue(req)
+	if err != nil {
+		s.live.Delete(rec.ID)
+		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(orchestrator.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
+			s.log.Error("record a match the queue refused", zap.String("match", rec.ID), zap.Error(ferr))
+		}
+		return store.Match{}, err
+	}
+	s.log.Info("match queued", zap.String("match", rec.ID), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Bool("background", req.Background))
+	return rec, nil
+}
+
+// ladderQueue is the server's queue as the ladders see it.
+type ladderQueue struct{ s *Server }
+
+func (q ladderQueue) Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error {
+	_, err := q.s.submit(ctx, req, insert)
+	return err
 }
 
 func (s *Server) allowed(ref string) bool {
@@ -568,6 +636,8 @@ func (s *Server) record(u orchestrator.Update) {
 	if u.State.Final() {
 		s.live.Delete(u.ID)
 	}
+	// The ladders rate their matches from what was just recorded.
+	s.ladder.Observe(u)
 }
 
 // Recover marks the matches that were not over when the server last
@@ -591,13 +661,36 @@ func (s *Server) Recover(ctx context.Context) error {
 	return nil
 }
 
-// Shutdown stops taking matches, cancels (or lets finish, as configured)
-// the ones in progress, removes their containers, and closes the HTTP
-// side. Live viewers are disconnected.
+// Shutdown stops the ladders and takes no more matches, cancels (or lets
+// finish, as configured) the ones in progress, removes their containers,
+// and closes the HTTP side. Live viewers are disconnected.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.ladderMu.Lock()
+	s.ladderShut = true
+	stop, stopped := s.stopLadder, s.ladderStopped
+	s.ladderMu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
+	}
 	s.queue.Shutdown(ctx, s.cfg.FinishOnShutdown)
 	s.once.Do(func() { close(s.closing) })
 	return s.echo.Shutdown(ctx)
+}
+
+// startLadder runs the ladders' loop until Shutdown (once).
+func (s *Server) startLadder() {
+	s.ladderMu.Lock()
+	defer s.ladderMu.Unlock()
+	if s.ladderShut || s.stopLadder != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopLadder, s.ladderStopped = cancel, make(chan struct{})
+	go func() {
+		defer close(s.ladderStopped)
+		s.ladder.Run(ctx)
+	}()
 }
 
 // Serve serves HTTP on l until Shutdown; it then returns
@@ -614,5 +707,6 @@ func (s *Server) Serve(l net.Listener) error {
 	hs.IdleTimeout = s.cfg.IdleTimeout
 	hs.MaxHeaderBytes = 16 << 10
 	s.echo.Listener = netutil.LimitListener(l, s.cfg.MaxConnections)
+	s.startLadder()
 	return s.echo.StartServer(hs)
 }

@@ -56,6 +56,7 @@ func (s *Server) stream(c echo.Context) error {
 	w.WriteHeader(http.StatusOK)
 	out := &sse{w: w, rc: http.NewResponseController(w)}
 	ctx := c.Request().Context()
+	entrants, _ := s.ladder.Entrants(ctx, m.ID)
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	lastView := ""
@@ -67,6 +68,7 @@ func (s *Server) stream(c echo.Context) error {
 		}
 		if v := liveView(m, l); v.Status+strconv.Itoa(v.Position) != lastView {
 			lastView = v.Status + strconv.Itoa(v.Position)
+			v.Ladder = entrants
 			out.value("match", -1, v)
 		}
 		for _, f := range l.Frames {

@@ -32,15 +32,16 @@ func (r Rating) Ordinal() float64 { return r.Mu - 3*r.Sigma }
 // Model holds the model's constants.
 type Model struct {
 	// Mu and Sigma are a new player's rating.
-	Mu, Sigma float64
+	Mu    float64 `json:"mu"`
+	Sigma float64 `json:"sigma"`
 	// Beta is the spread of a player's performance around its skill.
-	Beta float64
+	Beta float64 `json:"beta"`
 	// Tau is added (as a variance, τ²) to every Sigma before a match, so
 	// a rating never stops moving: skills may change over time.
-	Tau float64
+	Tau float64 `json:"tau"`
 	// Kappa is the least fraction of its variance a rating keeps in one
 	// match (a floor that keeps Sigma positive).
-	Kappa float64
+	Kappa float64 `json:"kappa"`
 }
 
 // Default is the model with OpenSkill's defaults: μ = 25, σ = μ/3,

@@ -10,6 +10,8 @@ package fake
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,25 +99,55 @@ func (l *Launcher) Check(ref string) error {
 	return sandbox.ParseImageRef(ref)
 }
 
-// Image finds a known image; others are not found.
+// Image finds a known image, by its reference or by its id (ImageID);
+// others are not found.
 func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 	if err := l.Check(ref); err != nil {
 		return sandbox.Image{}, err
 	}
-	l.mu.Lock()
-	_, ok := l.scripts[ref]
-	l.mu.Unlock()
-	if !ok {
+	if _, ok := l.script(ref); !ok {
 		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
 	}
-	return sandbox.Image{Ref: ref, ID: "sha256:fake-" + ref}, nil
+	return sandbox.Image{Ref: ref, ID: ImageID(ref)}, nil
+}
+
+// ImageID is the id the launcher gives a known image: sha256: and the
+// hex SHA-256 of its reference. An id is its own image's id.
+func ImageID(ref string) string {
+	if strings.HasPrefix(ref, "sha256:") {
+		return ref
+	}
+	sum := sha256.Sum256([]byte(ref))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// script finds the script of an image named by reference or id.
+func (l *Launcher) script(ref string) (Script, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.scripts[ref]; ok {
+		return s, true
+	}
+	for r, s := range l.scripts {
+		if ImageID(r) == ref {
+			return s, true
+		}
+	}
+	return Script{}, false
+}
+
+// Remove forgets an image: it is not found from then on.
+func (l *Launcher) Remove(ref string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.scripts, ref)
 }
 
 // Launch starts a scripted bot.
 func (l *Launcher) Launch(_ context.Context, s sandbox.Spec) (orchestrator.Bot, error) {
+	script, _ := l.script(s.Image.Ref)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	script := l.scripts[s.Image.Ref]
 	if script.StartErr != nil {
 		return nil, script.StartErr
 	}

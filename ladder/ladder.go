@@ -1,0 +1,531 @@
+// Package ladder runs a ladder per game: bots registered under a name,
+// pinned to an image id, play each other continuously in rated matches,
+// and a leaderboard ranks them.
+//
+// A ladder is a producer of matches for the server's queue, like a person
+// pressing Start, only in the background: it chooses the next match
+// (matchmaking.go), submits it with every bot resolved to its image id and
+// its seed fixed, and when the match is over, whoever played it, it
+// settles the match from its stored result, keyed by match id
+// (judge.go decides how it counts, package skill moves the ratings, the
+// store writes both in one transaction). Ratings are a pure function of
+// the rated matches in the order they were rated, so Recompute gives the
+// same numbers from the history.
+//
+//   - ladder.go: the Ladder: registration, the loop that keeps the queue
+//     fed, settling.
+//   - judge.go: how a match that is over counts (pure, table-tested).
+//   - matchmaking.go: who plays next, on which map and seats (pure).
+//   - views.go: the leaderboard and an entry's page.
+//   - recompute.go: ratings recomputed from the history.
+//   - skill: the rating model (Weng–Lin, Plackett–Luce).
+package ladder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/ladder/skill"
+	"arena/orchestrator"
+	"arena/store"
+)
+
+// Queue is where ladder matches are played: the server's match queue.
+type Queue interface {
+	// Submit checks req as for a match started by hand, records it with
+	// insert and queues it.
+	Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error
+}
+
+// Config is a ladder's policy.
+type Config struct {
+	// Enabled lets the ladder make matches; registration and the
+	// leaderboard work either way.
+	Enabled bool
+	// MaxEntries bounds the listed entries of a game (0: no limit).
+	MaxEntries int
+	// InFlight bounds the ladder matches waiting or playing at once
+	// (0: 2).
+	InFlight int
+	// Limits are the limits its matches run under.
+	Limits orchestrator.Limits
+	// Model is the rating model (zero: skill.Default()).
+	Model skill.Model
+	// Retry is how long the ladder waits after a failure to make a match
+	// (0: 10 s).
+	Retry time.Duration
+}
+
+// Deps are a ladder's collaborators.
+type Deps struct {
+	Store *store.Store
+	Games []engine.Game
+	Queue Queue
+	// Image resolves an image reference to its id; errors wrap
+	// orchestrator.ErrImageNotFound when the image is absent.
+	Image func(ctx context.Context, ref string) (string, error)
+	Log   *zap.Logger
+	Now   func() time.Time
+}
+
+// Ladder runs the ladders of every game.
+type Ladder struct {
+	cfg  Config
+	deps Deps
+	log  *zap.Logger
+	now  func() time.Time
+	mm   Matchmaker
+	kick chan struct{}
+
+	mu       sync.Mutex
+	inFlight map[string]string // match id → game
+	next     int               // the game whose turn it is to make a match
+	changed  chan struct{}
+}
+
+// New returns the ladders; Run makes their matches.
+func New(cfg Config, deps Deps) *Ladder {
+	if cfg.InFlight <= 0 {
+		cfg.InFlight = 2
+	}
+	if cfg.Model == (skill.Model{}) {
+		cfg.Model = skill.Default()
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = 10 * time.Second
+	}
+	if deps.Log == nil {
+		deps.Log = zap.NewNop()
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	return &Ladder{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, mm: Matchmaker{Model: cfg.Model},
+		kick: make(chan struct{}, 1), inFlight: map[string]string{}, changed: make(chan struct{})}
+}
+
+// Errors of the ladder's input, for the caller to map to its answers.
+var (
+	// ErrUnknownGame: no such game.
+	ErrUnknownGame = errors.New("unknown game")
+	// ErrInvalid: a name or image that is not acceptable.
+	ErrInvalid = errors.New("invalid ladder input")
+	// ErrNoEntry: no such entry in this game's ladder.
+	ErrNoEntry = store.ErrNoEntry
+)
+
+// Model is the rating model in use.
+func (l *Ladder) Model() skill.Model { return l.cfg.Model }
+
+// Enabled reports whether the ladder makes matches.
+func (l *Ladder) Enabled() bool { return l.cfg.Enabled }
+
+// Changed is closed at the next change of any leaderboard: a match
+// queued, started or settled, an entry registered or changed.
+func (l *Ladder) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+func (l *Ladder) touch() {
+	l.mu.Lock()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// wake asks the loop to make matches now.
+func (l *Ladder) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (l *Ladder) game(name string) (engine.Game, error) {
+	g, err := engine.Find(l.deps.Games, name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnknownGame, err)
+	}
+	return g, nil
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$`)
+
+// Register puts a bot on a game's ladder under a name: its image is
+// resolved to its id now, and the entry plays that image from then on.
+// The same name with the same image id returns the existing entry
+// (created false); with a new id of the same reference, a new version
+// replaces the old one, whose history stays.
+func (l *Ladder) Register(ctx context.Context, game, name, image string) (store.Entry, bool, error) {
+	g, err := l.game(game)
+	if err != nil {
+		return store.Entry{}, false, err
+	}
+	name = strings.TrimSpace(name)
+	if !namePattern.MatchString(name) {
+		return store.Entry{}, false, fmt.Errorf("%w: name %q: 1 to 40 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit", ErrInvalid, name)
+	}
+	image = strings.TrimSpace(image)
+	if image == "" {
+		return store.Entry{}, false, fmt.Errorf("%w: image: empty image name", ErrInvalid)
+	}
+	id, err := l.deps.Image(ctx, image)
+	if err != nil {
+		return store.Entry{}, false, err
+	}
+	r := l.cfg.Model.New()
+	e, created, err := l.deps.Store.RegisterEntry(ctx, store.Entry{Game: g.Name(), Name: name, Image: image, ImageID: id, Mu: r.Mu, Sigma: r.Sigma, CreatedAt: l.now()}, l.cfg.MaxEntries)
+	if err != nil {
+		return store.Entry{}, false, err
+	}
+	if created {
+		l.log.Info("ladder entry registered", zap.String("game", e.Game), zap.String("name", e.Name), zap.Int("version", e.Version), zap.String("image_id", e.ImageID))
+		l.touch()
+		l.wake()
+	}
+	return e, created, nil
+}
+
+// Entry returns an entry of a game's ladder.
+func (l *Ladder) Entry(ctx context.Context, game string, id int64) (store.Entry, error) {
+	if _, err := l.game(game); err != nil {
+		return store.Entry{}, err
+	}
+	e, err := l.deps.Store.Entry(ctx, id)
+	if err == nil && e.Game != game {
+		err = ErrNoEntry
+	}
+	return e, err
+}
+
+// SetActive pauses an entry (it plays no new match) or lets it play
+// again.
+func (l *Ladder) SetActive(ctx context.Context, game string, id int64, active bool) (store.Entry, error) {
+	e, err := l.Entry(ctx, game, id)
+	if err != nil {
+		return store.Entry{}, err
+	}
+	if !e.Listed() {
+		return store.Entry{}, fmt.Errorf("%w: entry %d is %s", ErrInvalid, id, e.State)
+	}
+	state := store.EntryPaused
+	if active {
+		state = store.EntryActive
+	}
+	if e, err = l.deps.Store.SetEntryState(ctx, id, state, ""); err != nil {
+		return store.Entry{}, err
+	}
+	l.touch()
+	l.wake()
+	return e, nil
+}
+
+// Remove takes an entry off its ladder; its matches stay in the history.
+func (l *Ladder) Remove(ctx context.Context, game string, id int64) (store.Entry, error) {
+	e, err := l.Entry(ctx, game, id)
+	if err != nil {
+		return store.Entry{}, err
+	}
+	if e.State == store.EntryRemoved {
+		return e, nil
+	}
+	if e, err = l.deps.Store.SetEntryState(ctx, id, store.EntryRemoved, ""); err != nil {
+		return store.Entry{}, err
+	}
+	l.touch()
+	return e, nil
+}
+
+// Observe is told every change of a match's state (the queue's updates,
+// after the history recorded them): a ladder match that is over is
+// settled; other changes of a ladder match wake the leaderboards'
+// watchers.
+func (l *Ladder) Observe(u orchestrator.Update) {
+	l.mu.Lock()
+	_, mine := l.inFlight[u.ID]
+	l.mu.Unlock()
+	if !mine {
+		return
+	}
+	if !u.State.Final() {
+		l.touch()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.Settle(ctx, u.ID); err != nil {
+		l.log.Error("settle a ladder match", zap.String("match", u.ID), zap.Error(err))
+	}
+}
+
+// errNotOver is how settling says a match is still being played.
+var errNotOver = errors.New("the match is not over")
+
+// Settle counts a ladder match that is over, once: void, or rated with
+// its entries' ratings moved. A match that is not over, or not a ladder
+// match, is left alone.
+func (l *Ladder) Settle(ctx context.Context, id string) error {
+	var verdict Verdict
+	settled, err := l.deps.Store.SettleLadderMatch(ctx, id, l.now(), func(lm store.LadderMatch, m store.Match, entries []store.Entry) (store.Settlement, error) {
+		if !orchestrator.State(m.Status).Final() {
+			return store.Settlement{}, errNotOver
+		}
+		var err error
+		var set store.Settlement
+		verdict, set, err = l.rate(lm, m, entries)
+		return set, err
+	})
+	switch {
+	case errors.Is(err, errNotOver):
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		l.forget(id)
+		return nil
+	case err != nil:
+		return err
+	}
+	l.forget(id)
+	if settled {
+		l.log.Info("ladder match settled", zap.String("match", id), zap.Ints("places", verdict.Places), zap.String("void", verdict.Void))
+	}
+	l.touch()
+	l.wake()
+	return nil
+}
+
+// rate judges a match that is over and, unless it is void, rates it.
+func (l *Ladder) rate(lm store.LadderMatch, m store.Match, entries []store.Entry) (Verdict, store.Settlement, error) {
+	var res *orchestrator.Result
+	if len(m.Result) > 0 {
+		res = new(orchestrator.Result)
+		if err := json.Unmarshal(m.Result, res); err != nil {
+			res = nil
+		}
+	}
+	v := Judge(m.Status, m.Error, res, len(lm.Seats))
+	if v.Void != "" {
+		return v, store.Settlement{Void: v.Void}, nil
+	}
+	before := make([]skill.Rating, len(entries))
+	for i, e := range entries {
+		before[i] = skill.Rating{Mu: e.Mu, Sigma: e.Sigma}
+	}
+	after, err := l.cfg.Model.Rate(before, v.Places)
+	if err != nil {
+		return v, store.Settlement{}, err
+	}
+	set := store.Settlement{}
+	for i := range lm.Seats {
+		set.Seats = append(set.Seats, store.LadderSeat{Place: v.Places[i], Outcome: v.Outcomes[i], Status: v.Statuses[i], Mu: after[i].Mu, Sigma: after[i].Sigma})
+	}
+	return v, set, nil
+}
+
+func (l *Ladder) forget(id string) {
+	l.mu.Lock()
+	delete(l.inFlight, id)
+	l.mu.Unlock()
+}
+
+// InFlight lists the ladder matches waiting or playing, by game.
+func (l *Ladder) InFlight() map[string][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string][]string{}
+	for id, g := range l.inFlight {
+		out[g] = append(out[g], id)
+	}
+	return out
+}
+
+// Run makes the ladders' matches until ctx is done: first it settles the
+// matches that ended while no ladder watched (a restart), then it keeps
+// up to InFlight ladder matches waiting or playing, taking the games that
+// have two active entries or more in turn.
+func (l *Ladder) Run(ctx context.Context) {
+	if err := l.settlePending(ctx); err != nil {
+		l.log.Error("settle the ladder matches of the last run", zap.Error(err))
+	}
+	for {
+		wait := time.Duration(0)
+		if l.cfg.Enabled {
+			if err := l.fill(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				l.log.Warn("make a ladder match", zap.Error(err))
+				wait = l.cfg.Retry
+			}
+		}
+		var retry <-chan time.Time
+		if wait > 0 {
+			retry = time.After(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+			if wait > 0 {
+				// After a failure, wait out the retry anyway.
+				select {
+				case <-ctx.Done():
+					return
+				case <-retry:
+				}
+			}
+		case <-retry:
+		}
+	}
+}
+
+// settlePending settles the pending ladder matches that are over and
+// keeps the others in flight.
+func (l *Ladder) settlePending(ctx context.Context) error {
+	ids, err := l.deps.Store.PendingLadderMatches(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		lm, err := l.deps.Store.LadderMatchOf(ctx, id)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.inFlight[id] = lm.Game
+		l.mu.Unlock()
+		if err := l.Settle(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill makes matches while fewer than InFlight are waiting or playing.
+func (l *Ladder) fill(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		busy := len(l.inFlight)
+		l.mu.Unlock()
+		if busy >= l.cfg.InFlight {
+			return nil
+		}
+		_, active, err := l.deps.Store.LadderGames(ctx)
+		if err != nil {
+			return err
+		}
+		var g engine.Game
+		for i := range l.deps.Games {
+			cand := l.deps.Games[(l.next+i)%len(l.deps.Games)]
+			if active[cand.Name()] >= 2 {
+				g = cand
+				l.next = (l.next + i + 1) % len(l.deps.Games)
+				break
+			}
+		}
+		if g == nil {
+			return nil
+		}
+		if err := l.start(ctx, g); err != nil {
+			return fmt.Errorf("%s ladder: %w", g.Name(), err)
+		}
+	}
+}
+
+// start makes one match of a game's ladder and submits it.
+func (l *Ladder) start(ctx context.Context, g engine.Game) error {
+	entries, err := l.deps.Store.Entries(ctx, g.Name(), store.EntryActive)
+	if err != nil {
+		return err
+	}
+	history, err := l.deps.Store.LadderMatches(ctx, g.Name(), store.LadderPending, store.LadderRated)
+	if err != nil {
+		return err
+	}
+	inFlight := map[int64]int{}
+	for _, lm := range history {
+		if lm.State == store.LadderPending {
+			for _, s := range lm.Seats {
+				inFlight[s.EntryID]++
+			}
+		}
+	}
+	byID := map[int64]store.Entry{}
+	var cands []Candidate
+	for _, e := range entries {
+		byID[e.ID] = e
+		cands = append(cands, Candidate{ID: e.ID, Name: entryName(e), Rating: skill.Rating{Mu: e.Mu, Sigma: e.Sigma}, InFlight: inFlight[e.ID]})
+	}
+	seq, err := l.deps.Store.NextLadderSeq(ctx, g.Name())
+	if err != nil {
+		return err
+	}
+	rng := matchRand(g.Name(), seq)
+	p, err := l.mm.Pick(cands, g.Maps(), NewTally(history), rng)
+	if err != nil {
+		return err
+	}
+	// An entry whose image is gone cannot play: it is paused, saying why.
+	for _, id := range p.Entries {
+		e := byID[id]
+		if _, err := l.deps.Image(ctx, e.ImageID); errors.Is(err, orchestrator.ErrImageNotFound) {
+			note := fmt.Sprintf("paused by the ladder: its image %s (%s) is no longer on the engine", e.ImageID, e.Image)
+			if _, err := l.deps.Store.SetEntryState(ctx, id, store.EntryPaused, note); err != nil {
+				return err
+			}
+			l.log.Warn("ladder entry paused", zap.String("game", g.Name()), zap.String("name", e.Name), zap.String("why", note))
+			l.touch()
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	m, err := g.Map(p.Map)
+	if err != nil {
+		return err
+	}
+	images := make([]string, len(p.Entries))
+	seats := make([]store.LadderSeat, len(p.Entries))
+	for i, id := range p.Entries {
+		images[i] = byID[id].ImageID
+		seats[i] = store.LadderSeat{Seat: i, EntryID: id}
+	}
+	id := orchestrator.NewMatchID()
+	req := orchestrator.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, Limits: l.cfg.Limits, MatchID: id, Background: true}
+	l.mu.Lock()
+	l.inFlight[id] = g.Name()
+	l.mu.Unlock()
+	err = l.deps.Queue.Submit(ctx, req, func(ctx context.Context, m store.Match) error {
+		return l.deps.Store.InsertLadderMatch(ctx, m, store.LadderMatch{Seq: seq, Note: p.Reason, Seats: seats})
+	})
+	if err != nil {
+		// Recorded and refused by the queue: it is over, and void.
+		if serr := l.Settle(context.WithoutCancel(ctx), id); serr != nil {
+			l.log.Error("settle a refused ladder match", zap.String("match", id), zap.Error(serr))
+		}
+		l.forget(id)
+		return err
+	}
+	l.log.Info("ladder match queued", zap.String("game", g.Name()), zap.String("match", id), zap.String("map", p.Map), zap.String("why", p.Reason))
+	l.touch()
+	return nil
+}
+
+// entryName is an entry's name as the leaderboard shows it: with its
+// version from the second on.
+func entryName(e store.Entry) string {
+	if e.Version > 1 {
+		return fmt.Sprintf("%s v%d", e.Name, e.Version)
+	}
+	return e.Name
+}
