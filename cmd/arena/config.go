@@ -39,6 +39,8 @@ type Config struct {
 	MaxConnections  int
 	Shutdown        string // "cancel" or "finish"
 	ShutdownTimeout time.Duration
+	Ladder          bool
+	LadderMax       int // entries per game's ladder; 0: no limit
 	// Every command's.
 	MemoryBytes   int64
 	CPUs          float64
@@ -174,6 +176,24 @@ var settings = []setting{
 	}},
 	{env: "ARENA_SHUTDOWN_TIMEOUT", flag: "shutdown-timeout", def: "60s", usage: "how long a shutdown may wait for matches to finish", server: true, set: func(c *Config, v string) (err error) {
 		c.ShutdownTimeout, err = time.ParseDuration(v)
+		return err
+	}},
+	{env: "ARENA_LADDER", flag: "ladder", def: "on", usage: "on: each game's ladder plays rated matches by itself while it has two active entries or more; off: it plays none (entries can still be registered)", server: true, set: func(c *Config, v string) error {
+		switch v {
+		case "on":
+			c.Ladder = true
+		case "off":
+			c.Ladder = false
+		default:
+			return errors.New("want on or off")
+		}
+		return nil
+	}},
+	{env: "ARENA_LADDER_MAX_ENTRIES", flag: "ladder-max-entries", def: "50", usage: "entries (active or paused) one game's ladder may hold; 0: no limit", server: true, set: func(c *Config, v string) (err error) {
+		c.LadderMax, err = strconv.Atoi(v)
+		if err == nil && c.LadderMax < 0 {
+			err = errors.New("must not be negative")
+		}
 		return err
 	}},
 	{env: "ARENA_MEMORY", flag: "memory", def: "256m", usage: "memory limit per bot (no swap), e.g. 256m or 1g", set: func(c *Config, v string) (err error) {

@@ -59,6 +59,7 @@ Usage:
   arena bench [flags] --bots IMAGES   play a tournament in parallel, with a live ranking and a CSV
   arena doctor [--json]               check the engine, cgroups and sandbox; measure round trips and starts
   arena replay verify FILE            re-run the engine on a replay's answers
+  arena ladder show|recompute GAME    a game's leaderboard; its ratings recomputed from the history
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
   arena help [COMMAND]                show help
@@ -125,10 +126,12 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReplay(ctx, rest, stdout, stderr)
 	case "cleanup":
 		err = cmdCleanup(ctx, rest, stdout, stderr)
+	case "ladder":
+		err = cmdLadder(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, run, bench, doctor, replay, cleanup, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, run, bench, doctor, replay, ladder, cleanup, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -165,11 +168,14 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fs.Usage()
 	case "replay":
 		fmt.Fprint(stdout, replayUsage)
+	case "ladder":
+		fs, _ := ladderFlags(stdout)
+		fs.Usage()
 	case "cleanup":
 		fs, _, _ := cleanupFlags(stdout)
 		fs.Usage()
 	default:
-		return usageErr("no help for %q (commands: serve, run, bench, doctor, replay, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, run, bench, doctor, replay, ladder, cleanup)", args[0])
 	}
 	return nil
 }

@@ -43,6 +43,11 @@ local (exec:) bots are never available here. On SIGINT or SIGTERM the
 server stops taking matches, cancels (or finishes) the running ones and
 removes their containers.
 
+Each game has a ladder: bots registered on the page (or POST
+/api/ladders/GAME/entries) play rated matches by themselves while the
+server runs and two entries or more are active, in the same queue as the
+matches started by hand, which go first (ARENA_LADDER=off stops them).
+
 Flags (each also read from its ARENA_* environment variable):
 `)
 		fs.PrintDefaults()
@@ -113,6 +118,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Limits:           orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
 		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
+		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax},
 	}, web.Deps{
 		Games:        games(),
 		Orchestrator: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
