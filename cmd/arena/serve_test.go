@@ -40,9 +40,9 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startServer(t testing.TB, bin, data string, port int) *server {
+func startServer(t testing.TB, bin, data string, port int, flags ...string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--data", data, "--log-level", "info")
+	cmd := exec.Command(bin, append([]string{"serve", "--port", strconv.Itoa(port), "--data", data, "--log-level", "info"}, flags...)...)
 	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: new(bytes.Buffer)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {

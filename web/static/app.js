@@ -1,7 +1,9 @@
-// The page: the new-match form, the history, and routing between them and
-// the viewer (#/match/ID).
+// The page: the new-match form, the history, and routing between them,
+// the viewer (#/match/ID) and the ladders (#/ladder/GAME,
+// #/ladder/GAME/entry/ID).
 import { Viewer } from "./viewer.js";
-import { escapeHTML } from "./util.js";
+import { LadderView } from "./ladder.js";
+import { escapeHTML, botIds } from "./util.js";
 
 const $ = (sel) => document.querySelector(sel);
 let games = [];
@@ -9,6 +11,7 @@ let nextCursor = null;
 const viewer = new Viewer({
   onChange: () => loadHistory(),
 });
+const ladders = new LadderView();
 
 async function api(path, options = {}) {
   const res = await fetch(path, options);
@@ -89,9 +92,18 @@ async function start(ev) {
   }
 }
 
+// names are the bots as the history shows them: a ladder's match plays
+// images by id, and names its entries instead.
+function names(m) {
+  const ids = botIds(m.bots);
+  return ids.map((id, seat) => (m.ladder && m.ladder[seat] ? m.ladder[seat].name : id));
+}
+
 function winnerText(m) {
   if (m.status !== "finished" || !m.result) return m.error ? m.error.slice(0, 60) : "";
-  return m.result.winners.length ? m.result.winners.join(", ") : "draw";
+  const ids = botIds(m.bots);
+  const shown = names(m);
+  return m.result.winners.length ? m.result.winners.map((w) => (ids.includes(w) ? shown[ids.indexOf(w)] : w)).join(", ") : "draw";
 }
 
 function historyRow(m) {
@@ -99,8 +111,8 @@ function historyRow(m) {
   tr.dataset.id = m.id;
   const when = new Date(m.created_at).toLocaleString();
   const cells = [
-    escapeHTML(`${m.game} · ${m.map}`) + `<br><small>${escapeHTML(when)}</small>`,
-    m.bots.map(escapeHTML).join("<br>"),
+    escapeHTML(`${m.game} · ${m.map}`) + (m.ladder ? " · ladder" : "") + `<br><small>${escapeHTML(when)}</small>`,
+    names(m).map(escapeHTML).join("<br>"),
     `<span class="status ${m.status}">${m.status}${m.position ? " #" + m.position : ""}</span>`,
     escapeHTML(winnerText(m)),
   ];
@@ -129,13 +141,17 @@ async function loadHistory(more = false) {
 
 function route() {
   const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
+  const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   if (m) viewer.open(m[1]);
   else viewer.close();
+  if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
+  else ladders.close();
 }
 
 async function init() {
   games = await api("/api/games");
   $("#game").replaceChildren(...games.map((g) => option(g.name, g.name)));
+  ladders.setGames(games);
   $("#game").addEventListener("change", fillMaps);
   $("#map").addEventListener("change", fillBots);
   $("#match-form").addEventListener("submit", start);

@@ -74,7 +74,9 @@ export class Viewer {
     const was = this.match.status;
     this.match = m;
     this.ids = botIds(m.bots);
-    $("#match-title").textContent = `${m.game} · ${m.map} · seed ${m.seed}`;
+    // A ladder's match plays images by id: its entries' names say who.
+    this.names = this.ids.map((id, seat) => (m.ladder && m.ladder[seat] ? m.ladder[seat].name : id));
+    $("#match-title").textContent = `${m.game} · ${m.map} · seed ${m.seed}` + (m.ladder ? " · ladder" : "");
     const st = $("#match-status");
     st.className = `status ${m.status}`;
     st.textContent = m.status + (m.position ? ` (#${m.position} in line)` : "");
@@ -225,7 +227,9 @@ export class Viewer {
         const div = document.createElement("div");
         const b = res && res.bots[seat];
         const status = b && b.status !== "ok" ? ` <span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>` : "";
-        div.innerHTML = `<span class="swatch" style="background:${seatColour(seat)}"></span>${escapeHTML(id)}${status}`;
+        const m = this.match;
+        const name = m.ladder && m.ladder[seat] ? `<a href="#/ladder/${encodeURIComponent(m.game)}/entry/${m.ladder[seat].entry_id}">${escapeHTML(m.ladder[seat].name)}</a>` : escapeHTML(id);
+        div.innerHTML = `<span class="swatch" style="background:${seatColour(seat)}"></span>${name}${status}`;
         return div;
       }),
     );
@@ -252,10 +256,16 @@ export class Viewer {
         (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") +
         (b.wait_us ? `<br><small>waited ${(b.wait_us / 1000).toFixed(2)} ms</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
-      tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(ids[seat])}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
+      tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(this.label(ids[seat]))}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
       rows.push(tr);
     }
     $("#turn-panel tbody").replaceChildren(...rows);
+  }
+
+  // label is how a bot id is shown: its ladder entry's name, if any.
+  label(id) {
+    const seat = (this.ids || []).indexOf(id);
+    return seat >= 0 && this.names ? this.names[seat] : id;
   }
 
   // The result banner.
@@ -272,13 +282,13 @@ export class Viewer {
       return;
     }
     const r = m.result;
-    const winners = r.winners.length ? "Winner: " + r.winners.map(escapeHTML).join(", ") : "Draw";
+    const winners = r.winners.length ? "Winner: " + r.winners.map((w) => escapeHTML(this.label(w))).join(", ") : "Draw";
     const rows = r.bots
       .map((b) => {
         const status = b.status === "ok" ? '<span class="good">ok</span>' : `<span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>`;
         const died = b.death_reason ? `${escapeHTML(b.death_reason)} at ${b.death_turn}` : "–";
         const cpu = b.cpu_ms != null ? b.cpu_ms.toFixed(0) + " ms" : "n/a";
-        return `<tr><td><span class="swatch" style="background:${seatColour(b.seat)}"></span> ${escapeHTML(b.id)}</td><td>${status}</td><td>${b.score}</td><td>${died}</td><td>${b.answer_ms_p50.toFixed(2)} / ${b.answer_ms_max.toFixed(2)} ms</td><td>${cpu}</td><td>${bytes(b.mem_peak_bytes)}</td></tr>`;
+        return `<tr><td><span class="swatch" style="background:${seatColour(b.seat)}"></span> ${escapeHTML(this.label(b.id))}</td><td>${status}</td><td>${b.score}</td><td>${died}</td><td>${b.answer_ms_p50.toFixed(2)} / ${b.answer_ms_max.toFixed(2)} ms</td><td>${cpu}</td><td>${bytes(b.mem_peak_bytes)}</td></tr>`;
       })
       .join("");
     el.className = "result visible";
