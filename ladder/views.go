@@ -248,7 +248,7 @@ type Page struct {
 	Standing
 	Game      string        `json:"game"`
 	History   []Point       `json:"history"`
-	Matches   []EntryMatch  `json:"matches"`
+	Recent    []EntryMatch  `json:"recent_matches"`
 	Opponents []HeadToHead  `json:"opponents"`
 	Faults    []FaultDetail `json:"fault_breakdown"`
 	Versions  []VersionRef  `json:"versions"`
@@ -316,7 +316,7 @@ func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent in
 	}
 	names := map[int64]string{}
 	var listed []Standing
-	p := Page{Game: e.Game, History: []Point{}, Matches: []EntryMatch{}, Opponents: []HeadToHead{}, Faults: []FaultDetail{}, Versions: []VersionRef{}}
+	p := Page{Game: e.Game, History: []Point{}, Recent: []EntryMatch{}, Opponents: []HeadToHead{}, Faults: []FaultDetail{}, Versions: []VersionRef{}}
 	for _, x := range all {
 		names[x.ID] = entryName(x)
 		if x.Listed() {
@@ -386,7 +386,7 @@ func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent in
 		if lm.State == store.LadderRated {
 			em.Change = skill.Rating{Mu: mine.Mu, Sigma: mine.Sigma}.Ordinal() - skill.Rating{Mu: mine.MuBefore, Sigma: mine.SigmaBefore}.Ordinal()
 		}
-		p.Matches = append(p.Matches, em)
+		p.Recent = append(p.Recent, em)
 	}
 	st := stats[e.ID]
 	for status, f := range st.Faults {

@@ -183,7 +183,7 @@ func TestLadderPlaysRatesAndRanks(t *testing.T) {
 	if h := page["history"].([]any); len(h) < 2 || h[0].(map[string]any)["match_id"] != nil {
 		t.Errorf("history: %v", h)
 	}
-	if ms := page["matches"].([]any); len(ms) != 5 || len(ms[0].(map[string]any)["seats"].([]any)) < 2 {
+	if ms := page["recent_matches"].([]any); len(ms) != 5 || len(ms[0].(map[string]any)["seats"].([]any)) < 2 {
 		t.Errorf("matches: %v", ms)
 	}
 	if opp := page["opponents"].([]any); len(opp) != 2 || opp[0].(map[string]any)["wins"].(float64) != 0 {
@@ -192,7 +192,7 @@ func TestLadderPlaysRatesAndRanks(t *testing.T) {
 	if f := page["fault_breakdown"].([]any); len(f) != 1 || f[0].(map[string]any)["status"] != "crashed" {
 		t.Errorf("fault breakdown: %v", f)
 	}
-	mid := page["matches"].([]any)[0].(map[string]any)["match_id"].(string)
+	mid := page["recent_matches"].([]any)[0].(map[string]any)["match_id"].(string)
 	if _, m := ts.do(t, "GET", "/api/matches/"+mid, ""); len(m["ladder"].([]any)) != len(m["bots"].([]any)) || m["bots"].([]any)[0].(string)[:7] != "sha256:" {
 		t.Errorf("the ladder's match: %v", m)
 	}
