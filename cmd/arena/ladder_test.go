@@ -73,7 +73,9 @@ func TestLadderWithRealBots(t *testing.T) {
 	crasher := dockertest.TestBot(t, cli, "exit-at=3")
 	bin := arenaBinary(t)
 	data := t.TempDir()
-	s := startServer(t, bin, data, freePort(t), "--concurrency", "2")
+	// One match at a time: on two shared cores, more make the bots time
+	// out, and timeouts are losses.
+	s := startServer(t, bin, data, freePort(t), "--concurrency", "1")
 	want := []string{"hunter", "random", "idle", "crasher"}
 	for name, image := range map[string]string{"hunter": bots[1], "random": bots[0], "idle": idle, "crasher": crasher} {
 		if status, e := s.call(t, "POST", "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":%q,"image":%q}`, name, image)); status != 201 || !strings.HasPrefix(e["image_id"].(string), "sha256:") {
@@ -99,7 +101,9 @@ func TestLadderWithRealBots(t *testing.T) {
 	t.Logf("%d rated matches in %v; board %v; τ ≥ 0.8 from match %d on", rated, took.Round(time.Second), boardOrder(b), converged)
 	for _, e := range b["entries"].([]any) {
 		e := e.(map[string]any)
-		t.Logf("  #%v %-8v rating %6.2f μ %6.2f σ %5.2f  %v matches %v/%v/%v  crash %v%%", e["rank"], e["name"], e["rating"], e["mu"], e["sigma"], e["matches"], e["wins"], e["draws"], e["losses"], e["faults"].(map[string]any)["crash"].(map[string]any)["percent"])
+		f := e["faults"].(map[string]any)
+		t.Logf("  #%v %-8v rating %6.2f μ %6.2f σ %5.2f  %v matches %v/%v/%v  timeout %.0f%% crash %.0f%%", e["rank"], e["name"], e["rating"], e["mu"], e["sigma"], e["matches"], e["wins"], e["draws"], e["losses"],
+			f["timeout"].(map[string]any)["percent"], f["crash"].(map[string]any)["percent"])
 	}
 	if rated < 24 {
 		t.Fatalf("only %d rated matches in %v", rated, took)
