@@ -166,7 +166,9 @@ func TestLadderPlaysRatesAndRanks(t *testing.T) {
 	if h, r := byName["hunter"], byName["random"]; h["draws"].(float64) == 0 || r["draws"].(float64) == 0 {
 		t.Errorf("two idle bots never drew: %v %v", h, r)
 	}
-	if ups := b["upcoming"].([]any); len(ups) == 0 || !strings.Contains(ups[0].(map[string]any)["reason"].(string), "least certain") {
+	// Who plays next, and why.
+	ups := ts.waitBoard(t, "a match in flight", func(b map[string]any) bool { return len(b["upcoming"].([]any)) > 0 })["upcoming"].([]any)
+	if !strings.Contains(ups[0].(map[string]any)["reason"].(string), "least certain") {
 		t.Errorf("upcoming: %v", ups)
 	}
 	if rec := b["recent"].([]any); len(rec) == 0 {
