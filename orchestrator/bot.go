@@ -26,6 +26,9 @@ type Conn interface {
 	// when the bot's cgroup cannot be read.
 	Sample() (sandbox.Sample, bool)
 	CPUTime() (time.Duration, bool)
+	// Runnable reports whether the bot is runnable now: computing, or
+	// kept from a CPU (a wait not in Sample's figures yet).
+	Runnable() bool
 	// Usage reads every figure (memory peak, OOM kills, refused forks).
 	Usage() sandbox.Usage
 }

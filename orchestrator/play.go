@@ -27,18 +27,18 @@ type seat struct {
 	detail string
 	// times are the answer times of the answers given in time, cpus their
 	// CPU times (when known).
-	times   []time.Duration
-	cpus    []time.Duration
+	times []time.Duration
+	cpus  []time.Duration
 	// wait is the time spent waiting for a CPU while answering.
 	wait      time.Duration
 	waitKnown bool
 	// timing is "cpu" once an answer's CPU time was counted (timing.go);
 	// frozen says why the bot could not be frozen between turns, if so.
 	timing, frozen string
-	asked   bool // answered at least once: the warm-up is over
-	out     bool // the game is done with it
-	stopped bool // its bot is being or has been stopped
-	final   sandbox.Usage
+	asked          bool // answered at least once: the warm-up is over
+	out            bool // the game is done with it
+	stopped        bool // its bot is being or has been stopped
+	final          sandbox.Usage
 }
 
 // fault records the seat's first fault; later ones change nothing.

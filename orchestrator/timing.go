@@ -19,8 +19,9 @@ import (
 //     answer time and at least a second, which only a bot that waits
 //     (sleeps, blocks) rather than computes can reach: time the bot spent
 //     runnable but waiting for a CPU, or throttled, does not count
-//     against the cap either (up to a ceiling of twenty caps, so a match
-//     cannot hang on a host that never gives the bot a CPU).
+//     against the cap either, and a bot still runnable at the cap is
+//     given more (up to a ceiling of twenty caps, so a match cannot hang
+//     on a host that never gives the bot a CPU).
 //   - Between its answer and its next input the bot is frozen: it does
 //     not run on the other bots' time, and nothing it does then counts.
 //   - The first answer has the warm-up window (20 s) from the bot's start,
@@ -121,12 +122,17 @@ func (r *run) await(ctx context.Context, s *seat, b budget, sent time.Time, befo
 			return data, err
 		}
 		// The cap is reached: whatever of it the bot spent waiting for a
-		// CPU is given back.
+		// CPU is given back, and a bot runnable right now (kept from a
+		// CPU, a wait the kernel counts only once it gets one) is given a
+		// while more.
 		now, ok := s.bot.Sample()
 		if !ok || !now.WaitKnown {
 			return data, err
 		}
 		next := sent.Add(r.lim.WallCap() + (now.Wait - before.Wait))
+		if !next.After(b.deadline) && s.bot.Runnable() {
+			next = b.deadline.Add(r.lim.WallCap() / 10)
+		}
 		if next.After(ceiling) {
 			next = ceiling
 		}

@@ -95,7 +95,8 @@ func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLim
 		a.cpuKey, a.cpuScale = "usage_usec", time.Microsecond
 		if err == nil {
 			a.openTiming(filepath.Join(dir, "cgroup.procs"),
-				filepath.Join(dir, "cpu.stat"), "throttled_usec", time.Microsecond, "", filepath.Join(dir, "cpu.pressure"))
+				filepath.Join(dir, "cpu.stat"), "throttled_usec", time.Microsecond, filepath.Join(dir, "cgroup.threads"), filepath.Join(dir, "cpu.pressure"))
+			a.procRoot = l.procRoot
 		}
 	} else {
 		a.source = "cgroup v1"
@@ -157,7 +158,8 @@ type accounting struct {
 	// Waiting for a CPU: the cgroup's throttled time (cpu.stat), and the
 	// time its runnable threads waited for a CPU: on v1 the sum of their
 	// run delays (/proc/<tid>/schedstat of the threads in tasks), on v2
-	// the cgroup's CPU pressure.
+	// the cgroup's CPU pressure. The threads (tasks, cgroup.threads) also
+	// tell whether the bot is runnable now.
 	throttleFile  *os.File
 	throttleKey   string
 	throttleScale time.Duration
@@ -340,6 +342,36 @@ func (a *accounting) readRunDelay() (time.Duration, error) {
 		}
 	}
 	return time.Duration(total), nil
+}
+
+// runnable reports whether a thread of the cgroup is runnable now: on a
+// CPU or waiting for one (state R). A wait in progress is in no run delay
+// yet (the kernel adds it when the thread gets a CPU), so this tells a
+// bot kept from a CPU right now from one that sleeps.
+func (a *accounting) runnable() bool {
+	if a.tasksFile == nil || a.procRoot == "" {
+		return false
+	}
+	a.mu.Lock()
+	data, err := readAllAt(a.tasksFile)
+	a.mu.Unlock()
+	if err != nil {
+		return false
+	}
+	var stat [512]byte
+	for _, tid := range strings.Fields(string(data)) {
+		f, err := os.Open(a.procRoot + "/" + tid + "/stat")
+		if err != nil {
+			continue
+		}
+		n, _ := f.Read(stat[:])
+		f.Close()
+		line := string(stat[:n])
+		if i := strings.LastIndexByte(line, ')'); i >= 0 && i+2 < len(line) && line[i+2] == 'R' {
+			return true
+		}
+	}
+	return false
 }
 
 func readAllAt(f *os.File) ([]byte, error) {

@@ -76,3 +76,11 @@ func (p *Process) Thaw() error { return p.freezer.thaw() }
 
 // Sample reads the CPU and waiting times (see Container.Sample).
 func (p *Process) Sample() (Sample, bool) { return p.acct.sample() }
+
+// Runnable reports whether the bot is runnable right now: computing, or
+// kept from a CPU (a wait the kernel has not counted yet).
+func (c *Container) Runnable() bool { return c.acct.runnable() }
+
+// Runnable reports whether the bot is runnable right now (see
+// Container.Runnable).
+func (p *Process) Runnable() bool { return p.acct.runnable() }

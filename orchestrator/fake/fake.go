@@ -52,6 +52,9 @@ const (
 	// Starved: it answers past the wall-clock cap, having waited 2 s for
 	// a CPU meanwhile (a busy host, not a slow bot).
 	Starved
+	// StarvedNow: at the wall-clock cap it is still waiting for a CPU, a
+	// wait not in its figures yet; it answers soon after.
+	StarvedNow
 )
 
 // Script is a bot's behaviour.
@@ -185,14 +188,15 @@ type Bot struct {
 	answers int
 	// extra CPU time the script burns (Think, ThinkTooLong), and the time
 	// it waited for a CPU (Starved).
-	extra   time.Duration
-	wait    time.Duration
-	starved bool // the starved answer's deadline has passed once
-	stderr  strings.Builder
-	exit    *sandbox.Exit // set once it ended
-	exited  chan struct{}
-	closed  bool
-	stops   int
+	extra    time.Duration
+	wait     time.Duration
+	starved  bool // the starved answer's deadline has passed once
+	runnable bool // kept from a CPU right now (StarvedNow)
+	stderr   strings.Builder
+	exit     *sandbox.Exit // set once it ended
+	exited   chan struct{}
+	closed   bool
+	stops    int
 }
 
 var _ orchestrator.Bot = (*Bot)(nil)
@@ -253,11 +257,17 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	if b.exit != nil || b.closed {
 		return nil, sandbox.ErrClosed
 	}
-	if b.script.Faults[b.answers+1] == Starved && !b.starved {
+	switch f := b.script.Faults[b.answers+1]; {
+	case (f == Starved || f == StarvedNow) && !b.starved:
 		b.starved = true
-		b.wait += 2 * time.Second
+		if f == Starved {
+			b.wait += 2 * time.Second
+		} else {
+			b.runnable = true
+		}
 		return nil, sandbox.ErrTimeout
 	}
+	b.runnable = false
 	b.answers++
 	n := b.answers
 	switch b.script.Faults[n] {
@@ -330,6 +340,13 @@ func (b *Bot) Sample() (sandbox.Sample, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return sandbox.Sample{CPU: cpu, Wait: b.wait, WaitKnown: ok}, ok
+}
+
+// Runnable says whether the bot is kept from a CPU right now (StarvedNow).
+func (b *Bot) Runnable() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runnable
 }
 
 // Usage reports a millisecond of CPU per answer and a MiB of memory.
