@@ -114,7 +114,16 @@ func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load 
 		f.turns += rep.Result.Turns
 		for _, b := range rep.Result.Bots {
 			if b.Status != engine.StatusOK {
-				f.faults = append(f.faults, fmt.Sprintf("%s: %s at turn %d (%s)", b.ID, b.Status, b.FaultTurn, b.FaultDetail))
+				// The turn's own figures say what the bot did meanwhile.
+				figures := ""
+				if b.FaultTurn < len(rep.Frames) {
+					for _, fb := range rep.Frames[b.FaultTurn].Bots {
+						if fb.Seat == b.Seat && fb.CPUUS != nil && fb.WaitUS != nil {
+							figures = fmt.Sprintf("; wall %d µs, cpu %d µs, waited %d µs", fb.TimeUS, *fb.CPUUS, *fb.WaitUS)
+						}
+					}
+				}
+				f.faults = append(f.faults, fmt.Sprintf("%s: %s at turn %d (%s)%s", b.ID, b.Status, b.FaultTurn, b.FaultDetail, figures))
 			}
 		}
 		for _, fr := range rep.Frames[2:] { // after the warm-up answer

@@ -96,6 +96,7 @@ func TestFaults(t *testing.T) {
 		// Time spent waiting for a CPU does not count against the cap.
 		{"answers late on a busy host", at(3, fake.Starved), engine.StatusOK, 0, ""},
 		{"still kept from a CPU at the cap", at(3, fake.StarvedNow), engine.StatusOK, 0, ""},
+		{"still computing at the cap", at(3, fake.Crawling), engine.StatusOK, 0, ""},
 		// Past the wall-clock cap: ten times the answer time, at least 1 s.
 		{"timeout", at(3, fake.Timeout), engine.StatusTimeout, 3, "no answer within 1s"},
 		{"timeout in the warm-up", at(1, fake.Timeout), engine.StatusTimeout, 1, "no answer within 20s"},

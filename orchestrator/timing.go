@@ -19,8 +19,9 @@ import (
 //     answer time and at least a second, which only a bot that waits
 //     (sleeps, blocks) rather than computes can reach: time the bot spent
 //     runnable but waiting for a CPU, or throttled, does not count
-//     against the cap either, and a bot still runnable at the cap is
-//     given more (up to a ceiling of twenty caps, so a match cannot hang
+//     against the cap either, and a bot still at work at the cap
+//     (computing, or kept from a CPU) is given more, a tenth of the cap
+//     at a time (up to a ceiling of twenty caps, so a match cannot hang
 //     on a host that never gives the bot a CPU).
 //   - Between its answer and its next input the bot is frozen: it does
 //     not run on the other bots' time, and nothing it does then counts.
@@ -113,26 +114,32 @@ func (r *run) await(ctx context.Context, s *seat, b budget, sent time.Time, befo
 		}
 	}()
 	ceiling := sent.Add(r.lim.wallCeiling())
+	lastCPU := before.CPU
 	for {
 		data, err := s.bot.Receive(wctx, b.deadline)
 		if err != nil && errors.Is(context.Cause(wctx), errWatched) && ctx.Err() == nil {
 			return nil, &overCPU{used: <-watched, limit: b.cpu}
 		}
-		if !errors.Is(err, sandbox.ErrTimeout) || !before.WaitKnown || !b.deadline.Before(ceiling) {
+		if !errors.Is(err, sandbox.ErrTimeout) || !b.deadline.Before(ceiling) {
 			return data, err
 		}
-		// The cap is reached: whatever of it the bot spent waiting for a
-		// CPU is given back, and a bot runnable right now (kept from a
-		// CPU, a wait the kernel counts only once it gets one) is given a
-		// while more.
+		// The cap is reached. Whatever of it the bot spent waiting for a
+		// CPU is given back; beyond that, a bot still at work — its CPU
+		// time grew since the last look, or it is runnable now (kept from
+		// a CPU: a wait the kernel counts only once it gets one) — is
+		// given another tenth of the cap. A bot that sleeps is not.
 		now, ok := s.bot.Sample()
-		if !ok || !now.WaitKnown {
+		if !ok {
 			return data, err
 		}
-		next := sent.Add(r.lim.WallCap() + (now.Wait - before.Wait))
-		if !next.After(b.deadline) && s.bot.Runnable() {
+		next := b.deadline
+		if now.WaitKnown && before.WaitKnown {
+			next = sent.Add(r.lim.WallCap() + (now.Wait - before.Wait))
+		}
+		if !next.After(b.deadline) && (now.CPU > lastCPU || s.bot.Runnable()) {
 			next = b.deadline.Add(r.lim.WallCap() / 10)
 		}
+		lastCPU = now.CPU
 		if next.After(ceiling) {
 			next = ceiling
 		}

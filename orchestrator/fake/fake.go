@@ -29,7 +29,8 @@ type Fault int
 const (
 	// None: it answers.
 	None Fault = iota
-	// Timeout: no answer by the deadline; the bot lives on.
+	// Timeout: it sleeps from then on, using no CPU: no answer by the
+	// deadline; the bot lives on.
 	Timeout
 	// Crash: it exits with code 3.
 	Crash
@@ -55,6 +56,9 @@ const (
 	// StarvedNow: at the wall-clock cap it is still waiting for a CPU, a
 	// wait not in its figures yet; it answers soon after.
 	StarvedNow
+	// Crawling: at the wall-clock cap it is still computing (its CPU time
+	// grew, within its budget); it answers soon after.
+	Crawling
 )
 
 // Script is a bot's behaviour.
@@ -192,6 +196,7 @@ type Bot struct {
 	wait     time.Duration
 	starved  bool // the starved answer's deadline has passed once
 	runnable bool // kept from a CPU right now (StarvedNow)
+	hung     bool // sleeps for good (Timeout): no answer, no CPU
 	stderr   strings.Builder
 	exit     *sandbox.Exit // set once it ended
 	exited   chan struct{}
@@ -257,13 +262,19 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	if b.exit != nil || b.closed {
 		return nil, sandbox.ErrClosed
 	}
+	if b.hung {
+		return nil, sandbox.ErrTimeout
+	}
 	switch f := b.script.Faults[b.answers+1]; {
-	case (f == Starved || f == StarvedNow) && !b.starved:
+	case (f == Starved || f == StarvedNow || f == Crawling) && !b.starved:
 		b.starved = true
-		if f == Starved {
+		switch f {
+		case Starved:
 			b.wait += 2 * time.Second
-		} else {
+		case StarvedNow:
 			b.runnable = true
+		case Crawling:
+			b.extra += 5 * time.Millisecond
 		}
 		return nil, sandbox.ErrTimeout
 	}
@@ -286,7 +297,10 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	input := b.input
 	b.input = nil
 	switch b.script.Faults[n] {
-	case Timeout, NoRead:
+	case Timeout:
+		b.hung = true
+		return nil, sandbox.ErrTimeout
+	case NoRead:
 		return nil, sandbox.ErrTimeout
 	case Crash:
 		b.end(sandbox.Exit{Code: 3})
