@@ -350,18 +350,21 @@ func TestWarmPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pooled := func() int {
-		n := 0
+	// This process's warm containers (other Arena processes may have
+	// theirs).
+	mine := func() []string {
+		var ids []string
 		for _, c := range dockertest.ArenaContainers(t, cli, "pool") {
-			if c.State == "running" {
-				n++
+			if c.Labels[sandbox.LabelOwner] == owner.String() && c.State == "running" {
+				ids = append(ids, c.ID)
 			}
 		}
-		return n
+		return ids
 	}
+	pooled := func() int { return len(mine()) }
 	t.Cleanup(func() {
 		d.Close(context.Background())
-		if n := len(dockertest.ArenaContainers(t, cli, "pool")); n != 0 {
+		if n := pooled(); n != 0 {
 			t.Errorf("%d warm containers left", n)
 		}
 	})
@@ -404,8 +407,8 @@ func TestWarmPool(t *testing.T) {
 		}
 	}
 	warm := map[string]bool{}
-	for _, c := range dockertest.ArenaContainers(t, cli, "pool") {
-		warm[c.ID] = true
+	for _, id := range mine() {
+		warm[id] = true
 	}
 	second, hot := play("second")
 	if !warm[second.ID()] {
