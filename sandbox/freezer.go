@@ -5,13 +5,13 @@ import (
 	"sync/atomic"
 )
 
-// The freezer: between its answer and its next input a bot is frozen
-// (the cgroup freezer), so it does not think on the other bots' time, and
-// the CPU time it is charged for a turn is what it used to answer. The
-// runner freezes a bot as its answer arrives; the orchestrator thaws it
-// when it asks again.
+// The freezer: between its answer and its next input a bot is stopped
+// (SIGSTOP to every process of its cgroup, see accounting.freeze), so it
+// does not think on the other bots' time, and the CPU time it is charged
+// for a turn is what it used to answer. The runner freezes a bot as its
+// answer arrives; the orchestrator thaws it when it asks again.
 
-// freezer freezes and thaws one bot's cgroup.
+// freezer freezes and thaws one bot.
 type freezer struct {
 	acct *accounting
 	// armed: the bot was thawed to answer, and is frozen at its answer.
@@ -33,8 +33,8 @@ func (f *freezer) answered() {
 	}
 }
 
-// thaw lets the bot run until its next answer. It fails when the bot's
-// cgroup cannot be frozen (then the bot is never frozen).
+// thaw lets the bot run until its next answer. It fails when the bot
+// cannot be frozen (then it is never frozen, and just runs).
 func (f *freezer) thaw() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -63,8 +63,8 @@ type errFreezer string
 func (e errFreezer) Error() string { return string(e) }
 
 // Thaw lets the bot run until its next answer, at which it is frozen
-// again. It fails, saying why, where the bot's cgroup cannot be frozen;
-// the bot then just runs.
+// again. It fails, saying why, where the bot cannot be frozen; the bot
+// then just runs.
 func (c *Container) Thaw() error { return c.freezer.thaw() }
 
 // Sample reads the CPU time the bot used so far and the time it waited
