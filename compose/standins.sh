@@ -3,8 +3,8 @@
 # for machines that cannot reach a registry (the compose test, CI). Each is
 # Debian bookworm from Debian's packages (debootstrap + docker import),
 # tagged exactly as the real image, with what the Dockerfiles need from it.
-# A stand-in is rebuilt only when this script, or go.sum for the Go one,
-# changed (the hash is in the image's label).
+# A stand-in is rebuilt only when this script, or go.mod/go.sum for the Go
+# one, changed (the hash is in the image's label).
 #
 # Usage: compose/standins.sh [--force]
 set -euo pipefail
@@ -54,10 +54,12 @@ import() {
   echo "standins: built $tag"
 }
 
-# Go: the machine's own toolchain and the modules of go.sum, so that builds
-# work offline.
+# Go: the machine's own toolchain and the modules go.mod requires, so that
+# builds work offline. It trusts the host's certificate authorities too (as
+# the real image trusts the public ones), so that a module missing from that
+# cache is still fetched through whatever TLS proxy the host goes through.
 tag=golang:1.26-bookworm
-version="$script_hash-$(cat go.sum botkits/go/go.mod | sha256sum | cut -c1-12)-$(go env GOVERSION)"
+version="$script_hash-$(cat go.mod go.sum botkits/go/go.mod botkits/go/go.sum 2>/dev/null | sha256sum | cut -c1-12)-$(go env GOVERSION)"
 if ! have $tag "$version"; then
   base=$(rootfs go "ca-certificates,git")
   dir="$cache/golang-image"
@@ -65,6 +67,9 @@ if ! have $tag "$version"; then
   cp -a "$base/." "$dir/"
   mkdir -p "$dir/usr/local" "$dir/go/pkg/mod"
   cp -a "$(go env GOROOT)" "$dir/usr/local/go"
+  if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+    cp /etc/ssl/certs/ca-certificates.crt "$dir/etc/ssl/certs/ca-certificates.crt"
+  fi
   GOMODCACHE="$dir/go/pkg/mod" GOFLAGS=-mod=mod go mod download
   # A warm build cache, so that building Arena and the Go bots in the
   # compose test takes seconds, not minutes (the real image starts cold).
