@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 
@@ -319,4 +320,35 @@ func TestPacmanSequentialTurns(t *testing.T) {
 			t.Errorf("the fault's turn: pacman %+v, ghosts %+v", pm, fb)
 		}
 	})
+}
+
+// The last round's actions line reaches both seats before their bots are
+// stopped, also when a bot takes a while to read its input (the original
+// judger always sent it; the seat written to last used to be stopped
+// before it read it).
+func TestPacmanFinalLineIsRead(t *testing.T) {
+	pm, err := pacman.New().Map("saiblo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pac, ghosts := pacmanBot(0), pacmanBot(1)
+	pac.ReadDelay, ghosts.ReadDelay = 30*time.Millisecond, 30*time.Millisecond
+	l := fake.NewLauncher(map[string]fake.Script{"bots/pacman": pac, "bots/ghosts": ghosts})
+	rep, err := orchestrator.New(l).Play(t.Context(), orchestrator.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlayed(t, rep, l)
+	for _, b := range l.Bots() {
+		read := b.Read()
+		actions := 0
+		for _, m := range read {
+			if strings.HasPrefix(string(m), `{"pacman_action"`) {
+				actions++
+			}
+		}
+		if last := string(read[len(read)-1]); actions != rep.Result.Turns || !strings.HasPrefix(last, `{"pacman_action"`) {
+			t.Errorf("%s read %d actions lines in %d turns, the last line %.80q", b.Spec().Image.Ref, actions, rep.Result.Turns, last)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -171,16 +172,60 @@ func (r *run) loop(ctx context.Context) error {
 
 // deliverFinal sends the game's last messages, best effort: the match is
 // over, so a bot that cannot take them is not at fault. The bots are
-// thawed to read them.
+// thawed to read them, and are stopped only once they did (see
+// awaitRead): written to a pipe is not yet read, and the seat written to
+// last would otherwise often be stopped before it read its line.
 func (r *run) deliverFinal(msgs []engine.Message) {
 	deadline := r.o.now().Add(r.lim.AnswerTimeout)
+	var sent []*seat
 	for _, m := range msgs {
 		if s := r.seats[m.Seat]; s.playing() {
 			_ = s.bot.Thaw()
-			_ = s.bot.Send(m.Data, deadline)
+			if s.bot.Send(m.Data, deadline) == nil && !slices.Contains(sent, s) {
+				sent = append(sent, s)
+			}
 		}
 	}
+	r.awaitRead(sent, min(r.lim.AnswerTimeout, finalReadWait))
 }
+
+// finalReadWait bounds the wait for the bots to read their last messages.
+const finalReadWait = time.Second
+
+// unreader is a bot that says how much of its input it has not read yet
+// (sandbox.Container and sandbox.Process where stdin is a pipe).
+type unreader interface{ Unread() (int, bool) }
+
+// awaitRead waits until every seat has read its input, for at most wait.
+// A bot whose unread input cannot be known gets a short settle instead.
+func (r *run) awaitRead(seats []*seat, wait time.Duration) {
+	if len(seats) == 0 {
+		return
+	}
+	end := time.Now().Add(wait)
+	settle := time.Now().Add(min(wait, unknownReadSettle))
+	for {
+		waiting := false
+		for _, s := range seats {
+			u, ok := s.bot.(unreader)
+			n, known := 0, false
+			if ok {
+				n, known = u.Unread()
+			}
+			if (known && n > 0) || (!known && time.Now().Before(settle)) {
+				waiting = true
+			}
+		}
+		if !waiting || !time.Now().Before(end) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// unknownReadSettle is how long a bot whose unread input cannot be known
+// (the attach stdio path) is left to read its last messages.
+const unknownReadSettle = 100 * time.Millisecond
 
 // stop ends a bot in the background, once; its figures are taken first.
 func (r *run) stop(s *seat) {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"arena/framing"
 )
 
@@ -221,3 +223,27 @@ func (s *stdio) got(f frame, ok bool, deadline time.Time) ([]byte, error) {
 
 // TakeStderr returns what the bot wrote to stderr since the last call.
 func (s *stdio) TakeStderr() Stderr { return s.stderr.take() }
+
+// Unread is how many bytes of its input the bot has not read yet; false
+// when that cannot be known (the engine's attach stream is a socket whose
+// far end is the engine, not the bot). Where stdin is a pipe (the FIFO and
+// local paths) the kernel says what the pipe holds (FIONREAD, alias
+// TIOCINQ).
+func (s *stdio) Unread() (int, bool) {
+	f, ok := s.stdin.(*os.File)
+	if !ok {
+		return 0, false
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return 0, false
+	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	n, ierr := 0, error(nil)
+	if err := raw.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil || ierr != nil {
+		return 0, false
+	}
+	return n, true
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,31 @@ func TestStderrCaps(t *testing.T) {
 	s.Write([]byte("more"))
 	if got := s.take(); len(got.Text) != 0 || got.Dropped != 4 {
 		t.Errorf("over the total: %q dropped %d", got.Text, got.Dropped)
+	}
+}
+
+func TestUnread(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := stdio{stdin: w, deadline: w.SetWriteDeadline}
+	if err := s.Send([]byte("final\n"), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := s.Unread(); !ok || n != 6 {
+		t.Fatalf("after a send: Unread() = %d, %v, want 6, true", n, ok)
+	}
+	if _, err := r.Read(make([]byte, 16)); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := s.Unread(); !ok || n != 0 {
+		t.Fatalf("after the bot read: Unread() = %d, %v, want 0, true", n, ok)
+	}
+	var buf bytes.Buffer
+	if _, ok := (&stdio{stdin: &buf}).Unread(); ok {
+		t.Error("Unread known for a stdin that is no pipe")
 	}
 }

@@ -82,6 +82,10 @@ type Script struct {
 	StartErr error
 	// NoAccounting makes its CPU and memory figures unavailable.
 	NoAccounting bool
+	// ReadDelay, when set, is how long a message sent to the bot waits in
+	// its input before the bot reads it (Unread counts it meanwhile); a
+	// bot stopped first never reads it. Read lists what it read.
+	ReadDelay time.Duration
 }
 
 // Launcher starts scripted bots for the images it knows.
@@ -202,6 +206,11 @@ type Bot struct {
 	exited   chan struct{}
 	closed   bool
 	stops    int
+	// read is every message the bot read, in order; pending those sent
+	// but not read yet (ReadDelay), sent the count of messages sent.
+	read    [][]byte
+	pending [][]byte
+	sent    int
 }
 
 var _ orchestrator.Bot = (*Bot)(nil)
@@ -234,8 +243,48 @@ func (b *Bot) Send(p []byte, _ time.Time) error {
 	if b.script.Faults[b.answers+1] == NoRead {
 		return sandbox.ErrTimeout
 	}
-	b.input = append(b.input, append([]byte(nil), p...))
+	msg := append([]byte(nil), p...)
+	b.input = append(b.input, msg)
+	b.pending = append(b.pending, msg)
+	b.sent++
+	if b.script.ReadDelay <= 0 {
+		b.readUpTo(b.sent)
+		return nil
+	}
+	seq := b.sent
+	time.AfterFunc(b.script.ReadDelay, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.readUpTo(seq)
+	})
 	return nil
+}
+
+// readUpTo has the bot read its input up to the seq-th message sent,
+// unless it ended; b.mu must be held.
+func (b *Bot) readUpTo(seq int) {
+	for b.exit == nil && !b.closed && b.sent-len(b.pending) < seq {
+		b.read = append(b.read, b.pending[0])
+		b.pending = b.pending[1:]
+	}
+}
+
+// Unread is how many bytes sent to the bot it has not read yet.
+func (b *Bot) Unread() (int, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, m := range b.pending {
+		n += len(m)
+	}
+	return n, true
+}
+
+// Read is every message the bot read, in order.
+func (b *Bot) Read() [][]byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([][]byte(nil), b.read...)
 }
 
 // Receive plays the script's next answer.
@@ -279,6 +328,7 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 		return nil, sandbox.ErrTimeout
 	}
 	b.runnable = false
+	b.readUpTo(b.sent) // it reads its input to answer it
 	b.answers++
 	n := b.answers
 	switch b.script.Faults[n] {
