@@ -105,8 +105,24 @@ func TestSaibloReplayOfAFault(t *testing.T) {
 		t.Fatalf("%d lines, want init, 2 rounds and the end", len(lines))
 	}
 	want := `"events": [], "portal_available": false, "StopReason": "Unexpected behavior of player 1, judger returned error type TLE."}`
-	if !strings.HasPrefix(lines[3], `{"round": 2, "level": 1, "pacman_step_block": [], `) || !strings.HasSuffix(lines[3], want) {
+	if !strings.HasPrefix(lines[3], `{"round": 2, "level": 1, "pacman_step_block": [[`) || !strings.HasSuffix(lines[3], want) {
 		t.Errorf("last line %s", lines[3])
+	}
+	// The original's final line keeps what its last round left: that
+	// round's step blocks and skills.
+	var played, end map[string]any
+	if err := json.Unmarshal([]byte(lines[2]), &played); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[3]), &end); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"pacman_step_block", "ghosts_step_block", "pacman_skills", "pacman_coord", "ghosts_coord", "score"} {
+		a, _ := json.Marshal(played[k])
+		b, _ := json.Marshal(end[k])
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the last round has %s, the final line %s", k, a, b)
+		}
 	}
 }
 
