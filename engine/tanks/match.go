@@ -51,6 +51,7 @@ type match struct {
 	players  []string
 	userIDs  [][]byte // each player's id as a JSON string
 	rng      *engine.Rand
+	idRand   *engine.Rand // the anonymous ids' own stream (AnonymousIDs)
 	mapName  string
 
 	width, height int // the board's, ring included
@@ -67,6 +68,10 @@ type match struct {
 	over          bool
 	lastAlive     []int // seats alive after the last tick that left one alive
 	events        []Event
+	// anon[seat][other] is the id seat sees for other in turn anonTurn
+	// (AnonymousIDs).
+	anon     [][][]byte
+	anonTurn int
 }
 
 func newMatch(m *Map, s Settings, seed uint64, players []string) *match {
@@ -74,6 +79,7 @@ func newMatch(m *Map, s Settings, seed uint64, players []string) *match {
 		settings: s,
 		players:  players,
 		rng:      engine.NewRand(seed, 0x7a6b73),
+		idRand:   engine.NewRand(seed, 0x616e6f6e), // "anon"
 		mapName:  m.name,
 		width:    m.width + 2,
 		height:   m.height + 2,
@@ -161,7 +167,11 @@ func (g *match) Step() engine.Step {
 	alive := g.aliveSeats()
 	st := engine.Step{Send: make([]engine.Message, len(alive)), Await: alive}
 	for i, seat := range alive {
-		st.Send[i] = engine.Message{Seat: seat, Data: state}
+		data := state
+		if g.settings.AnonymousIDs {
+			data = g.anonymousState(seat)
+		}
+		st.Send[i] = engine.Message{Seat: seat, Data: data}
 	}
 	return st
 }

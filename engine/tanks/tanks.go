@@ -76,6 +76,12 @@ type Settings struct {
 	BulletActionPoints int `json:"bullet_action_points"`
 	// ZoneRadius is the zone's starting radius.
 	ZoneRadius int `json:"zone_radius"`
+	// AnonymousIDs, when set, shows each bot the other tanks under fresh
+	// random ids every turn (its own tank keeps its id), as the upstream
+	// TankFight did so that bots could not single out an opponent by name.
+	// Bullets keep their owner's real id, as there. The ids come from the
+	// match seed.
+	AnonymousIDs bool `json:"anonymous_ids,omitempty"`
 }
 
 // DefaultSettings are the original game's values.

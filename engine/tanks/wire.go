@@ -1,6 +1,8 @@
 package tanks
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -459,4 +461,77 @@ func (p *lenientParser) ident() string {
 		break
 	}
 	return p.s[start:p.i]
+}
+
+// anonymousState is the turn's state line as seat sees it with
+// AnonymousIDs: every other tank's UserId replaced by an id drawn for this
+// seat and turn (bullets' OwnerId unchanged). The ids are drawn the first
+// time a turn's states are built, for every seat at once, so that they
+// depend on the seed and the turn only.
+func (g *match) anonymousState(seat int) []byte {
+	if g.anonTurn != g.turn || g.anon == nil {
+		g.drawAnonymousIDs()
+	}
+	state := g.stateLine()
+	out := make([]byte, 0, len(state))
+	rest := state
+	for {
+		i := bytes.Index(rest, userIDKey)
+		if i < 0 {
+			return append(out, rest...)
+		}
+		i += len(userIDKey)
+		out = append(out, rest[:i]...)
+		rest = rest[i:]
+		other := -1
+		for s, id := range g.userIDs {
+			if bytes.HasPrefix(rest, id) && len(rest) > len(id) && (rest[len(id)] == '}' || rest[len(id)] == ',') {
+				other = s
+				break
+			}
+		}
+		if other < 0 || other == seat {
+			continue
+		}
+		out = append(out, g.anon[seat][other]...)
+		rest = rest[len(g.userIDs[other]):]
+	}
+}
+
+var userIDKey = []byte(`"UserId":`)
+
+// drawAnonymousIDs draws, for each seat, an id for every other seat for
+// this turn: 32 hex digits as a GUID (8-4-4-4-12), distinct from every
+// real id and from each other.
+func (g *match) drawAnonymousIDs() {
+	n := len(g.players)
+	g.anonTurn = g.turn
+	g.anon = make([][][]byte, n)
+	used := map[string]bool{}
+	for _, p := range g.players {
+		used[p] = true
+	}
+	for s := range n {
+		g.anon[s] = make([][]byte, n)
+		for o := range n {
+			if o == s {
+				continue
+			}
+			for {
+				id := guid(g.idRand.Uint64(), g.idRand.Uint64())
+				if !used[id] {
+					used[id] = true
+					g.anon[s][o], _ = json.Marshal(id)
+					break
+				}
+			}
+		}
+	}
+}
+
+// guid formats 128 random bits as a version 4 GUID.
+func guid(hi, lo uint64) string {
+	hi = hi&^(0xf<<12) | 0x4<<12 // version 4
+	lo = lo&^(0x3<<62) | 0x2<<62 // RFC 4122 variant
+	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, hi>>16&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
 }
