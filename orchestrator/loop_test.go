@@ -352,3 +352,19 @@ func TestPacmanFinalLineIsRead(t *testing.T) {
 		}
 	}
 }
+
+// The warm-up answer (the first) has its own figure and stays out of the
+// answer times: a slow start does not make the slowest answer.
+func TestWarmUpAnswerApart(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{Faults: map[int]fake.Fault{1: fake.ThinkTooLong}}, fake.Script{})
+	a, b := rep.Result.Bots[0], rep.Result.Bots[1]
+	if a.Status != engine.StatusOK || a.Answers != rep.Result.Turns {
+		t.Fatalf("the slow starter: %+v", a)
+	}
+	if a.AnswerCPUMSMax == nil || *a.AnswerCPUMSMax != 1 || a.WarmUpMS == nil || b.WarmUpMS == nil {
+		t.Errorf("answer CPU max %v, warm-up %v and %v; want 1 ms, the 150 ms warm-up apart", a.AnswerCPUMSMax, a.WarmUpMS, b.WarmUpMS)
+	}
+	if fb := record(t, rep, 1, 0); fb.CPUUS == nil || *fb.CPUUS != 150000 {
+		t.Errorf("turn 1 still records the warm-up answer's CPU time: %v", fb.CPUUS)
+	}
+}

@@ -138,9 +138,14 @@ type BotResult struct {
 	Score       int           `json:"score"`
 	DeathReason string        `json:"death_reason"`
 	DeathTurn   int           `json:"death_turn"`
-	// Answers is how many answers the bot gave in time; their wall-clock
-	// times, and their CPU times (answer_cpu_ms_*, null when not read).
+	// Answers is how many answers the bot gave in time, the first (the
+	// warm-up answer) included. WarmUpMS is that first answer's time,
+	// from its input written (null when it gave none); the answer
+	// figures are the wall-clock times of the answers after it, and their
+	// CPU times (answer_cpu_ms_*, null when not read), 0 when there were
+	// none.
 	Answers        int      `json:"answers"`
+	WarmUpMS       *float64 `json:"warmup_ms"`
 	AnswerMSP50    float64  `json:"answer_ms_p50"`
 	AnswerMSMax    float64  `json:"answer_ms_max"`
 	AnswerCPUMSP50 *float64 `json:"answer_cpu_ms_p50"`

@@ -32,13 +32,22 @@ func (r *run) result(took time.Duration) Result {
 			sr := er.Seats[s.n]
 			br.Score, br.DeathReason, br.DeathTurn = sr.Score, sr.DeathReason, sr.DeathTurn
 		}
+		// The first answer is the warm-up's: it has its own figure and
+		// stays out of the answer times.
 		if len(s.times) > 0 {
-			p50, most := median(s.times)
+			w := ms(s.times[0])
+			br.WarmUpMS = &w
+		}
+		if len(s.times) > 1 {
+			p50, most := median(s.times[1:])
 			br.AnswerMSP50, br.AnswerMSMax = ms(p50), ms(most)
 		}
 		if len(s.cpus) > 0 {
-			p50, most := median(s.cpus)
-			a, b := ms(p50), ms(most)
+			var a, b float64
+			if len(s.cpus) > 1 {
+				p50, most := median(s.cpus[1:])
+				a, b = ms(p50), ms(most)
+			}
 			br.AnswerCPUMSP50, br.AnswerCPUMSMax = &a, &b
 		}
 		if s.waitKnown {

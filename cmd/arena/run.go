@@ -250,7 +250,7 @@ func printSummary(w io.Writer, r orchestrator.Result) {
 	}
 	fmt.Fprintf(w, "%s on %s, seed %d: %d turns in %.1fs; winner: %s\n\n", r.Game, r.Map, r.Seed, r.Turns, r.DurationMS/1000, winners)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEAT\tBOT\tSTATUS\tSCORE\tDIED\tANSWERS\tP50 MS\tMAX MS\tCPU MS\tMEM PEAK")
+	fmt.Fprintln(tw, "SEAT\tBOT\tSTATUS\tSCORE\tDIED\tANSWERS\tWARM-UP MS\tP50 MS\tMAX MS\tCPU MS\tMEM PEAK")
 	for _, b := range r.Bots {
 		status := string(b.Status)
 		if b.Status != engine.StatusOK {
@@ -260,6 +260,12 @@ func printSummary(w io.Writer, r orchestrator.Result) {
 		if b.DeathReason != "" {
 			died = fmt.Sprintf("%s@%d", b.DeathReason, b.DeathTurn)
 		}
+		// The warm-up answer (the first) has its own column; P50 and MAX
+		// are the answers after it.
+		warm := "-"
+		if b.WarmUpMS != nil {
+			warm = fmt.Sprintf("%.2f", *b.WarmUpMS)
+		}
 		cpu, mem := "n/a", "n/a"
 		if b.CPUMS != nil {
 			cpu = fmt.Sprintf("%.0f", *b.CPUMS)
@@ -267,7 +273,7 @@ func printSummary(w io.Writer, r orchestrator.Result) {
 		if b.MemPeakBytes != nil {
 			mem = units.BytesSize(float64(*b.MemPeakBytes))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%d\t%.2f\t%.2f\t%s\t%s\n", b.Seat, b.ID, status, b.Score, died, b.Answers, b.AnswerMSP50, b.AnswerMSMax, cpu, mem)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\n", b.Seat, b.ID, status, b.Score, died, b.Answers, warm, b.AnswerMSP50, b.AnswerMSMax, cpu, mem)
 	}
 	tw.Flush()
 	for _, b := range r.Bots {

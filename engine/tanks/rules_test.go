@@ -559,4 +559,13 @@ func TestRenderText(t *testing.T) {
 	if !strings.Contains(text, "A r1: 3 HP") || !strings.Contains(text, "B r2: 3 HP") || strings.Count(text, "~") != 6 {
 		t.Errorf("text:\n%s", text)
 	}
+	// The legend follows seat order, wherever the tanks stand, and keeps
+	// a line for a destroyed tank.
+	g3 := board(t, DefaultSettings(), "c.b", "...", "..a")
+	g3.tanks[1].alive = false
+	g3.set(g3.tanks[1].at, cell{kind: cellEmpty})
+	text = New().RenderText([]json.RawMessage{g3.Frame()}, 0, []string{"a", "b", "c"})
+	if !strings.HasSuffix(text, "A a: 3 HP\nB b: destroyed\nC c: 3 HP\n") {
+		t.Errorf("legend not in seat order:\n%s", text)
+	}
 }

@@ -9,7 +9,7 @@ import (
 
 // RenderText draws a frame for the terminal viewer: '#' indestructible,
 // '~' water, a barrier's health as a digit, tanks as A, B, C… by seat, '*'
-// bullets.
+// bullets; under the board, one line per seat in seat order.
 func (Game) RenderText(frames []json.RawMessage, i int, players []string) string {
 	if i < 0 || i >= len(frames) {
 		return ""
@@ -41,7 +41,8 @@ func (Game) RenderText(frames []json.RawMessage, i int, players []string) string
 	for y := range grid {
 		grid[y] = []byte(strings.Repeat(" ", w))
 	}
-	var tanks []string
+	tanks := make([]string, len(players)) // by seat
+	var strangers []string                 // tanks of no known seat
 	for _, c := range f.State.ContentsInfo {
 		ch := byte('?')
 		switch cellType(c.Type) {
@@ -54,7 +55,12 @@ func (Game) RenderText(frames []json.RawMessage, i int, players []string) string
 		case cellTank:
 			seat := slices.Index(players, c.UserId)
 			ch = byte('A' + max(seat, 0))
-			tanks = append(tanks, fmt.Sprintf("%c %s: %d HP", ch, c.UserId, c.HealthCount))
+			line := fmt.Sprintf("%c %s: %d HP", ch, c.UserId, c.HealthCount)
+			if seat >= 0 {
+				tanks[seat] = line
+			} else {
+				strangers = append(strangers, line)
+			}
 		}
 		grid[c.Coordinates.Y][c.Coordinates.X] = ch
 	}
@@ -69,7 +75,13 @@ func (Game) RenderText(frames []json.RawMessage, i int, players []string) string
 		sb.Write(grid[y])
 		sb.WriteByte('\n')
 	}
-	for _, t := range tanks {
+	for seat, t := range tanks {
+		if t == "" {
+			t = fmt.Sprintf("%c %s: destroyed", 'A'+seat, players[seat])
+		}
+		sb.WriteString(t + "\n")
+	}
+	for _, t := range strangers {
 		sb.WriteString(t + "\n")
 	}
 	for _, e := range f.Events {
