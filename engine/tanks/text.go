@@ -42,7 +42,7 @@ func (Game) RenderText(frames []json.RawMessage, i int, players []string) string
 		grid[y] = []byte(strings.Repeat(" ", w))
 	}
 	tanks := make([]string, len(players)) // by seat
-	var strangers []string                 // tanks of no known seat
+	var strangers []string                // tanks of no known seat
 	for _, c := range f.State.ContentsInfo {
 		ch := byte('?')
 		switch cellType(c.Type) {
