@@ -16,17 +16,20 @@ import (
 
 // TestKitRules ties the starter kits' copies of the rules to this package.
 // The platform sends a bot no state during a level, only the actions both
-// sides submitted, so the Go kit (botkits/go/pacman/rules.go) and the
-// Python kit (botkits/python/pacman.py) each replay the rules to follow
-// the game. Here the engine plays the golden files' matches (same seeds,
+// sides submitted, so the Go kit (botkits/go/pacman/rules.go), the
+// Python kit (botkits/python/pacman.py), the JavaScript kit
+// (botkits/javascript/pacman.js) and the C++ kit (botkits/cpp/pacman.h)
+// each replay the rules to follow the game. Here the engine plays the golden files' matches (same seeds,
 // same stand-in bots, the Pac-Man on either seat, a fault ending) and one
 // more match whose last level ends with every bean eaten, and writes a
 // transcript: what each seat read on stdin, byte for byte (the seat line,
 // the init lines, "player N send info", the actions lines), what each seat
 // answered, and the engine's state after every round. The Go kit's
-// TestEngineTranscript (run with go test inside botkits/go) and
-// testdata/kitcheck.py (run with python3 on botkits/python/pacman.py) feed
-// each seat's stdin to their kit's Game, as a bot's input loop does, and
+// TestEngineTranscript (run with go test inside botkits/go),
+// testdata/kitcheck.py (run with python3 on botkits/python/pacman.py),
+// testdata/kitcheck.js (run with node on botkits/javascript/pacman.js) and
+// testdata/kitcheck.cpp (compiled with g++ against botkits/cpp/pacman.h)
+// feed each seat's stdin to their kit's Game, as a bot's input loop does, and
 // after every actions line compare what the kit predicts with the engine's
 // state after that round. The first round that differs fails the test,
 // with both values of every field that differs.
@@ -49,7 +52,7 @@ import (
 // every round that does not end a level. The test checks too that the
 // matches exercise every rule the kits copy (kitRulesCovered).
 //
-// The test needs go and python3 and fails without them.
+// The test needs go, python3, node and g++ and fails without them.
 func TestKitRules(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -98,6 +101,22 @@ func TestKitRules(t *testing.T) {
 		}
 		if !strings.Contains(string(out), "--- PASS: TestEngineTranscript") || !strings.Contains(string(out), compared) {
 			t.Fatalf("the Go kit's check did not run (want %q):\n%s", compared, out)
+		}
+	})
+	t.Run("javascript", func(t *testing.T) {
+		t.Parallel()
+		node, err := exec.LookPath("node")
+		if err != nil {
+			t.Fatalf("the JavaScript kit's rules cannot be checked without node: %v", err)
+		}
+		cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "kitcheck.js"),
+			filepath.Join(kits, "javascript", "pacman.js"), path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the JavaScript kit's rules (botkits/javascript/pacman.js) differ from the engine's: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), compared) {
+			t.Fatalf("the JavaScript kit's check did not run (want %q):\n%s", compared, out)
 		}
 	})
 	t.Run("python", func(t *testing.T) {
