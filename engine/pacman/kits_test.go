@@ -16,11 +16,12 @@ import (
 
 // TestKitRules ties the starter kits' copies of the rules to this package.
 // The platform sends a bot no state during a level, only the actions both
-// sides submitted, so the Go kit (botkits/go/pacman/rules.go), the
-// Python kit (botkits/python/pacman.py), the JavaScript kit
-// (botkits/javascript/pacman.js) and the C++ kit (botkits/cpp/pacman.h)
-// each replay the rules to follow the game. Here the engine plays the golden files' matches (same seeds,
-// same stand-in bots, the Pac-Man on either seat, a fault ending) and one
+// sides submitted, so every kit replays the rules to follow the game: the
+// Go kit (botkits/go/pacman/rules.go), the Python kit
+// (botkits/python/pacman.py), the JavaScript kit
+// (botkits/javascript/pacman.js) and the C++ kit
+// (botkits/cpp/pacman/pacman.h). Here the engine plays the golden files'
+// matches (same seeds, same stand-in bots, the Pac-Man on either seat, a fault ending) and one
 // more match whose last level ends with every bean eaten, and writes a
 // transcript: what each seat read on stdin, byte for byte (the seat line,
 // the init lines, "player N send info", the actions lines), what each seat
@@ -28,9 +29,9 @@ import (
 // TestEngineTranscript (run with go test inside botkits/go),
 // testdata/kitcheck.py (run with python3 on botkits/python/pacman.py),
 // testdata/kitcheck.js (run with node on botkits/javascript/pacman.js) and
-// testdata/kitcheck.cpp (compiled with g++ against botkits/cpp/pacman.h)
-// feed each seat's stdin to their kit's Game, as a bot's input loop does, and
-// after every actions line compare what the kit predicts with the engine's
+// testdata/kitcheck.cpp (built with g++ against botkits/cpp/pacman/pacman.h)
+// feed each seat's stdin to their kit's Game, as a bot's input loop does,
+// and after every actions line compare what the kit predicts with the engine's
 // state after that round. The first round that differs fails the test,
 // with both values of every field that differs.
 //
@@ -117,6 +118,26 @@ func TestKitRules(t *testing.T) {
 		}
 		if !strings.Contains(string(out), compared) {
 			t.Fatalf("the JavaScript kit's check did not run (want %q):\n%s", compared, out)
+		}
+	})
+	t.Run("cpp", func(t *testing.T) {
+		t.Parallel()
+		gxx, err := exec.LookPath("g++")
+		if err != nil {
+			t.Fatalf("the C++ kit's rules cannot be checked without g++: %v", err)
+		}
+		bin := filepath.Join(t.TempDir(), "kitcheck")
+		build := exec.CommandContext(t.Context(), gxx, "-std=c++11", "-O2", "-Wall", "-I", filepath.Join(kits, "cpp"),
+			"-o", bin, filepath.Join("testdata", "kitcheck.cpp"))
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building the C++ kit's check: %v\n%s", err, out)
+		}
+		out, err := exec.CommandContext(t.Context(), bin, path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("the C++ kit's rules (botkits/cpp/pacman/pacman.h) differ from the engine's: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), compared) {
+			t.Fatalf("the C++ kit's check did not run (want %q):\n%s", compared, out)
 		}
 	})
 	t.Run("python", func(t *testing.T) {
