@@ -1,6 +1,6 @@
 # The Arena platform image: built with the official Go image, run from an
 # empty base image (the binary is static: SQLite is pure Go).
-FROM golang:1.26-bookworm AS build
+FROM golang:1.26-trixie AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

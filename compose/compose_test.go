@@ -31,8 +31,14 @@ import (
 // run runs a command in the repository's root and fails the test on error.
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
+	return runIn(t, dockertest.Root(), env, name, args...)
+}
+
+// runIn runs a command in dir and fails the test on error.
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = dockertest.Root()
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -219,7 +225,7 @@ func TestDockerCompose(t *testing.T) {
 
 	// The kits' bots for the other games: the C/C++ Snake player interface
 	// (built from an example algorithm with the one-command build), and
-	// the Python and JavaScript Snake and Pac-Man bots.
+	// every kit's Snake and Pac-Man bots but Go's (the example bots above).
 	others := []struct {
 		kit, dockerfile, arg, game, opponent string
 	}{
@@ -228,6 +234,10 @@ func TestDockerCompose(t *testing.T) {
 		{"javascript", "Dockerfile", "BOT=snake_greedy.js", "snake", "arena/snake-random"},
 		{"python", "Dockerfile", "BOT=pacman_runner.py", "pacman", "arena/pacman-ghosts"},
 		{"python", "Dockerfile", "BOT=pacman_ghosts.py", "pacman", "arena/pacman-runner"},
+		{"javascript", "Dockerfile", "BOT=pacman_runner.js", "pacman", "arena/pacman-ghosts"},
+		{"javascript", "Dockerfile", "BOT=pacman_ghosts.js", "pacman", "arena/pacman-runner"},
+		{"cpp", "Dockerfile.pacman", "BOT=pacman/runner.cpp", "pacman", "arena/pacman-ghosts"},
+		{"cpp", "Dockerfile.pacman", "BOT=pacman/ghosts.cpp", "pacman", "arena/pacman-runner"},
 	}
 	for i, o := range others {
 		dir := filepath.Join(dockertest.Root(), "botkits", o.kit)
@@ -237,6 +247,40 @@ func TestDockerCompose(t *testing.T) {
 		m := a.play(t, o.game, tag, o.opponent)
 		checkResult(t, m)
 		t.Logf("%s %s (%s): %v", o.kit, o.game, o.arg, m["result"].(map[string]any)["winners"])
+	}
+
+	// A dependency added the way each language's users add one, following
+	// the kit's README, where this machine can fetch it: a Go module
+	// through the module proxy (go get on a copy of the Go kit, then the
+	// kit's Dockerfile downloads it), and a C library from Debian (the C++
+	// kit's Dockerfile installs libjansson-dev with apt and links it). pip
+	// and npm registries are out of reach here: those are documented only.
+	goKit := filepath.Join(t.TempDir(), "go")
+	run(t, nil, "cp", "-a", filepath.Join("botkits", "go"), goKit)
+	if err := os.MkdirAll(filepath.Join(goKit, "deps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "cp", filepath.Join("compose", "testdata", "gomodule", "main.go"), filepath.Join(goKit, "deps", "main.go"))
+	runIn(t, goKit, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}, "go", "get", "github.com/emirpasic/gods@v1.18.1")
+	runIn(t, goKit, []string{"GOWORK=off"}, "go", "mod", "tidy")
+	cKit := filepath.Join(t.TempDir(), "cpp")
+	run(t, nil, "cp", "-a", filepath.Join("botkits", "cpp"), cKit)
+	run(t, nil, "cp", filepath.Join("compose", "testdata", "clib", "bot.cpp"), filepath.Join(cKit, "bot.cpp"))
+	deps := []struct {
+		name, dir string
+		args      []string
+	}{
+		{"go-module", goKit, []string{"--build-arg", "BOT=deps"}},
+		{"c-library", cKit, []string{"--build-arg", "DEB_PACKAGES=libjansson-dev", "--build-arg", "LDLIBS=-ljansson"}},
+	}
+	for _, d := range deps {
+		tag := project + "/kit-deps-" + d.name
+		args := append([]string{"build", "-q", "-t", tag}, d.args...)
+		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", append(args, d.dir)...)
+		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
+		m := a.play(t, "tanks", tag, tanksBots[0])
+		checkResult(t, m)
+		t.Logf("with a dependency (%s): %v", d.name, m["result"].(map[string]any)["winners"])
 	}
 
 	// down -v leaves no Arena containers, networks or volumes.

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds local stand-ins for the official base images the Dockerfiles use,
 # for machines that cannot reach a registry (the compose test, CI). Each is
-# Debian bookworm from Debian's packages (debootstrap + docker import),
-# tagged exactly as the real image, with what the Dockerfiles need from it.
-# A stand-in is rebuilt only when this script, or go.mod/go.sum for the Go
-# one, changed (the hash is in the image's label).
+# Debian trixie (13, the current stable) from Debian's packages (debootstrap
+# + docker import), tagged exactly as the real image, with what the
+# Dockerfiles need from it. Where Debian's package is another version than
+# the tag's, the comment at the tag says so: the kits must work on both. A
+# stand-in is rebuilt only when this script, or go.mod/go.sum for the Go
+# one, changed (the hash is in the image's label). Images of other tags
+# (an older stand-in still in use elsewhere) are left alone.
 #
 # Usage: compose/standins.sh [--force]
 set -euo pipefail
@@ -13,6 +16,7 @@ cd "$(dirname "$0")/.."
 force=${1:-}
 cache=${ARENA_STANDIN_CACHE:-/var/cache/arena-standins}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+suite=trixie
 mkdir -p "$cache"
 
 command -v debootstrap >/dev/null || {
@@ -31,11 +35,11 @@ have() {
 # rootfs NAME PACKAGES: a debootstrapped folder, cached by package list.
 rootfs() {
   local name=$1 pkgs=$2
-  local dir="$cache/$name-$(echo "$pkgs" | sha256sum | cut -c1-12)"
+  local dir="$cache/$name-$(echo "$suite $pkgs" | sha256sum | cut -c1-12)"
   if [ ! -f "$dir/.done" ]; then
     rm -rf "$dir"
     echo "standins: debootstrap $name ($pkgs)" >&2
-    debootstrap --variant=minbase --include="$pkgs" bookworm "$dir" "$mirror" >"$cache/$name.log" 2>&1 ||
+    debootstrap --variant=minbase --include="$pkgs" "$suite" "$dir" "$mirror" >"$cache/$name.log" 2>&1 ||
       { echo "standins: debootstrap failed, see $cache/$name.log" >&2; exit 1; }
     chroot "$dir" apt-get clean
     rm -rf "$dir"/var/lib/apt/lists/*
@@ -58,7 +62,9 @@ import() {
 # builds work offline. It trusts the host's certificate authorities too (as
 # the real image trusts the public ones), so that a module missing from that
 # cache is still fetched through whatever TLS proxy the host goes through.
-tag=golang:1.26-bookworm
+# The real image: Go 1.26 on Debian trixie. The stand-in holds the host's
+# Go (go1.26.x), so its version matches the tag's.
+tag=golang:1.26-trixie
 version="$script_hash-$(cat go.mod go.sum botkits/go/go.mod botkits/go/go.sum 2>/dev/null | sha256sum | cut -c1-12)-$(go env GOVERSION)"
 if ! have $tag "$version"; then
   base=$(rootfs go "ca-certificates,git")
@@ -82,17 +88,24 @@ if ! have $tag "$version"; then
   rm -rf "$dir"
 fi
 
-tag=python:3.11-slim-bookworm
+# The real image: Python 3.14 on Debian trixie. Debian's python3 is 3.13:
+# the stand-in runs the kit on 3.13, the real image on 3.14.
+tag=python:3.14-slim-trixie
 if ! have $tag "$script_hash"; then
   import "$(rootfs python "python3")" $tag "$script_hash" "ENV LANG=C.UTF-8" 'CMD ["python3"]'
 fi
 
-tag=node:18-bookworm-slim
+# The real image: Node.js 24 (LTS) on Debian trixie. Debian's nodejs is
+# 20: the stand-in runs the kit on Node.js 20, the real image on 24.
+tag=node:24-trixie-slim
 if ! have $tag "$script_hash"; then
   import "$(rootfs node "nodejs")" $tag "$script_hash" 'CMD ["node"]'
 fi
 
-tag=gcc:12-bookworm
+# The real image: GCC 15 on Debian trixie (with apt, as there, so that a
+# bot's Dockerfile can install a C library from Debian). Debian's g++ is
+# 14: the stand-in compiles the kit with GCC 14, the real image with 15.
+tag=gcc:15-trixie
 if ! have $tag "$script_hash"; then
   import "$(rootfs gcc "g++,libc6-dev,make")" $tag "$script_hash" 'CMD ["bash"]'
 fi
