@@ -2,6 +2,8 @@ package orchestrator_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +26,7 @@ func pacmanMap(t *testing.T) engine.Map {
 // protocol with length-prefixed answers, and its replay.
 func TestPacmanMatch(t *testing.T) {
 	cli := dockertest.Client(t)
-	runner, ghosts := dockertest.PacBot(t, cli, "ok"), dockertest.PacBot(t, cli, "role=1")
+	runner, ghosts := dockertest.PacBot(t, cli, "log-actions-from=1200"), dockertest.PacBot(t, cli, "role=1,log-actions-from=1200")
 	rep := play(t, cli, orchestrator.Request{Game: pacman.New(), Map: pacmanMap(t), Seed: 4, Images: []string{runner, ghosts}}, "fifo")
 	for _, b := range rep.Result.Bots {
 		if b.Status != engine.StatusOK {
@@ -46,6 +48,17 @@ func TestPacmanMatch(t *testing.T) {
 	}
 	if err := orchestrator.Verify([]engine.Game{pacman.New()}, rep); err != nil {
 		t.Errorf("the replay does not verify: %v", err)
+	}
+	// The last round's actions line reached both seats before they were
+	// stopped: what they wrote on reading it is in the last frame. (Both
+	// bots stay put: every level runs to its round limit, 1200 rounds.)
+	last := rep.Frames[len(rep.Frames)-1]
+	for seat := range 2 {
+		want := fmt.Sprintf("actions %d\n", rep.Result.Turns)
+		i := slices.IndexFunc(last.Bots, func(b orchestrator.FrameBot) bool { return b.Seat == seat })
+		if i < 0 || !strings.HasSuffix(last.Bots[i].Stderr, want) {
+			t.Errorf("seat %d did not read the final actions line: the last frame has %+v", seat, last.Bots)
+		}
 	}
 	frames := make([]json.RawMessage, len(rep.Frames))
 	for i, f := range rep.Frames {

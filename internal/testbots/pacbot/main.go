@@ -8,6 +8,8 @@
 //	bad-action-at=N  answer N has an illegal action string
 //	silent-at=N      stop answering at answer N
 //	role=R           claim role R whatever the seat
+//	log-actions-from=N  write "actions K" to stderr on the K-th actions line,
+//	                 K >= N
 //
 // Seat 0 answers after the init line and after each actions line; seat 1
 // after each "player 0 send info". An answer sent early (before a level's
@@ -44,7 +46,8 @@ func main() {
 	if r, ok := opts["role"]; ok {
 		role = r
 	}
-	answers := 0
+	answers, actions := 0, 0
+	logFrom, logActions := opts["log-actions-from"]
 	send := func() {
 		answers++
 		r, action := role, "0"
@@ -75,6 +78,12 @@ func main() {
 			return
 		}
 		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, `{"pacman_action"`) {
+			actions++
+			if logActions && actions >= logFrom {
+				os.Stderr.WriteString("actions " + strconv.Itoa(actions) + "\n")
+			}
+		}
 		switch {
 		case seat == 1 && line == "player 0 send info":
 			send()
