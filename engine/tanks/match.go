@@ -51,7 +51,7 @@ type match struct {
 	players  []string
 	userIDs  [][]byte // each player's id as a JSON string
 	rng      *engine.Rand
-	idRand   *engine.Rand // the anonymous ids' own stream (AnonymousIDs)
+	seed     uint64 // the match seed (the anonymous ids come from it)
 	mapName  string
 
 	width, height int // the board's, ring included
@@ -79,7 +79,7 @@ func newMatch(m *Map, s Settings, seed uint64, players []string) *match {
 		settings: s,
 		players:  players,
 		rng:      engine.NewRand(seed, 0x7a6b73),
-		idRand:   engine.NewRand(seed, 0x616e6f6e), // "anon"
+		seed:     seed,
 		mapName:  m.name,
 		width:    m.width + 2,
 		height:   m.height + 2,

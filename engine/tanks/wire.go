@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"arena/engine"
 )
 
 // appendState appends the state as the bots receive it: compact JSON with
@@ -465,9 +467,9 @@ func (p *lenientParser) ident() string {
 
 // anonymousState is the turn's state line as seat sees it with
 // AnonymousIDs: every other tank's UserId replaced by an id drawn for this
-// seat and turn (bullets' OwnerId unchanged). The ids are drawn the first
-// time a turn's states are built, for every seat at once, so that they
-// depend on the seed and the turn only.
+// seat and turn (bullets' OwnerId unchanged). The ids of a turn are drawn
+// once, for every seat at once, from a stream of the seed for that turn:
+// they depend on the seed and the turn only.
 func (g *match) anonymousState(seat int) []byte {
 	if g.anonTurn != g.turn || g.anon == nil {
 		g.drawAnonymousIDs()
@@ -500,12 +502,16 @@ func (g *match) anonymousState(seat int) []byte {
 
 var userIDKey = []byte(`"UserId":`)
 
+// anonStream is the anonymous ids' stream family: "anon" and the turn.
+const anonStream = 0x616e6f6e << 32
+
 // drawAnonymousIDs draws, for each seat, an id for every other seat for
 // this turn: 32 hex digits as a GUID (8-4-4-4-12), distinct from every
 // real id and from each other.
 func (g *match) drawAnonymousIDs() {
 	n := len(g.players)
 	g.anonTurn = g.turn
+	r := engine.NewRand(g.seed, anonStream|uint64(g.turn))
 	g.anon = make([][][]byte, n)
 	used := map[string]bool{}
 	for _, p := range g.players {
@@ -518,7 +524,7 @@ func (g *match) drawAnonymousIDs() {
 				continue
 			}
 			for {
-				id := guid(g.idRand.Uint64(), g.idRand.Uint64())
+				id := guid(r.Uint64(), r.Uint64())
 				if !used[id] {
 					used[id] = true
 					g.anon[s][o], _ = json.Marshal(id)
