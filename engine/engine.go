@@ -126,7 +126,8 @@ type Message struct {
 // Step is the next exchange of a match.
 type Step struct {
 	// Done is true when the match is over. Send may then carry final
-	// messages, delivered best effort; Await is empty.
+	// messages, delivered best effort (the bots are stopped once they have
+	// read them, or after a second); Await is empty.
 	Done bool
 	// Send is delivered first, in order.
 	Send []Message
