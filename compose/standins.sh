@@ -88,15 +88,17 @@ if ! have $tag "$version"; then
   rm -rf "$dir"
 fi
 
-# The real image: Python 3.14 on Debian trixie. Debian's python3 is 3.13:
-# the stand-in runs the kit on 3.13, the real image on 3.14.
+# The real image: Python 3.14 on Debian trixie (supported until 2030).
+# Debian's python3 is 3.13: the stand-in runs the kit on 3.13, the real
+# image on 3.14.
 tag=python:3.14-slim-trixie
 if ! have $tag "$script_hash"; then
   import "$(rootfs python "python3")" $tag "$script_hash" "ENV LANG=C.UTF-8" 'CMD ["python3"]'
 fi
 
-# The real image: Node.js 24 (LTS) on Debian trixie. Debian's nodejs is
-# 20: the stand-in runs the kit on Node.js 20, the real image on 24.
+# The real image: Node.js 24 on Debian trixie, an LTS line supported until
+# April 2028. Debian's nodejs is 20: the stand-in runs the kit on Node.js
+# 20, the real image on 24.
 tag=node:24-trixie-slim
 if ! have $tag "$script_hash"; then
   import "$(rootfs node "nodejs")" $tag "$script_hash" 'CMD ["node"]'
