@@ -120,9 +120,15 @@ func (p Pentanomial) moments() (n, mu, variance float64) {
 // Score is the expected score per game of a bot elo Elo stronger.
 func Score(elo float64) float64 { return 1 / (1 + math.Pow(10, -elo/400)) }
 
-// Elo is the Elo difference that expects score s per game.
+// Elo is the Elo difference that expects score s per game: ±Inf at a
+// score of 1 or 0 (and beyond).
 func Elo(s float64) float64 {
-	s = min(max(s, 1e-6), 1-1e-6)
+	switch {
+	case s >= 1:
+		return math.Inf(1)
+	case s <= 0:
+		return math.Inf(-1)
+	}
 	return -400 * math.Log10(1/s-1)
 }
 
@@ -165,7 +171,8 @@ func (t Test) Decide(p Pentanomial) Decision {
 
 // Estimate is the candidate's Elo difference with its 95% interval, from
 // the mean pair score and its standard error (the prior included, so a
-// streak gives a finite estimate).
+// streak gives a finite estimate; a bound past a score of 1 or 0 is
+// ±Inf).
 func Estimate(p Pentanomial) (elo, lo, hi float64) {
 	n, mu, v := p.moments()
 	se := math.Sqrt(v / n)

@@ -50,6 +50,9 @@ func TestBoundsAndElo(t *testing.T) {
 			t.Errorf("Elo(Score(%g)) = %g", tt.give, got)
 		}
 	}
+	if !math.IsInf(Elo(1), 1) || !math.IsInf(Elo(-0.1), -1) {
+		t.Errorf("Elo(1) = %g, Elo(-0.1) = %g; want ±Inf", Elo(1), Elo(-0.1))
+	}
 	if got := zQuantile(0.95); !near(got, 1.644854, 1e-5) {
 		t.Errorf("zQuantile(0.95) = %g", got)
 	}
@@ -102,7 +105,7 @@ func TestLLR(t *testing.T) {
 		t.Errorf("a streak of won pairs: %v after %d pairs", tt.Decide(streak), pairs)
 	}
 	elo, lo, hi := Estimate(streak)
-	if !(lo < elo && elo < hi) || lo <= 0 || math.IsInf(hi, 0) {
+	if !(lo < elo && elo < hi) || lo <= 0 || math.IsInf(elo, 0) {
 		t.Errorf("estimate after a streak = %.0f [%.0f, %.0f]", elo, lo, hi)
 	}
 }
