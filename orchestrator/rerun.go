@@ -194,6 +194,12 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 			}
 			step := o.rerunStep(ctx, bot, turn, pending, rec, data, wait)
 			pending, first = nil, false
+			if !step.Same || turn == until {
+				// The turn shown in full: stderr travels apart from the
+				// answer, so give what the bot wrote just before its
+				// answer a moment to arrive.
+				step.NowStderr += o.lateStderr(ctx, bot)
+			}
 			res.Steps = append(res.Steps, step)
 			res.LastTurn = turn
 			if report != nil {
@@ -208,6 +214,21 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	}
 	res.LastTurn = match.Turn()
 	return res, nil
+}
+
+// stderrSettle is how long a rerun waits for the stderr of the turn it
+// shows in full.
+const stderrSettle = 50 * time.Millisecond
+
+// lateStderr is what the bot writes to stderr within stderrSettle.
+func (o *Orchestrator) lateStderr(ctx context.Context, bot Bot) string {
+	t := time.NewTimer(stderrSettle)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return validText(bot.TakeStderr().Text)
 }
 
 // rerunStep delivers a turn's input to the fresh bot and compares its

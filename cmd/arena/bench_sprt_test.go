@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,6 +53,10 @@ func TestBenchSPRT(t *testing.T) {
 			}
 		}
 		t.Logf("%v:\n%s", tt.bots, stdout[strings.LastIndex(stdout, "SPRT of"):])
+		var played, fixed int
+		if _, err := fmt.Sscanf(stdout[strings.LastIndex(stdout, "  matches: "):], "  matches: %d; a fixed number of matches with the same error rates would be about %d", &played, &fixed); err != nil || played >= fixed {
+			t.Errorf("%v: %d matches played, %d for a fixed run (%v)", tt.bots, played, fixed, err)
+		}
 	}
 	code, _, stderr := arena(t, "bench", "--sprt", "0,20", "--bots", hunter+","+random+","+hunter+"x")
 	if code != exitUsage || !strings.Contains(stderr, "--sprt compares two different bots") {
