@@ -18,7 +18,8 @@ import (
 // labelled for it first; a finished match shows charts of answer time,
 // memory and score per turn with the fault marked, a click on a chart
 // jumps to that turn, and the turn panel gives the command that
-// reproduces a bot's answer.
+// reproduces a bot's answer. A ladder's image field suggests its game's
+// images as well.
 func TestPageForBotAuthors(t *testing.T) {
 	cli := dockertest.Client(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
@@ -119,5 +120,11 @@ func TestPageForBotAuthors(t *testing.T) {
 	}
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 		saveArtefact(t, "web-charts.png", shot)
+	}
+	// A ladder's registration suggests the images of its game too.
+	must("open the Snake ladder", chromedp.Evaluate[chromedp.Void](`location.hash = "#/ladder/snake"`),
+		chromedp.WaitVisible(chromedp.CSS("#entry-image")))
+	if got := eval(`document.querySelector("#entry-image").getAttribute("list")`); got != "images-snake" {
+		t.Errorf("the ladder's image field suggests from %q", got)
 	}
 }

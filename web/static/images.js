@@ -32,10 +32,14 @@ export class ImageSuggestions {
     return dl;
   }
 
-  // attach makes input suggest game's images.
+  // attach makes input suggest game's images (again, for another game).
   attach(input, game) {
     input.setAttribute("list", this.list(game).id);
-    input.addEventListener("focus", () => this.refresh(game));
+    input.dataset.game = game;
+    if (!input.dataset.suggests) {
+      input.dataset.suggests = "yes";
+      input.addEventListener("focus", () => this.refresh(input.dataset.game));
+    }
     this.refresh(game);
   }
 
