@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"errors"
 	"testing"
 
 	"arena/sandbox"
@@ -37,5 +38,16 @@ func TestSuggest(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// noList is a launcher that cannot list images.
+type noList struct{ Launcher }
+
+// A launcher that cannot list images says so, by kind.
+func TestImagesWithoutAList(t *testing.T) {
+	_, err := New(noList{}).Images(t.Context(), "tanks")
+	if !errors.Is(err, ErrNoImageList) {
+		t.Errorf("err = %v, want ErrNoImageList", err)
 	}
 }

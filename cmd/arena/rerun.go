@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,9 @@ func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[s
 	seat := fs.Int("seat", -1, "the seat of the bot to rerun (0 is the first bot)")
 	turn := fs.Int("turn", 0, "the last turn to replay (default: the bot's last answer)")
 	timeout := fs.Duration("wait", 5*time.Second, "how long the bot may take per answer (the first gets at least the replay's warm-up)")
-	vals := register(fs, false)
+	// The sandbox's settings apply; the match's time limits and the warm
+	// pool do not (--wait bounds each answer).
+	vals := registerIf(fs, func(s setting) bool { return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag) })
 	fs.Usage = func() {
 		fmt.Fprint(out, rerunUsage)
 		fs.PrintDefaults()
