@@ -40,7 +40,9 @@ func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[s
 	timeout := fs.Duration("wait", 5*time.Second, "how long the bot may take per answer (the first gets at least the replay's warm-up)")
 	// The sandbox's settings apply; the match's time limits and the warm
 	// pool do not (--wait bounds each answer).
-	vals := registerIf(fs, func(s setting) bool { return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag) })
+	vals := registerIf(fs, func(s setting) bool {
+		return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
+	})
 	fs.Usage = func() {
 		fmt.Fprint(out, rerunUsage)
 		fs.PrintDefaults()
