@@ -96,6 +96,9 @@ func hidden(args []string) {
 		os.Exit(127)
 	case sandbox.ProbeCommand:
 		json.NewEncoder(os.Stdout).Encode(probe.Run())
+		// Stay until the doctor is done with the container (it closes
+		// stdin), so that its cgroup can be read however loaded the host.
+		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	case sandbox.EchoCommand:
 		if err := sandbox.Echo(os.Stdin, os.Stdout); err != nil {
