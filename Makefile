@@ -30,11 +30,13 @@ test-short:
 	go test -short ./...
 
 # Every figure of the README's performance table, in one run: the engine's
-# cost per turn, replay writing, stdio round trips (benchmarks), the
-# percentiles and start time (arena doctor), throughput against the bare
-# container lifecycle and memory per match (arena bench --baseline).
+# cost per turn, replay writing, stdio round trips, fairness under load, a
+# live match watched by 1,000 viewers, the ladder's convergence
+# (benchmarks), the interleaved round-trip percentiles, their costs and the
+# start times (arena doctor), throughput against the bare container
+# lifecycle and memory per match (arena bench --baseline).
 bench: build
-	go test -run '^$$' -bench . -benchmem ./engine/... ./orchestrator/ ./sandbox/
+	go test -run '^$$' -bench . -benchmem -timeout 30m ./engine/... ./orchestrator/ ./sandbox/ ./ladder/... ./cmd/arena/
 	bin/arena doctor
 	bin/arena bench --game tanks --bots arena/tanks-random,arena/tanks-hunter --settings '{"zone_radius":0}' --repeats 20 --jobs 2 --baseline
 

@@ -124,7 +124,9 @@ func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 			})
 			if err != nil {
 				s.fault(engine.StatusStartFailed, 0, err.Error())
-				r.log.Warn("bot did not start", zap.String("bot", s.id), zap.Error(err))
+				if ctx.Err() == nil { // a cancelled match's bots need not start
+					r.log.Warn("bot did not start", zap.String("bot", s.id), zap.Error(err))
+				}
 				return
 			}
 			s.bot = bot

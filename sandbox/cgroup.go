@@ -344,10 +344,12 @@ func (a *accounting) readRunDelay() (time.Duration, error) {
 	return time.Duration(total), nil
 }
 
-// runnable reports whether a thread of the cgroup is runnable now: on a
-// CPU or waiting for one (state R). A wait in progress is in no run delay
-// yet (the kernel adds it when the thread gets a CPU), so this tells a
-// bot kept from a CPU right now from one that sleeps.
+// runnable reports whether a thread of the cgroup is kept at work by the
+// host now: on a CPU or waiting for one (state R), in an uninterruptible
+// wait, the disk's (D), or stopped (T: a freeze that landed late). A wait
+// in progress is in no run delay yet (the kernel adds it when the thread
+// gets a CPU), so this tells a bot the host is keeping from its work
+// right now from one that sleeps (S) of its own accord.
 func (a *accounting) runnable() bool {
 	if a.tasksFile == nil || a.procRoot == "" {
 		return false
@@ -367,7 +369,7 @@ func (a *accounting) runnable() bool {
 		n, _ := f.Read(stat[:])
 		f.Close()
 		line := string(stat[:n])
-		if i := strings.LastIndexByte(line, ')'); i >= 0 && i+2 < len(line) && line[i+2] == 'R' {
+		if i := strings.LastIndexByte(line, ')'); i >= 0 && i+2 < len(line) && strings.IndexByte("RDT", line[i+2]) >= 0 {
 			return true
 		}
 	}

@@ -431,20 +431,7 @@ func (s *Store) RatedMatches(ctx context.Context, game string) ([]LadderMatch, e
 // PendingLadderMatches returns the ids of the ladder matches not yet
 // settled, of every game.
 func (s *Store) PendingLadderMatches(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT match_id FROM ladder_matches WHERE state = 'pending' ORDER BY game, seq`)
-	if err != nil {
-		return nil, fmt.Errorf("list pending ladder matches: %w", err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return s.textColumn(ctx, "list pending ladder matches", `SELECT match_id FROM ladder_matches WHERE state = 'pending' ORDER BY game, seq`)
 }
 
 // Settlement is how a ladder counts a match that is over.

@@ -242,20 +242,29 @@ func (s *Store) List(ctx context.Context, before int64, limit int) (matches []Ma
 // Unfinished returns the ids of matches that were not over: after a
 // restart these were interrupted.
 func (s *Store) Unfinished(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM matches WHERE status IN ('queued', 'starting', 'running')`)
+	return s.textColumn(ctx, "list unfinished matches", `SELECT id FROM matches WHERE status IN ('queued', 'starting', 'running')`)
+}
+
+// textColumn runs a query of one text column and returns its values; what
+// names the query in an error.
+func (s *Store) textColumn(ctx context.Context, what, query string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list unfinished matches: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var ids []string
+	var out []string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		ids = append(ids, id)
+		out = append(out, v)
 	}
-	return ids, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // ReplayPath is where a match's replay file lives (written by Finish).

@@ -39,7 +39,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	var once sync.Once
 	release := func() { once.Do(func() { close(hold) }) }
 	t.Cleanup(release)
-	l := fake.NewLauncher(map[string]fake.Script{"arena/tanks-random": {}, "arena/tanks-hunter": {}, "bots/slow": {Delay: 30 * time.Millisecond}, "bots/held": {Hold: hold},
+	l := fake.NewLauncher(map[string]fake.Script{"arena/tanks-random": {Game: "tanks"}, "arena/tanks-hunter": {Game: "tanks"}, "arena/snake-greedy": {Game: "snake"}, "bots/slow": {Delay: 30 * time.Millisecond}, "bots/held": {Hold: hold},
 		"bots/crashy": {Faults: map[int]fake.Fault{2: fake.Crash}}, "bots/gone": {}})
 	st, err := store.Open(t.TempDir(), "test")
 	if err != nil {

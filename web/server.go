@@ -220,6 +220,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/healthz", s.health)
 	api := e.Group("/api")
 	api.GET("/games", s.listGames)
+	api.GET("/images", s.listImages)
 	api.GET("/matches", s.listMatches)
 	api.POST("/matches", s.createMatch, starts...)
 	api.GET("/matches/:id", s.getMatch)

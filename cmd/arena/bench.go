@@ -30,6 +30,8 @@ type benchOptions struct {
 	game, bots, opponents, maps, seed, out, settings string
 	repeats, jobs, maxRounds                         int
 	baseline                                         bool
+	sprt                                             string // bench_sprt.go
+	sprtMax                                          int
 }
 
 func benchFlags(out io.Writer) (*flag.FlagSet, *benchOptions, map[string]*string) {
@@ -47,9 +49,11 @@ func benchFlags(out io.Writer) (*flag.FlagSet, *benchOptions, map[string]*string
 	fs.StringVar(&o.settings, "settings", "", "game settings as JSON")
 	fs.IntVar(&o.maxRounds, "max-rounds", 0, "lower the game's round limit (games with a max_rounds setting)")
 	fs.BoolVar(&o.baseline, "baseline", false, "also time the bare container lifecycle (create, start, remove) of as many containers, and the platform's memory per running match")
+	sprtFlags(fs, o)
 	vals := register(fs, false)
 	fs.Usage = func() {
 		fmt.Fprintf(out, `Usage: arena bench [flags] --bots IMAGES [--opponents IMAGES]
+       arena bench --sprt ELO0,ELO1 [flags] --bots NEW,OLD
 
 Plays a tournament of two-player matches in parallel: every pairing of the
 bots (or every bot against every opponent), on every map, --repeats times,
@@ -59,11 +63,11 @@ draws, losses, win rate with its 95%% interval, rank); when stdout is not a
 terminal it prints a line per match. At the end: the ranking and, per bot,
 how its matches ended (death reasons and fault statuses). Ctrl-C stops it
 cleanly: finished matches stay in the CSV and every container is removed.
-
+%s
 Games and maps:
 %s
 Flags (settings also read their ARENA_* environment variable):
-`, gameList())
+`, sprtUsage, gameList())
 		fs.PrintDefaults()
 	}
 	return fs, o, vals
@@ -107,6 +111,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if o.repeats < 1 || o.jobs < 1 {
 		return usageErr("--repeats and --jobs must be at least 1")
 	}
+	test, err := sprtTest(o)
+	if err != nil {
+		return err
+	}
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
@@ -124,6 +132,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opponents, err := expandBots(ctx, cli, o.opponents)
 	if err != nil {
 		return err
+	}
+	if o.sprt != "" {
+		return benchSPRT(ctx, stdout, stderr, o, test, cfg, log, d, local, game, maps, bots, opponents, seed, settings)
 	}
 	plan := orchestrator.BenchPlan{
 		Game: game, Maps: maps, Bots: bots, Opponents: opponents, Repeats: o.repeats, Seed: seed,

@@ -57,8 +57,10 @@ Usage:
   arena serve [flags]                 serve the web page and the API (default http://127.0.0.1:5006)
   arena run [flags] IMAGE IMAGE...    play one match and print the result
   arena bench [flags] --bots IMAGES   play a tournament in parallel, with a live ranking and a CSV
+  arena bench --sprt 0,20 --bots NEW,OLD  is NEW better than OLD? pairs of matches until a sequential test decides
   arena doctor [--json]               check the engine, cgroups and sandbox; measure round trips and starts
   arena replay verify FILE            re-run the engine on a replay's answers
+  arena replay rerun FILE --seat N    run a recorded bot again on its inputs; see where it answers differently
   arena ladder show|recompute GAME    a game's leaderboard; its ratings recomputed from the history
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
@@ -94,6 +96,9 @@ func hidden(args []string) {
 		os.Exit(127)
 	case sandbox.ProbeCommand:
 		json.NewEncoder(os.Stdout).Encode(probe.Run())
+		// Stay until the doctor is done with the container (it closes
+		// stdin), so that its cgroup can be read however loaded the host.
+		io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	case sandbox.EchoCommand:
 		if err := sandbox.Echo(os.Stdin, os.Stdout); err != nil {

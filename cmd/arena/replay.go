@@ -17,6 +17,7 @@ import (
 const replayUsage = `Usage:
   arena replay verify FILE
   arena replay export --format saiblo [-o OUT] FILE
+  arena replay rerun FILE --seat N [--turn K] [--wait D]
 
 verify re-runs the game's engine on the answers recorded in a replay and
 checks that it reproduces every frame and the result. It prints the first
@@ -27,21 +28,29 @@ export writes a replay in another format: saiblo is the original Pac-Man
 game's JSON-lines replay (an init line per level, one line per round, the
 final state with its StopReason), for Pac-Man matches. It writes to OUT,
 or to standard output.
+
+rerun starts a fresh container of the exact image a seat played (by image
+id), feeds it the inputs that bot received up to turn K, and prints what
+it answered then and now, side by side, stopping at the first difference
+(arena replay rerun --help for its flags).
 `
 
-func cmdReplay(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, replayUsage)
 		if len(args) == 0 {
-			return usageErr("replay needs a subcommand: verify")
+			return usageErr("replay needs a subcommand: verify, export or rerun")
 		}
 		return nil
+	}
+	if args[0] == "rerun" {
+		return cmdReplayRerun(ctx, args[1:], stdout, stderr)
 	}
 	if args[0] == "export" {
 		return cmdReplayExport(args[1:], stdout, stderr)
 	}
 	if args[0] != "verify" {
-		return usageErr("unknown replay subcommand %q (subcommands: verify, export)", args[0])
+		return usageErr("unknown replay subcommand %q (subcommands: verify, export, rerun)", args[0])
 	}
 	if len(args) != 2 {
 		return usageErr("usage: arena replay verify FILE")

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +87,9 @@ type Script struct {
 	// its input before the bot reads it (Unread counts it meanwhile); a
 	// bot stopped first never reads it. Read lists what it read.
 	ReadDelay time.Duration
+	// Game is the image's game label (sandbox.GameLabel), as Images
+	// lists it.
+	Game string
 }
 
 // Launcher starts scripted bots for the images it knows.
@@ -120,6 +124,19 @@ func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
 	}
 	return sandbox.Image{Ref: ref, ID: ImageID(ref)}, nil
+}
+
+// Images lists the known images as the engine would: one per reference,
+// all created at the Unix epoch, in the order of their references.
+func (l *Launcher) Images(context.Context) ([]sandbox.LocalImage, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]sandbox.LocalImage, 0, len(l.scripts))
+	for ref, s := range l.scripts {
+		out = append(out, sandbox.LocalImage{Ref: ref, ID: ImageID(ref), Created: time.Unix(0, 0).UTC(), Game: s.Game})
+	}
+	slices.SortFunc(out, func(a, b sandbox.LocalImage) int { return strings.Compare(a.Ref, b.Ref) })
+	return out, nil
 }
 
 // ImageID is the id the launcher gives a known image: sha256: and the

@@ -4,6 +4,7 @@
 import { Viewer } from "./viewer.js";
 import { LadderView } from "./ladder.js";
 import { escapeHTML, botIds } from "./util.js";
+import { ImageSuggestions } from "./images.js";
 
 const $ = (sel) => document.querySelector(sel);
 let games = [];
@@ -12,6 +13,7 @@ const viewer = new Viewer({
   onChange: () => loadHistory(),
 });
 const ladders = new LadderView();
+const images = new ImageSuggestions(api);
 
 async function api(path, options = {}) {
   const res = await fetch(path, options);
@@ -42,12 +44,19 @@ function fillMaps() {
   fillBots();
 }
 
+// typed keeps, per game, what the user typed in each bot field, so that
+// switching games shows each game's own bots: a field nobody typed in
+// holds the game's example bot.
+const typed = {};
+
 // One image field per player of the chosen map, pre-filled with the
-// example bots; fields beyond the map's minimum may be left empty.
+// game's example bots (or what was typed for this game); fields beyond
+// the map's minimum may be left empty. Each field suggests the local
+// images that play the game (images.js).
 function fillBots() {
   const g = currentGame();
   const m = currentMap();
-  const old = [...document.querySelectorAll("#bot-fields input")].map((i) => i.value);
+  const mine = (typed[g.name] ||= []);
   const fields = [];
   for (let i = 0; i < m.max_players; i++) {
     const def = g.default_bots.length ? g.default_bots[i % g.default_bots.length].image : "";
@@ -57,7 +66,9 @@ function fillBots() {
     input.name = `bot${i}`;
     input.className = "bot";
     input.placeholder = "image name, e.g. my_name/mega_destructor";
-    input.value = old[i] !== undefined && old.length === m.max_players ? old[i] : def;
+    input.value = mine[i] !== undefined ? mine[i] : def;
+    input.addEventListener("input", () => (mine[i] = input.value));
+    images.attach(input, g.name);
     label.append(input);
     fields.push(label);
   }

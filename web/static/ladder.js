@@ -2,6 +2,7 @@
 // registration, and an entry's page with its rating plot (#/ladder/GAME,
 // #/ladder/GAME/entry/ID).
 import { escapeHTML } from "./util.js";
+import { ImageSuggestions } from "./images.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -49,6 +50,7 @@ export class LadderView {
     this.entry = null;
     this.source = null;
     this.entryTimer = null;
+    this.images = new ImageSuggestions(api);
     $("#entry-form").addEventListener("submit", (e) => this.register(e));
     $("#ladder-game").addEventListener("change", () => (location.hash = `#/ladder/${$("#ladder-game").value}`));
     $("#leaderboard tbody").addEventListener("click", (e) => this.action(e));
@@ -75,6 +77,7 @@ export class LadderView {
     if (this.game !== game || !this.source) {
       this.stop();
       this.game = game;
+      this.images.attach($("#entry-image"), game);
       this.source = new EventSource(`/api/ladders/${encodeURIComponent(game)}/stream`);
       this.source.addEventListener("board", (e) => this.onBoard(JSON.parse(e.data)));
       this.source.onerror = () => {

@@ -4,6 +4,7 @@
 import { renderers } from "./games/index.js";
 import { escapeHTML, botIds, bytes } from "./util.js";
 import { seatColour } from "./games/draw.js";
+import { Charts } from "./charts.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -29,6 +30,10 @@ export class Viewer {
       this.show(Number(e.target.value), false);
     });
     $("#cancel").addEventListener("click", () => this.cancel());
+    this.charts = new Charts($("#charts"), (i) => {
+      this.pause();
+      this.show(i, false);
+    });
     document.addEventListener("keydown", (e) => this.key(e));
     window.addEventListener("resize", () => this.draw());
   }
@@ -212,6 +217,7 @@ export class Viewer {
     $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
+    this.charts.update(this.frames, this.index, this.ids || [], this.match && this.match.game);
     this.panel();
   }
 
@@ -235,7 +241,16 @@ export class Viewer {
     );
   }
 
-  // The per-turn panel: each bot's answer, timing and stderr this turn.
+  // rerunCommand is the command that reproduces a bot's answer of this
+  // turn from the downloaded replay (once the match is over).
+  rerunCommand(seat, turn) {
+    const m = this.match;
+    if (!m || !m.replay || turn < 1) return "";
+    return `arena replay rerun arena-${m.game}-${m.id}.json --seat ${seat} --turn ${turn}`;
+  }
+
+  // The per-turn panel: each bot's answer, timing and stderr this turn,
+  // and the command that reproduces it.
   panel() {
     const f = this.frame();
     const rows = [];
@@ -256,7 +271,9 @@ export class Viewer {
         (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") +
         (b.wait_us ? `<br><small>waited ${(b.wait_us / 1000).toFixed(2)} ms</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
-      tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(this.label(ids[seat]))}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code></td><td>${time}</td><td>${stderr}</td>`;
+      const cmd = b && b.asked ? this.rerunCommand(seat, f.turn) : "";
+      const rerun = cmd ? `<br><code class="rerun" title="reproduce this answer: download the replay, then run this">${escapeHTML(cmd)}</code>` : "";
+      tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(this.label(ids[seat]))}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code>${rerun}</td><td>${time}</td><td>${stderr}</td>`;
       rows.push(tr);
     }
     $("#turn-panel tbody").replaceChildren(...rows);

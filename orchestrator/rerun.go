@@ -1,0 +1,267 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/sandbox"
+)
+
+// RerunRequest asks to play a recorded bot again: a fresh container of
+// the exact image the replay recorded for Seat (by id) is fed the inputs
+// that bot received, turn by turn, up to Turn.
+type RerunRequest struct {
+	Replay *Replay
+	Seat   int
+	// Turn is the last turn to replay (0: the seat's last answered turn).
+	Turn int
+	// AnswerTimeout is how long the bot may take for each answer after
+	// its first (0: five seconds; the first gets the replay's warm-up):
+	// a rerun checks what a bot answers, not how fast.
+	AnswerTimeout time.Duration
+}
+
+// RerunStep is one of the seat's answers, then and now.
+type RerunStep struct {
+	Turn int
+	// Input is what the bot was sent before this answer.
+	Input [][]byte
+	// Then is the recorded answer, or ThenFault the recorded fault (with
+	// ThenDetail); ThenStderr what it wrote to stderr that turn.
+	Then       []byte
+	ThenFault  engine.Status
+	ThenDetail string
+	ThenStderr string
+	// Now is the answer of the fresh container, or NowErr why there is
+	// none; NowStderr what it wrote to stderr meanwhile.
+	Now       []byte
+	NowErr    string
+	NowStderr string
+	Took      time.Duration
+	// Same is true when the answers (or the lack of one) agree.
+	Same bool
+}
+
+// RerunResult is how a rerun ended.
+type RerunResult struct {
+	ImageID string
+	// Steps are the seat's answers compared, in order; the last differs
+	// when Differs.
+	Steps   []RerunStep
+	Differs bool
+	// LastTurn is the last turn replayed.
+	LastTurn int
+}
+
+// ErrRerunImageGone is matched by the error of a rerun whose recorded
+// image is no longer present.
+var ErrRerunImageGone = errors.New("the recorded image is no longer present")
+
+// Rerun replays a recorded bot against its own inputs (see RerunRequest)
+// and stops at the first answer that differs from the recording. The
+// other seats' recorded answers drive the engine, so every game works,
+// Pac-Man's sequential protocol included; the inputs are re-derived from
+// the engine, which is deterministic given the seed. report, when set,
+// gets each step as it is compared. The container is removed before
+// Rerun returns.
+func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunRequest, report func(RerunStep)) (*RerunResult, error) {
+	r := rr.Replay
+	game, err := engine.Find(games, r.Game)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	if r.Format == replayFormatV1 && r.Game == "pacman" {
+		return nil, invalid(fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", replayFormatV1))
+	}
+	if rr.Seat < 0 || rr.Seat >= len(r.Bots) {
+		return nil, invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
+	}
+	m, err := game.ParseMap(r.Map, []byte(r.MapData))
+	if err != nil {
+		return nil, invalid(fmt.Errorf("replay map: %w", err))
+	}
+	ids := make([]string, len(r.Bots))
+	for i, b := range r.Bots {
+		ids[i] = b.ID
+	}
+	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
+	if err != nil {
+		return nil, invalid(fmt.Errorf("replay settings: %w", err))
+	}
+	frames := map[int]Frame{}
+	lastAsked := 0
+	for _, fr := range r.Frames {
+		frames[fr.Turn] = fr
+		for _, b := range fr.Bots {
+			if b.Seat == rr.Seat && b.Asked {
+				lastAsked = fr.Turn
+			}
+		}
+	}
+	if lastAsked == 0 {
+		return nil, invalid(fmt.Errorf("seat %d (%s) was never asked for an answer in this replay", rr.Seat, ids[rr.Seat]))
+	}
+	until := rr.Turn
+	if until == 0 {
+		until = lastAsked
+	}
+	if until < 1 || until > lastAsked {
+		return nil, invalid(fmt.Errorf("--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked))
+	}
+
+	rb := r.Bots[rr.Seat]
+	img, err := o.launcher.Image(ctx, rb.ImageID)
+	if errors.Is(err, ErrImageNotFound) || errors.Is(err, sandbox.ErrImageNotFound) {
+		return nil, fmt.Errorf("%w: %s was %s when the match was played; rebuild that exact image (or load it with docker load) to rerun it", ErrRerunImageGone, rb.ImageID, rb.Image)
+	} else if err != nil {
+		return nil, err
+	}
+	img.Ref = rb.Image // for names and messages; the container runs img.ID
+	proto := game.Protocol()
+	lim := Limits{AnswerTimeout: time.Duration(r.Limits.AnswerTimeoutMS * float64(time.Millisecond)),
+		WarmUp: time.Duration(r.Limits.WarmUpMS * float64(time.Millisecond)), MaxMessageBytes: r.Limits.MaxMessageBytes}.Resolve(proto)
+	timeout := rr.AnswerTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	runID := "rerun-" + NewMatchID()
+	bot, err := o.launcher.Launch(ctx, sandbox.Spec{
+		Image: img, Name: fmt.Sprintf("arena-%s-%d", runID, rr.Seat), MatchID: runID, BotID: rb.ID,
+		Framing: proto.Framing, MaxMessageBytes: lim.MaxMessageBytes,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start %s (%s): %w", rb.Image, rb.ImageID, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		bot.Stop(cctx)
+		if err := bot.Close(cctx); err != nil {
+			o.log.Error("rerun bot not removed", zap.Error(err))
+		}
+	}()
+
+	res := &RerunResult{ImageID: img.ID}
+	var pending [][]byte // sent since the last answer
+	first := true
+	for match.Turn() < until {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		st := match.Step()
+		if st.Done {
+			break
+		}
+		turn := match.Turn() + 1
+		fr, ok := frames[turn]
+		if !ok {
+			return res, &Mismatch{Turn: turn, Reason: "the replay has no frame for this turn"}
+		}
+		records := map[int]FrameBot{}
+		for _, b := range fr.Bots {
+			records[b.Seat] = b
+		}
+		for _, msg := range st.Send {
+			if msg.Seat != rr.Seat {
+				continue
+			}
+			pending = append(pending, slices.Clone(msg.Data))
+		}
+		replies := make([]engine.Reply, len(st.Await))
+		for i, seat := range st.Await {
+			rec, ok := records[seat]
+			if !ok || !(rec.Asked || rec.Fault != "") {
+				return res, &Mismatch{Turn: turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
+			}
+			data, err := rec.answer()
+			if err != nil {
+				return res, &Mismatch{Turn: turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
+			}
+			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
+			if seat != rr.Seat || !rec.Asked {
+				continue
+			}
+			wait := timeout
+			if first {
+				wait = max(timeout, lim.WarmUp)
+			}
+			step := o.rerunStep(ctx, bot, turn, pending, rec, data, wait)
+			pending, first = nil, false
+			if !step.Same || turn == until {
+				// The turn shown in full: stderr travels apart from the
+				// answer, so give what the bot wrote just before its
+				// answer a moment to arrive.
+				step.NowStderr += o.lateStderr(ctx, bot)
+			}
+			res.Steps = append(res.Steps, step)
+			res.LastTurn = turn
+			if report != nil {
+				report(step)
+			}
+			if !step.Same {
+				res.Differs = true
+				return res, nil
+			}
+		}
+		match.Submit(replies)
+	}
+	res.LastTurn = match.Turn()
+	return res, nil
+}
+
+// stderrSettle is how long a rerun waits for the stderr of the turn it
+// shows in full.
+const stderrSettle = 50 * time.Millisecond
+
+// lateStderr is what the bot writes to stderr within stderrSettle.
+func (o *Orchestrator) lateStderr(ctx context.Context, bot Bot) string {
+	t := time.NewTimer(stderrSettle)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return validText(bot.TakeStderr().Text)
+}
+
+// rerunStep delivers a turn's input to the fresh bot and compares its
+// answer with the recorded one.
+func (o *Orchestrator) rerunStep(ctx context.Context, bot Bot, turn int, input [][]byte, rec FrameBot, then []byte, wait time.Duration) RerunStep {
+	step := RerunStep{Turn: turn, Input: input, ThenStderr: rec.Stderr}
+	if rec.Fault != "" {
+		step.ThenFault, step.ThenDetail = rec.Fault, rec.Detail
+	} else {
+		step.Then = then
+	}
+	_ = bot.Thaw() // a bot that cannot be frozen just runs
+	start := o.now()
+	deadline := start.Add(wait)
+	var err error
+	for _, m := range input {
+		if err = bot.Send(m, deadline); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		step.Now, err = bot.Receive(ctx, deadline)
+	}
+	step.Took = o.now().Sub(start)
+	if err != nil {
+		step.NowErr = err.Error()
+	}
+	step.NowStderr = validText(bot.TakeStderr().Text)
+	switch {
+	case rec.Fault != "":
+		step.Same = err != nil // a fault then, no answer now
+	default:
+		step.Same = err == nil && bytes.Equal(step.Now, then)
+	}
+	return step
+}

@@ -1,0 +1,49 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"arena/engine"
+	"arena/orchestrator"
+)
+
+// imageInfo is a local image as GET /api/images suggests it for a bot
+// field.
+type imageInfo struct {
+	Image     string    `json:"image"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	// Game is the image's io.arena.game label; empty for an unlabelled
+	// image (offered after the game's own).
+	Game string `json:"game,omitempty"`
+}
+
+// listImages serves GET /api/images?game=G: the local images that fit the
+// game, its own (labelled) first, then the unlabelled, each newest first;
+// images the server does not allow are left out.
+func (s *Server) listImages(c echo.Context) error {
+	name := c.QueryParam("game")
+	if name == "" {
+		return badRequest("game: missing (e.g. /api/images?game=tanks)")
+	}
+	if _, err := engine.Find(s.deps.Games, name); err != nil {
+		return badRequest("game: %v", err)
+	}
+	imgs, err := s.deps.Orchestrator.Images(c.Request().Context(), name)
+	if errors.Is(err, orchestrator.ErrNoImageList) {
+		imgs = nil
+	} else if err != nil {
+		return &apiError{http.StatusServiceUnavailable, "cannot list the local images: " + err.Error()}
+	}
+	out := []imageInfo{}
+	for _, img := range imgs {
+		if s.allowed(img.Ref) {
+			out = append(out, imageInfo{Image: img.Ref, ID: img.ID, CreatedAt: img.Created, Game: img.Game})
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"images": out})
+}
