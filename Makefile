@@ -18,7 +18,7 @@ build:
 # builds them).
 bots:
 	@for b in $(GO_BOTS); do \
-		docker build -q -t arena/$$b --build-arg BOT=$$b botkits/go >/dev/null && echo "built arena/$$b" || exit 1; \
+		docker build -q -t arena/$$b --build-arg BOT=$$b --build-arg GAME=$${b%%-*} botkits/go >/dev/null && echo "built arena/$$b" || exit 1; \
 	done
 
 # One package at a time: the timing tests (deadlines under load) must not

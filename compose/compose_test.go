@@ -121,6 +121,20 @@ func (a api) play(t *testing.T, game string, bots ...string) map[string]any {
 	return nil
 }
 
+// checkGame checks that an image is labelled with the game it plays, as
+// the kits' Dockerfiles label them (the page suggests images by it).
+func checkGame(t *testing.T, cli *client.Client, ref, game string) {
+	t.Helper()
+	info, err := cli.ImageInspect(context.Background(), ref)
+	if err != nil {
+		t.Errorf("inspect %s: %v", ref, err)
+		return
+	}
+	if info.Config == nil || info.Config.Labels[sandbox.GameLabel] != game {
+		t.Errorf("%s: label %s is %q, want %q", ref, sandbox.GameLabel, info.Config.Labels[sandbox.GameLabel], game)
+	}
+}
+
 func checkResult(t *testing.T, m map[string]any) {
 	t.Helper()
 	res := m["result"].(map[string]any)
@@ -195,6 +209,7 @@ func TestDockerCompose(t *testing.T) {
 			if b.Present == nil || !*b.Present {
 				t.Errorf("%s: example bot %s is not present after up", g.Name, b.Image)
 			}
+			checkGame(t, cli, b.Image, g.Name)
 			defaults = append(defaults, b.Image)
 		}
 		if len(defaults) != 2 {
@@ -218,6 +233,7 @@ func TestDockerCompose(t *testing.T) {
 		tag := project + "/kit-" + kit
 		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", tag, filepath.Dir(dockerfile))
 		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
+		checkGame(t, cli, tag, "tanks")
 		m := a.play(t, "tanks", tag, tanksBots[0])
 		checkResult(t, m)
 		t.Logf("kit %s: %v", kit, m["result"].(map[string]any)["winners"])
@@ -242,8 +258,15 @@ func TestDockerCompose(t *testing.T) {
 	for i, o := range others {
 		dir := filepath.Join(dockertest.Root(), "botkits", o.kit)
 		tag := fmt.Sprintf("%s/kit-%s-%s-%d", project, o.kit, o.game, i)
-		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-f", filepath.Join(dir, o.dockerfile), "--build-arg", o.arg, "-t", tag, dir)
+		// GAME labels the Go, Python and JavaScript images; the C++
+		// Dockerfiles label theirs by themselves.
+		args := []string{"build", "-q", "-f", filepath.Join(dir, o.dockerfile), "--build-arg", o.arg, "-t", tag}
+		if o.kit != "cpp" {
+			args = append(args, "--build-arg", "GAME="+o.game)
+		}
+		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", append(args, dir)...)
 		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
+		checkGame(t, cli, tag, o.game)
 		m := a.play(t, o.game, tag, o.opponent)
 		checkResult(t, m)
 		t.Logf("%s %s (%s): %v", o.kit, o.game, o.arg, m["result"].(map[string]any)["winners"])
