@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,12 +73,20 @@ func TestPageForBotAuthors(t *testing.T) {
 	if got := eval(fields); got != "me/my-tank arena/tanks-hunter" {
 		t.Errorf("back on Tanks the fields hold %q, want what was typed and the other default", got)
 	}
-	// Suggestions: Snake's list starts with the image labelled for it;
-	// Tanks' does not offer it.
+	// Suggestions: Snake's list offers the image labelled for it, with its
+	// id and age, before the unlabelled ones (the crasher); Tanks' does not
+	// offer it. (Other images labelled for Snake, the example bots, may
+	// come first.)
 	pick("snake")
 	must("snake suggestions", chromedp.Poll[chromedp.Void](`(() => { const o = document.querySelector("#images-snake option"); return o && o.value !== ""; })()`, chromedp.WithPollingTimeout(10*time.Second)))
-	if got := eval(`document.querySelector("#images-snake option").value + " | " + document.querySelector("#images-snake option").label`); !strings.HasPrefix(got, labelled+" | ") || !strings.Contains(got, "ago") {
-		t.Errorf("the first Snake suggestion is %q, want %s with its id and age", got, labelled)
+	snake := strings.Split(eval(`[...document.querySelectorAll("#images-snake option")].map(o => o.value + " | " + o.label).join("\n")`), "\n")
+	at := func(image string) int {
+		return slices.IndexFunc(snake, func(o string) bool { return strings.HasPrefix(o, image+" | ") })
+	}
+	if i := at(labelled); i < 0 || !strings.Contains(snake[i], "ago") {
+		t.Errorf("the Snake suggestions %q do not offer %s with its id and age", snake, labelled)
+	} else if j := at(crasher); j >= 0 && j < i {
+		t.Errorf("the Snake suggestions %q offer the unlabelled %s before %s", snake, crasher, labelled)
 	}
 	if got := eval(`document.querySelector('#bot-fields input').getAttribute("list")`); got != "images-snake" {
 		t.Errorf("the Snake field suggests from %q", got)
