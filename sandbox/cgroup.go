@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,9 +150,13 @@ type accounting struct {
 	oomWatch  *os.File
 	watchDone chan struct{}
 
-	// The freezer (see freeze): the cgroup's list of processes; nil, with
-	// why, when the cgroup cannot be frozen from here.
-	procsFile         *os.File
+	// The freezer (see freeze): the cgroup's list of processes; empty,
+	// with why, when the cgroup cannot be frozen from here. The lists of
+	// processes and threads are opened afresh for every read: on cgroup v1
+	// an open list is the one the kernel made at its first read, kept as
+	// long as it is read again within a second (a bot's later processes
+	// and threads would never be seen).
+	procsPath         string
 	freezeUnavailable string
 	// Waiting for a CPU: the cgroup's throttled time (cpu.stat), and the
 	// time its runnable threads waited for a CPU: on v1 the sum of their
@@ -163,7 +166,7 @@ type accounting struct {
 	throttleFile  *os.File
 	throttleKey   string
 	throttleScale time.Duration
-	tasksFile     *os.File
+	tasksPath     string
 	pressureFile  *os.File
 	procRoot      string
 }
@@ -185,15 +188,17 @@ func unavailable(reason string) *accounting {
 // kept).
 func (a *accounting) openTiming(procs, cpuStat, throttleKey string, throttleScale time.Duration, tasks, pressure string) {
 	if f, err := os.Open(procs); err == nil {
-		a.procsFile = f
+		f.Close()
+		a.procsPath = procs
 	} else {
 		a.freezeUnavailable = fmt.Sprintf("the bot's processes cannot be listed from here: %v", err)
 	}
 	if f, err := os.Open(cpuStat); err == nil {
 		a.throttleFile, a.throttleKey, a.throttleScale = f, throttleKey, throttleScale
 	}
-	if tasks != "" {
-		a.tasksFile, _ = os.Open(tasks)
+	if f, err := os.Open(tasks); tasks != "" && err == nil {
+		f.Close()
+		a.tasksPath = tasks
 	}
 	if pressure != "" {
 		a.pressureFile, _ = os.Open(pressure)
@@ -237,12 +242,10 @@ func (a *accounting) thaw() error {
 
 // procs lists the cgroup's processes.
 func (a *accounting) procs() ([]int, error) {
-	if a.procsFile == nil {
+	if a.procsPath == "" {
 		return nil, errors.New(a.freezeUnavailable)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	data, err := readAllAt(a.procsFile)
+	data, err := os.ReadFile(a.procsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -257,15 +260,12 @@ func (a *accounting) procs() ([]int, error) {
 
 // noFreezing gives up freezing the cgroup, saying why.
 func (a *accounting) noFreezing(why string) {
-	if a.procsFile != nil {
-		a.procsFile.Close()
-		a.procsFile = nil
-	}
+	a.procsPath = ""
 	a.freezeUnavailable = why
 }
 
 // canFreeze says whether the cgroup can be frozen, and if not why.
-func (a *accounting) canFreeze() (bool, string) { return a.procsFile != nil, a.freezeUnavailable }
+func (a *accounting) canFreeze() (bool, string) { return a.procsPath != "", a.freezeUnavailable }
 
 // sample reads the CPU time and the waiting time.
 func (a *accounting) sample() (Sample, bool) {
@@ -288,7 +288,7 @@ func (a *accounting) sample() (Sample, bool) {
 		if v, err := a.readPressure(); err == nil {
 			s.Wait, s.WaitKnown = v, true
 		}
-	case a.tasksFile != nil:
+	case a.tasksPath != "":
 		if v, err := a.readRunDelay(); err == nil {
 			s.Wait, s.WaitKnown = v, true
 		}
@@ -321,7 +321,7 @@ func (a *accounting) readPressure() (time.Duration, error) {
 // spent runnable on a run queue, waiting for a CPU. (Threads that ended
 // take theirs with them: it is a lower bound.)
 func (a *accounting) readRunDelay() (time.Duration, error) {
-	data, err := readAllAt(a.tasksFile)
+	data, err := os.ReadFile(a.tasksPath)
 	if err != nil {
 		return 0, err
 	}
@@ -344,21 +344,19 @@ func (a *accounting) readRunDelay() (time.Duration, error) {
 	return time.Duration(total), nil
 }
 
-// runnable reports whether a thread of the cgroup is kept at work by the
-// host now: on a CPU or waiting for one (state R), in an uninterruptible
-// wait, the disk's (D), or stopped (T: a freeze that landed late). A wait
-// in progress is in no run delay yet (the kernel adds it when the thread
-// gets a CPU), so this tells a bot the host is keeping from its work
-// right now from one that sleeps (S) of its own accord.
-func (a *accounting) runnable() bool {
-	if a.tasksFile == nil || a.procRoot == "" {
-		return false
+// threads reports the states of the cgroup's threads now: whether one is
+// kept at work by the host — on a CPU or waiting for one (R), or in an
+// uninterruptible wait, the disk's (D) — and whether one is stopped (T).
+// A wait in progress is in no run delay yet (the kernel adds it when the
+// thread gets a CPU), so this tells a bot the host is keeping from its
+// work right now from one that sleeps (S) of its own accord.
+func (a *accounting) threads() (busy, stopped bool) {
+	if a.tasksPath == "" || a.procRoot == "" {
+		return false, false
 	}
-	a.mu.Lock()
-	data, err := readAllAt(a.tasksFile)
-	a.mu.Unlock()
+	data, err := os.ReadFile(a.tasksPath)
 	if err != nil {
-		return false
+		return false, false
 	}
 	var stat [512]byte
 	for _, tid := range strings.Fields(string(data)) {
@@ -369,27 +367,16 @@ func (a *accounting) runnable() bool {
 		n, _ := f.Read(stat[:])
 		f.Close()
 		line := string(stat[:n])
-		if i := strings.LastIndexByte(line, ')'); i >= 0 && i+2 < len(line) && strings.IndexByte("RDT", line[i+2]) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func readAllAt(f *os.File) ([]byte, error) {
-	var out []byte
-	buf := make([]byte, 4096)
-	for off := int64(0); ; {
-		n, err := f.ReadAt(buf, off)
-		out = append(out, buf[:n]...)
-		off += int64(n)
-		if err != nil || n == 0 {
-			if n == 0 && len(out) == 0 && err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
+		if i := strings.LastIndexByte(line, ')'); i >= 0 && i+2 < len(line) {
+			switch line[i+2] {
+			case 'R', 'D':
+				busy = true
+			case 'T':
+				stopped = true
 			}
-			return out, nil
 		}
 	}
+	return busy, stopped
 }
 
 func (a *accounting) open(cpu, mem, oom, pids string) error {
@@ -524,7 +511,7 @@ func parseKeyValue(data []byte, key string) (int64, error) {
 }
 
 func (a *accounting) close() {
-	for _, f := range []*os.File{a.cpuFile, a.memFile, a.oomFile, a.pidsFile, a.procsFile, a.throttleFile, a.tasksFile, a.pressureFile} {
+	for _, f := range []*os.File{a.cpuFile, a.memFile, a.oomFile, a.pidsFile, a.throttleFile, a.pressureFile} {
 		if f != nil {
 			f.Close()
 		}

@@ -77,10 +77,30 @@ func (p *Process) Thaw() error { return p.freezer.thaw() }
 // Sample reads the CPU and waiting times (see Container.Sample).
 func (p *Process) Sample() (Sample, bool) { return p.acct.sample() }
 
-// Runnable reports whether the bot is runnable right now: computing, or
-// kept from a CPU (a wait the kernel has not counted yet).
-func (c *Container) Runnable() bool { return c.acct.runnable() }
+// runnable reports whether the bot is kept at work by the host right now
+// (see accounting.threads). A bot stopped while it is thawed to answer was
+// stopped by no freeze of this runner's: it is continued, and counts as
+// kept from its work.
+func (f *freezer) runnable() bool {
+	if f.acct == nil {
+		return false
+	}
+	busy, stopped := f.acct.threads()
+	if stopped && f.armed.Load() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.armed.Load() && !f.gone {
+			f.acct.thaw()
+			return true
+		}
+	}
+	return busy
+}
+
+// Runnable reports whether the bot is runnable right now: computing, kept
+// from a CPU (a wait the kernel has not counted yet) or from its disk.
+func (c *Container) Runnable() bool { return c.freezer.runnable() }
 
 // Runnable reports whether the bot is runnable right now (see
 // Container.Runnable).
-func (p *Process) Runnable() bool { return p.acct.runnable() }
+func (p *Process) Runnable() bool { return p.freezer.runnable() }

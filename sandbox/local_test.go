@@ -3,9 +3,12 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,4 +126,75 @@ func TestLocalImageErrors(t *testing.T) {
 			t.Errorf("%q: %v, want ErrBadReference", ref, err)
 		}
 	}
+}
+
+// A bot stopped while it is thawed to answer — by no freeze of the
+// runner's: a stray SIGSTOP — counts as kept from its work and is
+// continued; a bot frozen at its answer stays frozen.
+func TestLocalBotStoppedWhileAnsweringIsContinued(t *testing.T) {
+	l := newLocal(t)
+	if isolated, why := l.Isolated(); !isolated {
+		t.Skipf("local bots are not isolated here (%s): nothing freezes them", why)
+	}
+	p := startLocal(t, l, "cpu=300ms")
+	deadline := time.Now().Add(20 * time.Second)
+	if err := p.Thaw(); err != nil {
+		t.Fatalf("thaw: %v", err)
+	}
+	if err := p.Send([]byte(stateLine), deadline); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, "cpu=300ms")
+	syscall.Kill(pid, syscall.SIGSTOP)
+	waitState(t, pid, 'T')
+	if !p.Runnable() {
+		t.Fatal("a bot stopped while it answers does not count as kept from its work")
+	}
+	if _, err := p.Receive(t.Context(), deadline); err != nil {
+		t.Fatalf("the stopped bot was not continued: %v", err)
+	}
+	waitState(t, pid, 'T')
+	if p.Runnable() {
+		t.Error("a bot frozen at its answer counts as kept from its work")
+	}
+	time.Sleep(50 * time.Millisecond)
+	waitState(t, pid, 'T')
+}
+
+// pidOf finds the process whose command line holds arg.
+func pidOf(t *testing.T, arg string) int {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil {
+				continue
+			}
+			cmd, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+			if strings.Contains(string(cmd), arg) && !strings.Contains(string(cmd), "__join") {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process with %q in its command line", arg)
+	return 0
+}
+
+// waitState waits until the process is in the state (a letter of
+// /proc/PID/stat), failing after a few seconds.
+func waitState(t *testing.T, pid int, want byte) {
+	t.Helper()
+	var got string
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("process %d: %v", pid, err)
+		}
+		got = string(stat)
+		if i := strings.LastIndexByte(got, ')'); i >= 0 && i+2 < len(got) && got[i+2] == want {
+			return
+		}
+	}
+	t.Fatalf("process %d is not in state %c: %s", pid, want, got)
 }
