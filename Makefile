@@ -38,6 +38,9 @@ test-short:
 bench: build
 	go test -run '^$$' -bench . -benchmem -timeout 30m ./engine/... ./orchestrator/ ./sandbox/ ./ladder/... ./cmd/arena/
 	bin/arena doctor
+	@if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then \
+		echo "ARENA_RUNTIME=runsc bin/arena doctor"; ARENA_RUNTIME=runsc bin/arena doctor; \
+	else echo "gVisor (runsc) is not registered with the engine: no figures under it (see .ci/install-runsc.sh)"; fi
 	bin/arena bench --game tanks --bots arena/tanks-random,arena/tanks-hunter --settings '{"zone_radius":0}' --repeats 20 --jobs 2 --baseline
 
 vet:
