@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -138,7 +139,9 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		delete(d.seqs, w.seq)
 		d.mu.Unlock()
 	}()
-	ack, err := d.js.Publish(ctx, matchesSubject, data, jetstream.WithMsgID(req.MatchID))
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ack, err := publishAck(pctx, d.js, matchesSubject, data, jetstream.WithMsgID(req.MatchID))
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("queue match %s on nats: %w", req.MatchID, err)
 	}
@@ -297,4 +300,19 @@ func (d *Dispatcher) waiting(id string) bool {
 	defer d.mu.Unlock()
 	w := d.waits[id]
 	return w != nil && w.seq > 0
+}
+
+// publishAck is publish that returns the stored message's sequence.
+func publishAck(ctx context.Context, js jetstream.JetStream, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	for {
+		ack, err := js.Publish(ctx, subject, data, opts...)
+		if err == nil {
+			return ack, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

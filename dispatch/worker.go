@@ -248,13 +248,14 @@ func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Du
 			return
 		case <-t.C:
 		}
-		if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
-			confirmed = time.Now()
-			continue
-		}
+		// Past most of a lease without a confirmed ack (the worker was cut
+		// off, or frozen), JetStream may have given the match to another.
 		if time.Since(confirmed) > lease*3/4 {
 			cancel(errLeaseLost)
 			return
+		}
+		if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
+			confirmed = time.Now()
 		}
 	}
 }
@@ -306,11 +307,24 @@ func (w *Worker) report(ctx context.Context, ev Event) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if _, err := w.js.Publish(ctx, eventsPrefix+ev.Kind+"."+ev.Match, data); err != nil {
-		w.log.Warn("report", zap.String("kind", ev.Kind), zap.String("match", ev.Match), zap.Error(err))
-		return err
+	return publish(ctx, w.js, eventsPrefix+ev.Kind+"."+ev.Match, data, w.log)
+}
+
+// publish stores a message in JetStream, trying again while the cluster
+// elects a new leader or the connection comes back, until ctx ends.
+func publish(ctx context.Context, js jetstream.JetStream, subject string, data []byte, log *zap.Logger, opts ...jetstream.PublishOpt) error {
+	for {
+		_, err := js.Publish(ctx, subject, data, opts...)
+		if err == nil {
+			return nil
+		}
+		log.Warn("publish, trying again", zap.String("subject", subject), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("publish %s: %w", subject, err)
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // publishAsync publishes a frame without waiting: the replay carries
