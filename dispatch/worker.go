@@ -195,6 +195,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	keep := make(chan struct{})
 	var kept sync.WaitGroup
 	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
+	req.Attempt = attempt
 	seq := 0
 	req.OnFrame = func(f orchestrator.Frame) {
 		data, err := json.Marshal(f)

@@ -34,6 +34,11 @@ type Request struct {
 	Limits Limits
 	// MatchID names the match; empty picks a random one.
 	MatchID string
+	// Attempt counts the deliveries of a match played again elsewhere
+	// after its first player was lost (0 or 1: the first); a later
+	// attempt's containers get names of their own, so they never clash
+	// with an earlier attempt's that may still be there.
+	Attempt int
 	// Background marks a match nobody is waiting for (a ladder's): in a
 	// queue it starts after every waiting match that is not.
 	Background bool
