@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -50,7 +51,19 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 	}
 	js, err := jetstream.New(n.nc)
 	if err == nil {
-		err = dispatch.Setup(ctx, js, dispatch.Config{Lease: cfg.NATSLease, MaxDeliveries: cfg.NATSDeliveries, Replicas: cfg.NATSReplicas})
+		// A cluster that is just starting has no JetStream leader yet.
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		for {
+			actx, cancelTry := context.WithTimeout(sctx, 10*time.Second)
+			err = dispatch.Setup(actx, js, dispatch.Config{Lease: cfg.NATSLease, MaxDeliveries: cfg.NATSDeliveries, Replicas: cfg.NATSReplicas})
+			cancelTry()
+			if err == nil || sctx.Err() != nil {
+				break
+			}
+			log.Info("nats not ready, trying again", zap.Error(err))
+			time.Sleep(time.Second)
+		}
+		cancel()
 	}
 	if err == nil {
 		n.disp, err = dispatch.NewDispatcher(ctx, n.nc, pin, log.Named("dispatch"))

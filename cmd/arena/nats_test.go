@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"arena/dispatch"
+	"arena/internal/dockertest"
+)
+
+// lockedBuffer is a process's stderr, read while it is written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+}
+
+func startProc(t *testing.T, name, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}}
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			p.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s's log:\n%s", name, p.stderr.String())
+		}
+	})
+	return p
+}
+
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+}
+
+// took reports whether the worker took the match, at the delivery.
+func (p *proc) took(match string, attempt int) bool {
+	return strings.Contains(p.stderr.String(), fmt.Sprintf(`match taken	{"worker": %q, "match": %q, "attempt": %d}`, p.name, match, attempt))
+}
+
+// The real thing on this machine: a three-node NATS cluster (streams
+// replicated ×3), a server that plays nothing itself and two workers,
+// each a process of its own, with bots in Docker. A worker killed with
+// kill -9 mid-match, a worker frozen past its lease, and a NATS node
+// lost: every match is played once to its end, by a live worker, and the
+// dead worker's containers are gone.
+func TestWorkersThroughANATSCluster(t *testing.T) {
+	cli := dockertest.Client(t)
+	slow := dockertest.TestBot(t, cli, "delay=60ms")
+	bin := arenaBinary(t)
+
+	var urls, routes []string
+	client, cluster := make([]int, 3), make([]int, 3)
+	for i := range 3 {
+		client[i], cluster[i] = freePort(t), freePort(t)
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", cluster[i]))
+	}
+	nodes := make([]*proc, 3)
+	for i := range 3 {
+		nodes[i] = startProc(t, fmt.Sprintf("nats-%d", i), bin, "nats", "--name", fmt.Sprintf("n%d", i),
+			"--listen", fmt.Sprintf("127.0.0.1:%d", client[i]), "--cluster", fmt.Sprintf("127.0.0.1:%d", cluster[i]),
+			"--routes", strings.Join(routes, ","), "--data", t.TempDir())
+	}
+	nats := strings.Join(urls, ",")
+	// The cluster is up once JetStream answers through every node.
+	for _, u := range urls {
+		nc, err := dispatch.Dial(u, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := jetstream.New(nc)
+		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			_, err := js.AccountInfo(ctx)
+			cancel()
+			if err == nil {
+				break
+			}
+			if time.Since(start) > 60*time.Second {
+				t.Fatalf("the NATS cluster did not come up: %v", err)
+			}
+		}
+		nc.Close()
+	}
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--nats", nats, "--concurrency", "0",
+		"--nats-replicas", "3", "--nats-lease", "2s")
+	workers := map[string]*proc{}
+	worker := func(name string) {
+		workers[name] = startProc(t, name, bin, "worker", "--nats", nats, "--concurrency", "1", "--name", name, "--log-level", "info")
+	}
+	worker("w1")
+	worker("w2")
+	holder := func(match string, attempt int) *proc {
+		t.Helper()
+		for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
+			for _, w := range workers {
+				if w.took(match, attempt) {
+					return w
+				}
+			}
+		}
+		t.Fatalf("no worker took delivery %d of %s", attempt, match)
+		return nil
+	}
+	body := fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow)
+	finishedBy := func(id string, not *proc) {
+		t.Helper()
+		m := s.waitStatus(t, id, "finished", "failed")
+		res, _ := m["result"].(map[string]any)
+		if m["status"] != "finished" || res == nil {
+			t.Fatalf("match %s: %v", id, m)
+		}
+		if by := res["worker"]; by == not.name || by == nil {
+			t.Errorf("match %s was played by %v", id, by)
+		}
+		dockertest.NoContainersLeft(t, cli, id)
+	}
+
+	t.Run("a worker killed mid-match", func(t *testing.T) {
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		dead := holder(id, 1)
+		dead.kill()
+		delete(workers, dead.name)
+		holder(id, 2)
+		finishedBy(id, dead)
+		worker("w3")
+	})
+
+	t.Run("a worker cut off past its lease", func(t *testing.T) {
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		cut := holder(id, 1)
+		cut.cmd.Process.Signal(syscall.SIGSTOP)
+		other := holder(id, 2)
+		cut.cmd.Process.Signal(syscall.SIGCONT)
+		finishedBy(id, cut)
+		if other == cut {
+			t.Fatal("the cut-off worker took the match again")
+		}
+		// Back, it learns it lost the lease and stops its own bots.
+		for start := time.Now(); !strings.Contains(cut.stderr.String(), "match given up"); time.Sleep(50 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("the cut-off worker never gave the match up")
+			}
+		}
+	})
+
+	t.Run("a NATS node lost", func(t *testing.T) {
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		nodes[0].kill()
+		waiting := s.post(t, body) // queued while a node is down
+		m := s.waitStatus(t, id, "finished", "failed")
+		if m["status"] != "finished" {
+			t.Fatalf("match %s: %v", id, m)
+		}
+		if m := s.waitStatus(t, waiting, "finished", "failed"); m["status"] != "finished" {
+			t.Fatalf("match %s: %v", waiting, m)
+		}
+	})
+
+	// The history holds each match once.
+	res, err := http.Get(s.url + "/api/matches?limit=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list struct {
+		Matches []struct{ ID, Status string }
+	}
+	json.NewDecoder(res.Body).Decode(&list)
+	seen := map[string]int{}
+	for _, m := range list.Matches {
+		seen[m.ID]++
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("match %s is %s times in the history", id, strconv.Itoa(n))
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d matches in the history, want 4", len(seen))
+	}
+}
