@@ -160,3 +160,31 @@ func envOr(key, def string) string {
 	}
 	return def
 }
+
+// benchDispatcher plays a bench's matches on the workers of a NATS
+// cluster; it sets the work queue up (with the defaults) when no server
+// did.
+func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orchestrator, log *zap.Logger) (*dispatch.Dispatcher, func(), error) {
+	nc, err := dispatch.Dial(urls, "arena bench")
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err == nil {
+		if _, serr := js.Stream(ctx, dispatch.MatchesStream); errors.Is(serr, jetstream.ErrStreamNotFound) {
+			err = dispatch.Setup(ctx, js, dispatch.Config{})
+		}
+	}
+	var disp *dispatch.Dispatcher
+	if err == nil {
+		disp, err = dispatch.NewDispatcher(ctx, nc, func(ctx context.Context, ref string) (string, error) {
+			img, err := orch.Image(ctx, ref)
+			return img.ID, err
+		}, log.Named("dispatch"))
+	}
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("nats %s: %w", urls, err)
+	}
+	return disp, func() { disp.Close(); nc.Close() }, nil
+}
