@@ -96,7 +96,7 @@ func (w *testWorker) busy() int {
 	return len(w.running)
 }
 
-func request(t *testing.T, id string, onFrame func(orchestrator.Frame)) orchestrator.Request {
+func request(t testing.TB, id string, onFrame func(orchestrator.Frame)) orchestrator.Request {
 	t.Helper()
 	g := snake.New()
 	m, err := g.Map(g.Maps()[0].Name)
