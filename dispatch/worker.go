@@ -210,6 +210,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	kept.Wait()
 	cause := context.Cause(mctx)
 	switch {
+	case err == nil:
+		// Played to its end (even if a stop came just after): reported.
+		// Should another delivery have started meanwhile, the server
+		// refuses this result.
+		rep.Result.Worker = w.cfg.Name
+		if err := w.finish(ctx, msg, job.Match, attempt, rep); err != nil {
+			log.Error("report the result", zap.Error(err))
+			return
+		}
+		log.Info("match played", zap.Strings("winners", rep.Result.Winners))
 	case errors.Is(cause, errLeaseLost):
 		// Another worker has it now; whatever this one says is refused.
 		log.Warn("match given up", zap.Error(cause))
@@ -218,18 +228,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		log.Info("match cancelled by the server")
 	case errors.Is(cause, errStopping):
 		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, errStopping.Error())
-	case err != nil && errors.Is(err, orchestrator.ErrInvalid):
+	case errors.Is(err, orchestrator.ErrInvalid):
 		w.report(ctx, Event{Kind: kindResult, Match: job.Match, Attempt: attempt, Reason: err.Error()})
 		_ = msg.TermWithReason(err.Error())
-	case err != nil:
-		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, err.Error())
 	default:
-		rep.Result.Worker = w.cfg.Name
-		if err := w.finish(ctx, msg, job.Match, attempt, rep); err != nil {
-			log.Error("report the result", zap.Error(err))
-			return
-		}
-		log.Info("match played", zap.Strings("winners", rep.Result.Winners))
+		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, err.Error())
 	}
 }
 

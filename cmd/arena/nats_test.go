@@ -225,3 +225,25 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 		t.Errorf("%d matches in the history, want 4", len(seen))
 	}
 }
+
+// arena bench --nats spreads a tournament's matches over the workers and
+// still prints the table and writes the CSV.
+func TestBenchThroughNATS(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	bin := arenaBinary(t)
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	startProc(t, "nats", bin, "nats", "--name", "bench", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data", t.TempDir())
+	startProc(t, "w1", bin, "worker", "--nats", url, "--concurrency", "2", "--name", "w1")
+	csv := t.TempDir() + "/out.csv"
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "bench", "--nats", url, "--bots", bots[0]+","+bots[1], "--repeats", "2", "--jobs", "2", "--out", csv)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("arena bench --nats: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), bots[0]) || !strings.Contains(stdout.String(), "2 match(es) written") {
+		t.Errorf("bench output:\n%s", stdout.String())
+	}
+}
