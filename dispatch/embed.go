@@ -24,6 +24,10 @@ type Node struct {
 	// nats-route://HOST:PORT addresses; empty: a single server.
 	Cluster string
 	Routes  []string
+	// NoAdvertise keeps the other nodes' client addresses from clients,
+	// which then reconnect only to the addresses they were given (nodes
+	// behind NAT or a proxy).
+	NoAdvertise bool
 }
 
 // Embedded is a NATS server running in this process.
@@ -51,7 +55,7 @@ func Start(n Node) (*Embedded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nats cluster address: %w", err)
 		}
-		opts.Cluster = server.ClusterOpts{Name: "arena", Host: host, Port: port}
+		opts.Cluster = server.ClusterOpts{Name: "arena", Host: host, Port: port, NoAdvertise: n.NoAdvertise}
 		opts.Routes = server.RoutesFromStr(strings.Join(n.Routes, ","))
 	}
 	ns, err := server.NewServer(opts)

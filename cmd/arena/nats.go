@@ -128,6 +128,7 @@ func cmdNATS(ctx context.Context, args []string, stderr io.Writer) error {
 	cluster := fs.String("cluster", envOr("ARENA_NATS_CLUSTER", ""), "HOST:PORT for the other nodes; empty: a single server (env ARENA_NATS_CLUSTER)")
 	routes := fs.String("routes", envOr("ARENA_NATS_ROUTES", ""), "comma-separated nats-route://HOST:PORT of the other nodes (env ARENA_NATS_ROUTES)")
 	data := fs.String("data", envOr("ARENA_DATA", "arena-nats-data"), "folder of JetStream's files (env ARENA_DATA)")
+	noAdvertise := fs.Bool("no-advertise", false, "do not tell clients the other nodes' addresses: they reconnect only to the URLs they were given")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: arena nats [flags]\n\nRuns a NATS server with JetStream, alone or as a node of a cluster.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -144,7 +145,7 @@ func cmdNATS(ctx context.Context, args []string, stderr io.Writer) error {
 			rs = append(rs, r)
 		}
 	}
-	ns, err := dispatch.Start(dispatch.Node{Name: *name, Dir: *data, Listen: *listen, Cluster: *cluster, Routes: rs})
+	ns, err := dispatch.Start(dispatch.Node{Name: *name, Dir: *data, Listen: *listen, Cluster: *cluster, Routes: rs, NoAdvertise: *noAdvertise})
 	if err != nil {
 		return platformErr(err)
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -14,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"arena/dispatch"
@@ -87,7 +92,7 @@ func (p *proc) took(match string, attempt int) bool {
 // dead worker's containers are gone.
 func TestWorkersThroughANATSCluster(t *testing.T) {
 	cli := dockertest.Client(t)
-	slow := dockertest.TestBot(t, cli, "delay=60ms")
+	slow := ownTag(t, cli, dockertest.TestBot(t, cli, "delay=60ms"))
 	bin := arenaBinary(t)
 
 	var urls, routes []string
@@ -101,7 +106,9 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 	for i := range 3 {
 		nodes[i] = startProc(t, fmt.Sprintf("nats-%d", i), bin, "nats", "--name", fmt.Sprintf("n%d", i),
 			"--listen", fmt.Sprintf("127.0.0.1:%d", client[i]), "--cluster", fmt.Sprintf("127.0.0.1:%d", cluster[i]),
-			"--routes", strings.Join(routes, ","), "--data", t.TempDir())
+			"--routes", strings.Join(routes, ","), "--data", t.TempDir(),
+			// A worker given one address (through the proxy below) keeps to it.
+			"--no-advertise")
 	}
 	nats := strings.Join(urls, ",")
 	// The cluster is up once JetStream answers through every node.
@@ -188,6 +195,31 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a worker whose network to NATS is cut", func(t *testing.T) {
+		// The only worker left reaches NATS through a proxy the test cuts.
+		px := newProxy(t, strings.TrimPrefix(urls[1], "nats://"))
+		for name, w := range workers {
+			w.cmd.Process.Signal(syscall.SIGTERM)
+			w.cmd.Wait()
+			delete(workers, name)
+		}
+		workers["wp"] = startProc(t, "wp", bin, "worker", "--nats", "nats://"+px.addr, "--concurrency", "1", "--name", "wp", "--log-level", "info")
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		cut := holder(id, 1)
+		worker("w4")
+		px.cut(true)
+		holder(id, 2)
+		// Cut off, it gives the match up and stops its own bots.
+		for start := time.Now(); !strings.Contains(cut.stderr.String(), "match given up"); time.Sleep(50 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("the cut-off worker never gave the match up")
+			}
+		}
+		px.cut(false)
+		finishedBy(id, cut)
+	})
+
 	t.Run("a NATS node lost", func(t *testing.T) {
 		id := s.post(t, body)
 		s.waitStatus(t, id, "running")
@@ -221,8 +253,8 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 			t.Errorf("match %s is %s times in the history", id, strconv.Itoa(n))
 		}
 	}
-	if len(seen) != 4 {
-		t.Errorf("%d matches in the history, want 4", len(seen))
+	if len(seen) != 5 {
+		t.Errorf("%d matches in the history, want 5", len(seen))
 	}
 }
 
@@ -231,6 +263,7 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 func TestBenchThroughNATS(t *testing.T) {
 	cli := dockertest.Client(t)
 	bots := dockertest.ExampleBots(t, cli)
+	bots = []string{ownTag(t, cli, bots[0]), ownTag(t, cli, bots[1])}
 	bin := arenaBinary(t)
 	port := freePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
@@ -246,4 +279,76 @@ func TestBenchThroughNATS(t *testing.T) {
 	if !strings.Contains(stdout.String(), bots[0]) || !strings.Contains(stdout.String(), "2 match(es) written") {
 		t.Errorf("bench output:\n%s", stdout.String())
 	}
+}
+
+// proxy forwards TCP connections to a NATS node until it is cut: then
+// it drops every connection and refuses new ones (a network partition).
+type proxy struct {
+	addr string
+	mu   sync.Mutex
+	down bool
+	open []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	p := &proxy{addr: l.Addr().String()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.down {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.open = append(p.open, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *proxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.open {
+			c.Close()
+		}
+		p.open = nil
+	}
+}
+
+// ownTag tags an image for this test alone (removed at its end), so the
+// matches through NATS, which pin images by id, never lose theirs to
+// another test that builds the same tag again meanwhile.
+func ownTag(t *testing.T, cli *client.Client, ref string) string {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	tag := fmt.Sprintf("arena-nats-test-%x/bot:latest", b)
+	if err := cli.ImageTag(t.Context(), ref, tag); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{})
+	})
+	return tag
 }
