@@ -40,12 +40,19 @@ type wait struct {
 	reasons []string
 	done    chan result // buffered: the result is sent once
 	over    bool
+	// stopped is closed when the worker of a cancelled match says it
+	// stopped it.
+	stopped chan struct{}
 }
 
 type result struct {
 	rep *orchestrator.Replay
 	err error
 }
+
+// stopWait bounds how long cancelling a match waits for its worker to
+// stop it.
+const stopWait = 30 * time.Second
 
 // ErrNoWorker is the kind of error of a match no worker could play.
 var ErrNoWorker = errors.New("no worker could play the match")
@@ -127,7 +134,7 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 	if err != nil {
 		return nil, err
 	}
-	w := &wait{onFrame: req.OnFrame, done: make(chan result, 1)}
+	w := &wait{onFrame: req.OnFrame, done: make(chan result, 1), stopped: make(chan struct{})}
 	d.mu.Lock()
 	d.waits[req.MatchID] = w
 	d.mu.Unlock()
@@ -158,6 +165,16 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		_ = d.nc.Publish(cancelPrefix+req.MatchID, nil)
 		if s, err := d.js.Stream(context.WithoutCancel(ctx), MatchesStream); err == nil {
 			_ = s.DeleteMsg(context.WithoutCancel(ctx), ack.Sequence)
+		}
+		// As in-process, the match ends once its bots are gone: wait for
+		// its worker to say so (for a while: it may be lost).
+		if d.attempt(req.MatchID) > 0 {
+			select {
+			case <-w.stopped:
+			case <-w.done:
+			case <-time.After(stopWait):
+				d.log.Warn("the worker of a cancelled match did not say it stopped", zap.String("match", req.MatchID))
+			}
 		}
 		return nil, context.Cause(ctx)
 	}
@@ -201,6 +218,13 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 		if err := json.Unmarshal(ev.Frame, &f); err == nil && on != nil {
 			on(f)
 		}
+	case kindStopped:
+		select {
+		case <-w.stopped:
+		default:
+			close(w.stopped)
+		}
+		d.mu.Unlock()
 	case kindHandback:
 		w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
 		d.mu.Unlock()

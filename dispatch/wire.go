@@ -54,6 +54,9 @@ const (
 	kindFrame    = "frame"
 	kindHandback = "handback"
 	kindResult   = "result"
+	// kindStopped: a match cancelled by the server is stopped on its
+	// worker, its containers removed.
+	kindStopped = "stopped"
 )
 
 // Event is what a worker reports about one delivery (attempt) of a match.

@@ -224,6 +224,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		// Another worker has it now; whatever this one says is refused.
 		log.Warn("match given up", zap.Error(cause))
 	case errors.Is(cause, errCancelled):
+		w.report(ctx, Event{Kind: kindStopped, Match: job.Match, Attempt: attempt})
 		_ = msg.Term()
 		log.Info("match cancelled by the server")
 	case errors.Is(cause, errStopping):
