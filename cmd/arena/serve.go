@@ -129,7 +129,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	stopWorker := func() {}
 	if cfg.Concurrency > 0 {
-		if stopWorker, err = localWorker(ctx, ns.nc, "serve@"+host, cfg.Concurrency, orch, reap, log); err != nil {
+		reapLost := func(ctx context.Context, id string) error {
+			_, err := janitor.RemoveLostMatch(ctx, id)
+			return err
+		}
+		if stopWorker, err = localWorker(ctx, ns.nc, "serve@"+host, cfg.Concurrency, orch, reapLost, log); err != nil {
 			return platformErr(err)
 		}
 	}

@@ -104,7 +104,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Name: o.name, Concurrency: n, Games: games(), Grace: o.grace, Log: log,
 		Player: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
 		Reap: func(ctx context.Context, id string) error {
-			_, err := janitor.RemoveMatch(ctx, id)
+			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err
 		},
 	})
