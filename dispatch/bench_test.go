@@ -43,7 +43,7 @@ func benchRig(b *testing.B, concurrency int) (direct, viaNATS orchestrator.Playe
 	if err := Setup(b.Context(), js, Config{}); err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewDispatcher(b.Context(), dnc, nil, nil)
+	d, err := NewDispatcher(b.Context(), dnc, "server", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -57,10 +57,11 @@ const stopWait = 30 * time.Second
 // ErrNoWorker is the kind of error of a match no worker could play.
 var ErrNoWorker = errors.New("no worker could play the match")
 
-// NewDispatcher follows the events stream from now on; Setup must have
-// run. pin resolves image references to ids for requests that carry
-// none (nil: requests must carry them).
-func NewDispatcher(ctx context.Context, nc *nats.Conn, pin func(ctx context.Context, ref string) (string, error), log *zap.Logger) (*Dispatcher, error) {
+// NewDispatcher follows the events stream from now on, through a durable
+// consumer of its own name (one per server; a bench takes its own); Setup
+// must have run. pin resolves image references to ids for requests that
+// carry none (nil: requests must carry them).
+func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx context.Context, ref string) (string, error), log *zap.Logger) (*Dispatcher, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -69,11 +70,22 @@ func NewDispatcher(ctx context.Context, nc *nats.Conn, pin func(ctx context.Cont
 		return nil, err
 	}
 	d := &Dispatcher{nc: nc, js: js, log: log, pin: pin, waits: map[string]*wait{}, seqs: map[uint64]string{}}
-	cons, err := js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+	// A durable consumer, replicated like its stream: it outlives the loss
+	// of a NATS node, and an event the server did not ack comes again.
+	cons, err := js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
+		Durable: name, DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 10 * time.Second, MaxAckPending: 100_000, InactiveThreshold: 24 * time.Hour,
+		Description: "arena: a server's or a bench's view of the matches it dispatched",
+	})
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
-	cc, err := cons.Consume(d.event)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		d.event(m)
+		_ = m.Ack()
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		log.Debug("follow events", zap.Error(err))
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
@@ -265,15 +277,23 @@ func (d *Dispatcher) endLocked(id string, w *wait, r result) {
 func (d *Dispatcher) replay(ev Event) (*orchestrator.Replay, error) {
 	data := []byte(ev.Replay)
 	if ev.Object != "" {
-		ctx := context.Background()
-		obs, err := d.js.ObjectStore(ctx, ReplayBucket)
-		if err != nil {
-			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
+		// While the cluster elects a new leader (a node lost), reads fail
+		// for a few seconds: try again for a minute.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for {
+			var err error
+			data, err = d.object(ctx, ev.Object)
+			if err == nil {
+				break
+			}
+			d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("replay of %s from the object store: %w", ev.Match, err)
+			case <-time.After(500 * time.Millisecond):
+			}
 		}
-		if data, err = obs.GetBytes(ctx, ev.Object); err != nil {
-			return nil, fmt.Errorf("replay of %s from the object store: %w", ev.Match, err)
-		}
-		_ = obs.Delete(ctx, ev.Object)
 	}
 	var rep orchestrator.Replay
 	if err := json.Unmarshal(data, &rep); err != nil {
@@ -339,4 +359,20 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// object reads a replay from the object store and deletes it there.
+func (d *Dispatcher) object(ctx context.Context, name string) ([]byte, error) {
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	obs, err := d.js.ObjectStore(tctx, ReplayBucket)
+	if err != nil {
+		return nil, err
+	}
+	data, err := obs.GetBytes(tctx, name)
+	if err != nil {
+		return nil, err
+	}
+	_ = obs.Delete(tctx, name)
+	return data, nil
 }

@@ -23,12 +23,14 @@ const (
 	matchesSubject = "arena.matches"
 	// EventsStream holds what workers report: starts, frames, hand-backs
 	// and results, under arena.ev.KIND.MATCH.
-	EventsStream  = "ARENA_EVENTS"
-	eventsPrefix  = "arena.ev."
-	cancelPrefix  = "arena.cancel."
-	ConsumerName  = "workers"
-	ReplayBucket  = "arena-replays"
-	maxDeliveries = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + MatchesStream + "." + ConsumerName
+	EventsStream = "ARENA_EVENTS"
+	eventsPrefix = "arena.ev."
+	cancelPrefix = "arena.cancel."
+	ConsumerName = "workers"
+	// serverConsumer is the server's durable consumer of the events.
+	serverConsumer = "server"
+	ReplayBucket   = "arena-replays"
+	maxDeliveries  = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + MatchesStream + "." + ConsumerName
 )
 
 // Job is a match as the work queue carries it: everything a worker needs

@@ -275,13 +275,9 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, id string, attem
 	if len(data) <= w.cfg.InlineMax {
 		ev.Replay = data
 	} else {
-		obs, err := w.js.ObjectStore(ctx, ReplayBucket)
-		if err != nil {
-			return fmt.Errorf("replay bucket: %w", err)
-		}
 		ev.Object = fmt.Sprintf("%s.%d", id, attempt)
-		if _, err := obs.PutBytes(ctx, ev.Object, data); err != nil {
-			return fmt.Errorf("put the replay in the object store: %w", err)
+		if err := w.putReplay(ctx, ev.Object, data); err != nil {
+			return err
 		}
 	}
 	if err := w.report(ctx, ev); err != nil {
@@ -357,4 +353,32 @@ func (w *Worker) request(j Job) (orchestrator.Request, error) {
 		Game: g, Map: m, Seed: j.Seed, Images: j.Images, ImageIDs: j.ImageIDs, Settings: j.Settings, MatchID: j.Match,
 		Limits: orchestrator.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes},
 	}, nil
+}
+
+// putReplay stores a replay in the object store, trying again for a
+// minute while the cluster elects a leader.
+func (w *Worker) putReplay(ctx context.Context, name string, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for {
+		err := func() error {
+			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			obs, err := w.js.ObjectStore(tctx, ReplayBucket)
+			if err != nil {
+				return err
+			}
+			_, err = obs.PutBytes(tctx, name, data)
+			return err
+		}()
+		if err == nil {
+			return nil
+		}
+		w.log.Warn("put a replay in the object store, trying again", zap.String("object", name), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("put the replay in the object store: %w", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

@@ -34,7 +34,7 @@ func natsPlayer(t *testing.T, o *orchestrator.Orchestrator, games []engine.Game,
 	if err := dispatch.Setup(t.Context(), js, dispatch.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := dispatch.NewDispatcher(t.Context(), nc, func(ctx context.Context, ref string) (string, error) {
+	d, err := dispatch.NewDispatcher(t.Context(), nc, "server", func(ctx context.Context, ref string) (string, error) {
 		img, err := o.Image(ctx, ref)
 		return img.ID, err
 	}, log.Named("dispatch"))

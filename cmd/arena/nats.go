@@ -66,7 +66,7 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		cancel()
 	}
 	if err == nil {
-		n.disp, err = dispatch.NewDispatcher(ctx, n.nc, pin, log.Named("dispatch"))
+		n.disp, err = dispatch.NewDispatcher(ctx, n.nc, "server", pin, log.Named("dispatch"))
 	}
 	if err != nil {
 		n.close()
@@ -177,8 +177,9 @@ func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orches
 		}
 	}
 	var disp *dispatch.Dispatcher
+	name := fmt.Sprintf("bench-%d", os.Getpid())
 	if err == nil {
-		disp, err = dispatch.NewDispatcher(ctx, nc, func(ctx context.Context, ref string) (string, error) {
+		disp, err = dispatch.NewDispatcher(ctx, nc, name, func(ctx context.Context, ref string) (string, error) {
 			img, err := orch.Image(ctx, ref)
 			return img.ID, err
 		}, log.Named("dispatch"))
@@ -187,5 +188,9 @@ func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orches
 		nc.Close()
 		return nil, nil, fmt.Errorf("nats %s: %w", urls, err)
 	}
-	return disp, func() { disp.Close(); nc.Close() }, nil
+	return disp, func() {
+		disp.Close()
+		_ = js.DeleteConsumer(context.WithoutCancel(ctx), dispatch.EventsStream, name)
+		nc.Close()
+	}, nil
 }
