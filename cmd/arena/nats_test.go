@@ -352,3 +352,12 @@ func ownTag(t *testing.T, cli *client.Client, ref string) string {
 	})
 	return tag
 }
+
+// A server that plays nothing itself needs workers a way in.
+func TestServeWithoutPlayers(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runMain(t.Context(), []string{"serve", "--concurrency", "0", "--data", t.TempDir()}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "ARENA_NATS_LISTEN") {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+}

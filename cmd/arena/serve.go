@@ -70,6 +70,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if cfg.Concurrency == 0 && cfg.NATS == "" && cfg.NATSListen == "" {
+		return usageErr("setting --concurrency / ARENA_CONCURRENCY = 0 leaves every match to workers of other hosts, which need a way in: set ARENA_NATS_LISTEN (or ARENA_NATS)")
+	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
 
