@@ -342,3 +342,27 @@ func (r *rig) starts(id string) uint64 {
 	}
 	return info.State.Subjects[subj]
 }
+
+// A match whose last delivery's worker died without a word fails, on
+// JetStream's advisory that it will not deliver it again.
+func TestAMatchWhoseLastWorkerDiedFails(t *testing.T) {
+	r := newRig(t, Config{Lease: 500 * time.Millisecond, MaxDeliveries: 1})
+	hold := make(chan struct{})
+	defer close(hold)
+	dead := r.worker("dead", bots(hold), WorkerConfig{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(t.Context(), request(t, "ccccccccccc1", nil))
+		done <- err
+	}()
+	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt("ccccccccccc1") == 1 })
+	dead.nc.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNoWorker) || !strings.Contains(err.Error(), "stopped answering") {
+			t.Errorf("got %v, want ErrNoWorker saying the worker stopped answering", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the match never failed")
+	}
+}
