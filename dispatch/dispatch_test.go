@@ -17,6 +17,7 @@ import (
 	"arena/engine/snake"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
+	"arena/sandbox"
 )
 
 // rig is an embedded NATS server with the work queue set up and a
@@ -364,5 +365,51 @@ func TestAMatchWhoseLastWorkerDiedFails(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the match never failed")
+	}
+}
+
+// noDocker is the launcher of a worker whose engine cannot be reached.
+type noDocker struct{}
+
+func (noDocker) Check(string) error { return nil }
+func (noDocker) Image(context.Context, string) (sandbox.Image, error) {
+	return sandbox.Image{}, errors.New("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+}
+func (noDocker) Launch(context.Context, sandbox.Spec) (orchestrator.Bot, error) {
+	panic("launch without an engine")
+}
+
+// A worker that cannot reach Docker hands its matches back; one that
+// can plays them.
+func TestAWorkerWithoutDockerHandsItsMatchesBack(t *testing.T) {
+	r := newRig(t, Config{MaxDeliveries: 50})
+	nc := connect(t, r.ns)
+	w, err := NewWorker(nc, WorkerConfig{Name: "broken", Games: []engine.Game{snake.New()}, Player: orchestrator.New(noDocker{}), Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); w.Run(ctx) }()
+	defer func() { cancel(); <-stopped }()
+	done := make(chan error, 1)
+	var rep *orchestrator.Replay
+	go func() {
+		var err error
+		rep, err = r.d.Play(t.Context(), request(t, "ddddddddddd1", nil))
+		done <- err
+	}()
+	waitFor(t, "the broken worker hands the match back", func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		w := r.d.waits["ddddddddddd1"]
+		return w != nil && len(w.reasons) > 0 && strings.Contains(w.reasons[0], "Cannot connect to the Docker daemon")
+	})
+	r.worker("good", bots(nil), WorkerConfig{})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "good" {
+		t.Errorf("played by %q, want good", rep.Result.Worker)
 	}
 }
