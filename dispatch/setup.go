@@ -21,8 +21,12 @@ type Config struct {
 	// Replicas is how many NATS nodes hold each stream (default 1; 3 in a
 	// three-node cluster).
 	Replicas int
-	// EventsMaxAge is how long frames and results are kept (default 1 h).
-	EventsMaxAge time.Duration
+	// EventsMaxAge is how long frames and results are kept (default
+	// 15 min: the server reads them within moments, and matches of a
+	// server down longer are over anyway), and EventsMaxBytes how much of
+	// them (default 1 GiB; the oldest go first).
+	EventsMaxAge   time.Duration
+	EventsMaxBytes int64
 }
 
 func (c Config) withDefaults() Config {
@@ -36,7 +40,10 @@ func (c Config) withDefaults() Config {
 		c.Replicas = 1
 	}
 	if c.EventsMaxAge <= 0 {
-		c.EventsMaxAge = time.Hour
+		c.EventsMaxAge = 15 * time.Minute
+	}
+	if c.EventsMaxBytes <= 0 {
+		c.EventsMaxBytes = 1 << 30
 	}
 	return c
 }
@@ -56,6 +63,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: EventsStream, Subjects: []string{eventsPrefix + ">"}, Retention: jetstream.LimitsPolicy,
 		Storage: jetstream.FileStorage, Replicas: cfg.Replicas, MaxAge: cfg.EventsMaxAge,
+		MaxBytes: cfg.EventsMaxBytes, Discard: jetstream.DiscardOld,
 		Description: "arena: starts, frames, hand-backs and results of matches",
 	})
 	if err != nil {
