@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -275,10 +276,11 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, id string, attem
 	if len(data) <= w.cfg.InlineMax {
 		ev.Replay = data
 	} else {
-		ev.Object = fmt.Sprintf("%s.%d", id, attempt)
-		if err := w.putReplay(ctx, ev.Object, data); err != nil {
+		name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d", id, attempt), data)
+		if err != nil {
 			return err
 		}
+		ev.Object = name
 	}
 	if err := w.report(ctx, ev); err != nil {
 		return err
@@ -355,12 +357,15 @@ func (w *Worker) request(j Job) (orchestrator.Request, error) {
 	}, nil
 }
 
-// putReplay stores a replay in the object store, trying again for a
-// minute while the cluster elects a leader.
-func (w *Worker) putReplay(ctx context.Context, name string, data []byte) error {
+// putReplay stores a replay in the object store and reads it back, trying
+// again (under a new name) for a minute while the cluster elects a leader:
+// a put cut by the loss of a node can leave an object whose chunks do not
+// match its digest. It returns the name the replay is stored under.
+func (w *Worker) putReplay(ctx context.Context, base string, data []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	for {
+	for try := 1; ; try++ {
+		name := fmt.Sprintf("%s.%d", base, try)
 		err := func() error {
 			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
@@ -368,16 +373,25 @@ func (w *Worker) putReplay(ctx context.Context, name string, data []byte) error 
 			if err != nil {
 				return err
 			}
-			_, err = obs.PutBytes(tctx, name, data)
+			if _, err := obs.PutBytes(tctx, name, data); err != nil {
+				return err
+			}
+			back, err := obs.GetBytes(tctx, name)
+			if err == nil && !bytes.Equal(back, data) {
+				err = errors.New("the replay read back differs")
+			}
+			if err != nil {
+				_ = obs.Delete(tctx, name)
+			}
 			return err
 		}()
 		if err == nil {
-			return nil
+			return name, nil
 		}
 		w.log.Warn("put a replay in the object store, trying again", zap.String("object", name), zap.Error(err))
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("put the replay in the object store: %w", err)
+			return "", fmt.Errorf("put the replay in the object store: %w", err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
