@@ -98,6 +98,12 @@ type BenchOutcome struct {
 // nothing more, cancels the matches in progress (their containers are
 // removed) and returns ctx's error.
 func (o *Orchestrator) RunBench(ctx context.Context, plan BenchPlan, jobs int, report func(BenchOutcome)) error {
+	return o.RunBenchOn(ctx, o, plan, jobs, report)
+}
+
+// RunBenchOn is RunBench with the matches played by p (a dispatcher to
+// workers on other hosts, say); the orchestrator still checks them.
+func (o *Orchestrator) RunBenchOn(ctx context.Context, p Player, plan BenchPlan, jobs int, report func(BenchOutcome)) error {
 	matches := plan.Matches()
 	if len(matches) == 0 {
 		return invalid(errors.New("the plan has no matches: it needs at least two different bots"))
@@ -122,7 +128,7 @@ func (o *Orchestrator) RunBench(ctx context.Context, plan BenchPlan, jobs int, r
 		go func() {
 			defer wg.Done()
 			for m := range work {
-				rep, err := o.Play(ctx, Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings, Limits: plan.Limits})
+				rep, err := p.Play(ctx, Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings, Limits: plan.Limits})
 				if ctx.Err() != nil {
 					continue // interrupted: not a result
 				}

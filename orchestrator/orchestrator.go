@@ -23,12 +23,22 @@ type Request struct {
 	Map  engine.Map
 	Seed uint64
 	// Images are the bots' image references, one per seat.
-	Images   []string
+	Images []string
+	// ImageIDs, when set, pin each seat to an exact image by its id
+	// (resolved when the match was created, perhaps on another host): the
+	// match plays that image or fails with ErrImageNotFound. The bots keep
+	// the ids and names of Images.
+	ImageIDs []string
 	Settings json.RawMessage
 	// Limits override the game's defaults where non-zero.
 	Limits Limits
 	// MatchID names the match; empty picks a random one.
 	MatchID string
+	// Attempt counts the deliveries of a match played again elsewhere
+	// after its first player was lost (0 or 1: the first); a later
+	// attempt's containers get names of their own, so they never clash
+	// with an earlier attempt's that may still be there.
+	Attempt int
 	// Background marks a match nobody is waiting for (a ladder's): in a
 	// queue it starts after every waiting match that is not.
 	Background bool
@@ -123,18 +133,29 @@ func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (
 	if !resolve {
 		return match, nil, nil
 	}
+	if len(req.ImageIDs) > 0 && len(req.ImageIDs) != len(req.Images) {
+		return nil, nil, invalid(fmt.Errorf("%d image ids for %d bots", len(req.ImageIDs), len(req.Images)))
+	}
 	images := make([]sandbox.Image, len(req.Images))
 	for i, ref := range req.Images {
 		if j := slices.Index(req.Images, ref); j < i {
 			images[i] = images[j]
 			continue
 		}
-		if images[i], err = o.launcher.Image(ctx, ref); err != nil {
+		look := ref
+		if len(req.ImageIDs) > 0 {
+			look = req.ImageIDs[i]
+		}
+		if images[i], err = o.launcher.Image(ctx, look); err != nil {
 			if errors.Is(err, sandbox.ErrBadReference) {
 				return nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
 			}
+			if look != ref {
+				return nil, nil, fmt.Errorf("bot %d: image %s (%s): %w", i+1, ref, look, err)
+			}
 			return nil, nil, err
 		}
+		images[i].Ref = ref
 	}
 	return match, images, nil
 }

@@ -74,7 +74,7 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	}
 	rep := newReplay(matchID, req, match, lim, seats)
 	r := &run{
-		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID,
+		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID, attempt: req.Attempt,
 		match: match, seats: seats, lim: lim,
 		rec: newRecorder(match, seats, rep, req.OnFrame),
 	}
@@ -101,6 +101,7 @@ type run struct {
 	o       *Orchestrator
 	log     *zap.Logger
 	matchID string
+	attempt int
 	match   engine.Match
 	seats   []*seat
 	lim     Limits
@@ -113,10 +114,14 @@ type run struct {
 func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 	var wg sync.WaitGroup
 	for _, s := range r.seats {
+		name := fmt.Sprintf("arena-%s-%d", r.matchID, s.n)
+		if r.attempt > 1 {
+			name = fmt.Sprintf("arena-%s-%d-%d", r.matchID, r.attempt, s.n)
+		}
 		wg.Go(func() {
 			bot, err := r.o.launcher.Launch(ctx, sandbox.Spec{
 				Image:           s.image,
-				Name:            fmt.Sprintf("arena-%s-%d", r.matchID, s.n),
+				Name:            name,
 				MatchID:         r.matchID,
 				BotID:           s.id,
 				Framing:         f,

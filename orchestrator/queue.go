@@ -47,6 +47,7 @@ type Update struct {
 // once per change, however many they are.
 type Queue struct {
 	o        *Orchestrator
+	player   Player
 	slots    int
 	max      int // waiting matches at most; 0: no limit
 	onUpdate func(Update)
@@ -86,10 +87,23 @@ func (j *job) touch() {
 // delivered before the match leaves the queue, so whatever onUpdate
 // records is in place when Follow stops following it.
 func NewQueue(o *Orchestrator, concurrency, maxWaiting int, onUpdate func(Update)) *Queue {
+	return NewQueueWith(o, o, concurrency, maxWaiting, onUpdate)
+}
+
+// Player plays one match to its end: the orchestrator itself, or a
+// dispatcher that has it played on another host. Play reports frames
+// through req.OnFrame and returns ctx's cause when ctx ends first.
+type Player interface {
+	Play(ctx context.Context, req Request) (*Replay, error)
+}
+
+// NewQueueWith is NewQueue with the matches played by p; o keeps the
+// clock.
+func NewQueueWith(o *Orchestrator, p Player, concurrency, maxWaiting int, onUpdate func(Update)) *Queue {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	return &Queue{o: o, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}}
+	return &Queue{o: o, player: p, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}}
 }
 
 // Enqueue adds a match (req.MatchID must be set) and returns its place in
@@ -189,7 +203,7 @@ func (q *Queue) play(j *job) {
 			user(f)
 		}
 	}
-	rep, err := q.o.Play(j.ctx, req)
+	rep, err := q.player.Play(j.ctx, req)
 	u := Update{ID: req.MatchID, State: StateFinished, Replay: rep}
 	if err != nil {
 		u = Update{ID: req.MatchID, State: StateFailed, Err: err}

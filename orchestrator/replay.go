@@ -124,6 +124,9 @@ type Result struct {
 	// (local bots); the bots' paths, joined, when they differ.
 	StdioPath string `json:"stdio_path,omitempty"`
 	Replay    string `json:"replay,omitempty"`
+	// Worker names the worker that played the match, when a worker
+	// did (through NATS).
+	Worker string `json:"worker,omitempty"`
 }
 
 // BotResult is one bot's outcome and what it used.

@@ -115,6 +115,17 @@ func (j *Janitor) RemoveMatch(ctx context.Context, matchID string) (CleanupRepor
 	return j.clean(ctx, matchID, false)
 }
 
+// RemoveLostMatch removes every container of one match, whatever its
+// owner: the match was handed to another player after its first one lost
+// it (a worker killed, or cut off from the work queue, perhaps in another
+// container whose processes this one cannot see).
+func (j *Janitor) RemoveLostMatch(ctx context.Context, matchID string) (CleanupReport, error) {
+	if matchID == "" {
+		return CleanupReport{}, errors.New("remove a lost match's containers: no match id")
+	}
+	return j.clean(ctx, matchID, true)
+}
+
 // RemoveAll removes every Arena container, also those of running Arena
 // processes, and sweeps the FIFO folder.
 func (j *Janitor) RemoveAll(ctx context.Context) (CleanupReport, error) {

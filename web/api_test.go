@@ -51,9 +51,15 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 		cfg.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
 	}
 	cfg.Resources = Resources{MemoryBytes: 256 << 20, CPUs: 1, Pids: 64}
+	games, orch := []engine.Game{tanks.New()}, orchestrator.New(l, orchestrator.WithLogger(log))
+	var player orchestrator.Player
+	if viaNATS {
+		player = natsPlayer(t, orch, games, concurrency, log)
+	}
 	s := New(cfg, Deps{
-		Games:        []engine.Game{tanks.New()},
-		Orchestrator: orchestrator.New(l, orchestrator.WithLogger(log)),
+		Games:        games,
+		Orchestrator: orch,
+		Player:       player,
 		Store:        st,
 		Concurrency:  concurrency,
 		Log:          log,

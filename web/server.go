@@ -103,6 +103,9 @@ type Deps struct {
 	Store        *store.Store
 	// Concurrency bounds the matches played at once.
 	Concurrency int
+	// Player plays the queue's matches: nil, the Orchestrator on this
+	// host; else, say, a dispatcher to workers on other hosts.
+	Player orchestrator.Player
 	// Ping checks the Docker engine for /healthz.
 	Ping func(ctx context.Context) error
 	// Stdio says how bots' stdio travels (for /healthz).
@@ -171,7 +174,11 @@ func New(cfg Config, deps Deps) *Server {
 		cfg.IdleTimeout = 60 * time.Second
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
-	s.queue = orchestrator.NewQueue(deps.Orchestrator, deps.Concurrency, cfg.QueueMax, s.record)
+	var player orchestrator.Player = deps.Orchestrator
+	if deps.Player != nil {
+		player = deps.Player
+	}
+	s.queue = orchestrator.NewQueueWith(deps.Orchestrator, player, deps.Concurrency, cfg.QueueMax, s.record)
 	inFlight := cfg.Ladder.InFlight
 	if inFlight <= 0 {
 		inFlight = max(1, deps.Concurrency) + 1

@@ -28,6 +28,7 @@ import (
 
 type benchOptions struct {
 	game, bots, opponents, maps, seed, out, settings string
+	nats                                             string
 	repeats, jobs, maxRounds                         int
 	baseline                                         bool
 	sprt                                             string // bench_sprt.go
@@ -48,6 +49,7 @@ func benchFlags(out io.Writer) (*flag.FlagSet, *benchOptions, map[string]*string
 	fs.StringVar(&o.out, "out", "", "write one CSV row per finished match to this file")
 	fs.StringVar(&o.settings, "settings", "", "game settings as JSON")
 	fs.IntVar(&o.maxRounds, "max-rounds", 0, "lower the game's round limit (games with a max_rounds setting)")
+	fs.StringVar(&o.nats, "nats", "", "play the matches on the workers of this NATS (comma-separated URLs), --jobs of them at once")
 	fs.BoolVar(&o.baseline, "baseline", false, "also time the bare container lifecycle (create, start, remove) of as many containers, and the platform's memory per running match")
 	sprtFlags(fs, o)
 	vals := register(fs, false)
@@ -160,7 +162,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	started := time.Now()
 	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
-	err = orch.RunBench(ctx, plan, o.jobs, func(out orchestrator.BenchOutcome) {
+	var player orchestrator.Player = orch
+	if o.nats != "" {
+		disp, stop, err := benchDispatcher(ctx, o.nats, orch, log)
+		if err != nil {
+			return platformErr(err)
+		}
+		defer stop()
+		player = disp
+	}
+	err = orch.RunBenchOn(ctx, player, plan, o.jobs, func(out orchestrator.BenchOutcome) {
 		done++
 		if out.Err != nil {
 			failed++

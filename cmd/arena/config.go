@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -41,6 +42,15 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	Ladder          bool
 	LadderMax       int // entries per game's ladder; 0: no limit
+	// NATS (serve): the external cluster's URLs (empty: embedded), the
+	// embedded server's client address for other hosts' workers, and the
+	// work queue's policy.
+	NATS           string
+	NATSListen     string
+	NATSLease      time.Duration
+	NATSReplicas   int
+	NATSDeliveries int
+	NATSInFlight   int // matches handed to NATS at once; 0: see inFlight
 	// Every command's.
 	MemoryBytes   int64
 	CPUs          float64
@@ -88,13 +98,70 @@ var settings = []setting{
 		c.Data = v
 		return nil
 	}},
-	{env: "ARENA_CONCURRENCY", flag: "concurrency", def: "", usage: "matches played at once (default: half the CPUs, at least 1)", server: true, set: func(c *Config, v string) (err error) {
+	{env: "ARENA_CONCURRENCY", flag: "concurrency", def: "", usage: "matches played at once on this host (default: half the CPUs, at least 1; 0: none, workers play them all)", server: true, set: func(c *Config, v string) (err error) {
 		if v == "" {
 			c.Concurrency = max(1, runtime.NumCPU()/2)
 			return nil
 		}
 		c.Concurrency, err = strconv.Atoi(v)
-		if err == nil && c.Concurrency < 1 {
+		if err == nil && c.Concurrency < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_NATS", flag: "nats", def: "", usage: "comma-separated URLs of an external NATS cluster (nats://HOST:4222,…); empty: the server embeds its own", server: true, set: func(c *Config, v string) error {
+		c.NATS = v
+		if v == "" {
+			return nil
+		}
+		for _, u := range strings.Split(v, ",") {
+			if u = strings.TrimSpace(u); !strings.Contains(u, "://") {
+				return fmt.Errorf("%q is not a URL (nats://HOST:PORT)", u)
+			}
+		}
+		return nil
+	}},
+	{env: "ARENA_NATS_LISTEN", flag: "nats-listen", def: "", usage: "HOST:PORT where the embedded NATS server lets workers of other hosts connect; empty: this process only", server: true, set: func(c *Config, v string) error {
+		c.NATSListen = v
+		if v == "" {
+			return nil
+		}
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return err
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q is not a port", port)
+		}
+		return nil
+	}},
+	{env: "ARENA_NATS_LEASE", flag: "nats-lease", def: "30s", usage: "how long a worker holds a match without a sign of life before it goes to another", server: true, set: func(c *Config, v string) (err error) {
+		c.NATSLease, err = time.ParseDuration(v)
+		if err == nil && c.NATSLease < 100*time.Millisecond {
+			err = errors.New("must be at least 100ms")
+		}
+		return err
+	}},
+	{env: "ARENA_NATS_REPLICAS", flag: "nats-replicas", def: "1", usage: "NATS nodes holding each stream (3 in a three-node cluster)", server: true, set: func(c *Config, v string) (err error) {
+		c.NATSReplicas, err = strconv.Atoi(v)
+		if err == nil && (c.NATSReplicas < 1 || c.NATSReplicas > 5) {
+			err = errors.New("must be from 1 to 5")
+		}
+		return err
+	}},
+	{env: "ARENA_NATS_DELIVERIES", flag: "nats-deliveries", def: "5", usage: "deliveries of one match at most; past them it fails with every worker's reason", server: true, set: func(c *Config, v string) (err error) {
+		c.NATSDeliveries, err = strconv.Atoi(v)
+		if err == nil && c.NATSDeliveries < 1 {
+			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_NATS_INFLIGHT", flag: "nats-inflight", def: "", usage: "matches handed to the workers at once, the others waiting in the server's line (default: the concurrency when only this host plays, else 64)", server: true, set: func(c *Config, v string) (err error) {
+		if v == "" {
+			return nil
+		}
+		c.NATSInFlight, err = strconv.Atoi(v)
+		if err == nil && c.NATSInFlight < 1 {
 			err = errors.New("must be at least 1")
 		}
 		return err

@@ -55,6 +55,7 @@ const mainUsage = `arena plays matches between bots packaged as Docker images.
 
 Usage:
   arena serve [flags]                 serve the web page and the API (default http://127.0.0.1:5006)
+  arena worker --nats URL             play the matches of a server on other hosts, through NATS
   arena run [flags] IMAGE IMAGE...    play one match and print the result
   arena bench [flags] --bots IMAGES   play a tournament in parallel, with a live ranking and a CSV
   arena bench --sprt 0,20 --bots NEW,OLD  is NEW better than OLD? pairs of matches until a sequential test decides
@@ -63,6 +64,7 @@ Usage:
   arena replay rerun FILE --seat N    run a recorded bot again on its inputs; see where it answers differently
   arena ladder show|recompute GAME    a game's leaderboard; its ratings recomputed from the history
   arena cleanup [--all]               remove containers left by Arena runs that died
+  arena nats [flags]                  run a NATS server (JetStream), alone or as a cluster node
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
   arena help [COMMAND]                show help
 
@@ -133,10 +135,14 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdCleanup(ctx, rest, stdout, stderr)
 	case "ladder":
 		err = cmdLadder(ctx, rest, stdout, stderr)
+	case "worker":
+		err = cmdWorker(ctx, rest, stdout, stderr)
+	case "nats":
+		err = cmdNATS(ctx, rest, stderr)
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, run, bench, doctor, replay, ladder, cleanup, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, run, bench, doctor, replay, ladder, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -175,6 +181,9 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, replayUsage)
 	case "ladder":
 		fs, _ := ladderFlags(stdout)
+		fs.Usage()
+	case "worker":
+		fs, _, _ := workerFlags(stdout)
 		fs.Usage()
 	case "cleanup":
 		fs, _, _ := cleanupFlags(stdout)

@@ -70,6 +70,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if cfg.Concurrency == 0 && cfg.NATS == "" && cfg.NATSListen == "" {
+		return usageErr("setting --concurrency / ARENA_CONCURRENCY = 0 leaves every match to workers of other hosts, which need a way in: set ARENA_NATS_LISTEN (or ARENA_NATS)")
+	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
 
@@ -106,6 +109,38 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(err)
 	}
 	janitor := newJanitor(cli, owner, cfg.StdioDir, log)
+	reap := func(ctx context.Context, id string) error {
+		_, err := janitor.RemoveMatch(ctx, id)
+		return err
+	}
+	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
+
+	// Matches go through NATS JetStream: the embedded server unless
+	// ARENA_NATS names a cluster. This host plays ARENA_CONCURRENCY of
+	// them at once itself, as a worker in this process.
+	ns, err := startNATS(ctx, cfg, log, func(ctx context.Context, ref string) (string, error) {
+		img, err := orch.Image(ctx, ref)
+		return img.ID, err
+	})
+	if err != nil {
+		return err
+	}
+	defer ns.close()
+	// The matches of a server that stopped are over (Recover below).
+	if err := ns.disp.Purge(ctx); err != nil {
+		return platformErr(fmt.Errorf("nats: clear the work queue: %w", err))
+	}
+	stopWorker := func() {}
+	if cfg.Concurrency > 0 {
+		reapLost := func(ctx context.Context, id string) error {
+			_, err := janitor.RemoveLostMatch(ctx, id)
+			return err
+		}
+		if stopWorker, err = localWorker(ctx, ns.nc, "serve@"+host, cfg.Concurrency, orch, reapLost, log); err != nil {
+			return platformErr(err)
+		}
+	}
+	defer stopWorker()
 	srv := web.New(web.Config{
 		Token:            cfg.Token,
 		Hosts:            serverHosts(cfg),
@@ -121,9 +156,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax},
 	}, web.Deps{
 		Games:        games(),
-		Orchestrator: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
+		Orchestrator: orch,
+		Player:       ns.disp,
 		Store:        st,
-		Concurrency:  cfg.Concurrency,
+		Concurrency:  ns.inFlight(cfg),
 		Ping: func(ctx context.Context) error {
 			_, err := cli.Ping(ctx)
 			return err
@@ -133,11 +169,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := cli.ImageInspect(ctx, ref)
 			return err == nil
 		},
-		Reap: func(ctx context.Context, id string) error {
-			_, err := janitor.RemoveMatch(ctx, id)
-			return err
-		},
-		Log: log,
+		Reap: reap,
+		Log:  log,
 	})
 	if err := srv.Recover(ctx); err != nil {
 		return platformErr(err)
@@ -145,7 +178,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()
-	fmt.Fprintf(stderr, "arena: serving http://%s (data in %s, %d match(es) at a time)\n", addr, cfg.Data, cfg.Concurrency)
+	fmt.Fprintf(stderr, "arena: serving http://%s (data in %s, %d match(es) at a time here)\n", addr, cfg.Data, cfg.Concurrency)
+	switch {
+	case cfg.NATS != "":
+		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", cfg.NATS)
+	case cfg.NATSListen != "":
+		fmt.Fprintf(stderr, "arena: workers of other hosts connect to nats://%s\n", cfg.NATSListen)
+	}
 	select {
 	case err := <-served:
 		return platformErr(fmt.Errorf("serve on %s: %w", addr, err))
@@ -157,6 +196,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := srv.Shutdown(shutCtx); err != nil {
 		log.Warn("shutdown", zap.Error(err))
 	}
+	// The matches this host plays end and their containers go.
+	stopWorker()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return platformErr(err)
 	}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"arena/dispatch"
+	"arena/internal/dockertest"
+)
+
+// lockedBuffer is a process's stderr, read while it is written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+}
+
+func startProc(t *testing.T, name, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}}
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			p.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s's log:\n%s", name, p.stderr.String())
+		}
+	})
+	return p
+}
+
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+}
+
+// took reports whether the worker took the match, at the delivery.
+func (p *proc) took(match string, attempt int) bool {
+	return strings.Contains(p.stderr.String(), fmt.Sprintf(`match taken	{"worker": %q, "match": %q, "attempt": %d}`, p.name, match, attempt))
+}
+
+// The real thing on this machine: a three-node NATS cluster (streams
+// replicated ×3), a server that plays nothing itself and two workers,
+// each a process of its own, with bots in Docker. A worker killed with
+// kill -9 mid-match, a worker frozen past its lease, and a NATS node
+// lost: every match is played once to its end, by a live worker, and the
+// dead worker's containers are gone.
+func TestWorkersThroughANATSCluster(t *testing.T) {
+	cli := dockertest.Client(t)
+	slow := ownTag(t, cli, dockertest.TestBot(t, cli, "delay=60ms"))
+	bin := arenaBinary(t)
+
+	var urls, routes []string
+	client, cluster := make([]int, 3), make([]int, 3)
+	for i := range 3 {
+		client[i], cluster[i] = freePort(t), freePort(t)
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", cluster[i]))
+	}
+	nodes := make([]*proc, 3)
+	for i := range 3 {
+		nodes[i] = startProc(t, fmt.Sprintf("nats-%d", i), bin, "nats", "--name", fmt.Sprintf("n%d", i),
+			"--listen", fmt.Sprintf("127.0.0.1:%d", client[i]), "--cluster", fmt.Sprintf("127.0.0.1:%d", cluster[i]),
+			"--routes", strings.Join(routes, ","), "--data", t.TempDir(),
+			// A worker given one address (through the proxy below) keeps to it.
+			"--no-advertise")
+	}
+	nats := strings.Join(urls, ",")
+	// The cluster is up once JetStream answers through every node.
+	for _, u := range urls {
+		nc, err := dispatch.Dial(u, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := jetstream.New(nc)
+		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			_, err := js.AccountInfo(ctx)
+			cancel()
+			if err == nil {
+				break
+			}
+			if time.Since(start) > 60*time.Second {
+				t.Fatalf("the NATS cluster did not come up: %v", err)
+			}
+		}
+		nc.Close()
+	}
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--nats", nats, "--concurrency", "0",
+		"--nats-replicas", "3", "--nats-lease", "2s")
+	workers := map[string]*proc{}
+	worker := func(name string) {
+		workers[name] = startProc(t, name, bin, "worker", "--nats", nats, "--concurrency", "1", "--name", name, "--log-level", "info")
+	}
+	worker("w1")
+	worker("w2")
+	holder := func(match string, attempt int) *proc {
+		t.Helper()
+		for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
+			for _, w := range workers {
+				if w.took(match, attempt) {
+					return w
+				}
+			}
+		}
+		t.Fatalf("no worker took delivery %d of %s", attempt, match)
+		return nil
+	}
+	body := fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow)
+	finishedBy := func(id string, not *proc) {
+		t.Helper()
+		m := s.waitStatus(t, id, "finished", "failed")
+		res, _ := m["result"].(map[string]any)
+		if m["status"] != "finished" || res == nil {
+			t.Fatalf("match %s: %v", id, m)
+		}
+		if by := res["worker"]; by == not.name || by == nil {
+			t.Errorf("match %s was played by %v", id, by)
+		}
+		dockertest.NoContainersLeft(t, cli, id)
+	}
+
+	t.Run("a worker killed mid-match", func(t *testing.T) {
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		dead := holder(id, 1)
+		dead.kill()
+		delete(workers, dead.name)
+		holder(id, 2)
+		finishedBy(id, dead)
+		worker("w3")
+	})
+
+	t.Run("a worker cut off past its lease", func(t *testing.T) {
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		cut := holder(id, 1)
+		cut.cmd.Process.Signal(syscall.SIGSTOP)
+		other := holder(id, 2)
+		cut.cmd.Process.Signal(syscall.SIGCONT)
+		finishedBy(id, cut)
+		if other == cut {
+			t.Fatal("the cut-off worker took the match again")
+		}
+		// Back, it learns it lost the lease and stops its own bots.
+		for start := time.Now(); !strings.Contains(cut.stderr.String(), "match given up"); time.Sleep(50 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("the cut-off worker never gave the match up")
+			}
+		}
+	})
+
+	t.Run("a worker whose network to NATS is cut", func(t *testing.T) {
+		// The only worker left reaches NATS through a proxy the test cuts.
+		px := newProxy(t, strings.TrimPrefix(urls[1], "nats://"))
+		for name, w := range workers {
+			w.cmd.Process.Signal(syscall.SIGTERM)
+			w.cmd.Wait()
+			delete(workers, name)
+		}
+		workers["wp"] = startProc(t, "wp", bin, "worker", "--nats", "nats://"+px.addr, "--concurrency", "1", "--name", "wp", "--log-level", "info")
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		cut := holder(id, 1)
+		worker("w4")
+		px.cut(true)
+		holder(id, 2)
+		// Cut off, it gives the match up and stops its own bots.
+		for start := time.Now(); !strings.Contains(cut.stderr.String(), "match given up"); time.Sleep(50 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("the cut-off worker never gave the match up")
+			}
+		}
+		px.cut(false)
+		finishedBy(id, cut)
+	})
+
+	t.Run("a NATS node lost", func(t *testing.T) {
+		id := s.post(t, body)
+		s.waitStatus(t, id, "running")
+		nodes[0].kill()
+		waiting := s.post(t, body) // queued while a node is down
+		m := s.waitStatus(t, id, "finished", "failed")
+		if m["status"] != "finished" {
+			t.Fatalf("match %s: %v", id, m)
+		}
+		if m := s.waitStatus(t, waiting, "finished", "failed"); m["status"] != "finished" {
+			t.Fatalf("match %s: %v", waiting, m)
+		}
+	})
+
+	// The history holds each match once.
+	res, err := http.Get(s.url + "/api/matches?limit=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list struct {
+		Matches []struct{ ID, Status string }
+	}
+	json.NewDecoder(res.Body).Decode(&list)
+	seen := map[string]int{}
+	for _, m := range list.Matches {
+		seen[m.ID]++
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("match %s is %s times in the history", id, strconv.Itoa(n))
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("%d matches in the history, want 5", len(seen))
+	}
+}
+
+// arena bench --nats spreads a tournament's matches over the workers and
+// still prints the table and writes the CSV.
+func TestBenchThroughNATS(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	bots = []string{ownTag(t, cli, bots[0]), ownTag(t, cli, bots[1])}
+	bin := arenaBinary(t)
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	startProc(t, "nats", bin, "nats", "--name", "bench", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data", t.TempDir())
+	startProc(t, "w1", bin, "worker", "--nats", url, "--concurrency", "2", "--name", "w1")
+	csv := t.TempDir() + "/out.csv"
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "bench", "--nats", url, "--bots", bots[0]+","+bots[1], "--repeats", "2", "--jobs", "2", "--out", csv)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("arena bench --nats: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), bots[0]) || !strings.Contains(stdout.String(), "2 match(es) written") {
+		t.Errorf("bench output:\n%s", stdout.String())
+	}
+}
+
+// proxy forwards TCP connections to a NATS node until it is cut: then
+// it drops every connection and refuses new ones (a network partition).
+type proxy struct {
+	addr string
+	mu   sync.Mutex
+	down bool
+	open []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	p := &proxy{addr: l.Addr().String()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			if p.down {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				p.mu.Unlock()
+				c.Close()
+				continue
+			}
+			p.open = append(p.open, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *proxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for _, c := range p.open {
+			c.Close()
+		}
+		p.open = nil
+	}
+}
+
+// ownTag tags an image for this test alone (removed at its end), so the
+// matches through NATS, which pin images by id, never lose theirs to
+// another test that builds the same tag again meanwhile.
+func ownTag(t *testing.T, cli *client.Client, ref string) string {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	tag := fmt.Sprintf("arena-nats-test-%x/bot:latest", b)
+	if err := cli.ImageTag(t.Context(), ref, tag); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), tag, image.RemoveOptions{})
+	})
+	return tag
+}
+
+// A server that plays nothing itself needs workers a way in.
+func TestServeWithoutPlayers(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runMain(t.Context(), []string{"serve", "--concurrency", "0", "--data", t.TempDir()}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "ARENA_NATS_LISTEN") {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+}

@@ -1,0 +1,415 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
+
+	"arena/engine"
+	"arena/engine/snake"
+	"arena/orchestrator"
+	"arena/orchestrator/fake"
+	"arena/sandbox"
+)
+
+// rig is an embedded NATS server with the work queue set up and a
+// dispatcher on it.
+type rig struct {
+	t  *testing.T
+	ns *Embedded
+	d  *Dispatcher
+	js jetstream.JetStream
+}
+
+func newRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	ns, err := Start(Node{Name: "test", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Stop)
+	nc := connect(t, ns)
+	js, _ := jetstream.New(nc)
+	if err := Setup(t.Context(), js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDispatcher(t.Context(), nc, "server", nil, zaptest.NewLogger(t).Named("dispatcher"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return &rig{t: t, ns: ns, d: d, js: js}
+}
+
+func connect(t *testing.T, ns *Embedded) *nats.Conn {
+	t.Helper()
+	nc, err := ns.Connect(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// worker starts a worker playing with scripted bots on its own
+// connection; stop ends it (handing its matches back) and waits.
+func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConfig) *testWorker {
+	r.t.Helper()
+	nc := connect(r.t, r.ns)
+	cfg.Name, cfg.Games = name, []engine.Game{snake.New()}
+	cfg.Player = orchestrator.New(fake.NewLauncher(scripts))
+	cfg.Log = zaptest.NewLogger(r.t).Named(name)
+	w, err := NewWorker(nc, cfg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(ctx); err != nil {
+			r.t.Error(err)
+		}
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	r.t.Cleanup(stop)
+	return &testWorker{Worker: w, nc: nc, stop: stop}
+}
+
+type testWorker struct {
+	*Worker
+	nc   *nats.Conn
+	stop func()
+}
+
+func (w *testWorker) busy() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.running)
+}
+
+func request(t testing.TB, id string, onFrame func(orchestrator.Frame)) orchestrator.Request {
+	t.Helper()
+	g := snake.New()
+	m, err := g.Map(g.Maps()[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := []string{"bot/a", "bot/b"}
+	return orchestrator.Request{Game: g, Map: m, Seed: 7, Images: images, MatchID: id,
+		ImageIDs: []string{fake.ImageID(images[0]), fake.ImageID(images[1])}, OnFrame: onFrame}
+}
+
+// answers are the bots of the tests: they go straight, or wait for hold.
+func bots(hold <-chan struct{}) map[string]fake.Script {
+	s := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("up") }, Hold: hold}
+	return map[string]fake.Script{"bot/a": s, "bot/b": s}
+}
+
+func TestAWorkerPlaysTheMatchAndStreamsItsFrames(t *testing.T) {
+	r := newRig(t, Config{})
+	r.worker("w1", bots(nil), WorkerConfig{})
+	var turns []int
+	rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa1", func(f orchestrator.Frame) { turns = append(turns, f.Turn) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "w1" || rep.MatchID != "aaaaaaaaaaa1" {
+		t.Errorf("result by %q of %q, want w1 and aaaaaaaaaaa1", rep.Result.Worker, rep.MatchID)
+	}
+	if len(turns) != len(rep.Frames) {
+		t.Errorf("%d frames live, %d in the replay", len(turns), len(rep.Frames))
+	}
+	for i, turn := range turns {
+		if turn != rep.Frames[i].Turn {
+			t.Fatalf("live frame %d is turn %d, the replay's is %d", i, turn, rep.Frames[i].Turn)
+		}
+	}
+}
+
+func TestABigReplayTravelsThroughTheObjectStore(t *testing.T) {
+	r := newRig(t, Config{})
+	r.worker("w1", bots(nil), WorkerConfig{InlineMax: 1})
+	rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa2", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Frames) == 0 {
+		t.Fatal("a replay without frames")
+	}
+	obs, _ := r.js.ObjectStore(t.Context(), ReplayBucket)
+	if list, _ := obs.List(t.Context()); len(list) != 0 {
+		t.Errorf("%d replays left in the object store", len(list))
+	}
+}
+
+func TestAMatchWhoseWorkerLostNATSIsPlayedByAnother(t *testing.T) {
+	r := newRig(t, Config{Lease: time.Second})
+	hold := make(chan struct{})
+	dead := r.worker("dead", bots(hold), WorkerConfig{})
+	done := make(chan error, 1)
+	var rep *orchestrator.Replay
+	go func() {
+		var err error
+		rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa3", nil))
+		done <- err
+	}()
+	waitFor(t, "the first worker takes the match", func() bool { return r.d.attempt("aaaaaaaaaaa3") == 1 })
+	// Cut it off: no more progress acks.
+	dead.nc.Close()
+	r.worker("alive", bots(nil), WorkerConfig{})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "alive" {
+		t.Errorf("played by %q, want alive", rep.Result.Worker)
+	}
+	// The cut-off worker stopped its own bots when it lost the lease.
+	waitFor(t, "the cut-off worker stops its match", func() bool { return dead.busy() == 0 })
+	close(hold)
+}
+
+func TestALongMatchKeepsItsLease(t *testing.T) {
+	r := newRig(t, Config{Lease: 400 * time.Millisecond})
+	// The bots wait for 1.5 s: almost four leases.
+	hold := make(chan struct{})
+	time.AfterFunc(1500*time.Millisecond, func() { close(hold) })
+	r.worker("w1", bots(hold), WorkerConfig{})
+	r.worker("w2", bots(hold), WorkerConfig{})
+	if _, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa4", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.starts("aaaaaaaaaaa4"); n != 1 {
+		t.Errorf("%d deliveries, want 1", n)
+	}
+}
+
+func TestALateResultIsRefused(t *testing.T) {
+	r := newRig(t, Config{})
+	done := make(chan error, 1)
+	var rep *orchestrator.Replay
+	go func() {
+		var err error
+		rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa5", nil))
+		done <- err
+	}()
+	waitFor(t, "the match is published", func() bool { return r.d.waiting("aaaaaaaaaaa5") })
+	send := func(ev Event) {
+		ev.V, ev.Match = Version, "aaaaaaaaaaa5"
+		data, _ := json.Marshal(ev)
+		if _, err := r.js.Publish(t.Context(), eventsPrefix+ev.Kind+"."+ev.Match, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good, _ := json.Marshal(orchestrator.Replay{MatchID: "aaaaaaaaaaa5", Result: orchestrator.Result{Turns: 2}})
+	late, _ := json.Marshal(orchestrator.Replay{MatchID: "aaaaaaaaaaa5", Result: orchestrator.Result{Turns: 1}})
+	send(Event{Kind: kindStart, Attempt: 1, Worker: "cut-off"})
+	send(Event{Kind: kindStart, Attempt: 2, Worker: "other"})
+	send(Event{Kind: kindResult, Attempt: 1, Worker: "cut-off", Replay: late})
+	send(Event{Kind: kindResult, Attempt: 2, Worker: "other", Replay: good})
+	send(Event{Kind: kindResult, Attempt: 2, Worker: "other", Replay: late})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "other" || rep.Result.Turns != 2 {
+		t.Errorf("result by %q with %d turns, want other's with 2", rep.Result.Worker, rep.Result.Turns)
+	}
+}
+
+func TestAWorkerWithoutTheImageHandsTheMatchBackUntilTheLastDelivery(t *testing.T) {
+	r := newRig(t, Config{MaxDeliveries: 3})
+	none := map[string]fake.Script{}
+	r.worker("w1", none, WorkerConfig{})
+	r.worker("w2", none, WorkerConfig{})
+	_, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa6", nil))
+	if !errors.Is(err, ErrNoWorker) {
+		t.Fatalf("got %v, want ErrNoWorker", err)
+	}
+	if n := strings.Count(err.Error(), "not known to the fake launcher"); n != 3 {
+		t.Errorf("%d reasons in %q, want 3 (one a delivery)", n, err)
+	}
+	if !strings.Contains(err.Error(), "bot/a") {
+		t.Errorf("%q does not name the missing image", err)
+	}
+}
+
+func TestAStoppingWorkerHandsItsMatchBack(t *testing.T) {
+	r := newRig(t, Config{})
+	hold := make(chan struct{})
+	leaving := r.worker("leaving", bots(hold), WorkerConfig{})
+	done := make(chan error, 1)
+	var rep *orchestrator.Replay
+	go func() {
+		var err error
+		rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa7", nil))
+		done <- err
+	}()
+	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt("aaaaaaaaaaa7") == 1 })
+	leaving.stop()
+	r.worker("staying", bots(nil), WorkerConfig{})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "staying" {
+		t.Errorf("played by %q, want staying", rep.Result.Worker)
+	}
+}
+
+func TestCancellingAMatchStopsItOnItsWorker(t *testing.T) {
+	r := newRig(t, Config{})
+	hold := make(chan struct{})
+	defer close(hold)
+	w := r.worker("w1", bots(hold), WorkerConfig{})
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(ctx, request(t, "aaaaaaaaaaa8", nil))
+		done <- err
+	}()
+	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt("aaaaaaaaaaa8") == 1 })
+	cancel(orchestrator.ErrCancelled)
+	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+		t.Fatalf("got %v, want ErrCancelled", err)
+	}
+	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 })
+}
+
+func TestUnknownVersionsAreRefused(t *testing.T) {
+	var ev Event
+	err := decode([]byte(`{"v":2,"kind":"result","match":"x"}`), &ev)
+	if !errors.Is(err, ErrVersion) {
+		t.Errorf("v2: got %v, want ErrVersion", err)
+	}
+	if ev.Match != "" {
+		t.Errorf("v2 was read: %+v", ev)
+	}
+	if err := decode([]byte(`{"kind":"result"}`), &ev); !errors.Is(err, ErrVersion) {
+		t.Errorf("no version: got %v, want ErrVersion", err)
+	}
+}
+
+func TestAJobOfAnUnknownVersionFailsItsMatch(t *testing.T) {
+	r := newRig(t, Config{})
+	r.worker("w1", bots(nil), WorkerConfig{})
+	// A match the dispatcher waits for, then a job for it in a version
+	// from the future.
+	w := &wait{done: make(chan result, 1)}
+	r.d.mu.Lock()
+	r.d.waits["bbbbbbbbbbb1"] = w
+	r.d.mu.Unlock()
+	if _, err := r.js.Publish(t.Context(), matchesSubject, []byte(`{"v":99,"match":"bbbbbbbbbbb1","game":"snake"}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-w.done:
+		if !errors.Is(res.err, ErrNoWorker) || !strings.Contains(res.err.Error(), "unknown message version 99") {
+			t.Errorf("got %v, want the version named", res.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result")
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// starts counts the deliveries of a match that a worker took.
+func (r *rig) starts(id string) uint64 {
+	s, err := r.js.Stream(r.t.Context(), EventsStream)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	subj := eventsPrefix + kindStart + "." + id
+	info, err := s.Info(r.t.Context(), jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return info.State.Subjects[subj]
+}
+
+// A match whose last delivery's worker died without a word fails, on
+// JetStream's advisory that it will not deliver it again.
+func TestAMatchWhoseLastWorkerDiedFails(t *testing.T) {
+	r := newRig(t, Config{Lease: 500 * time.Millisecond, MaxDeliveries: 1})
+	hold := make(chan struct{})
+	defer close(hold)
+	dead := r.worker("dead", bots(hold), WorkerConfig{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(t.Context(), request(t, "ccccccccccc1", nil))
+		done <- err
+	}()
+	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt("ccccccccccc1") == 1 })
+	dead.nc.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNoWorker) || !strings.Contains(err.Error(), "stopped answering") {
+			t.Errorf("got %v, want ErrNoWorker saying the worker stopped answering", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the match never failed")
+	}
+}
+
+// noDocker is the launcher of a worker whose engine cannot be reached.
+type noDocker struct{}
+
+func (noDocker) Check(string) error { return nil }
+func (noDocker) Image(context.Context, string) (sandbox.Image, error) {
+	return sandbox.Image{}, errors.New("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+}
+func (noDocker) Launch(context.Context, sandbox.Spec) (orchestrator.Bot, error) {
+	panic("launch without an engine")
+}
+
+// A worker that cannot reach Docker hands its matches back; one that
+// can plays them.
+func TestAWorkerWithoutDockerHandsItsMatchesBack(t *testing.T) {
+	r := newRig(t, Config{MaxDeliveries: 50})
+	nc := connect(t, r.ns)
+	w, err := NewWorker(nc, WorkerConfig{Name: "broken", Games: []engine.Game{snake.New()}, Player: orchestrator.New(noDocker{}), Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); w.Run(ctx) }()
+	defer func() { cancel(); <-stopped }()
+	done := make(chan error, 1)
+	var rep *orchestrator.Replay
+	go func() {
+		var err error
+		rep, err = r.d.Play(t.Context(), request(t, "ddddddddddd1", nil))
+		done <- err
+	}()
+	waitFor(t, "the broken worker hands the match back", func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		w := r.d.waits["ddddddddddd1"]
+		return w != nil && len(w.reasons) > 0 && strings.Contains(w.reasons[0], "Cannot connect to the Docker daemon")
+	})
+	r.worker("good", bots(nil), WorkerConfig{})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "good" {
+		t.Errorf("played by %q, want good", rep.Result.Worker)
+	}
+}

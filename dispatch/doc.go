@@ -1,0 +1,18 @@
+// Package dispatch spreads matches over many hosts through NATS
+// JetStream. Nothing here schedules, leases or retries on its own: the
+// work queue, its durable pull consumer, acks, redelivery and replication
+// are JetStream's.
+//
+//   - wire.go: the messages (every one carries a version; an unknown
+//     version is refused, never misread).
+//   - setup.go: the streams, the workers' consumer and the replay bucket.
+//   - dispatcher.go: the server's side, an orchestrator.Player that
+//     publishes a match to the work queue, follows its frames and takes
+//     its first accepted result (keyed by match id and delivery attempt).
+//   - worker.go: a worker's side: takes matches with a durable pull
+//     consumer, keeps each lease alive with progress acks while it plays,
+//     streams frames, reports the result (big replays through the object
+//     store) or hands the match back with a reason.
+//   - embed.go: the NATS server embedded in arena serve, and a cluster
+//     node for arena nats.
+package dispatch

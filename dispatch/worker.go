@@ -1,0 +1,398 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/orchestrator"
+)
+
+// WorkerConfig is a worker's setup.
+type WorkerConfig struct {
+	// Name names the worker in events and match records.
+	Name string
+	// Concurrency is how many matches it plays at once (at least 1).
+	Concurrency int
+	// Games are the games it can play.
+	Games []engine.Game
+	// Player plays a match on this host (the orchestrator).
+	Player orchestrator.Player
+	// Reap removes whatever containers of a match are left on this host
+	// (from an earlier delivery whose worker died); nil: none.
+	Reap func(ctx context.Context, matchID string) error
+	// InlineMax is the largest replay sent inside a message (default
+	// 512 KiB); larger ones go through the object store.
+	InlineMax int
+	// Grace is how long running matches may finish once the worker is
+	// told to stop, before they are handed back (default 0: hand back at
+	// once).
+	Grace time.Duration
+	Log   *zap.Logger
+}
+
+// Worker takes matches from the work queue and plays them.
+type Worker struct {
+	cfg WorkerConfig
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	log *zap.Logger
+
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc
+}
+
+// Causes of a match stopped on a worker.
+var (
+	errLeaseLost = errors.New("the lease on the match was lost (no contact with NATS)")
+	errStopping  = errors.New("the worker is stopping")
+	errCancelled = errors.New("cancelled by the server")
+)
+
+// NewWorker returns a worker on nc.
+func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.InlineMax <= 0 {
+		cfg.InlineMax = 512 << 10
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	if cfg.Player == nil {
+		return nil, errors.New("worker: no player")
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]context.CancelCauseFunc{}}, nil
+}
+
+// Run takes and plays matches until ctx ends; then it takes no more, lets
+// running matches finish for the grace period and hands back the rest.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := consumer(ctx, w.js)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	info := cons.CachedInfo()
+	lease, maxDeliver := info.Config.AckWait, info.Config.MaxDeliver
+	sub, err := w.nc.Subscribe(cancelPrefix+"*", func(m *nats.Msg) {
+		w.stopMatch(strings.TrimPrefix(m.Subject, cancelPrefix), errCancelled)
+	})
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	play, stopPlay := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopPlay(nil)
+	var wg sync.WaitGroup
+	for range w.cfg.Concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				msg, err := cons.Next(jetstream.FetchContext(ctx))
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+						w.log.Warn("take a match", zap.Error(err))
+						select {
+						case <-ctx.Done():
+						case <-time.After(250 * time.Millisecond):
+						}
+					}
+					continue
+				}
+				w.handle(play, msg, lease, maxDeliver)
+			}
+		})
+	}
+	<-ctx.Done()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	if w.cfg.Grace > 0 {
+		select {
+		case <-done:
+		case <-time.After(w.cfg.Grace):
+		}
+	}
+	stopPlay(errStopping)
+	<-done
+	return nil
+}
+
+func (w *Worker) stopMatch(id string, cause error) {
+	w.mu.Lock()
+	cancel := w.running[id]
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// handle plays one delivery of a match.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Duration, maxDeliver int) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		_ = msg.TermWithReason("not a JetStream message")
+		return
+	}
+	attempt := int(meta.NumDelivered)
+	var job Job
+	if err := decode(msg.Data(), &job); err != nil {
+		// Unknown versions are refused, not misread: the match fails.
+		w.log.Error("match refused", zap.Error(err))
+		var head struct {
+			Match string `json:"match"`
+		}
+		_ = json.Unmarshal(msg.Data(), &head)
+		if head.Match != "" {
+			w.report(ctx, Event{Kind: kindResult, Match: head.Match, Attempt: attempt, Reason: err.Error()})
+		}
+		_ = msg.TermWithReason(err.Error())
+		return
+	}
+	log := w.log.With(zap.String("match", job.Match), zap.Int("attempt", attempt))
+	req, err := w.request(job)
+	if err != nil {
+		w.report(ctx, Event{Kind: kindResult, Match: job.Match, Attempt: attempt, Reason: err.Error()})
+		_ = msg.TermWithReason(err.Error())
+		return
+	}
+	mctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w.mu.Lock()
+	w.running[job.Match] = cancel
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.running, job.Match)
+		w.mu.Unlock()
+	}()
+	w.report(ctx, Event{Kind: kindStart, Match: job.Match, Attempt: attempt})
+	log.Info("match taken")
+	if attempt > 1 && w.cfg.Reap != nil {
+		// An earlier delivery's worker may have died on this host.
+		if err := w.cfg.Reap(ctx, job.Match); err != nil {
+			log.Warn("remove an earlier delivery's containers", zap.Error(err))
+		}
+	}
+	keep := make(chan struct{})
+	var kept sync.WaitGroup
+	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
+	req.Attempt = attempt
+	seq := 0
+	req.OnFrame = func(f orchestrator.Frame) {
+		data, err := json.Marshal(f)
+		if err != nil {
+			return
+		}
+		w.publishAsync(Event{Kind: kindFrame, Match: job.Match, Attempt: attempt, Seq: seq, Frame: data})
+		seq++
+	}
+	rep, err := w.cfg.Player.Play(mctx, req)
+	close(keep)
+	kept.Wait()
+	cause := context.Cause(mctx)
+	switch {
+	case err == nil:
+		// Played to its end (even if a stop came just after): reported.
+		// Should another delivery have started meanwhile, the server
+		// refuses this result.
+		rep.Result.Worker = w.cfg.Name
+		if err := w.finish(ctx, msg, job.Match, attempt, rep); err != nil {
+			log.Error("report the result", zap.Error(err))
+			return
+		}
+		log.Info("match played", zap.Strings("winners", rep.Result.Winners))
+	case errors.Is(cause, errLeaseLost):
+		// Another worker has it now; whatever this one says is refused.
+		log.Warn("match given up", zap.Error(cause))
+	case errors.Is(cause, errCancelled):
+		w.report(ctx, Event{Kind: kindStopped, Match: job.Match, Attempt: attempt})
+		_ = msg.Term()
+		log.Info("match cancelled by the server")
+	case errors.Is(cause, errStopping):
+		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, errStopping.Error())
+	case errors.Is(err, orchestrator.ErrInvalid):
+		w.report(ctx, Event{Kind: kindResult, Match: job.Match, Attempt: attempt, Reason: err.Error()})
+		_ = msg.TermWithReason(err.Error())
+	default:
+		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, err.Error())
+	}
+}
+
+// keepLease sends progress acks while the match plays and cancels it
+// when NATS has confirmed none for most of a lease: by then JetStream
+// gives it to another worker.
+func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Duration, cancel context.CancelCauseFunc, done <-chan struct{}) {
+	every := max(lease/4, 50*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	confirmed := time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// Past most of a lease without a confirmed ack (the worker was cut
+		// off, or frozen), JetStream may have given the match to another.
+		if time.Since(confirmed) > lease*3/4 {
+			cancel(errLeaseLost)
+			return
+		}
+		if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
+			confirmed = time.Now()
+		}
+	}
+}
+
+// finish reports the result, then acks the delivery.
+func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, id string, attempt int, rep *orchestrator.Replay) error {
+	data, err := orchestrator.EncodeReplay(rep)
+	if err != nil {
+		return err
+	}
+	ev := Event{Kind: kindResult, Match: id, Attempt: attempt}
+	if len(data) <= w.cfg.InlineMax {
+		ev.Replay = data
+	} else {
+		name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d", id, attempt), data)
+		if err != nil {
+			return err
+		}
+		ev.Object = name
+	}
+	if err := w.report(ctx, ev); err != nil {
+		return err
+	}
+	return msg.DoubleAck(ctx)
+}
+
+// handBack gives the match back to the queue with a reason, or fails it
+// with that reason on its last delivery.
+func (w *Worker) handBack(ctx context.Context, msg jetstream.Msg, id string, attempt, maxDeliver int, reason string) {
+	w.log.Warn("match handed back", zap.String("match", id), zap.Int("attempt", attempt), zap.String("reason", reason))
+	if maxDeliver > 0 && attempt >= maxDeliver {
+		w.report(ctx, Event{Kind: kindResult, Match: id, Attempt: attempt, Reason: reason})
+		_ = msg.TermWithReason(reason)
+		return
+	}
+	w.report(ctx, Event{Kind: kindHandback, Match: id, Attempt: attempt, Reason: reason})
+	_ = msg.NakWithDelay(200 * time.Millisecond)
+}
+
+// report publishes an event and waits for JetStream to store it.
+func (w *Worker) report(ctx context.Context, ev Event) error {
+	ev.V, ev.Worker = Version, w.cfg.Name
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return publish(ctx, w.js, eventsPrefix+ev.Kind+"."+ev.Match, data, w.log)
+}
+
+// publish stores a message in JetStream, trying again while the cluster
+// elects a new leader or the connection comes back, until ctx ends.
+func publish(ctx context.Context, js jetstream.JetStream, subject string, data []byte, log *zap.Logger, opts ...jetstream.PublishOpt) error {
+	for {
+		_, err := js.Publish(ctx, subject, data, opts...)
+		if err == nil {
+			return nil
+		}
+		log.Warn("publish, trying again", zap.String("subject", subject), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("publish %s: %w", subject, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// publishAsync publishes a frame without waiting: the replay carries
+// every frame anyway.
+func (w *Worker) publishAsync(ev Event) {
+	ev.V, ev.Worker = Version, w.cfg.Name
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	_, _ = w.js.PublishAsync(eventsPrefix+ev.Kind+"."+ev.Match, data)
+}
+
+// request rebuilds the orchestrator's request from a job.
+func (w *Worker) request(j Job) (orchestrator.Request, error) {
+	g, err := engine.Find(w.cfg.Games, j.Game)
+	if err != nil {
+		return orchestrator.Request{}, fmt.Errorf("game: %w", err)
+	}
+	m, err := g.Map(j.Map)
+	if err != nil {
+		return orchestrator.Request{}, fmt.Errorf("map: %w", err)
+	}
+	return orchestrator.Request{
+		Game: g, Map: m, Seed: j.Seed, Images: j.Images, ImageIDs: j.ImageIDs, Settings: j.Settings, MatchID: j.Match,
+		Limits: orchestrator.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes},
+	}, nil
+}
+
+// putReplay stores a replay in the object store and reads it back, trying
+// again (under a new name) for a minute while the cluster elects a leader:
+// a put cut by the loss of a node can leave an object whose chunks do not
+// match its digest. It returns the name the replay is stored under.
+func (w *Worker) putReplay(ctx context.Context, base string, data []byte) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for try := 1; ; try++ {
+		name := fmt.Sprintf("%s.%d", base, try)
+		err := func() error {
+			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			obs, err := w.js.ObjectStore(tctx, ReplayBucket)
+			if err != nil {
+				return err
+			}
+			if _, err := obs.PutBytes(tctx, name, data); err != nil {
+				return err
+			}
+			back, err := obs.GetBytes(tctx, name)
+			if err == nil && !bytes.Equal(back, data) {
+				err = errors.New("the replay read back differs")
+			}
+			if err != nil {
+				_ = obs.Delete(tctx, name)
+			}
+			return err
+		}()
+		if err == nil {
+			return name, nil
+		}
+		w.log.Warn("put a replay in the object store, trying again", zap.String("object", name), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("put the replay in the object store: %w", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package orchestrator_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"arena/engine/snake"
+	"arena/orchestrator"
+	"arena/orchestrator/fake"
+)
+
+// A match created on one host and played on another plays the exact
+// images it was pinned to, under the names it was created with.
+func TestPinnedImages(t *testing.T) {
+	g := snake.New()
+	m, err := g.Map(g.Maps()[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("up") }}
+	o := orchestrator.New(fake.NewLauncher(map[string]fake.Script{"bot/a": up, "bot/b": up}))
+	req := orchestrator.Request{Game: g, Map: m, Seed: 1, Images: []string{"bot/a", "bot/b"}, Settings: []byte(`{"max_rounds":1}`)}
+
+	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}
+	rep, err := o.Play(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range rep.Bots {
+		if b.Image != req.Images[i] || b.ImageID != req.ImageIDs[i] {
+			t.Errorf("seat %d: %s (%s), want %s (%s)", i, b.Image, b.ImageID, req.Images[i], req.ImageIDs[i])
+		}
+	}
+
+	// Another build under the same name is not the pinned image.
+	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/other")}
+	_, err = o.Play(t.Context(), req)
+	if !errors.Is(err, orchestrator.ErrImageNotFound) || !strings.Contains(err.Error(), "bot 2: image bot/b (sha256:") {
+		t.Errorf("got %v, want ErrImageNotFound naming bot/b and its id", err)
+	}
+
+	req.ImageIDs = req.ImageIDs[:1]
+	if err := o.Validate(t.Context(), req, true); !errors.Is(err, orchestrator.ErrInvalid) {
+		t.Errorf("one id for two bots: got %v, want ErrInvalid", err)
+	}
+}
