@@ -185,11 +185,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	view.stop(table, done)
 	warnFallback(stderr, d.StdioPath())
-	if err != nil && !errors.Is(err, context.Canceled) {
-		if errors.Is(err, orchestrator.ErrInvalid) {
-			return usageErr("%v", err)
-		}
-		return platformErr(err)
+	if err := tournamentErr(err); err != nil {
+		return err
 	}
 	took := time.Since(started)
 	printRanking(stdout, table, done, total, took)
@@ -542,4 +539,18 @@ func readRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// tournamentErr is how a tournament's error ends the command: none when it
+// was interrupted (the finished rows are kept), a usage error for what was
+// asked wrong, else the platform's.
+func tournamentErr(err error) error {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled):
+		return nil
+	case errors.Is(err, orchestrator.ErrInvalid):
+		return usageErr("%v", err)
+	default:
+		return platformErr(err)
+	}
 }

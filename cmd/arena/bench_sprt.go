@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -105,11 +104,8 @@ func benchSPRT(ctx context.Context, stdout, stderr io.Writer, o *benchOptions, t
 	})
 	sv.stop(table, done)
 	warnFallback(stderr, d.StdioPath())
-	if err != nil && !errors.Is(err, context.Canceled) {
-		if errors.Is(err, orchestrator.ErrInvalid) {
-			return usageErr("%v", err)
-		}
-		return platformErr(err)
+	if err := tournamentErr(err); err != nil {
+		return err
 	}
 	printSPRT(stdout, test, st, candidate, base, time.Since(started))
 	if csvOut != nil {
