@@ -137,20 +137,9 @@ func TestLadderWithRealBots(t *testing.T) {
 func TestLadderBrowser(t *testing.T) {
 	cli := dockertest.Client(t)
 	bots := dockertest.ExampleBots(t, cli)
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the browser test needs Debian's chromium (apt-get install chromium): %v", err)
-	}
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--concurrency", "2")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.WindowSize(1400, 1100),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := newBrowser(t, 1400, 1100)
 	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,20 +26,9 @@ func TestPageForBotAuthors(t *testing.T) {
 	crasher := dockertest.TestBot(t, cli, "delay=20ms,exit-at=8")
 	bin := dockertest.GoBinary(t, filepath.Join(dockertest.Root(), "botkits", "go"), "./snake-greedy")
 	labelled := dockertest.Build(t, cli, "arena-test/labelled-snake", dockertest.ScratchDockerfile()+"LABEL io.arena.game=snake\n", map[string]string{"bot": "@" + bin})
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the browser test needs Debian's chromium (apt-get install chromium): %v", err)
-	}
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t))
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.WindowSize(1400, 1400),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := newBrowser(t, 1400, 1400)
 	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {

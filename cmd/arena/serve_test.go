@@ -176,20 +176,9 @@ func TestBrowser(t *testing.T) {
 	cli := dockertest.Client(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
 	slow := dockertest.TestBot(t, cli, "delay=40ms")
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("the browser test needs Debian's chromium (apt-get install chromium): %v", err)
-	}
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t))
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.WindowSize(1400, 1100),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := newBrowser(t, 1400, 1100)
 
 	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -451,4 +440,23 @@ func TestSecondServerOnTheSameDataFolder(t *testing.T) {
 			t.Errorf("a bot of the first server's match is %v", st)
 		}
 	}
+}
+
+// newBrowser starts Debian's chromium, headless, with a window of the size
+// given, cut off from the network it cannot reach here; it ends with the
+// test.
+func newBrowser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("the browser test needs Debian's chromium (apt-get install chromium): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.WindowSize(width, height),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	return ctx
 }
