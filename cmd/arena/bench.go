@@ -380,12 +380,8 @@ func (v *benchView) update(t *orchestrator.Table, done int, out orchestrator.Ben
 	defer v.mu.Unlock()
 	if !v.tty {
 		m := out.Match
-		what := "error: " + fmt.Sprint(out.Err)
+		what := outcomeText(out)
 		if out.Result != nil {
-			what = "draw"
-			if len(out.Result.Winners) > 0 {
-				what = "winner " + strings.Join(out.Result.Winners, ", ")
-			}
 			what += fmt.Sprintf(" after %d turns", out.Result.Turns)
 		}
 		fmt.Fprintf(v.w, "[%d/%d] %s seed %d: %s vs %s: %s\n", done, v.total, m.Map.Info().Name, m.Seed, m.Images[0], m.Images[1], what)
@@ -552,5 +548,18 @@ func tournamentErr(err error) error {
 		return usageErr("%v", err)
 	default:
 		return platformErr(err)
+	}
+}
+
+// outcomeText says how a tournament's match ended: its winners, a draw, or
+// the error that ended it.
+func outcomeText(out orchestrator.BenchOutcome) string {
+	switch {
+	case out.Result == nil:
+		return "error: " + fmt.Sprint(out.Err)
+	case len(out.Result.Winners) == 0:
+		return "draw"
+	default:
+		return "winner " + strings.Join(out.Result.Winners, ", ")
 	}
 }

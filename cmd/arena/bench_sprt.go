@@ -142,14 +142,7 @@ func (v *sprtView) update(t *orchestrator.Table, done int, out orchestrator.Benc
 	v.st = st
 	if !v.tty {
 		m := out.Match
-		what := "error: " + fmt.Sprint(out.Err)
-		if out.Result != nil {
-			what = "draw"
-			if len(out.Result.Winners) > 0 {
-				what = "winner " + strings.Join(out.Result.Winners, ", ")
-			}
-		}
-		fmt.Fprintf(v.w, "[%d] %s seed %d: %s vs %s: %s | %s\n", done, m.Map.Info().Name, m.Seed, m.Images[0], m.Images[1], what, sprtLine(v.test, st))
+		fmt.Fprintf(v.w, "[%d] %s seed %d: %s vs %s: %s | %s\n", done, m.Map.Info().Name, m.Seed, m.Images[0], m.Images[1], outcomeText(out), sprtLine(v.test, st))
 		return
 	}
 	if time.Since(v.last) < 100*time.Millisecond && st.Decision == sprt.Continue {
