@@ -181,20 +181,36 @@ func pidOf(t *testing.T, arg string) int {
 	return 0
 }
 
-// waitState waits until the process is in the state (a letter of
-// /proc/PID/stat), failing after a few seconds.
+// waitState waits until every thread of the process is in the state (a
+// letter of /proc/PID/task/TID/stat), failing after a few seconds.
 func waitState(t *testing.T, pid int, want byte) {
 	t.Helper()
-	var got string
+	var got []string
 	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			t.Fatalf("process %d: %v", pid, err)
 		}
-		got = string(stat)
-		if i := strings.LastIndexByte(got, ')'); i >= 0 && i+2 < len(got) && got[i+2] == want {
+		got = got[:0]
+		all := len(tasks) > 0
+		for _, task := range tasks {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+			if err != nil {
+				continue // the thread ended
+			}
+			line := string(stat)
+			i := strings.LastIndexByte(line, ')')
+			if i < 0 || i+2 >= len(line) {
+				continue
+			}
+			got = append(got, task.Name()+":"+line[i+2:i+3])
+			if line[i+2] != want {
+				all = false
+			}
+		}
+		if all {
 			return
 		}
 	}
-	t.Fatalf("process %d is not in state %c: %s", pid, want, got)
+	t.Fatalf("the threads of process %d are not all in state %c: %v", pid, want, got)
 }
