@@ -13,9 +13,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"arena/dispatch"
 	"arena/internal/dockertest"
 	"arena/sandbox"
 )
@@ -146,25 +144,8 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 			"--listen", "0.0.0.0:4222", "--cluster", "0.0.0.0:6222", "--routes", strings.Join(routes, ","),
 			"--data", "/data", "--no-advertise")
 	}
-	// The cluster is up once JetStream answers through every node.
 	for _, n := range nodes {
-		nc, err := dispatch.Dial("nats://"+ipOf(n.name)+":4222", "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, _ := jetstream.New(nc)
-		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-			_, err := js.AccountInfo(ctx)
-			cancel()
-			if err == nil {
-				break
-			}
-			if time.Since(start) > 60*time.Second {
-				t.Fatalf("the NATS cluster did not come up: %v", err)
-			}
-		}
-		nc.Close()
+		awaitJetStream(t, "nats://"+ipOf(n.name)+":4222")
 	}
 	nats := strings.Join(urls, ",")
 	srv := run(p+"-server", arenaOpts, "serve", "--host", "0.0.0.0", "--port", "5006", "--data", "/data",

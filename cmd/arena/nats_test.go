@@ -111,25 +111,8 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 			"--no-advertise")
 	}
 	nats := strings.Join(urls, ",")
-	// The cluster is up once JetStream answers through every node.
 	for _, u := range urls {
-		nc, err := dispatch.Dial(u, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, _ := jetstream.New(nc)
-		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-			_, err := js.AccountInfo(ctx)
-			cancel()
-			if err == nil {
-				break
-			}
-			if time.Since(start) > 60*time.Second {
-				t.Fatalf("the NATS cluster did not come up: %v", err)
-			}
-		}
-		nc.Close()
+		awaitJetStream(t, u)
 	}
 	s := startServer(t, bin, t.TempDir(), freePort(t), "--nats", nats, "--concurrency", "0",
 		"--nats-replicas", "3", "--nats-lease", "2s")
@@ -359,5 +342,29 @@ func TestServeWithoutPlayers(t *testing.T) {
 	code := runMain(t.Context(), []string{"serve", "--concurrency", "0", "--data", t.TempDir()}, &stdout, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), "ARENA_NATS_LISTEN") {
 		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+}
+
+// awaitJetStream waits until JetStream answers through the NATS node at
+// url (a cluster is up once it does through every node), failing after a
+// minute.
+func awaitJetStream(t *testing.T, url string) {
+	t.Helper()
+	nc, err := dispatch.Dial(url, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		_, err := js.AccountInfo(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("the NATS cluster did not come up: %v", err)
+		}
 	}
 }
