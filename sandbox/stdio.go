@@ -156,8 +156,12 @@ type stdio struct {
 	stdin    io.Writer
 	deadline func(time.Time) error // sets the write deadline of stdin
 	frames   <-chan frame
-	stderr   *stderrBuffer
-	ended    error // sticky: once the output failed, it stays failed
+	// late is a message that arrived after the deadline it was read
+	// against: kept, since a later deadline (the wall-clock cap moved on
+	// by the time the bot waited for a CPU) may still accept it.
+	late   *frame
+	stderr *stderrBuffer
+	ended  error // sticky: once the output failed, it stays failed
 }
 
 // Send writes one message to the bot's stdin, giving up at the deadline
@@ -179,10 +183,15 @@ func (s *stdio) Send(p []byte, deadline time.Time) error {
 // until ctx is done. Messages the bot sent early are returned first, in
 // order. A message is judged by when it arrived, not by when this
 // goroutine got to look at it: one that arrived in time counts even if the
-// timer fired first, one that arrived late is a timeout.
+// timer fired first, one that arrived late is a timeout — and is still
+// the next message, for a caller that gives the bot a later deadline.
 func (s *stdio) Receive(ctx context.Context, deadline time.Time) ([]byte, error) {
 	if s.ended != nil {
 		return nil, s.ended
+	}
+	if f := s.late; f != nil {
+		s.late = nil
+		return s.got(*f, true, deadline)
 	}
 	select {
 	case f, ok := <-s.frames:
@@ -216,6 +225,7 @@ func (s *stdio) got(f frame, ok bool, deadline time.Time) ([]byte, error) {
 		return nil, s.ended
 	}
 	if f.at.After(deadline) {
+		s.late = &f
 		return nil, ErrTimeout
 	}
 	return f.data, nil

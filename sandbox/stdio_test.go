@@ -89,6 +89,15 @@ func TestReceive(t *testing.T) {
 	if _, err := s.Receive(t.Context(), cutoff); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("a late message: %v, want ErrTimeout", err)
 	}
+	// Late for that deadline, it is still the next message: a later
+	// deadline (the cap moved on by the time the bot waited for a CPU)
+	// takes it, however many times the timer fired first.
+	if _, err := s.Receive(t.Context(), cutoff); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("the late message again: %v, want ErrTimeout", err)
+	}
+	if got, err := s.Receive(t.Context(), time.Now()); err != nil || string(got) != "late" {
+		t.Fatalf("the late message, given more time: %q, %v", got, err)
+	}
 	start := time.Now()
 	if _, err := s.Receive(t.Context(), start.Add(30*time.Millisecond)); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
