@@ -54,6 +54,10 @@ type result struct {
 // stop it.
 const stopWait = 30 * time.Second
 
+// pullHeartbeat is how often a consumer's leader says it still holds a
+// pull request: past two missed, the client asks again.
+const pullHeartbeat = time.Second
+
 // ErrNoWorker is the kind of error of a match no worker could play.
 var ErrNoWorker = errors.New("no worker could play the match")
 
@@ -80,12 +84,16 @@ func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
+	// A pull request held by a consumer leader that steps down (a young
+	// replicated consumer may, once or twice) is lost without a word: the
+	// client notices when heartbeats stop, after two of them. The default
+	// heartbeat (15 s) left a server blind to its matches for 30 s.
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		d.event(m)
 		_ = m.Ack()
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		log.Debug("follow events", zap.Error(err))
-	}))
+	}), jetstream.PullExpiry(10*time.Second), jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
 	}

@@ -105,7 +105,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for range w.cfg.Concurrency {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				msg, err := cons.Next(jetstream.FetchContext(ctx))
+				msg, err := cons.Next(jetstream.FetchContext(ctx), jetstream.FetchHeartbeat(pullHeartbeat))
 				if err != nil {
 					if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 						w.log.Warn("take a match", zap.Error(err))

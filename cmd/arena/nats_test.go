@@ -154,6 +154,9 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 		dead := holder(id, 1)
 		dead.kill()
 		delete(workers, dead.name)
+		if strings.Contains(dead.stderr.String(), "match played") {
+			t.Fatalf("the server said match %s was running only after %s had played it: its events came late", id, dead.name)
+		}
 		holder(id, 2)
 		finishedBy(id, dead)
 		worker("w3")
