@@ -29,6 +29,9 @@ type Container struct {
 	uid        *uidLease
 	path       string // how its stdio travels (StdioPath)
 	freezer
+	// renamed is closed once a warm container handed to a bot carries the
+	// bot's name (nil: named so from the start).
+	renamed   chan struct{}
 	closeOnce sync.Once
 }
 
@@ -224,6 +227,9 @@ func (c *Container) Close(ctx context.Context) error {
 		}
 		if c.acct != nil {
 			c.acct.close()
+		}
+		if c.renamed != nil {
+			<-c.renamed // else the rename might race the removal
 		}
 		if c.id != "" {
 			err = c.api.ContainerRemove(ctx, c.id, container.RemoveOptions{Force: true, RemoveVolumes: true})

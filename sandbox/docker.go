@@ -29,6 +29,7 @@ type DockerAPI interface {
 	ContainerStart(ctx context.Context, id string, opts container.StartOptions) error
 	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
 	ContainerKill(ctx context.Context, id, signal string) error
+	ContainerRename(ctx context.Context, id, name string) error
 	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
 	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
 }

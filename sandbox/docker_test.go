@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,7 +348,8 @@ func TestWarmPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(t)), sandbox.WithPool(2, time.Minute))
+	fifo := dockertest.FIFO(t)
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(fifo), sandbox.WithPool(2, time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,9 +376,11 @@ func TestWarmPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	match := fmt.Sprintf("pooltest%d", time.Now().UnixNano())
+	name := func(bot string) string { return "arena-" + match + "-" + bot }
 	play := func(bot string) (*sandbox.Container, time.Duration) {
 		t0 := time.Now()
-		c, err := d.Start(t.Context(), sandbox.Spec{Image: img, MatchID: "pool-test", BotID: bot, MaxMessageBytes: 1 << 20})
+		c, err := d.Start(t.Context(), sandbox.Spec{Image: img, Name: name(bot), MatchID: match, BotID: bot, MaxMessageBytes: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,4 +426,28 @@ func TestWarmPool(t *testing.T) {
 			t.Fatalf("the pool was not refilled: %d", pooled())
 		}
 	}
+	// Handed over, it takes the bot's name (its labels still say pool):
+	// should this runner die mid-match, the match's clean-up finds it by
+	// that name, and its FIFO folder by its mount.
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		info, err := cli.ContainerInspect(t.Context(), second.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Name == "/"+name("second") {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the warm container is still named %s", info.Name)
+		}
+	}
+	janitor := sandbox.NewJanitor(cli, func(sandbox.Owner) bool { return true }, sandbox.WithStdioFolder(fifo.Dir, fifo.Launcher))
+	rep, err := janitor.RemoveLostMatch(t.Context(), match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(rep.Removed, name("second")) || !slices.Contains(rep.Removed, name("first")) || len(rep.Swept) != 2 {
+		t.Errorf("the match's clean-up removed %v and swept %v, want both bots and their two FIFO folders", rep.Removed, rep.Swept)
+	}
+	dockertest.NoContainersLeft(t, cli, match)
 }

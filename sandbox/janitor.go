@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,13 +138,9 @@ func (j *Janitor) RemoveAll(ctx context.Context) (CleanupReport, error) {
 // every Arena container listed it also sweeps the FIFO folder's stale
 // entries.
 func (j *Janitor) clean(ctx context.Context, match string, every bool) (CleanupReport, error) {
-	args := filters.NewArgs(filters.Arg("label", LabelPlatform+"=arena"))
-	if match != "" {
-		args.Add("label", LabelMatch+"="+match)
-	}
-	list, err := j.api.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	list, err := j.list(ctx, match)
 	if err != nil {
-		return CleanupReport{}, fmt.Errorf("list Arena containers: %w", err)
+		return CleanupReport{}, err
 	}
 	remove, kept := doomed(list, every, j.alive)
 	rep := CleanupReport{Kept: kept}
@@ -161,6 +158,13 @@ func (j *Janitor) clean(ctx context.Context, match string, every bool) (CleanupR
 		rep.Removed = append(rep.Removed, containerName(c))
 		for _, n := range c.Names {
 			gone[strings.TrimPrefix(n, "/")] = true
+		}
+		// A warm container renamed for its bot keeps its first name's
+		// folder: the mount says which.
+		for _, m := range c.Mounts {
+			if dir := j.stdioFolderOf(m.Source); dir != "" {
+				gone[dir] = true
+			}
 		}
 	}
 	present := map[string]bool{}
@@ -180,6 +184,53 @@ func (j *Janitor) clean(ctx context.Context, match string, every bool) (CleanupR
 		errs = append(errs, err)
 	}
 	return rep, errors.Join(errs...)
+}
+
+// list lists the Arena containers, or one match's: those labelled with
+// it, and the warm containers handed to its bots (labelled as the pool's,
+// named arena-MATCH-… once handed over).
+func (j *Janitor) list(ctx context.Context, match string) ([]container.Summary, error) {
+	args := filters.NewArgs(filters.Arg("label", LabelPlatform+"=arena"))
+	if match == "" {
+		list, err := j.api.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+		if err != nil {
+			return nil, fmt.Errorf("list Arena containers: %w", err)
+		}
+		return list, nil
+	}
+	args.Add("label", LabelMatch+"="+match)
+	list, err := j.api.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return nil, fmt.Errorf("list the containers of match %s: %w", match, err)
+	}
+	pooled := filters.NewArgs(filters.Arg("label", LabelPlatform+"=arena"), filters.Arg("label", LabelMatch+"=pool"),
+		filters.Arg("name", "arena-"+match+"-"))
+	warm, err := j.api.ContainerList(ctx, container.ListOptions{All: true, Filters: pooled})
+	if err != nil {
+		return nil, fmt.Errorf("list the containers of match %s: %w", match, err)
+	}
+	prefix := "/arena-" + match + "-"
+	for _, c := range warm {
+		// The engine's name filter matches anywhere in the name.
+		if slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(n, prefix) }) {
+			list = append(list, c)
+		}
+	}
+	return list, nil
+}
+
+// stdioFolderOf is the name of the FIFO folder entry a mount's source is
+// in, or "" when it is not in the FIFO folder.
+func (j *Janitor) stdioFolderOf(source string) string {
+	if j.stdioDir == "" || source == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(j.stdioDir, source)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	dir, _, _ := strings.Cut(rel, string(filepath.Separator))
+	return dir
 }
 
 // doomed decides which of the listed containers go: all of them with

@@ -37,6 +37,9 @@ func (f *fakeEngine) ContainerList(_ context.Context, opts container.ListOptions
 			k, v, _ := strings.Cut(l, "=")
 			matches = matches && c.Labels[k] == v
 		}
+		for _, n := range opts.Filters.Get("name") { // anywhere in a name, as the engine's
+			matches = matches && slices.ContainsFunc(c.Names, func(name string) bool { return strings.Contains(name, n) })
+		}
 		if matches {
 			out = append(out, c)
 		}

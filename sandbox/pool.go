@@ -176,7 +176,28 @@ func (c *Container) assign(s Spec, caps StderrCaps) error {
 	c.log = c.log.With(zap.String("bot", s.BotID))
 	c.started = time.Now()
 	c.wire(s, caps)
+	c.rename(s.Name)
 	return nil
+}
+
+// rename gives a warm container the bot's name, arena-MATCH-…, in the
+// background (an engine call is milliseconds, the bot's start should
+// not wait for it). Its labels cannot change and say "pool": the name is
+// how the match's clean-up finds it should its runner die mid-match (see
+// Janitor.RemoveLostMatch).
+func (c *Container) rename(name string) {
+	if name == "" {
+		return
+	}
+	c.renamed = make(chan struct{})
+	go func() {
+		defer close(c.renamed)
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		if err := c.api.ContainerRename(ctx, c.id, name); err != nil {
+			c.log.Warn("a warm container kept its pool name", zap.String("name", name), zap.Error(err))
+		}
+	}()
 }
 
 // Close removes the runner's warm containers (see WithPool).

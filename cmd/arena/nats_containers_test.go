@@ -51,9 +51,10 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	cli := dockertest.Client(t)
 	started := time.Now()
 	// A slow bot image of its own for each fault: a worker's warm pool
-	// (ARENA_POOL, 2 by default, as in compose) is kept per image, and a
-	// bot taken from it is labelled as the pool's, not as its match's, so
-	// each match below starts fresh containers that carry its id.
+	// (ARENA_POOL, 2 by default, as in compose) is kept per image, so each
+	// match below starts its bots afresh, whichever worker played what
+	// before. (Warm containers handed to a lost match's bots are reaped
+	// with it too: TestWarmPool.)
 	var slow [3]string
 	for i := range slow {
 		slow[i] = ownTag(t, cli, dockertest.TestBot(t, cli, fmt.Sprintf("delay=%dms", 50+i)))

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -224,14 +225,23 @@ func tagSafe(s string) string {
 func ArenaContainers(t testing.TB, cli *client.Client, match string) []container.Summary {
 	t.Helper()
 	args := filters.NewArgs(filters.Arg("label", sandbox.LabelPlatform+"=arena"))
-	if match != "" {
-		args.Add("label", sandbox.LabelMatch+"="+match)
-	}
 	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: args})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return list
+	if match == "" {
+		return list
+	}
+	// The match's, and the warm containers handed to its bots (labelled
+	// as the pool's, named after the bot).
+	var out []container.Summary
+	for _, c := range list {
+		if c.Labels[sandbox.LabelMatch] == match || (c.Labels[sandbox.LabelMatch] == "pool" &&
+			slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(n, "/arena-"+match+"-") })) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // NoContainersLeft fails the test if the match left a container behind.
