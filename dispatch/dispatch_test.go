@@ -230,15 +230,58 @@ func TestAWorkerWithoutTheImageHandsTheMatchBackUntilTheLastDelivery(t *testing.
 	none := map[string]fake.Script{}
 	r.worker("w1", none, WorkerConfig{})
 	r.worker("w2", none, WorkerConfig{})
-	_, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa6", nil))
-	if !errors.Is(err, ErrNoWorker) {
-		t.Fatalf("got %v, want ErrNoWorker", err)
+	rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa6", nil))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := strings.Count(err.Error(), "not known to the fake launcher"); n != 3 {
-		t.Errorf("%d reasons in %q, want 3 (one a delivery)", n, err)
+	// The last delivery plays it without them: each bot start_failed,
+	// naming its image and the worker, then every earlier reason.
+	for i, b := range rep.Result.Bots {
+		img := []string{"bot/a", "bot/b"}[i]
+		if b.Status != engine.StatusStartFailed {
+			t.Errorf("%s: %s, want start_failed", img, b.Status)
+		}
+		if !strings.HasPrefix(b.FaultDetail, "image "+img+" ("+fake.ImageID(img)+") is not on worker "+rep.Result.Worker+":") {
+			t.Errorf("%s's detail does not name its image on worker %s: %q", img, rep.Result.Worker, b.FaultDetail)
+		}
+		if n := strings.Count(b.FaultDetail, "not known to the fake launcher"); n != 3 {
+			t.Errorf("%d reasons in %q, want 3 (one a delivery)", n, b.FaultDetail)
+		}
 	}
-	if !strings.Contains(err.Error(), "bot/a") {
-		t.Errorf("%q does not name the missing image", err)
+	if rep.Result.Worker != "w1" && rep.Result.Worker != "w2" {
+		t.Errorf("played by %q", rep.Result.Worker)
+	}
+}
+
+// A worker that lacks a pinned image pulls it by its digest (when its
+// pull policy allows) and plays it only if it is that image.
+func TestAWorkerPullsAMissingImageByItsDigest(t *testing.T) {
+	r := newRig(t, Config{MaxDeliveries: 2})
+	s := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("up") }}
+	// This worker has bot/b, and can pull bot/a by its digest.
+	digest := "registry.example/bot/a@sha256:" + strings.Repeat("a", 64)
+	r.worker("w1", map[string]fake.Script{"bot/b": s, digest: s}, WorkerConfig{})
+	req := request(t, "aaaaaaaaaaa8", nil)
+	req.ImageIDs[0] = fake.ImageID(digest)
+	req.ImageDigests = []string{digest, ""}
+	rep, err := r.d.Play(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range rep.Result.Bots {
+		if b.Status == engine.StatusStartFailed {
+			t.Errorf("%s: %s (%s)", b.ID, b.Status, b.FaultDetail)
+		}
+	}
+	// A digest that names another image is not the pinned one.
+	req = request(t, "aaaaaaaaaaa9", nil)
+	req.ImageDigests = []string{digest, ""}
+	rep, err = r.d.Play(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := rep.Result.Bots[0]; b.Status != engine.StatusStartFailed || !strings.Contains(b.FaultDetail, "not the pinned one") {
+		t.Errorf("bot/a: %s (%s), want start_failed: not the pinned one", b.Status, b.FaultDetail)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"arena/engine"
 	"arena/orchestrator"
 )
 
@@ -261,6 +263,10 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 		rep, err := d.replay(ev)
 		if err == nil {
 			rep.Result.Worker = ev.Worker
+			d.mu.Lock()
+			earlier := slices.Clone(w.reasons)
+			d.mu.Unlock()
+			explainStartFailed(rep, earlier)
 		}
 		d.mu.Lock()
 		d.endLocked(ev.Match, w, result{rep: rep, err: err})
@@ -268,6 +274,20 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 	default:
 		d.mu.Unlock()
 		log.Warn("event of an unknown kind refused", zap.String("kind", ev.Kind))
+	}
+}
+
+// explainStartFailed adds to the detail of each bot that did not start
+// (its image on no worker that took the match) why the earlier deliveries
+// were handed back.
+func explainStartFailed(rep *orchestrator.Replay, earlier []string) {
+	if len(earlier) == 0 {
+		return
+	}
+	for i, b := range rep.Result.Bots {
+		if b.Status == engine.StatusStartFailed {
+			rep.Result.Bots[i].FaultDetail += "; before that: " + strings.Join(earlier, "; ")
+		}
 	}
 }
 

@@ -36,14 +36,17 @@ const (
 // Job is a match as the work queue carries it: everything a worker needs
 // to play it, bots pinned to image ids.
 type Job struct {
-	V        int             `json:"v"`
-	Match    string          `json:"match"`
-	Game     string          `json:"game"`
-	Map      string          `json:"map"`
-	Seed     uint64          `json:"seed"`
-	Images   []string        `json:"images"`
-	ImageIDs []string        `json:"image_ids"`
-	Settings json.RawMessage `json:"settings,omitempty"`
+	V        int      `json:"v"`
+	Match    string   `json:"match"`
+	Game     string   `json:"game"`
+	Map      string   `json:"map"`
+	Seed     uint64   `json:"seed"`
+	Images   []string `json:"images"`
+	ImageIDs []string `json:"image_ids"`
+	// ImageDigests are registry digests of the pinned images ("" where
+	// none is known), by which a worker that lacks one may pull it.
+	ImageDigests []string        `json:"image_digests,omitempty"`
+	Settings     json.RawMessage `json:"settings,omitempty"`
 	// Limits are the request's overrides (zero: the game's).
 	AnswerTimeout   time.Duration `json:"answer_timeout,omitempty"`
 	WarmUp          time.Duration `json:"warm_up,omitempty"`
@@ -99,7 +102,7 @@ func decode(data []byte, v any) error {
 func jobOf(req orchestrator.Request) Job {
 	return Job{
 		V: Version, Match: req.MatchID, Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed,
-		Images: req.Images, ImageIDs: req.ImageIDs, Settings: req.Settings,
+		Images: req.Images, ImageIDs: req.ImageIDs, ImageDigests: req.ImageDigests, Settings: req.Settings,
 		AnswerTimeout: req.Limits.AnswerTimeout, WarmUp: req.Limits.WarmUp, MaxMessageBytes: req.Limits.MaxMessageBytes,
 	}
 }

@@ -197,6 +197,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	var kept sync.WaitGroup
 	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
 	req.Attempt = attempt
+	if maxDeliver > 0 && attempt >= maxDeliver {
+		// The last delivery: a bot whose image is not here either is
+		// start_failed, named so, rather than the match handed back.
+		req.MissingOn = "worker " + w.cfg.Name
+	}
 	seq := 0
 	req.OnFrame = func(f orchestrator.Frame) {
 		data, err := json.Marshal(f)
@@ -352,7 +357,7 @@ func (w *Worker) request(j Job) (orchestrator.Request, error) {
 		return orchestrator.Request{}, fmt.Errorf("map: %w", err)
 	}
 	return orchestrator.Request{
-		Game: g, Map: m, Seed: j.Seed, Images: j.Images, ImageIDs: j.ImageIDs, Settings: j.Settings, MatchID: j.Match,
+		Game: g, Map: m, Seed: j.Seed, Images: j.Images, ImageIDs: j.ImageIDs, ImageDigests: j.ImageDigests, Settings: j.Settings, MatchID: j.Match,
 		Limits: orchestrator.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes},
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,10 +26,21 @@ type Request struct {
 	// Images are the bots' image references, one per seat.
 	Images []string
 	// ImageIDs, when set, pin each seat to an exact image by its id
-	// (resolved when the match was created, perhaps on another host): the
-	// match plays that image or fails with ErrImageNotFound. The bots keep
-	// the ids and names of Images.
+	// (resolved when the match was created, see Pin, perhaps on another
+	// host): the match plays that image or fails with ErrImageNotFound.
+	// An empty id leaves its seat to its reference (a local bot). The bots
+	// keep the ids and names of Images.
 	ImageIDs []string
+	// ImageDigests, parallel to ImageIDs, are registry digests
+	// (repository@sha256:…) of the pinned images, "" where none is known:
+	// a host that lacks a pinned image pulls it by its digest when its
+	// pull policy allows, and plays it if it is the pinned image.
+	ImageDigests []string
+	// MissingOn names this host (a worker, on a match's last delivery):
+	// a bot whose pinned image is not here is then start_failed, the
+	// detail naming the image and the host, and the match is played
+	// without it, instead of failing.
+	MissingOn string
 	Settings json.RawMessage
 	// Limits override the game's defaults where non-zero.
 	Limits Limits
@@ -100,8 +112,48 @@ func New(l Launcher, opts ...Option) *Orchestrator {
 // images, every image must also be available (ErrImageNotFound
 // otherwise). Input problems are of kind ErrInvalid.
 func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) error {
-	_, _, err := o.prepare(ctx, req, images)
+	_, _, _, err := o.prepare(ctx, req, images)
 	return err
+}
+
+// Pin is Validate that also pins each bot to its image as it is now, by
+// its id, so the match plays those exact images whenever and wherever it
+// is played (a tag rebuilt or moved meanwhile does not change it). A
+// request already pinned is kept; local bots are not pinned (they run
+// their file as it is at the start). Without images (the images are
+// pulled at play time) nothing is pinned.
+func (o *Orchestrator) Pin(ctx context.Context, req Request, images bool) (Request, error) {
+	_, imgs, _, err := o.prepare(ctx, req, images)
+	if err != nil || !images || len(req.ImageIDs) > 0 {
+		return req, err
+	}
+	req.ImageIDs = make([]string, len(imgs))
+	req.ImageDigests = make([]string, len(imgs))
+	for i, img := range imgs {
+		if !sandbox.IsLocalRef(img.Ref) {
+			req.ImageIDs[i] = img.ID
+			req.ImageDigests[i] = digestFor(img)
+		}
+	}
+	return req, nil
+}
+
+// digestFor picks the digest to pull an image by: one of the repository
+// it was named by, else any.
+func digestFor(img sandbox.Image) string {
+	repo, _, _ := strings.Cut(img.Ref, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i] // the tag
+	}
+	for _, d := range img.Digests {
+		if name, _, _ := strings.Cut(d, "@"); name == repo || strings.HasSuffix(name, "/"+repo) {
+			return d
+		}
+	}
+	if len(img.Digests) > 0 {
+		return img.Digests[0]
+	}
+	return ""
 }
 
 // Image looks a bot's image up without starting anything: its id (a
@@ -120,44 +172,84 @@ func (o *Orchestrator) Image(ctx context.Context, ref string) (sandbox.Image, er
 }
 
 // prepare validates a request and resolves its images (when asked to).
-func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (engine.Match, []sandbox.Image, error) {
+// With req.MissingOn, a pinned image absent here is not an error: absent
+// says why, by seat ("" for the others).
+func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (_ engine.Match, _ []sandbox.Image, absent []string, _ error) {
 	match, err := req.newMatch()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for i, ref := range req.Images {
 		if err := o.launcher.Check(ref); err != nil {
-			return nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+			return nil, nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
 		}
 	}
 	if !resolve {
-		return match, nil, nil
+		return match, nil, nil, nil
 	}
 	if len(req.ImageIDs) > 0 && len(req.ImageIDs) != len(req.Images) {
-		return nil, nil, invalid(fmt.Errorf("%d image ids for %d bots", len(req.ImageIDs), len(req.Images)))
+		return nil, nil, nil, invalid(fmt.Errorf("%d image ids for %d bots", len(req.ImageIDs), len(req.Images)))
+	}
+	if len(req.ImageDigests) > 0 && len(req.ImageDigests) != len(req.ImageIDs) {
+		return nil, nil, nil, invalid(fmt.Errorf("%d image digests for %d image ids", len(req.ImageDigests), len(req.ImageIDs)))
 	}
 	images := make([]sandbox.Image, len(req.Images))
+	absent = make([]string, len(req.Images))
 	for i, ref := range req.Images {
 		if j := slices.Index(req.Images, ref); j < i {
-			images[i] = images[j]
+			images[i], absent[i] = images[j], absent[j]
 			continue
 		}
-		look := ref
-		if len(req.ImageIDs) > 0 {
-			look = req.ImageIDs[i]
-		}
-		if images[i], err = o.launcher.Image(ctx, look); err != nil {
-			if errors.Is(err, sandbox.ErrBadReference) {
-				return nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+		if len(req.ImageIDs) == 0 || req.ImageIDs[i] == "" {
+			if images[i], err = o.launcher.Image(ctx, ref); err != nil {
+				if errors.Is(err, sandbox.ErrBadReference) {
+					return nil, nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+				}
+				return nil, nil, nil, err
 			}
-			if look != ref {
-				return nil, nil, fmt.Errorf("bot %d: image %s (%s): %w", i+1, ref, look, err)
-			}
-			return nil, nil, err
+			continue
 		}
-		images[i].Ref = ref
+		digest := ""
+		if len(req.ImageDigests) > 0 {
+			digest = req.ImageDigests[i]
+		}
+		images[i], err = o.pinned(ctx, ref, req.ImageIDs[i], digest)
+		if err != nil && req.MissingOn != "" && errors.Is(err, ErrImageNotFound) {
+			images[i] = sandbox.Image{Ref: ref, ID: req.ImageIDs[i]}
+			absent[i] = fmt.Sprintf("image %s (%s) is not on %s: %v", ref, req.ImageIDs[i], req.MissingOn, err)
+			continue
+		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("bot %d: image %s (%s): %w", i+1, ref, req.ImageIDs[i], err)
+		}
 	}
-	return match, images, nil
+	return match, images, absent, nil
+}
+
+// pinned finds the image ref was pinned to by its id; absent, it pulls it
+// by its digest when there is one and the pull policy allows (the
+// launcher pulls only then), and takes it only if it is that image.
+func (o *Orchestrator) pinned(ctx context.Context, ref, id, digest string) (sandbox.Image, error) {
+	img, err := o.launcher.Image(ctx, id)
+	if errors.Is(err, sandbox.ErrBadReference) {
+		return sandbox.Image{}, invalid(err)
+	}
+	if err != nil && errors.Is(err, ErrImageNotFound) && digest != "" {
+		byDigest, derr := o.launcher.Image(ctx, digest)
+		switch {
+		case derr == nil && byDigest.ID == id:
+			img, err = byDigest, nil
+		case derr == nil:
+			err = &kinded{ErrImageNotFound, fmt.Errorf("%s is image %s, not the pinned one", digest, byDigest.ID)}
+		default:
+			err = &kinded{ErrImageNotFound, fmt.Errorf("not here, and by its digest: %w", derr)}
+		}
+	}
+	if err != nil {
+		return sandbox.Image{}, err
+	}
+	img.Ref = ref
+	return img, nil
 }
 
 // BotIDs gives each image its id in a match: the reference as entered,

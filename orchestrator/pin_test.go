@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,7 +41,21 @@ func TestPinnedImages(t *testing.T) {
 		t.Errorf("got %v, want ErrImageNotFound naming bot/b and its id", err)
 	}
 
-	req.ImageIDs = req.ImageIDs[:1]
+	// Pin resolves the ids as the images are now; a pinned request, or
+	// one whose images are pulled at play time, is kept as it is.
+	req.ImageIDs = nil
+	pinned, err := o.Pin(t.Context(), req, true)
+	if err != nil || !slices.Equal(pinned.ImageIDs, []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}) {
+		t.Errorf("Pin: %v, %v", pinned.ImageIDs, err)
+	}
+	if again, _ := o.Pin(t.Context(), orchestrator.Request{Game: g, Map: m, Images: req.Images, ImageIDs: []string{"sha256:1", "sha256:2"}}, true); len(again.ImageIDs) != 2 || again.ImageIDs[0] != "sha256:1" {
+		t.Errorf("Pin of a pinned request: %v", again.ImageIDs)
+	}
+	if unpinned, err := o.Pin(t.Context(), req, false); err != nil || unpinned.ImageIDs != nil {
+		t.Errorf("Pin without images: %v, %v", unpinned.ImageIDs, err)
+	}
+
+	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}[:1]
 	if err := o.Validate(t.Context(), req, true); !errors.Is(err, orchestrator.ErrInvalid) {
 		t.Errorf("one id for two bots: got %v, want ErrInvalid", err)
 	}

@@ -57,7 +57,7 @@ func (s *seat) playing() bool { return s.bot != nil && s.status == engine.Status
 // outcome). Every bot is removed before it returns, also when ctx is
 // cancelled; then the error is ctx's.
 func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
-	match, images, err := o.prepare(ctx, req, true)
+	match, images, absent, err := o.prepare(ctx, req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +71,9 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	seats := make([]*seat, len(ids))
 	for i := range seats {
 		seats[i] = &seat{n: i, id: ids[i], image: images[i], status: engine.StatusOK}
+		if absent[i] != "" {
+			seats[i].fault(engine.StatusStartFailed, 0, absent[i])
+		}
 	}
 	rep := newReplay(matchID, req, match, lim, seats)
 	r := &run{
@@ -114,6 +117,9 @@ type run struct {
 func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 	var wg sync.WaitGroup
 	for _, s := range r.seats {
+		if s.status != engine.StatusOK {
+			continue // its image is not here (Request.MissingOn)
+		}
 		name := fmt.Sprintf("arena-%s-%d", r.matchID, s.n)
 		if r.attempt > 1 {
 			name = fmt.Sprintf("arena-%s-%d-%d", r.matchID, r.attempt, s.n)

@@ -23,6 +23,10 @@ type Image struct {
 	Entrypoint, Cmd []string
 	// Volumes are the paths the image declares as volumes.
 	Volumes []string
+	// Digests are the image's registry digests (repository@sha256:…), by
+	// which it can be pulled; none for an image built here and never
+	// pushed or pulled.
+	Digests []string
 }
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
@@ -73,7 +77,7 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 		}
 		return Image{}, fmt.Errorf("inspect image %s: %w", ref, err)
 	}
-	img := Image{Ref: ref, ID: info.ID}
+	img := Image{Ref: ref, ID: info.ID, Digests: info.RepoDigests}
 	if info.Config != nil {
 		img.User = info.Config.User
 		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd

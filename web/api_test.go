@@ -485,3 +485,43 @@ func TestShutdownLetsMatchesFinish(t *testing.T) {
 		t.Errorf("%d bots still running", ts.launcher.Running())
 	}
 }
+
+// A match plays its bots' images as they were when it was created: a tag
+// rebuilt while the match waits in the line does not change it, whether
+// the match is played here or by a worker.
+func TestAMatchPlaysTheImagesItWasCreatedWith(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	status, queued := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, queued)
+	}
+	// bots/slow is rebuilt meanwhile: it now crashes at its second turn.
+	ts.launcher.Tag("bots/crashy", "bots/slow")
+	ts.release()
+	for _, m := range []map[string]any{running, queued} {
+		if got := ts.waitFinal(t, m["id"].(string)); got["status"] != "finished" {
+			t.Fatalf("match %s: %v", m["id"], got)
+		}
+	}
+	_, rep := ts.do(t, "GET", "/api/matches/"+queued["id"].(string)+"/replay", "")
+	res, _ := rep["result"].(map[string]any)
+	bots, _ := rep["bots"].([]any)
+	seats, _ := res["bots"].([]any)
+	if len(bots) != 2 || len(seats) != 2 {
+		t.Fatalf("replay: %v", rep)
+	}
+	if b := bots[0].(map[string]any); b["image"] != "bots/slow" || b["image_id"] != fake.ImageID("bots/slow") {
+		t.Errorf("seat 1 played %v (%v), want bots/slow as it was (%s)", b["image"], b["image_id"], fake.ImageID("bots/slow"))
+	}
+	if s := seats[0].(map[string]any); s["status"] != "ok" {
+		t.Errorf("seat 1: %v, want ok (the image before the rebuild)", s)
+	}
+	// A match created now plays the new build.
+	_, later := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
+	ts.waitFinal(t, later["id"].(string))
+	_, rep = ts.do(t, "GET", "/api/matches/"+later["id"].(string)+"/replay", "")
+	if b := rep["bots"].([]any)[0].(map[string]any); b["image_id"] != fake.ImageID("bots/crashy") {
+		t.Errorf("a match created after the rebuild played %v, want %s", b["image_id"], fake.ImageID("bots/crashy"))
+	}
+}

@@ -65,6 +65,7 @@ func TestThroughNATS(t *testing.T) {
 		"stream":    TestStream,
 		"shutdown":  TestShutdownLetsMatchesFinish,
 		"ladder":    TestLadderPlaysRatesAndRanks,
+		"pinned":    TestAMatchPlaysTheImagesItWasCreatedWith,
 	} {
 		t.Run(name, test)
 	}

@@ -513,7 +513,10 @@ func (s *Server) createMatch(c echo.Context) error {
 // the one way in for matches started by hand and the ladders' alike. A
 // match the queue refuses is recorded as failed.
 func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
-	if err := s.deps.Orchestrator.Validate(ctx, req, !s.cfg.PullMissing); err != nil {
+	// Pinned now: the match plays the images as they are when it is
+	// created, on this host or a worker's.
+	req, err := s.deps.Orchestrator.Pin(ctx, req, !s.cfg.PullMissing)
+	if err != nil {
 		return store.Match{}, err
 	}
 	rec := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now()}

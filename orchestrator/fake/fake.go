@@ -96,6 +96,7 @@ type Script struct {
 type Launcher struct {
 	mu      sync.Mutex
 	scripts map[string]Script
+	tags    map[string]string // reference → the reference of the image it names now (Tag)
 	bots    []*Bot
 }
 
@@ -120,10 +121,28 @@ func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 	if err := l.Check(ref); err != nil {
 		return sandbox.Image{}, err
 	}
-	if _, ok := l.script(ref); !ok {
+	l.mu.Lock()
+	target := ref
+	if to, ok := l.tags[ref]; ok {
+		target = to
+	}
+	l.mu.Unlock()
+	if _, ok := l.script(target); !ok {
 		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
 	}
-	return sandbox.Image{Ref: ref, ID: ImageID(ref)}, nil
+	return sandbox.Image{Ref: ref, ID: ImageID(target)}, nil
+}
+
+// Tag makes ref name the image known as image from now on, as docker tag
+// does (a rebuild under the same name): the image ref named until now is
+// still found by its id.
+func (l *Launcher) Tag(image, ref string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tags == nil {
+		l.tags = map[string]string{}
+	}
+	l.tags[ref] = image
 }
 
 // Images lists the known images as the engine would: one per reference,
@@ -173,7 +192,11 @@ func (l *Launcher) Remove(ref string) {
 
 // Launch starts a scripted bot.
 func (l *Launcher) Launch(_ context.Context, s sandbox.Spec) (orchestrator.Bot, error) {
-	script, _ := l.script(s.Image.Ref)
+	look := s.Image.ID // the image resolved, as the engine runs it
+	if look == "" {
+		look = s.Image.Ref
+	}
+	script, _ := l.script(look)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if script.StartErr != nil {
