@@ -65,7 +65,8 @@ func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConf
 	r.t.Helper()
 	nc := connect(r.t, r.ns)
 	cfg.Name, cfg.Games = name, []engine.Game{snake.New()}
-	cfg.Player = orchestrator.New(fake.NewLauncher(scripts))
+	l := fake.NewLauncher(scripts)
+	cfg.Player = orchestrator.New(l)
 	cfg.Log = zaptest.NewLogger(r.t).Named(name)
 	w, err := NewWorker(nc, cfg)
 	if err != nil {
@@ -82,13 +83,14 @@ func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConf
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); <-done }) }
 	r.t.Cleanup(stop)
-	return &testWorker{Worker: w, nc: nc, stop: stop}
+	return &testWorker{Worker: w, nc: nc, stop: stop, launcher: l}
 }
 
 type testWorker struct {
 	*Worker
-	nc   *nats.Conn
-	stop func()
+	nc       *nats.Conn
+	stop     func()
+	launcher *fake.Launcher
 }
 
 func (w *testWorker) busy() int {
@@ -324,6 +326,40 @@ func TestCancellingAMatchStopsItOnItsWorker(t *testing.T) {
 		t.Fatalf("got %v, want ErrCancelled", err)
 	}
 	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 })
+}
+
+// A cancel can overtake its match's delivery: the worker remembers it,
+// and stops the match as it takes it, before any bot starts.
+func TestACancelThatOvertakesTheDeliveryStopsTheMatch(t *testing.T) {
+	r := newRig(t, Config{})
+	w := r.worker("w1", bots(nil), WorkerConfig{})
+	const id = "aaaaaaaaaab1"
+	w.stopMatch(id, errCancelled) // as the cancel message would
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(ctx, request(t, id, nil))
+		done <- err
+	}()
+	waitFor(t, "the worker says it stopped the match", func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		if wt := r.d.waits[id]; wt != nil {
+			select {
+			case <-wt.stopped:
+				return true
+			default:
+			}
+		}
+		return false
+	})
+	cancel(orchestrator.ErrCancelled)
+	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+		t.Fatalf("got %v, want ErrCancelled", err)
+	}
+	if n := len(w.launcher.Bots()); n != 0 {
+		t.Errorf("%d bots were started for a cancelled match", n)
+	}
 }
 
 func TestUnknownVersionsAreRefused(t *testing.T) {

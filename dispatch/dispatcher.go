@@ -189,8 +189,10 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 			_ = s.DeleteMsg(context.WithoutCancel(ctx), ack.Sequence)
 		}
 		// As in-process, the match ends once its bots are gone: wait for
-		// its worker to say so (for a while: it may be lost).
-		if d.attempt(req.MatchID) > 0 {
+		// its worker to say so (for a while: it may be lost). A worker
+		// may have taken it before its start event reached us: the
+		// consumer says whether it was delivered.
+		if d.attempt(req.MatchID) > 0 || d.delivered(context.WithoutCancel(ctx), ack.Sequence) {
 			select {
 			case <-w.stopped:
 			case <-w.done:
@@ -364,6 +366,19 @@ func (d *Dispatcher) attempt(id string) int {
 		return w.attempt
 	}
 	return 0
+}
+
+// delivered reports whether the work queue's message of that sequence
+// was handed to a worker (false when that cannot be told).
+func (d *Dispatcher) delivered(ctx context.Context, seq uint64) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := d.js.Consumer(ctx, MatchesStream, ConsumerName)
+	if err != nil {
+		return false
+	}
+	info, err := c.Info(ctx)
+	return err == nil && info.Delivered.Stream >= seq
 }
 
 // waiting reports whether the match is published and waited for.

@@ -50,7 +50,15 @@ type Worker struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc
+	// early are matches cancelled before this worker started them (the
+	// cancel can overtake the delivery), with when; a match started
+	// later is stopped at once.
+	early map[string]time.Time
 }
+
+// earlyKept is how long a cancel of a match this worker does not play is
+// remembered.
+const earlyKept = time.Minute
 
 // Causes of a match stopped on a worker.
 var (
@@ -77,7 +85,7 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]context.CancelCauseFunc{}}, nil
+	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]context.CancelCauseFunc{}, early: map[string]time.Time{}}, nil
 }
 
 // Run takes and plays matches until ctx ends; then it takes no more, lets
@@ -140,6 +148,15 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) stopMatch(id string, cause error) {
 	w.mu.Lock()
 	cancel := w.running[id]
+	if cancel == nil && errors.Is(cause, errCancelled) {
+		now := time.Now()
+		for m, at := range w.early {
+			if now.Sub(at) > earlyKept {
+				delete(w.early, m)
+			}
+		}
+		w.early[id] = now
+	}
 	w.mu.Unlock()
 	if cancel != nil {
 		cancel(cause)
@@ -179,6 +196,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	defer cancel(nil)
 	w.mu.Lock()
 	w.running[job.Match] = cancel
+	if _, ok := w.early[job.Match]; ok {
+		delete(w.early, job.Match)
+		cancel(errCancelled) // the server cancelled it before it got here
+	}
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -211,7 +232,10 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		w.publishAsync(Event{Kind: kindFrame, Match: job.Match, Attempt: attempt, Seq: seq, Frame: data})
 		seq++
 	}
-	rep, err := w.cfg.Player.Play(mctx, req)
+	var rep *orchestrator.Replay
+	if err = context.Cause(mctx); err == nil { // else cancelled already: no bot starts
+		rep, err = w.cfg.Player.Play(mctx, req)
+	}
 	close(keep)
 	kept.Wait()
 	cause := context.Cause(mctx)
