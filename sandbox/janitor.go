@@ -174,6 +174,11 @@ func (j *Janitor) clean(ctx context.Context, match string, every bool) (CleanupR
 				present[n] = true
 			}
 		}
+		for _, m := range c.Mounts { // a renamed warm container's folder
+			if dir := j.stdioFolderOf(m.Source); dir != "" && !gone[dir] {
+				present[dir] = true
+			}
+		}
 	}
 	swept, err := j.sweepFolder(gone, present, match == "")
 	rep.Swept = swept

@@ -123,40 +123,53 @@ func names(paths []string) []string {
 }
 
 func TestJanitorSweep(t *testing.T) {
+	var dir, launcher string
+	// Warm containers handed to bots: renamed, their folders named after
+	// their first names.
+	handed := func(id, name, folder, owner string) container.Summary {
+		c := arenaContainer(id, "pool", owner)
+		c.Names = []string{"/" + name}
+		c.Mounts = []container.MountPoint{{Type: "bind", Source: filepath.Join(dir, folder)}}
+		return c
+	}
+	dir, launcher = stdioFolder(t, map[string]time.Duration{
+		"arena-m1-a/":     10 * time.Second, // its container is removed
+		"arena-m1-b/":     time.Hour,        // its container runs
+		"arena-pool-7-1/": time.Hour,        // its renamed container runs
+		"arena-pool-7-2/": time.Hour,        // its renamed container is removed
+		"arena-m3-0/":     2 * time.Minute,  // no container: a leftover
+		"arena-m3-1/":     10 * time.Second, // no container yet: its bot is starting
+		"CURRENT":         48 * time.Hour,   // this build's launcher
+		"launch-1-2":      25 * time.Hour,   // another build's, nobody's
+		"launch-3-4":      time.Second,      // another build's, nobody's, recent
+		"notes.txt":       48 * time.Hour,   // not Arena's to judge
+		"launch-folder/":  10 * time.Second, // not a launcher copy, and too young
+		".uids/":          48 * time.Hour,   // the uid leases
+	})
 	engine := &fakeEngine{containers: []container.Summary{
 		arenaContainer("a", "m1", deadOwner.String()),
 		arenaContainer("b", "m1", liveOwner.String()),
 		arenaContainer("c", "m2", "not an owner"),
+		handed("d", "arena-m4-1", "arena-pool-7-1", liveOwner.String()),
+		handed("e", "arena-m5-1", "arena-pool-7-2", deadOwner.String()),
 	}}
-	dir, launcher := stdioFolder(t, map[string]time.Duration{
-		"arena-m1-a/":    10 * time.Second, // its container is removed
-		"arena-m1-b/":    time.Hour,        // its container runs
-		"arena-m3-0/":    2 * time.Minute,  // no container: a leftover
-		"arena-m3-1/":    10 * time.Second, // no container yet: its bot is starting
-		"CURRENT":        48 * time.Hour,   // this build's launcher
-		"launch-1-2":     25 * time.Hour,   // another build's, nobody's
-		"launch-3-4":     time.Second,      // another build's, nobody's, recent
-		"notes.txt":      48 * time.Hour,   // not Arena's to judge
-		"launch-folder/": 10 * time.Second, // not a launcher copy, and too young
-		".uids/":         48 * time.Hour,   // the uid leases
-	})
 	j := NewJanitor(engine, alive, WithStdioFolder(dir, launcher), WithClock(func() time.Time { return now }))
 	rep, err := j.Sweep(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a", "c"}; !slices.Equal(engine.removed, want) {
-		t.Errorf("removed containers %v, want %v (dead owner, unreadable owner)", engine.removed, want)
+	if want := []string{"a", "c", "e"}; !slices.Equal(engine.removed, want) {
+		t.Errorf("removed containers %v, want %v (dead owners, unreadable owner)", engine.removed, want)
 	}
-	if want := []string{"arena-m1-a", "arena-m2-c"}; !slices.Equal(rep.Removed, want) || rep.Kept != 1 {
-		t.Errorf("report %+v, want removed %v and 1 kept", rep, want)
+	if want := []string{"arena-m1-a", "arena-m2-c", "arena-m5-1"}; !slices.Equal(rep.Removed, want) || rep.Kept != 2 {
+		t.Errorf("report %+v, want removed %v and 2 kept", rep, want)
 	}
-	if want := []string{"arena-m1-a", "arena-m3-0", "launch-1-2", "launch-3-4"}; !slices.Equal(names(rep.Swept), want) {
+	if want := []string{"arena-m1-a", "arena-m3-0", "arena-pool-7-2", "launch-1-2", "launch-3-4"}; !slices.Equal(names(rep.Swept), want) {
 		t.Errorf("swept %v, want %v", names(rep.Swept), want)
 	}
 	left, _ := os.ReadDir(dir)
-	if len(left) != 10-4 {
-		t.Errorf("%d entries left in the folder, want 6", len(left))
+	if len(left) != 12-5 {
+		t.Errorf("%d entries left in the folder, want 7", len(left))
 	}
 }
 
