@@ -328,6 +328,42 @@ func TestCancellingAMatchStopsItOnItsWorker(t *testing.T) {
 	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 })
 }
 
+// A worker that plays on a delivery whose lease ran out unnoticed (its
+// progress acks still went through, say while the cluster elected a
+// leader) gives it up, stopping its bots, once the server sees a later
+// delivery start elsewhere; and is told again when it reports late.
+func TestAWorkerGivesUpADeliveryALaterOneSuperseded(t *testing.T) {
+	r := newRig(t, Config{})
+	hold := make(chan struct{})
+	defer close(hold)
+	w := r.worker("w1", bots(hold), WorkerConfig{})
+	const id = "aaaaaaaaaab2"
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(t.Context(), request(t, id, nil))
+		done <- err
+	}()
+	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt(id) == 1 && w.launcher.Running() == 2 })
+	// Another worker's second delivery starts.
+	ev, _ := json.Marshal(Event{V: Version, Kind: kindStart, Match: id, Attempt: 2, Worker: "other"})
+	if _, err := r.js.Publish(t.Context(), eventsPrefix+kindStart+"."+id, ev); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker gives its delivery up", func() bool { return w.busy() == 0 })
+	if n := w.launcher.Running(); n != 0 {
+		t.Errorf("%d bots of the superseded delivery still run", n)
+	}
+	// The match is the later delivery's: end it.
+	good, _ := json.Marshal(orchestrator.Replay{MatchID: id, Result: orchestrator.Result{Turns: 2}})
+	ev, _ = json.Marshal(Event{V: Version, Kind: kindResult, Match: id, Attempt: 2, Worker: "other", Replay: good})
+	if _, err := r.js.Publish(t.Context(), eventsPrefix+kindResult+"."+id, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A cancel can overtake its match's delivery: the worker remembers it,
 // and stops the match as it takes it, before any bot starts.
 func TestACancelThatOvertakesTheDeliveryStopsTheMatch(t *testing.T) {

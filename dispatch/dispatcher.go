@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,8 @@ type wait struct {
 	reasons []string
 	done    chan result // buffered: the result is sent once
 	over    bool
+	// told is when the earlier deliveries were last told they are over.
+	told time.Time
 	// stopped is closed when the worker of a cancelled match says it
 	// stopped it.
 	stopped chan struct{}
@@ -219,12 +222,25 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 	}
 	log := d.log.With(zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("worker", ev.Worker))
 	if ev.Attempt < w.attempt {
+		// Its worker plays on: tell it again (it may have been cut off
+		// when a later delivery started), once a second at most.
+		latest, tell := w.attempt, time.Since(w.told) > time.Second
+		if tell {
+			w.told = time.Now()
+		}
 		d.mu.Unlock()
-		log.Info("late report refused: a later attempt started", zap.String("kind", ev.Kind), zap.Int("latest", w.attempt))
+		log.Info("late report refused: a later attempt started", zap.String("kind", ev.Kind), zap.Int("latest", latest))
+		if tell {
+			d.supersede(ev.Match, latest)
+		}
 		return
 	}
 	if ev.Attempt > w.attempt {
 		w.attempt = ev.Attempt
+		if ev.Attempt > 1 {
+			w.told = time.Now()
+			defer d.supersede(ev.Match, ev.Attempt)
+		}
 	}
 	switch ev.Kind {
 	case kindStart:
@@ -277,6 +293,13 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 		d.mu.Unlock()
 		log.Warn("event of an unknown kind refused", zap.String("kind", ev.Kind))
 	}
+}
+
+// supersede tells the workers that the deliveries of a match before
+// attempt are over: one still playing an earlier delivery (its lease ran
+// out unnoticed) stops it.
+func (d *Dispatcher) supersede(match string, attempt int) {
+	_ = d.nc.Publish(supersededPrefix+match, []byte(strconv.Itoa(attempt)))
 }
 
 // explainStartFailed adds to the detail of each bot that did not start

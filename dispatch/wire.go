@@ -26,7 +26,10 @@ const (
 	EventsStream = "ARENA_EVENTS"
 	eventsPrefix = "arena.ev."
 	cancelPrefix = "arena.cancel."
-	ConsumerName = "workers"
+	// supersededPrefix+MATCH carries a delivery number N: the deliveries
+	// of the match before N are over (a later one started).
+	supersededPrefix = "arena.superseded."
+	ConsumerName     = "workers"
 	// serverConsumer is the server's durable consumer of the events.
 	serverConsumer = "server"
 	ReplayBucket   = "arena-replays"

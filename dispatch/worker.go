@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +50,17 @@ type Worker struct {
 	log *zap.Logger
 
 	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc
+	running map[string]delivery
 	// early are matches cancelled before this worker started them (the
 	// cancel can overtake the delivery), with when; a match started
 	// later is stopped at once.
 	early map[string]time.Time
+}
+
+// delivery is a match this worker plays: which delivery, and how to stop it.
+type delivery struct {
+	attempt int
+	cancel  context.CancelCauseFunc
 }
 
 // earlyKept is how long a cancel of a match this worker does not play is
@@ -65,6 +72,10 @@ var (
 	errLeaseLost = errors.New("the lease on the match was lost (no contact with NATS)")
 	errStopping  = errors.New("the worker is stopping")
 	errCancelled = errors.New("cancelled by the server")
+	// errSuperseded: the server says a later delivery started elsewhere
+	// (this worker's lease ran out unnoticed, say while NATS elected a
+	// leader).
+	errSuperseded = errors.New("a later delivery of the match started elsewhere")
 )
 
 // NewWorker returns a worker on nc.
@@ -85,7 +96,7 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]context.CancelCauseFunc{}, early: map[string]time.Time{}}, nil
+	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]delivery{}, early: map[string]time.Time{}}, nil
 }
 
 // Run takes and plays matches until ctx ends; then it takes no more, lets
@@ -107,6 +118,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer sub.Unsubscribe()
+	sup, err := w.nc.Subscribe(supersededPrefix+"*", func(m *nats.Msg) {
+		if before, err := strconv.Atoi(string(m.Data)); err == nil {
+			w.supersede(strings.TrimPrefix(m.Subject, supersededPrefix), before)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer sup.Unsubscribe()
 	play, stopPlay := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopPlay(nil)
 	var wg sync.WaitGroup
@@ -147,7 +167,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 func (w *Worker) stopMatch(id string, cause error) {
 	w.mu.Lock()
-	cancel := w.running[id]
+	cancel := w.running[id].cancel
 	if cancel == nil && errors.Is(cause, errCancelled) {
 		now := time.Now()
 		for m, at := range w.early {
@@ -160,6 +180,17 @@ func (w *Worker) stopMatch(id string, cause error) {
 	w.mu.Unlock()
 	if cancel != nil {
 		cancel(cause)
+	}
+}
+
+// supersede gives up this worker's delivery of a match if it is earlier
+// than before: another worker plays a later one.
+func (w *Worker) supersede(id string, before int) {
+	w.mu.Lock()
+	d, ok := w.running[id]
+	w.mu.Unlock()
+	if ok && d.attempt < before {
+		d.cancel(errSuperseded)
 	}
 }
 
@@ -195,7 +226,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	mctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w.mu.Lock()
-	w.running[job.Match] = cancel
+	w.running[job.Match] = delivery{attempt: attempt, cancel: cancel}
 	if _, ok := w.early[job.Match]; ok {
 		delete(w.early, job.Match)
 		cancel(errCancelled) // the server cancelled it before it got here
@@ -206,6 +237,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		delete(w.running, job.Match)
 		w.mu.Unlock()
 	}()
+	// The lease is kept from now on: storing the start event may take a
+	// while (the cluster electing a leader), and the match must not be
+	// delivered again meanwhile.
+	keep := make(chan struct{})
+	var kept sync.WaitGroup
+	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
 	w.report(ctx, Event{Kind: kindStart, Match: job.Match, Attempt: attempt})
 	log.Info("match taken")
 	if attempt > 1 && w.cfg.Reap != nil {
@@ -214,9 +251,6 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 			log.Warn("remove an earlier delivery's containers", zap.Error(err))
 		}
 	}
-	keep := make(chan struct{})
-	var kept sync.WaitGroup
-	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
 	req.Attempt = attempt
 	if maxDeliver > 0 && attempt >= maxDeliver {
 		// The last delivery: a bot whose image is not here either is
@@ -250,7 +284,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 			return
 		}
 		log.Info("match played", zap.Strings("winners", rep.Result.Winners))
-	case errors.Is(cause, errLeaseLost):
+	case errors.Is(cause, errLeaseLost), errors.Is(cause, errSuperseded):
 		// Another worker has it now; whatever this one says is refused.
 		log.Warn("match given up", zap.Error(cause))
 	case errors.Is(cause, errCancelled):
