@@ -41,7 +41,7 @@ type Request struct {
 	// detail naming the image and the host, and the match is played
 	// without it, instead of failing.
 	MissingOn string
-	Settings json.RawMessage
+	Settings  json.RawMessage
 	// Limits override the game's defaults where non-zero.
 	Limits Limits
 	// MatchID names the match; empty picks a random one.
