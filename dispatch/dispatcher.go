@@ -171,7 +171,10 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		delete(d.seqs, w.seq)
 		d.mu.Unlock()
 	}()
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// Not cut short by ctx: a publish abandoned half-way may still have
+	// stored the match, which a worker would then play unseen. A match
+	// cancelled meanwhile is taken back below.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	ack, err := publishAck(pctx, d.js, matchesSubject, data, jetstream.WithMsgID(req.MatchID))
 	cancel()
 	if err != nil {
