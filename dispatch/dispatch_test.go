@@ -398,6 +398,127 @@ func TestACancelThatOvertakesTheDeliveryStopsTheMatch(t *testing.T) {
 	}
 }
 
+// brokerJS is JetStream whose publishes of matches go through publish
+// (the broker as a test has it behave).
+type brokerJS struct {
+	jetstream.JetStream
+	publish func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+}
+
+func (b *brokerJS) Publish(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if subject != matchesSubject {
+		return b.JetStream.Publish(ctx, subject, data, opts...)
+	}
+	return b.publish(ctx, subject, data, opts...)
+}
+
+// queued is how many matches wait in the work queue.
+func (r *rig) queued() uint64 {
+	r.t.Helper()
+	s, err := r.js.Stream(r.t.Context(), MatchesStream)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	info, err := s.Info(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// A match cancelled while its publish waits for the broker's ack (stored
+// already) is taken back from the work queue once the ack comes.
+func TestAMatchCancelledWhileItsPublishWaitsIsTakenBack(t *testing.T) {
+	r := newRig(t, Config{})
+	inner := r.d.js
+	stored, release := make(chan struct{}), make(chan struct{})
+	r.d.js = &brokerJS{JetStream: inner, publish: func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+		ack, err := inner.Publish(ctx, subject, data, opts...)
+		close(stored)
+		select { // the ack on its way
+		case <-release:
+			return ack, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+	const id = "aaaaaaaaaab3"
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(ctx, request(t, id, nil))
+		done <- err
+	}()
+	<-stored
+	cancel(orchestrator.ErrCancelled)
+	close(release)
+	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+		t.Fatalf("got %v, want ErrCancelled", err)
+	}
+	if n := r.queued(); n != 0 {
+		t.Errorf("%d matches left in the work queue, want 0", n)
+	}
+}
+
+// A publish whose ack never comes may have stored the match all the same:
+// Play fails, and a worker that takes the match later is told to stop it.
+func TestAMatchWhosePublishLostItsAckIsStoppedOnItsWorker(t *testing.T) {
+	r := newRig(t, Config{})
+	r.d.publishCap = 500 * time.Millisecond
+	inner := r.d.js
+	r.d.js = &brokerJS{JetStream: inner, publish: func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+		if _, err := inner.Publish(ctx, subject, data, opts...); err != nil {
+			return nil, err
+		}
+		return nil, nats.ErrTimeout // stored, the ack lost
+	}}
+	const id = "aaaaaaaaaab4"
+	_, err := r.d.Play(t.Context(), request(t, id, nil))
+	if err == nil || !strings.Contains(err.Error(), "queue match "+id+" on nats") {
+		t.Fatalf("got %v, want the publish's failure", err)
+	}
+	if n := r.queued(); n != 1 {
+		t.Fatalf("%d matches in the work queue, want the one stored unacked", n)
+	}
+	// A worker that starts now did not hear the cancel: it takes the
+	// match, and is told again.
+	hold := make(chan struct{})
+	defer close(hold)
+	w := r.worker("w1", bots(hold), WorkerConfig{})
+	waitFor(t, "the worker takes the match", func() bool { return r.starts(id) == 1 })
+	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 && r.queued() == 0 })
+	if n := w.launcher.Running(); n != 0 {
+		t.Errorf("%d bots of the given-up match still run", n)
+	}
+}
+
+// A match cancelled while the broker does not answer reports the cancel,
+// not the publish's failure.
+func TestACancelDuringABrokerOutageReportsTheCancel(t *testing.T) {
+	r := newRig(t, Config{})
+	r.d.publishCap = 2 * time.Second
+	called := make(chan struct{}, 1)
+	r.d.js = &brokerJS{JetStream: r.d.js, publish: func(ctx context.Context, _ string, _ []byte, _ ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+		select {
+		case called <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		return nil, nats.ErrNoResponders
+	}}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(ctx, request(t, "aaaaaaaaaab5", nil))
+		done <- err
+	}()
+	<-called
+	cancel(orchestrator.ErrCancelled)
+	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+		t.Fatalf("got %v, want ErrCancelled", err)
+	}
+}
+
 func TestUnknownVersionsAreRefused(t *testing.T) {
 	var ev Event
 	err := decode([]byte(`{"v":2,"kind":"result","match":"x"}`), &ev)

@@ -31,8 +31,23 @@ type Dispatcher struct {
 	mu    sync.Mutex
 	waits map[string]*wait
 	seqs  map[uint64]string // work queue sequence → match
-	stop  func()
+	// dropped are matches given up (cancelled, or their publish failed
+	// and may yet have stored them): a worker that reports taking one is
+	// told to stop it.
+	dropped map[string]drop
+	// publishCap bounds how long a match's publish waits for its ack
+	// (the broker answering again, a cluster electing a leader).
+	publishCap time.Duration
+	stop       func()
 }
+
+// drop is a match given up: when, and when a worker was last told to
+// stop it.
+type drop struct{ at, told time.Time }
+
+// droppedKept is how long a match given up is remembered: one that still
+// waits in the work queue then is a server's that stopped long ago.
+const droppedKept = 24 * time.Hour
 
 // wait is a match the dispatcher waits for.
 type wait struct {
@@ -78,7 +93,7 @@ func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{nc: nc, js: js, log: log, pin: pin, waits: map[string]*wait{}, seqs: map[uint64]string{}}
+	d := &Dispatcher{nc: nc, js: js, log: log, pin: pin, waits: map[string]*wait{}, seqs: map[uint64]string{}, dropped: map[string]drop{}, publishCap: 30 * time.Second}
 	// A durable consumer, replicated like its stream: it outlives the loss
 	// of a NATS node, and an event the server did not ack comes again.
 	cons, err := js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
@@ -174,10 +189,16 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 	// Not cut short by ctx: a publish abandoned half-way may still have
 	// stored the match, which a worker would then play unseen. A match
 	// cancelled meanwhile is taken back below.
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.publishCap)
 	ack, err := publishAck(pctx, d.js, matchesSubject, data, jetstream.WithMsgID(req.MatchID))
 	cancel()
 	if err != nil {
+		// The broker may have stored it all the same, its ack lost: a
+		// worker that takes it is told to stop.
+		d.drop(req.MatchID)
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		return nil, fmt.Errorf("queue match %s on nats: %w", req.MatchID, err)
 	}
 	d.mu.Lock()
@@ -189,8 +210,8 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		return r.rep, r.err
 	case <-ctx.Done():
 		// Whichever worker plays it stops; a match still in the queue is
-		// dropped there.
-		_ = d.nc.Publish(cancelPrefix+req.MatchID, nil)
+		// deleted there.
+		d.drop(req.MatchID)
 		if s, err := d.js.Stream(context.WithoutCancel(ctx), MatchesStream); err == nil {
 			_ = s.DeleteMsg(context.WithoutCancel(ctx), ack.Sequence)
 		}
@@ -216,6 +237,9 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 	if err := decode(m.Data(), &ev); err != nil {
 		d.log.Warn("event refused", zap.String("subject", m.Subject()), zap.Error(err))
 		return
+	}
+	if d.retell(ev) {
+		_ = d.nc.Publish(cancelPrefix+ev.Match, nil)
 	}
 	d.mu.Lock()
 	w, ok := d.waits[ev.Match]
@@ -296,6 +320,39 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 		d.mu.Unlock()
 		log.Warn("event of an unknown kind refused", zap.String("kind", ev.Kind))
 	}
+}
+
+// drop gives a match up: whichever worker plays it, or takes it later,
+// stops it.
+func (d *Dispatcher) drop(id string) {
+	now := time.Now()
+	d.mu.Lock()
+	for m, dr := range d.dropped {
+		if now.Sub(dr.at) > droppedKept {
+			delete(d.dropped, m)
+		}
+	}
+	d.dropped[id] = drop{at: now}
+	d.mu.Unlock()
+	_ = d.nc.Publish(cancelPrefix+id, nil)
+}
+
+// retell reports whether the event is a worker playing a match given up
+// that should be told again to stop it (the cancel may have been lost,
+// or have come before the worker took the match), once a second at most.
+func (d *Dispatcher) retell(ev Event) bool {
+	if ev.Kind != kindStart && ev.Kind != kindFrame {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dr, ok := d.dropped[ev.Match]
+	if !ok || time.Since(dr.told) < time.Second {
+		return false
+	}
+	dr.told = time.Now()
+	d.dropped[ev.Match] = dr
+	return true
 }
 
 // supersede tells the workers that the deliveries of a match before
