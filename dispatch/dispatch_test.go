@@ -364,6 +364,44 @@ func TestAWorkerGivesUpADeliveryALaterOneSuperseded(t *testing.T) {
 	}
 }
 
+// A delivery that overlapped the one whose result counted (its start
+// event late, say while the cluster elected a leader) is stopped when its
+// worker reports it: the match is over.
+func TestADeliveryOfAnEndedMatchIsStopped(t *testing.T) {
+	r := newRig(t, Config{})
+	const id = "aaaaaaaaaab6"
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.d.Play(t.Context(), request(t, id, nil))
+		done <- err
+	}()
+	waitFor(t, "the match is queued", func() bool { return r.d.waiting(id) })
+	// Another worker takes it, plays it and reports (its message acked
+	// later, or never: it died).
+	good, _ := json.Marshal(orchestrator.Replay{MatchID: id, Result: orchestrator.Result{Turns: 2}})
+	for _, ev := range []Event{
+		{V: Version, Kind: kindStart, Match: id, Attempt: 1, Worker: "other"},
+		{V: Version, Kind: kindResult, Match: id, Attempt: 1, Worker: "other", Replay: good},
+	} {
+		data, _ := json.Marshal(ev)
+		if _, err := r.js.Publish(t.Context(), eventsPrefix+ev.Kind+"."+id, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The match's message, still in the work queue, is delivered again.
+	hold := make(chan struct{})
+	defer close(hold)
+	w := r.worker("w1", bots(hold), WorkerConfig{})
+	waitFor(t, "the worker takes the match", func() bool { return r.starts(id) == 2 })
+	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 && r.queued() == 0 })
+	if n := w.launcher.Running(); n != 0 {
+		t.Errorf("%d bots of the ended match still run", n)
+	}
+}
+
 // A cancel can overtake its match's delivery: the worker remembers it,
 // and stops the match as it takes it, before any bot starts.
 func TestACancelThatOvertakesTheDeliveryStopsTheMatch(t *testing.T) {

@@ -31,23 +31,31 @@ type Dispatcher struct {
 	mu    sync.Mutex
 	waits map[string]*wait
 	seqs  map[uint64]string // work queue sequence → match
-	// dropped are matches given up (cancelled, or their publish failed
-	// and may yet have stored them): a worker that reports taking one is
-	// told to stop it.
-	dropped map[string]drop
+	// gone are matches this dispatcher is done with: given up (cancelled,
+	// or their publish failed and may yet have stored them) or ended. A
+	// worker that reports playing one (a delivery that overlapped the one
+	// whose result counted, say) is told to stop it.
+	gone   map[string]goneMatch
+	pruned time.Time
 	// publishCap bounds how long a match's publish waits for its ack
 	// (the broker answering again, a cluster electing a leader).
 	publishCap time.Duration
 	stop       func()
 }
 
-// drop is a match given up: when, and when a worker was last told to
-// stop it.
-type drop struct{ at, told time.Time }
+// goneMatch is a match the dispatcher is done with: until when it is
+// remembered, and when a worker was last told to stop it.
+type goneMatch struct{ until, told time.Time }
 
-// droppedKept is how long a match given up is remembered: one that still
-// waits in the work queue then is a server's that stopped long ago.
-const droppedKept = 24 * time.Hour
+const (
+	// givenUpKept is how long a match given up is remembered: one that
+	// still waits in the work queue then is a server's that stopped long
+	// ago.
+	givenUpKept = 24 * time.Hour
+	// endedKept is how long an ended match is: its result's worker acked
+	// it, so only deliveries already under way then may still report.
+	endedKept = 10 * time.Minute
+)
 
 // wait is a match the dispatcher waits for.
 type wait struct {
@@ -93,7 +101,7 @@ func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{nc: nc, js: js, log: log, pin: pin, waits: map[string]*wait{}, seqs: map[uint64]string{}, dropped: map[string]drop{}, publishCap: 30 * time.Second}
+	d := &Dispatcher{nc: nc, js: js, log: log, pin: pin, waits: map[string]*wait{}, seqs: map[uint64]string{}, gone: map[string]goneMatch{}, publishCap: 30 * time.Second}
 	// A durable consumer, replicated like its stream: it outlives the loss
 	// of a NATS node, and an event the server did not ack comes again.
 	cons, err := js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
@@ -325,33 +333,45 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 // drop gives a match up: whichever worker plays it, or takes it later,
 // stops it.
 func (d *Dispatcher) drop(id string) {
-	now := time.Now()
 	d.mu.Lock()
-	for m, dr := range d.dropped {
-		if now.Sub(dr.at) > droppedKept {
-			delete(d.dropped, m)
-		}
-	}
-	d.dropped[id] = drop{at: now}
+	d.goneLocked(id, givenUpKept)
 	d.mu.Unlock()
 	_ = d.nc.Publish(cancelPrefix+id, nil)
 }
 
-// retell reports whether the event is a worker playing a match given up
-// that should be told again to stop it (the cancel may have been lost,
-// or have come before the worker took the match), once a second at most.
+// goneLocked remembers a match the dispatcher is done with for kept;
+// d.mu must be held.
+func (d *Dispatcher) goneLocked(id string, kept time.Duration) {
+	now := time.Now()
+	if now.Sub(d.pruned) > time.Minute {
+		d.pruned = now
+		for m, g := range d.gone {
+			if now.After(g.until) {
+				delete(d.gone, m)
+			}
+		}
+	}
+	if g, ok := d.gone[id]; !ok || g.until.Before(now.Add(kept)) {
+		d.gone[id] = goneMatch{until: now.Add(kept), told: g.told}
+	}
+}
+
+// retell reports whether the event is a worker playing a match the
+// dispatcher is done with, to be told to stop it (the cancel may have
+// been lost, or have come before the worker took the match), once a
+// second at most.
 func (d *Dispatcher) retell(ev Event) bool {
 	if ev.Kind != kindStart && ev.Kind != kindFrame {
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	dr, ok := d.dropped[ev.Match]
-	if !ok || time.Since(dr.told) < time.Second {
+	g, ok := d.gone[ev.Match]
+	if !ok || time.Since(g.told) < time.Second {
 		return false
 	}
-	dr.told = time.Now()
-	d.dropped[ev.Match] = dr
+	g.told = time.Now()
+	d.gone[ev.Match] = g
 	return true
 }
 
@@ -379,6 +399,7 @@ func explainStartFailed(rep *orchestrator.Replay, earlier []string) {
 // endLocked hands the match its result, once; d.mu must be held.
 func (d *Dispatcher) endLocked(id string, w *wait, r result) {
 	w.over = true
+	d.goneLocked(id, endedKept)
 	select {
 	case w.done <- r:
 	default:

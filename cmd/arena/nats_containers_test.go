@@ -220,7 +220,7 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 		if by := res["worker"]; by == not.name || by == nil {
 			t.Errorf("match %s was played by %v", id, by)
 		}
-		dockertest.NoContainersLeft(t, cli, id)
+		dockertest.NoContainersLeftWithin(t, cli, id, overlapStop)
 	}
 	waitLog := func(b *box, what string) {
 		t.Helper()
@@ -310,7 +310,7 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 			if m := s.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
 				t.Fatalf("match %s: %v", id, m)
 			}
-			dockertest.NoContainersLeft(t, cli, id)
+			dockertest.NoContainersLeftWithin(t, cli, id, overlapStop)
 		}
 	})
 

@@ -247,12 +247,29 @@ func ArenaContainers(t testing.TB, cli *client.Client, match string) []container
 // NoContainersLeft fails the test if the match left a container behind.
 func NoContainersLeft(t testing.TB, cli *client.Client, match string) {
 	t.Helper()
-	if left := ArenaContainers(t, cli, match); len(left) > 0 {
-		names := make([]string, len(left))
-		for i, c := range left {
-			names[i] = strings.Join(c.Names, ",") + " (" + c.State + ")"
+	NoContainersLeftWithin(t, cli, match, 0)
+}
+
+// NoContainersLeftWithin fails the test if the match still has containers
+// after d: through NATS, a delivery that overlapped the one whose result
+// counted is stopped when its worker reports it, just after the match ends.
+func NoContainersLeftWithin(t testing.TB, cli *client.Client, match string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		left := ArenaContainers(t, cli, match)
+		if len(left) == 0 {
+			return
 		}
-		t.Errorf("containers left behind: %s", strings.Join(names, "; "))
+		if time.Now().After(deadline) {
+			names := make([]string, len(left))
+			for i, c := range left {
+				names[i] = strings.Join(c.Names, ",") + " (" + c.State + ")"
+			}
+			t.Errorf("containers left behind: %s", strings.Join(names, "; "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
