@@ -392,13 +392,21 @@ func TestADeliveryOfAnEndedMatchIsStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The match's message, still in the work queue, is delivered again.
+	r.takenAndStopped(id, 2)
+}
+
+// takenAndStopped starts a worker whose bots never answer, waits until it
+// takes the match, as its delivery, and until it stops it on the server's
+// word, leaving no bot running and nothing in the work queue.
+func (r *rig) takenAndStopped(id string, delivery uint64) {
+	r.t.Helper()
 	hold := make(chan struct{})
 	defer close(hold)
 	w := r.worker("w1", bots(hold), WorkerConfig{})
-	waitFor(t, "the worker takes the match", func() bool { return r.starts(id) == 2 })
-	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 && r.queued() == 0 })
+	waitFor(r.t, "the worker takes the match", func() bool { return r.starts(id) == delivery })
+	waitFor(r.t, "the worker stops the match", func() bool { return w.busy() == 0 && r.queued() == 0 })
 	if n := w.launcher.Running(); n != 0 {
-		t.Errorf("%d bots of the ended match still run", n)
+		r.t.Errorf("%d bots of the match still run", n)
 	}
 }
 
@@ -520,14 +528,7 @@ func TestAMatchWhosePublishLostItsAckIsStoppedOnItsWorker(t *testing.T) {
 	}
 	// A worker that starts now did not hear the cancel: it takes the
 	// match, and is told again.
-	hold := make(chan struct{})
-	defer close(hold)
-	w := r.worker("w1", bots(hold), WorkerConfig{})
-	waitFor(t, "the worker takes the match", func() bool { return r.starts(id) == 1 })
-	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 && r.queued() == 0 })
-	if n := w.launcher.Running(); n != 0 {
-		t.Errorf("%d bots of the given-up match still run", n)
-	}
+	r.takenAndStopped(id, 1)
 }
 
 // A match cancelled while the broker does not answer reports the cancel,
