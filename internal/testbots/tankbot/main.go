@@ -235,10 +235,9 @@ func burn(d time.Duration) {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	// Its CPU time is read every ~0.5 ms of computing: under gVisor a
-	// system call costs the sandbox's CPU too, counted to the bot's
-	// container, and a bot that asked every few µs was charged that much
-	// more than it computed.
+	// Its CPU time is read every ~0.5 ms of computing, not every few µs:
+	// a real bot computes without system calls, and under gVisor each
+	// costs the sandbox's work too, counted to the bot.
 	until := cpu() + d
 	x := uint64(1)
 	for cpu() < until {
