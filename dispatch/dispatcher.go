@@ -52,8 +52,9 @@ const (
 	// still waits in the work queue then is a server's that stopped long
 	// ago.
 	givenUpKept = 24 * time.Hour
-	// endedKept is how long an ended match is: its result's worker acked
-	// it, so only deliveries already under way then may still report.
+	// endedKept is how long an ended match is remembered: its result's
+	// worker acked it, so only deliveries already under way then may
+	// still report.
 	endedKept = 10 * time.Minute
 )
 
@@ -247,7 +248,7 @@ func (d *Dispatcher) event(m jetstream.Msg) {
 		return
 	}
 	if d.retell(ev) {
-		_ = d.nc.Publish(cancelPrefix+ev.Match, nil)
+		d.tellStop(ev.Match)
 	}
 	d.mu.Lock()
 	w, ok := d.waits[ev.Match]
@@ -336,6 +337,13 @@ func (d *Dispatcher) drop(id string) {
 	d.mu.Lock()
 	d.goneLocked(id, givenUpKept)
 	d.mu.Unlock()
+	d.tellStop(id)
+}
+
+// tellStop tells the workers to stop a match: whichever plays it stops
+// it, and one that takes it within a minute stops it before any bot
+// starts.
+func (d *Dispatcher) tellStop(id string) {
 	_ = d.nc.Publish(cancelPrefix+id, nil)
 }
 
