@@ -96,7 +96,9 @@ func testHostileBots(t *testing.T, stdio string) {
 			},
 		},
 		{
-			mode: "stderr-flood", status: engine.StatusOK,
+			// Time enough to write it: under gVisor, with the other bots
+			// busy, a MiB of stderr could cost more than 100 ms of CPU.
+			mode: "stderr-flood", timeout: 3 * time.Second, status: engine.StatusOK,
 			check: func(t *testing.T, rep *orchestrator.Replay, b orchestrator.BotResult) {
 				kept := 0
 				for _, f := range rep.Frames {
