@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,11 @@ func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConf
 	nc := connect(r.t, r.ns)
 	cfg.Name, cfg.Games = name, []engine.Game{snake.New()}
 	l := fake.NewLauncher(scripts)
-	cfg.Player = orchestrator.New(l)
+	if f, ok := cfg.Player.(*forger); ok {
+		f.Player = orchestrator.New(l)
+	} else {
+		cfg.Player = orchestrator.New(l)
+	}
 	cfg.Log = zaptest.NewLogger(r.t).Named(name)
 	w, err := NewWorker(nc, cfg)
 	if err != nil {
@@ -148,7 +153,10 @@ func TestABigReplayTravelsThroughTheObjectStore(t *testing.T) {
 	if len(rep.Frames) == 0 {
 		t.Fatal("a replay without frames")
 	}
-	obs, _ := r.js.ObjectStore(t.Context(), ReplayBucket)
+	obs, err := r.js.ObjectStore(t.Context(), bucketOf("w1"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if list, _ := obs.List(t.Context()); len(list) != 0 {
 		t.Errorf("%d replays left in the object store", len(list))
 	}
@@ -205,25 +213,21 @@ func TestALateResultIsRefused(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, "the match is published", func() bool { return r.d.waiting("aaaaaaaaaaa5") })
-	send := func(ev Event) {
-		ev.V, ev.Match = Version, "aaaaaaaaaaa5"
-		data, _ := json.Marshal(ev)
-		if _, err := r.js.Publish(t.Context(), eventsPrefix+ev.Kind+"."+ev.Match, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	good, _ := json.Marshal(orchestrator.Replay{MatchID: "aaaaaaaaaaa5", Result: orchestrator.Result{Turns: 2}})
-	late, _ := json.Marshal(orchestrator.Replay{MatchID: "aaaaaaaaaaa5", Result: orchestrator.Result{Turns: 1}})
-	send(Event{Kind: kindStart, Attempt: 1, Worker: "cut-off"})
-	send(Event{Kind: kindStart, Attempt: 2, Worker: "other"})
-	send(Event{Kind: kindResult, Attempt: 1, Worker: "cut-off", Replay: late})
-	send(Event{Kind: kindResult, Attempt: 2, Worker: "other", Replay: good})
-	send(Event{Kind: kindResult, Attempt: 2, Worker: "other", Replay: late})
+	const id = "aaaaaaaaaaa5"
+	good := replayOf(t, request(t, id, nil))
+	r.send("cut-off", Event{Kind: kindStart, Match: id, Attempt: 1})
+	r.send("other", Event{Kind: kindStart, Match: id, Attempt: 2})
+	r.send("cut-off", Event{Kind: kindResult, Match: id, Attempt: 1, Replay: good})
+	r.send("other", Event{Kind: kindResult, Match: id, Attempt: 2, Replay: good})
+	r.send("other", Event{Kind: kindResult, Match: id, Attempt: 2, Replay: good})
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if rep.Result.Worker != "other" || rep.Result.Turns != 2 {
-		t.Errorf("result by %q with %d turns, want other's with 2", rep.Result.Worker, rep.Result.Turns)
+	if rep.Result.Worker != "other" {
+		t.Errorf("result by %q, want other's", rep.Result.Worker)
+	}
+	if s := r.d.Workers(); len(s) != 2 || s[0].Refused != 0 || s[1].Refused != 0 {
+		t.Errorf("a late report counted as refused: %+v", s)
 	}
 }
 
@@ -345,20 +349,13 @@ func TestAWorkerGivesUpADeliveryALaterOneSuperseded(t *testing.T) {
 	}()
 	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt(id) == 1 && w.launcher.Running() == 2 })
 	// Another worker's second delivery starts.
-	ev, _ := json.Marshal(Event{V: Version, Kind: kindStart, Match: id, Attempt: 2, Worker: "other"})
-	if _, err := r.js.Publish(t.Context(), eventsPrefix+kindStart+"."+id, ev); err != nil {
-		t.Fatal(err)
-	}
+	r.send("other", Event{Kind: kindStart, Match: id, Attempt: 2})
 	waitFor(t, "the worker gives its delivery up", func() bool { return w.busy() == 0 })
 	if n := w.launcher.Running(); n != 0 {
 		t.Errorf("%d bots of the superseded delivery still run", n)
 	}
 	// The match is the later delivery's: end it.
-	good, _ := json.Marshal(orchestrator.Replay{MatchID: id, Result: orchestrator.Result{Turns: 2}})
-	ev, _ = json.Marshal(Event{V: Version, Kind: kindResult, Match: id, Attempt: 2, Worker: "other", Replay: good})
-	if _, err := r.js.Publish(t.Context(), eventsPrefix+kindResult+"."+id, ev); err != nil {
-		t.Fatal(err)
-	}
+	r.send("other", Event{Kind: kindResult, Match: id, Attempt: 2, Replay: replayOf(t, request(t, id, nil))})
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -378,16 +375,8 @@ func TestADeliveryOfAnEndedMatchIsStopped(t *testing.T) {
 	waitFor(t, "the match is queued", func() bool { return r.d.waiting(id) })
 	// Another worker takes it, plays it and reports (its message acked
 	// later, or never: it died).
-	good, _ := json.Marshal(orchestrator.Replay{MatchID: id, Result: orchestrator.Result{Turns: 2}})
-	for _, ev := range []Event{
-		{V: Version, Kind: kindStart, Match: id, Attempt: 1, Worker: "other"},
-		{V: Version, Kind: kindResult, Match: id, Attempt: 1, Worker: "other", Replay: good},
-	} {
-		data, _ := json.Marshal(ev)
-		if _, err := r.js.Publish(t.Context(), eventsPrefix+ev.Kind+"."+id, data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r.send("other", Event{Kind: kindStart, Match: id, Attempt: 1})
+	r.send("other", Event{Kind: kindResult, Match: id, Attempt: 1, Replay: replayOf(t, request(t, id, nil))})
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -559,14 +548,17 @@ func TestACancelDuringABrokerOutageReportsTheCancel(t *testing.T) {
 }
 
 func TestUnknownVersionsAreRefused(t *testing.T) {
+	for _, v := range []int{Version - 1, Version + 1} {
+		var ev Event
+		err := decode(fmt.Appendf(nil, `{"v":%d,"kind":"result","match":"x"}`, v), &ev)
+		if !errors.Is(err, ErrVersion) {
+			t.Errorf("v%d: got %v, want ErrVersion", v, err)
+		}
+		if ev.Match != "" {
+			t.Errorf("v%d was read: %+v", v, ev)
+		}
+	}
 	var ev Event
-	err := decode([]byte(`{"v":2,"kind":"result","match":"x"}`), &ev)
-	if !errors.Is(err, ErrVersion) {
-		t.Errorf("v2: got %v, want ErrVersion", err)
-	}
-	if ev.Match != "" {
-		t.Errorf("v2 was read: %+v", ev)
-	}
 	if err := decode([]byte(`{"kind":"result"}`), &ev); !errors.Is(err, ErrVersion) {
 		t.Errorf("no version: got %v, want ErrVersion", err)
 	}
@@ -577,11 +569,11 @@ func TestAJobOfAnUnknownVersionFailsItsMatch(t *testing.T) {
 	r.worker("w1", bots(nil), WorkerConfig{})
 	// A match the dispatcher waits for, then a job for it in a version
 	// from the future.
-	w := &wait{done: make(chan result, 1)}
+	w := &wait{done: make(chan result, 1), key: "k", round: 1, holders: map[int]string{1: "w1"}}
 	r.d.mu.Lock()
 	r.d.waits["bbbbbbbbbbb1"] = w
 	r.d.mu.Unlock()
-	if _, err := r.js.Publish(t.Context(), matchesSubject, []byte(`{"v":99,"match":"bbbbbbbbbbb1","game":"snake"}`)); err != nil {
+	if _, err := r.js.Publish(t.Context(), matchesSubject, []byte(`{"v":99,"match":"bbbbbbbbbbb1","round":1,"key":"k","game":"snake"}`)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -611,12 +603,64 @@ func (r *rig) starts(id string) uint64 {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	subj := eventsPrefix + kindStart + "." + id
-	info, err := s.Info(r.t.Context(), jetstream.WithSubjectFilter(subj))
+	info, err := s.Info(r.t.Context(), jetstream.WithSubjectFilter(eventSubject("*", kindStart, id)))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return info.State.Subjects[subj]
+	var n uint64
+	for _, c := range info.State.Subjects {
+		n += c
+	}
+	return n
+}
+
+// send publishes an event as worker would for a match the dispatcher
+// waits for: under its name, of the match's current round unless ev
+// says, with its proof.
+func (r *rig) send(worker string, ev Event) {
+	r.t.Helper()
+	r.d.mu.Lock()
+	w := r.d.waits[ev.Match]
+	if w == nil {
+		r.d.mu.Unlock()
+		r.t.Fatalf("match %s is not waited for", ev.Match)
+	}
+	key := w.key
+	if ev.Round == 0 {
+		ev.Round = w.round
+	}
+	r.d.mu.Unlock()
+	ev.V, ev.Worker = Version, worker
+	ev.Proof = proofOf(key, ev.Match, ev.Round, ev.Attempt, worker)
+	data, _ := json.Marshal(ev)
+	if _, err := r.js.Publish(r.t.Context(), eventSubject(worker, ev.Kind, ev.Match), data); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// sendRaw publishes an event under worker's name as it is.
+func (r *rig) sendRaw(worker string, ev Event) {
+	r.t.Helper()
+	ev.V, ev.Worker = Version, worker
+	data, _ := json.Marshal(ev)
+	if _, err := r.js.Publish(r.t.Context(), eventSubject(worker, ev.Kind, ev.Match), data); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// replayOf is a genuine replay of the request, played here with the
+// tests' bots.
+func replayOf(t testing.TB, req orchestrator.Request) json.RawMessage {
+	t.Helper()
+	rep, err := orchestrator.New(fake.NewLauncher(bots(nil))).Play(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := orchestrator.EncodeReplay(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // A match whose last delivery's worker died without a word fails, on

@@ -2,6 +2,9 @@ package dispatch
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,13 +23,17 @@ import (
 )
 
 // Dispatcher plays matches on workers: it is the server's
-// orchestrator.Player when matches go through NATS.
+// orchestrator.Player when matches go through NATS. It believes a
+// worker's report only from the worker that holds that delivery (its
+// name is the one NATS checked, in the event's subject; its proof shows
+// it was handed the match), and a result only if the replay is the
+// match's and the engine reproduces it; a result refused queues the
+// match again, and a worker refused again and again is quarantined.
 type Dispatcher struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	log *zap.Logger
-	// pin resolves a bot's image to its id when a request has none.
-	pin func(ctx context.Context, ref string) (string, error)
+	cfg DispatcherConfig
 
 	mu    sync.Mutex
 	waits map[string]*wait
@@ -37,10 +44,59 @@ type Dispatcher struct {
 	// whose result counted, say) is told to stop it.
 	gone   map[string]goneMatch
 	pruned time.Time
+	// workers are the workers seen, with their refused reports.
+	workers map[string]*standing
 	// publishCap bounds how long a match's publish waits for its ack
 	// (the broker answering again, a cluster electing a leader).
 	publishCap time.Duration
-	stop       func()
+	// buckets is how the workers' replay buckets are made.
+	buckets jetstream.ObjectStoreConfig
+	stop    func()
+	// bg are the dispatcher's own goroutines (making buckets), ended by
+	// Close through bgCtx.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+}
+
+// DispatcherConfig is a dispatcher's setup.
+type DispatcherConfig struct {
+	// Name names its durable consumer of the events (one per server; a
+	// bench takes its own).
+	Name string
+	// Pin resolves a bot's image to its id when a request has none (nil:
+	// requests must carry them).
+	Pin func(ctx context.Context, ref string) (string, error)
+	// Quarantine is told when a worker's reports were refused
+	// QuarantineAfter times (default 3), so it takes no more matches (the
+	// embedded NATS server revokes its key). Its events are refused from
+	// then on either way.
+	Quarantine      func(worker, why string)
+	QuarantineAfter int
+	// Rounds bounds how often a match is queued: once, and again for each
+	// result refused or taken by a quarantined worker (default 5, more
+	// than QuarantineAfter: a lone forger is quarantined before a match
+	// runs out of rounds). Past it the match fails.
+	Rounds int
+	Log    *zap.Logger
+}
+
+// standing is what the dispatcher holds of a worker.
+type standing struct {
+	refused     int
+	lastRefusal string
+	quarantined bool
+	bucket      bool // its replay bucket is made
+}
+
+// WorkerStanding is a worker as the dispatcher sees it.
+type WorkerStanding struct {
+	Name string `json:"name"`
+	// Refused counts its reports refused (forged, or not its delivery's),
+	// LastRefusal says why the last one was.
+	Refused     int    `json:"refused"`
+	LastRefusal string `json:"last_refusal,omitempty"`
+	Quarantined bool   `json:"quarantined"`
 }
 
 // goneMatch is a match the dispatcher is done with: until when it is
@@ -60,13 +116,21 @@ const (
 
 // wait is a match the dispatcher waits for.
 type wait struct {
+	req orchestrator.Request
+	// key is the match's secret (see Job.Key); round the times it was
+	// queued.
+	key     string
+	round   int
 	onFrame func(orchestrator.Frame)
 	seq     uint64
-	attempt int // the latest attempt started
+	attempt int // the latest attempt of the round started
+	// holders are the workers that took each delivery of the round.
+	holders map[int]string
 	frames  int // frames passed on
 	reasons []string
 	done    chan result // buffered: the result is sent once
-	over    bool
+	// over: the match ended, or a result is being checked.
+	over bool
 	// told is when the earlier deliveries were last told they are over.
 	told time.Time
 	// stopped is closed when the worker of a cancelled match says it
@@ -90,23 +154,46 @@ const pullHeartbeat = time.Second
 // ErrNoWorker is the kind of error of a match no worker could play.
 var ErrNoWorker = errors.New("no worker could play the match")
 
-// NewDispatcher follows the events stream from now on, through a durable
-// consumer of its own name (one per server; a bench takes its own); Setup
-// must have run. pin resolves image references to ids for requests that
-// carry none (nil: requests must carry them).
+// errObjectStore: a replay could not be read from the object store (not
+// the worker's doing, as far as can be told).
+var errObjectStore = errors.New("the object store did not give the replay")
+
+// NewDispatcher is NewDispatcherWith with a name, a pin and a logger.
 func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx context.Context, ref string) (string, error), log *zap.Logger) (*Dispatcher, error) {
-	if log == nil {
-		log = zap.NewNop()
+	return NewDispatcherWith(ctx, nc, DispatcherConfig{Name: name, Pin: pin, Log: log})
+}
+
+// NewDispatcherWith follows the events stream from now on, through a
+// durable consumer of cfg.Name; Setup must have run.
+func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig) (*Dispatcher, error) {
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
 	}
+	if cfg.QuarantineAfter <= 0 {
+		cfg.QuarantineAfter = 3
+	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = 5
+	}
+	log := cfg.Log
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{nc: nc, js: js, log: log, pin: pin, waits: map[string]*wait{}, seqs: map[uint64]string{}, gone: map[string]goneMatch{}, publishCap: 30 * time.Second}
+	d := &Dispatcher{nc: nc, js: js, log: log, cfg: cfg, waits: map[string]*wait{}, seqs: map[uint64]string{}, gone: map[string]goneMatch{},
+		workers: map[string]*standing{}, publishCap: 30 * time.Second}
+	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
+	// The workers' replay buckets are kept like the events.
+	if st, err := js.Stream(ctx, EventsStream); err == nil {
+		c := st.CachedInfo().Config
+		d.buckets = jetstream.ObjectStoreConfig{Replicas: c.Replicas, TTL: c.MaxAge, Storage: jetstream.FileStorage}
+	} else {
+		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
+	}
 	// A durable consumer, replicated like its stream: it outlives the loss
 	// of a NATS node, and an event the server did not ack comes again.
 	cons, err := js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
-		Durable: name, DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
+		Durable: cfg.Name, DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
 		AckWait: 10 * time.Second, MaxAckPending: 100_000, InactiveThreshold: 24 * time.Hour,
 		Description: "arena: a server's or a bench's view of the matches it dispatched",
 	})
@@ -118,7 +205,7 @@ func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx
 	// client notices when heartbeats stop, after two of them. The default
 	// heartbeat (15 s) left a server blind to its matches for 30 s.
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		d.event(m)
+		d.event(m.Subject(), m.Data())
 		_ = m.Ack()
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		log.Debug("follow events", zap.Error(err))
@@ -141,6 +228,8 @@ func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx
 // Close stops following events; matches still waited for fail.
 func (d *Dispatcher) Close() {
 	d.stop()
+	d.bgCancel()
+	d.bg.Wait()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for id, w := range d.waits {
@@ -158,6 +247,19 @@ func (d *Dispatcher) Purge(ctx context.Context) error {
 	return s.Purge(ctx)
 }
 
+// Workers are the workers seen since the dispatcher started, with their
+// refused reports, by name.
+func (d *Dispatcher) Workers() []WorkerStanding {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]WorkerStanding, 0, len(d.workers))
+	for name, s := range d.workers {
+		out = append(out, WorkerStanding{Name: name, Refused: s.refused, LastRefusal: s.lastRefusal, Quarantined: s.quarantined})
+	}
+	slices.SortFunc(out, func(a, b WorkerStanding) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // Play publishes the match to the work queue and waits for its first
 // accepted result, passing its frames on as they come.
 func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
@@ -168,22 +270,23 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		req.MatchID = orchestrator.NewMatchID()
 	}
 	if len(req.ImageIDs) == 0 {
-		if d.pin == nil {
+		if d.cfg.Pin == nil {
 			return nil, fmt.Errorf("match %s: its bots are not pinned to image ids", req.MatchID)
 		}
 		for _, ref := range req.Images {
-			id, err := d.pin(ctx, ref)
+			id, err := d.cfg.Pin(ctx, ref)
 			if err != nil {
 				return nil, err
 			}
 			req.ImageIDs = append(req.ImageIDs, id)
 		}
 	}
-	data, err := json.Marshal(jobOf(req))
-	if err != nil {
+	var k [16]byte
+	if _, err := rand.Read(k[:]); err != nil {
 		return nil, err
 	}
-	w := &wait{onFrame: req.OnFrame, done: make(chan result, 1), stopped: make(chan struct{})}
+	w := &wait{req: req, key: hex.EncodeToString(k[:]), round: 1, holders: map[int]string{}, onFrame: req.OnFrame,
+		done: make(chan result, 1), stopped: make(chan struct{})}
 	d.mu.Lock()
 	d.waits[req.MatchID] = w
 	d.mu.Unlock()
@@ -195,25 +298,15 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		delete(d.seqs, w.seq)
 		d.mu.Unlock()
 	}()
-	// Not cut short by ctx: a publish abandoned half-way may still have
-	// stored the match, which a worker would then play unseen. A match
-	// cancelled meanwhile is taken back below.
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.publishCap)
-	ack, err := publishAck(pctx, d.js, matchesSubject, data, jetstream.WithMsgID(req.MatchID))
-	cancel()
-	if err != nil {
+	if err := d.queue(ctx, w, 1); err != nil {
 		// The broker may have stored it all the same, its ack lost: a
 		// worker that takes it is told to stop.
 		d.drop(req.MatchID)
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		return nil, fmt.Errorf("queue match %s on nats: %w", req.MatchID, err)
+		return nil, err
 	}
-	d.mu.Lock()
-	w.seq = ack.Sequence
-	d.seqs[ack.Sequence] = req.MatchID
-	d.mu.Unlock()
 	select {
 	case r := <-w.done:
 		return r.rep, r.err
@@ -221,14 +314,17 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 		// Whichever worker plays it stops; a match still in the queue is
 		// deleted there.
 		d.drop(req.MatchID)
+		d.mu.Lock()
+		seq := w.seq
+		d.mu.Unlock()
 		if s, err := d.js.Stream(context.WithoutCancel(ctx), MatchesStream); err == nil {
-			_ = s.DeleteMsg(context.WithoutCancel(ctx), ack.Sequence)
+			_ = s.DeleteMsg(context.WithoutCancel(ctx), seq)
 		}
 		// As in-process, the match ends once its bots are gone: wait for
 		// its worker to say so (for a while: it may be lost). A worker
 		// may have taken it before its start event reached us: the
 		// consumer says whether it was delivered.
-		if d.attempt(req.MatchID) > 0 || d.delivered(context.WithoutCancel(ctx), ack.Sequence) {
+		if d.attempt(req.MatchID) > 0 || d.delivered(context.WithoutCancel(ctx), seq) {
 			select {
 			case <-w.stopped:
 			case <-w.done:
@@ -240,94 +336,301 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 	}
 }
 
-// event handles one message of the events stream.
-func (d *Dispatcher) event(m jetstream.Msg) {
-	var ev Event
-	if err := decode(m.Data(), &ev); err != nil {
-		d.log.Warn("event refused", zap.String("subject", m.Subject()), zap.Error(err))
-		return
+// queue publishes round of the match to the work queue.
+func (d *Dispatcher) queue(ctx context.Context, w *wait, round int) error {
+	job := jobOf(w.req)
+	job.Round, job.Key = round, w.key
+	data, err := json.Marshal(job)
+	if err != nil {
+		return err
 	}
-	if d.retell(ev) {
-		d.tellStop(ev.Match)
+	msgID := w.req.MatchID
+	if round > 1 {
+		msgID += ".r" + strconv.Itoa(round)
+	}
+	// Not cut short by ctx: a publish abandoned half-way may still have
+	// stored the match, which a worker would then play unseen. A match
+	// cancelled meanwhile is taken back by Play.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.publishCap)
+	ack, err := publishAck(pctx, d.js, matchesSubject, data, jetstream.WithMsgID(msgID))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("queue match %s on nats: %w", w.req.MatchID, err)
 	}
 	d.mu.Lock()
+	delete(d.seqs, w.seq)
+	w.seq = ack.Sequence
+	d.seqs[ack.Sequence] = w.req.MatchID
+	d.mu.Unlock()
+	return nil
+}
+
+// event handles one message of the events stream: it is admitted (see
+// admitLocked), then handled by its kind's method, all under d.mu; what
+// must not run under it (passing a frame on, reading and checking a
+// result's replay, telling workers) runs after.
+func (d *Dispatcher) event(subject string, data []byte) {
+	worker, kind, match, ok := parseEventSubject(subject)
+	if !ok {
+		d.log.Warn("event refused: not an event's subject", zap.String("subject", subject))
+		return
+	}
+	var ev Event
+	if err := decode(data, &ev); err != nil {
+		d.log.Warn("event refused", zap.String("subject", subject), zap.Error(err))
+		return
+	}
+	var then []func()
+	d.mu.Lock()
+	if ev.Kind != kind || ev.Match != match || ev.Worker != worker {
+		then = d.refuseLocked(worker, match, "its event names another worker, kind or match than its subject", then)
+	} else {
+		if d.retellLocked(ev) {
+			then = append(then, func() { d.tellStop(ev.Match) })
+		}
+		var w *wait
+		if w, then = d.admitLocked(ev, then); w != nil {
+			switch ev.Kind {
+			case kindStart:
+				then = d.startLocked(w, ev, then)
+			case kindFrame:
+				then = d.frameLocked(w, ev, then)
+			case kindStopped:
+				d.stoppedLocked(w)
+			case kindHandback:
+				d.handbackLocked(w, ev)
+			case kindResult:
+				then = d.resultLocked(w, ev, then)
+			default:
+				d.log.Warn("event of an unknown kind refused", zap.String("kind", ev.Kind), zap.String("worker", worker))
+			}
+		}
+	}
+	d.mu.Unlock()
+	for _, f := range then {
+		f()
+	}
+}
+
+// admitLocked is the match an event is about, if it is to be believed:
+// the match is waited for; the worker is not quarantined; its proof
+// shows it was handed the match; it is of the current round and
+// delivery; and it is from the worker that took that delivery.
+func (d *Dispatcher) admitLocked(ev Event, then []func()) (*wait, []func()) {
 	w, ok := d.waits[ev.Match]
 	if !ok || w.over {
-		d.mu.Unlock()
-		return // not ours, or over: a late or repeated report
+		return nil, then // not ours, or over: a late or repeated report
 	}
 	log := d.log.With(zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("worker", ev.Worker))
-	if ev.Attempt < w.attempt {
+	if s := d.workers[ev.Worker]; s != nil && s.quarantined {
+		log.Warn("report of a quarantined worker refused", zap.String("kind", ev.Kind))
+		if ev.Kind == kindStart && ev.Round == w.round {
+			// It holds the match's delivery: queue the match again
+			// rather than wait for its lease to run out.
+			then = append(then, d.requeueLocked(w, ev, errors.New("the worker is quarantined"))...)
+		}
+		return nil, then
+	}
+	if !hmac.Equal([]byte(ev.Proof), []byte(proofOf(w.key, ev.Match, ev.Round, ev.Attempt, ev.Worker))) {
+		return nil, d.refuseLocked(ev.Worker, ev.Match, "its report carries no valid proof: the match was not delivered to it", then)
+	}
+	if ev.Round < w.round || ev.Round == w.round && ev.Attempt < w.attempt {
 		// Its worker plays on: tell it again (it may have been cut off
 		// when a later delivery started), once a second at most.
-		latest, tell := w.attempt, time.Since(w.told) > time.Second
-		if tell {
+		if time.Since(w.told) > time.Second {
 			w.told = time.Now()
+			round, latest := w.round, w.attempt
+			then = append(then, func() { d.supersede(ev.Match, round, latest) })
 		}
-		d.mu.Unlock()
-		log.Info("late report refused: a later attempt started", zap.String("kind", ev.Kind), zap.Int("latest", latest))
-		if tell {
-			d.supersede(ev.Match, latest)
-		}
-		return
+		log.Info("late report refused: a later attempt started", zap.String("kind", ev.Kind), zap.Int("latest", w.attempt))
+		return nil, then
+	}
+	if ev.Round > w.round {
+		return nil, d.refuseLocked(ev.Worker, ev.Match, fmt.Sprintf("it reports on round %d of the match, which was never queued", ev.Round), then)
+	}
+	holder, held := w.holders[ev.Attempt]
+	switch {
+	case ev.Kind == kindStart && held && holder != ev.Worker:
+		return nil, d.refuseLocked(ev.Worker, ev.Match, fmt.Sprintf("it claims delivery %d, which %s took", ev.Attempt, holder), then)
+	case ev.Kind == kindStart:
+		w.holders[ev.Attempt] = ev.Worker
+	case !held:
+		return nil, d.refuseLocked(ev.Worker, ev.Match, fmt.Sprintf("it reports on delivery %d, which no worker said it took", ev.Attempt), then)
+	case holder != ev.Worker:
+		return nil, d.refuseLocked(ev.Worker, ev.Match, fmt.Sprintf("it reports on delivery %d, which %s holds", ev.Attempt, holder), then)
 	}
 	if ev.Attempt > w.attempt {
 		w.attempt = ev.Attempt
 		if ev.Attempt > 1 {
 			w.told = time.Now()
-			defer d.supersede(ev.Match, ev.Attempt)
+			round, attempt := w.round, ev.Attempt
+			then = append(then, func() { d.supersede(ev.Match, round, attempt) })
 		}
 	}
-	switch ev.Kind {
-	case kindStart:
-		d.mu.Unlock()
-		log.Info("match taken")
-	case kindFrame:
-		if ev.Seq < w.frames {
-			d.mu.Unlock() // a later attempt replaying turns already shown
-			return
+	return w, then
+}
+
+// refuseLocked counts a report of worker's refused and logs why; past
+// QuarantineAfter, the worker is quarantined.
+func (d *Dispatcher) refuseLocked(worker, match, why string, then []func()) []func() {
+	s := d.standingLocked(worker)
+	s.refused++
+	s.lastRefusal = why
+	d.log.Warn("report refused", zap.String("worker", worker), zap.String("match", match), zap.String("why", why), zap.Int("refused", s.refused))
+	if s.refused >= d.cfg.QuarantineAfter && !s.quarantined {
+		s.quarantined = true
+		reason := fmt.Sprintf("%d reports refused, the last because %s", s.refused, why)
+		d.log.Error("worker quarantined: it takes no more matches", zap.String("worker", worker), zap.String("why", reason))
+		if q := d.cfg.Quarantine; q != nil {
+			then = append(then, func() { q(worker, reason) })
 		}
-		w.frames = ev.Seq + 1
-		on := w.onFrame
-		d.mu.Unlock()
-		var f orchestrator.Frame
-		if err := json.Unmarshal(ev.Frame, &f); err == nil && on != nil {
-			on(f)
-		}
-	case kindStopped:
-		select {
-		case <-w.stopped:
-		default:
-			close(w.stopped)
-		}
-		d.mu.Unlock()
-	case kindHandback:
-		w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
-		d.mu.Unlock()
-		log.Info("match handed back", zap.String("reason", ev.Reason))
-	case kindResult:
-		if ev.Reason != "" {
-			w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
-			d.endLocked(ev.Match, w, result{err: fmt.Errorf("%w: %s", ErrNoWorker, strings.Join(w.reasons, "; "))})
-			d.mu.Unlock()
-			return
-		}
-		w.over = true // only the first result counts
-		d.mu.Unlock()
-		rep, err := d.replay(ev)
-		if err == nil {
-			rep.Result.Worker = ev.Worker
-			d.mu.Lock()
-			earlier := slices.Clone(w.reasons)
-			d.mu.Unlock()
-			explainStartFailed(rep, earlier)
-		}
-		d.mu.Lock()
-		d.endLocked(ev.Match, w, result{rep: rep, err: err})
-		d.mu.Unlock()
+	}
+	return then
+}
+
+func (d *Dispatcher) standingLocked(worker string) *standing {
+	s := d.workers[worker]
+	if s == nil {
+		s = &standing{}
+		d.workers[worker] = s
+	}
+	return s
+}
+
+// startLocked: a worker took a delivery. Its replay bucket is made the
+// first time it is seen.
+func (d *Dispatcher) startLocked(w *wait, ev Event, then []func()) []func() {
+	d.log.Info("match taken", zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("worker", ev.Worker))
+	if s := d.standingLocked(ev.Worker); !s.bucket {
+		s.bucket = true
+		then = append(then, func() { d.bg.Go(func() { d.makeBucket(ev.Worker) }) })
+	}
+	return then
+}
+
+// frameLocked passes a turn on, once: a later delivery replays turns
+// already shown.
+func (d *Dispatcher) frameLocked(w *wait, ev Event, then []func()) []func() {
+	if ev.Seq < w.frames {
+		return then
+	}
+	w.frames = ev.Seq + 1
+	if on := w.onFrame; on != nil {
+		then = append(then, func() {
+			var f orchestrator.Frame
+			if err := json.Unmarshal(ev.Frame, &f); err == nil {
+				on(f)
+			}
+		})
+	}
+	return then
+}
+
+// stoppedLocked: the worker of a cancelled match stopped it.
+func (d *Dispatcher) stoppedLocked(w *wait) {
+	select {
+	case <-w.stopped:
 	default:
+		close(w.stopped)
+	}
+}
+
+// handbackLocked: a worker gave its delivery back, saying why.
+func (d *Dispatcher) handbackLocked(w *wait, ev Event) {
+	w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
+	d.log.Info("match handed back", zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("worker", ev.Worker), zap.String("reason", ev.Reason))
+}
+
+// resultLocked: a worker reports how its delivery ended. A failure ends
+// the match; a replay is read and checked after the lock, and the match
+// ends with it only if it passes.
+func (d *Dispatcher) resultLocked(w *wait, ev Event, then []func()) []func() {
+	if ev.Reason != "" {
+		w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
+		d.endLocked(ev.Match, w, result{err: fmt.Errorf("%w: %s", ErrNoWorker, strings.Join(w.reasons, "; "))})
+		return then
+	}
+	w.over = true // only the first result counts, unless it is refused
+	return append(then, func() { d.check(w, ev) })
+}
+
+// check reads a result's replay and checks it against the match; one
+// that fails is refused, and the match queued again.
+func (d *Dispatcher) check(w *wait, ev Event) {
+	rep, err := d.replay(ev)
+	forged := err == nil || !errors.Is(err, errObjectStore)
+	if err == nil {
+		err = orchestrator.CheckReplay(w.req, rep)
+	}
+	if err != nil {
+		d.mu.Lock()
+		w.over = false
+		var then []func()
+		if forged {
+			then = d.refuseLocked(ev.Worker, ev.Match, "its result: "+err.Error(), nil)
+		} else {
+			d.log.Warn("a result's replay could not be read", zap.String("match", ev.Match), zap.String("worker", ev.Worker), zap.Error(err))
+		}
+		then = append(then, d.requeueLocked(w, ev, err)...)
 		d.mu.Unlock()
-		log.Warn("event of an unknown kind refused", zap.String("kind", ev.Kind))
+		for _, f := range then {
+			f()
+		}
+		return
+	}
+	rep.Result.Worker = ev.Worker
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	explainStartFailed(rep, w.reasons)
+	d.endLocked(ev.Match, w, result{rep: rep})
+}
+
+// requeueLocked queues the next round of a match whose result was
+// refused (the match fails past the last round): the earlier
+// deliveries are told they are over.
+func (d *Dispatcher) requeueLocked(w *wait, ev Event, why error) []func() {
+	id := ev.Match
+	w.reasons = append(w.reasons, fmt.Sprintf("%s (round %d, delivery %d): result refused: %v", ev.Worker, w.round, ev.Attempt, why))
+	if w.round >= d.cfg.Rounds {
+		d.endLocked(id, w, result{err: fmt.Errorf("%w: every result was refused: %s", ErrNoWorker, strings.Join(w.reasons, "; "))})
+		return nil
+	}
+	w.round++
+	w.attempt, w.holders = 0, map[int]string{}
+	round, old := w.round, w.seq
+	d.log.Warn("match queued again: its result was refused", zap.String("match", id), zap.Int("round", round))
+	return []func(){func() {
+		d.supersede(id, round, 0)
+		if s, err := d.js.Stream(context.Background(), MatchesStream); err == nil {
+			_ = s.DeleteMsg(context.Background(), old)
+		}
+		if err := d.queue(context.Background(), w, round); err != nil {
+			d.mu.Lock()
+			d.endLocked(id, w, result{err: err})
+			d.mu.Unlock()
+		}
+	}}
+}
+
+// makeBucket makes a worker's replay bucket (a worker may not make
+// streams).
+func (d *Dispatcher) makeBucket(worker string) {
+	ctx, cancel := context.WithTimeout(d.bgCtx, time.Minute)
+	defer cancel()
+	cfg := d.buckets
+	cfg.Bucket, cfg.Description = bucketOf(worker), "arena: replays of worker "+worker+" larger than a message"
+	for {
+		_, err := d.js.CreateOrUpdateObjectStore(ctx, cfg)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		d.log.Warn("make a worker's replay bucket, trying again", zap.String("worker", worker), zap.Error(err))
+		if !sleepCtx(ctx, time.Second) {
+			return
+		}
 	}
 }
 
@@ -368,12 +671,10 @@ func (d *Dispatcher) goneLocked(id string, kept time.Duration) {
 // dispatcher is done with, to be told to stop it (the cancel may have
 // been lost, or have come before the worker took the match), once a
 // second at most.
-func (d *Dispatcher) retell(ev Event) bool {
+func (d *Dispatcher) retellLocked(ev Event) bool {
 	if ev.Kind != kindStart && ev.Kind != kindFrame {
 		return false
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	g, ok := d.gone[ev.Match]
 	if !ok || time.Since(g.told) < time.Second {
 		return false
@@ -384,10 +685,11 @@ func (d *Dispatcher) retell(ev Event) bool {
 }
 
 // supersede tells the workers that the deliveries of a match before
-// attempt are over: one still playing an earlier delivery (its lease ran
-// out unnoticed) stops it.
-func (d *Dispatcher) supersede(match string, attempt int) {
-	_ = d.nc.Publish(supersededPrefix+match, []byte(strconv.Itoa(attempt)))
+// delivery attempt of round are over: one still playing an earlier
+// delivery (its lease ran out unnoticed, or its round's result was
+// refused) stops it.
+func (d *Dispatcher) supersede(match string, round, attempt int) {
+	_ = d.nc.Publish(supersededPrefix+match, supersededData(round, attempt))
 }
 
 // explainStartFailed adds to the detail of each bot that did not start
@@ -415,7 +717,7 @@ func (d *Dispatcher) endLocked(id string, w *wait, r result) {
 	delete(d.waits, id)
 }
 
-// replay reads a result's replay, inline or from the object store.
+// replay reads a result's replay, inline or from its worker's bucket.
 func (d *Dispatcher) replay(ev Event) (*orchestrator.Replay, error) {
 	data := []byte(ev.Replay)
 	if ev.Object != "" {
@@ -425,14 +727,14 @@ func (d *Dispatcher) replay(ev Event) (*orchestrator.Replay, error) {
 		defer cancel()
 		for {
 			var err error
-			data, err = d.object(ctx, ev.Object)
+			data, err = d.object(ctx, bucketOf(ev.Worker), ev.Object)
 			if err == nil {
 				break
 			}
 			d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
 			select {
 			case <-ctx.Done():
-				return nil, fmt.Errorf("replay of %s from the object store: %w", ev.Match, err)
+				return nil, fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
@@ -516,11 +818,11 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 	}
 }
 
-// object reads a replay from the object store and deletes it there.
-func (d *Dispatcher) object(ctx context.Context, name string) ([]byte, error) {
+// object reads a replay from a bucket and deletes it there.
+func (d *Dispatcher) object(ctx context.Context, bucket, name string) ([]byte, error) {
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	obs, err := d.js.ObjectStore(tctx, ReplayBucket)
+	obs, err := d.js.ObjectStore(tctx, bucket)
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,24 @@
 package dispatch
 
 import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"go.uber.org/zap"
 )
 
 // Node is the configuration of an embedded NATS server.
@@ -20,6 +30,15 @@ type Node struct {
 	// Listen is HOST:PORT for clients (workers on other hosts); empty:
 	// no listener, in-process clients only.
 	Listen string
+	// Trust is what clients other than this process are checked against
+	// (arena serve): TLS with its certificate, and only the workers that
+	// joined, or are joining with the current secret. A listener needs
+	// Trust or Config.
+	Trust *Trust
+	// Config is a NATS server configuration file (arena nats): its
+	// authorization and TLS are kept, the fields above override its
+	// addresses. It must give users: no client connects without one.
+	Config string
 	// Cluster is HOST:PORT for the other nodes' routes, and Routes their
 	// nats-route://HOST:PORT addresses; empty: a single server.
 	Cluster string
@@ -28,22 +47,53 @@ type Node struct {
 	// which then reconnect only to the addresses they were given (nodes
 	// behind NAT or a proxy).
 	NoAdvertise bool
+	Log         *zap.Logger
 }
 
 // Embedded is a NATS server running in this process.
 type Embedded struct {
 	*server.Server
+	trust *Trust
+	log   *zap.Logger
+	// base are the options before authorization; serverPass is this
+	// process's own (in-process only) password.
+	base       *server.Options
+	serverPass string
+
+	mu     sync.Mutex // orders reloads
+	stamp  string
+	joins  *nats.Conn
+	stopCh chan struct{}
+	wg     sync.WaitGroup
 }
+
+// serverUser is the in-process user of arena serve: every permission,
+// and no way in but from this process.
+const serverUser = "arena-server"
 
 // Start runs a NATS server with JetStream in this process.
 func Start(n Node) (*Embedded, error) {
-	opts := &server.Options{
-		ServerName: n.Name, JetStream: true, StoreDir: n.Dir, NoSigs: true, NoLog: true,
-		MaxPayload: 8 << 20,
+	opts := &server.Options{}
+	if n.Config != "" {
+		var err error
+		if opts, err = server.ProcessConfigFile(n.Config); err != nil {
+			return nil, fmt.Errorf("nats config %s: %w", n.Config, err)
+		}
+		if len(opts.Users) == 0 && len(opts.Nkeys) == 0 && len(opts.TrustedOperators) == 0 && opts.Username == "" && opts.Authorization == "" && opts.CustomClientAuthentication == nil && len(opts.Accounts) == 0 {
+			return nil, fmt.Errorf("nats config %s gives no users: anyone could connect (see the README's NATS section)", n.Config)
+		}
+		if opts.NoAuthUser != "" {
+			return nil, fmt.Errorf("nats config %s sets no_auth_user: anyone could connect as %s", n.Config, opts.NoAuthUser)
+		}
 	}
+	opts.ServerName, opts.JetStream, opts.StoreDir, opts.NoSigs, opts.NoLog = n.Name, true, n.Dir, true, true
+	opts.MaxPayload = 8 << 20
 	if n.Listen == "" {
 		opts.DontListen = true
 	} else {
+		if n.Trust == nil && n.Config == "" {
+			return nil, errors.New("nats: a listener needs authentication (a trust folder or a config file)")
+		}
 		host, port, err := splitHostPort(n.Listen)
 		if err != nil {
 			return nil, fmt.Errorf("nats listen address: %w", err)
@@ -55,8 +105,36 @@ func Start(n Node) (*Embedded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nats cluster address: %w", err)
 		}
-		opts.Cluster = server.ClusterOpts{Name: "arena", Host: host, Port: port, NoAdvertise: n.NoAdvertise}
+		if opts.Cluster.Name == "" {
+			opts.Cluster.Name = "arena"
+		}
+		opts.Cluster.Host, opts.Cluster.Port, opts.Cluster.NoAdvertise = host, port, n.NoAdvertise
+	}
+	if len(n.Routes) > 0 {
 		opts.Routes = server.RoutesFromStr(strings.Join(n.Routes, ","))
+	}
+	if opts.Cluster.Port != 0 && opts.Cluster.Username == "" && (opts.Cluster.TLSConfig == nil || opts.Cluster.TLSConfig.ClientAuth == tls.NoClientCert) {
+		return nil, errors.New("nats: the cluster listener needs authorization (a user and password in the config's cluster block, or TLS with verify): anyone could join as a route")
+	}
+	e := &Embedded{trust: n.Trust, log: n.Log, stopCh: make(chan struct{})}
+	if e.log == nil {
+		e.log = zap.NewNop()
+	}
+	if n.Trust != nil {
+		tc, err := n.Trust.TLSConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts.TLSConfig, opts.TLSTimeout, opts.AuthTimeout = tc, 5, 10
+		var b [24]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		e.serverPass = hex.EncodeToString(b[:])
+		e.base = opts.Clone()
+		if err := e.authorize(opts); err != nil {
+			return nil, err
+		}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -67,30 +145,229 @@ func Start(n Node) (*Embedded, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("nats server %s did not start within 30 s", n.Name)
 	}
-	return &Embedded{ns}, nil
+	e.Server = ns
+	if n.Trust != nil {
+		if err := e.serveJoins(); err != nil {
+			ns.Shutdown()
+			return nil, err
+		}
+		e.wg.Go(e.watch)
+	}
+	return e, nil
+}
+
+// authorize sets the users of opts from the trust folder: this process,
+// a joining worker (the join secret) and each worker that joined and is
+// not quarantined.
+func (e *Embedded) authorize(opts *server.Options) error {
+	secret, err := e.trust.Secret()
+	if err != nil {
+		return err
+	}
+	e.stamp = e.trust.stamp()
+	standard := map[string]struct{}{jwt.ConnectionTypeStandard: {}}
+	opts.Users = []*server.User{
+		{Username: serverUser, Password: e.serverPass, AllowedConnectionTypes: map[string]struct{}{jwt.ConnectionTypeInProcess: {}}},
+		{Username: joinUser, Password: secret, Permissions: joinPermissions(), AllowedConnectionTypes: standard},
+	}
+	opts.Nkeys = nil
+	for _, w := range e.trust.Workers() {
+		if w.Quarantined == "" {
+			opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: w.Nkey, Permissions: WorkerPermissions(w.Name), AllowedConnectionTypes: standard})
+		}
+	}
+	return nil
+}
+
+// reload applies the trust folder's users to the running server: a
+// rotated secret, a worker joined, revoked or quarantined. Clients that
+// no longer authenticate are disconnected.
+func (e *Embedded) reload() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	opts := e.base.Clone()
+	if err := e.authorize(opts); err != nil {
+		return err
+	}
+	return e.ReloadOptions(opts)
+}
+
+// watch reloads the users when another process (arena join-token)
+// rotates the secret or revokes a worker.
+func (e *Embedded) watch() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stopCh:
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		changed := e.trust.stamp() != e.stamp
+		e.mu.Unlock()
+		if !changed {
+			continue
+		}
+		if err := e.trust.load(); err != nil {
+			e.log.Error("read the joined workers", zap.Error(err))
+			continue
+		}
+		if err := e.reload(); err != nil {
+			e.log.Error("apply a change of the join secret or the workers", zap.Error(err))
+			continue
+		}
+		e.log.Info("nats: the join secret or the workers changed; applied")
+	}
+}
+
+// joinUser is the user a joining worker connects as, the join secret its
+// password.
+const joinUser = "join"
+
+// joinRequest is a joining worker's: the name it asks for and its public
+// nkey (its seed never leaves it).
+type joinRequest struct {
+	V    int    `json:"v"`
+	Name string `json:"name"`
+	Nkey string `json:"nkey"`
+}
+
+type joinReply struct {
+	V     int    `json:"v"`
+	Name  string `json:"name,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// serveJoins answers joining workers: each is admitted under the name it
+// asks for (unless another key holds it) with its key, and the server
+// reloads its users before it answers, so the worker connects at once.
+func (e *Embedded) serveJoins() error {
+	nc, err := e.Connect("arena serve: joins")
+	if err != nil {
+		return err
+	}
+	_, err = nc.Subscribe(joinSubject, func(m *nats.Msg) {
+		var req joinRequest
+		reply := joinReply{V: Version}
+		switch err := decode(m.Data, &req); {
+		case err != nil:
+			reply.Error = err.Error()
+		case !nkeys.IsValidPublicUserKey(req.Nkey):
+			reply.Error = "not a public user nkey"
+		default:
+			if err := e.trust.Admit(req.Name, req.Nkey); err != nil {
+				reply.Error = err.Error()
+			} else if err := e.reload(); err != nil {
+				reply.Error = "the server could not apply the join: " + err.Error()
+			} else {
+				reply.Name = req.Name
+				e.log.Info("nats: a worker joined", zap.String("worker", req.Name))
+			}
+		}
+		if reply.Error != "" {
+			e.log.Warn("nats: a join refused", zap.String("worker", req.Name), zap.String("reason", reply.Error))
+		}
+		data, _ := json.Marshal(reply)
+		_ = m.Respond(data)
+	})
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	e.joins = nc
+	return nil
+}
+
+// Quarantine keeps a worker out from now on: its key no longer connects,
+// and it is disconnected.
+func (e *Embedded) Quarantine(name, why string) error {
+	if e.trust == nil {
+		return nil
+	}
+	if err := e.trust.Quarantine(name, why); err != nil {
+		return err
+	}
+	return e.reload()
 }
 
 // Connect connects a client to the embedded server, in-process.
 func (e *Embedded) Connect(name string) (*nats.Conn, error) {
-	return nats.Connect("", nats.InProcessServer(e.Server), nats.Name(name), nats.MaxReconnects(-1))
+	opts := []nats.Option{nats.InProcessServer(e.Server), nats.Name(name), nats.MaxReconnects(-1)}
+	if e.serverPass != "" {
+		opts = append(opts, nats.UserInfo(serverUser, e.serverPass))
+	}
+	return nats.Connect("", opts...)
 }
 
 // Stop shuts the server down and waits until it is.
 func (e *Embedded) Stop() {
+	select {
+	case <-e.stopCh:
+	default:
+		close(e.stopCh)
+	}
+	e.wg.Wait()
+	if e.joins != nil {
+		e.joins.Close()
+	}
 	e.Shutdown()
 	e.WaitForShutdown()
 }
 
-// Dial connects to a NATS cluster (URLs comma-separated) and keeps
+// DialOptions are how a client of a NATS cluster proves who it is and
+// checks the server.
+type DialOptions struct {
+	// Inbox is the prefix of its reply subjects (a worker's own: see
+	// WorkerPermissions); empty: NATS's.
+	Inbox string
+	// CAFile is a PEM file of the CAs the servers' certificates are
+	// checked against (else the system's, for tls:// URLs).
+	CAFile string
+	// Extra options (a worker's credentials).
+	Extra []nats.Option
+}
+
+// Dial connects to a NATS cluster (URLs comma-separated, a user's name
+// and password in them where the cluster wants them) and keeps
 // reconnecting, forever, when it loses it.
-func Dial(urls, name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
-		nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(64<<20), nats.PingInterval(2*time.Second), nats.MaxPingsOutstanding(2))
+func Dial(urls, name string, o ...DialOptions) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(64 << 20), nats.PingInterval(2 * time.Second), nats.MaxPingsOutstanding(2)}
+	for _, d := range o {
+		if d.Inbox != "" {
+			opts = append(opts, nats.CustomInboxPrefix(d.Inbox))
+		}
+		if d.CAFile != "" {
+			opts = append(opts, nats.RootCAs(d.CAFile))
+		}
+		opts = append(opts, d.Extra...)
+	}
+	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to nats %s: %w", urls, err)
+		return nil, fmt.Errorf("connect to nats %s: %w", redact(urls), err)
 	}
 	return nc, nil
 }
+
+// redact hides the passwords in NATS URLs.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, u := range parts {
+		if at := strings.LastIndex(u, "@"); at >= 0 {
+			if scheme := strings.Index(u, "://"); scheme >= 0 && scheme < at {
+				user := u[scheme+3 : at]
+				if name, _, ok := strings.Cut(user, ":"); ok {
+					parts[i] = u[:scheme+3] + name + ":***" + u[at:]
+				}
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Redact hides the passwords in NATS URLs, for messages and logs.
+func Redact(urls string) string { return redact(urls) }
 
 func splitHostPort(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)
@@ -102,4 +379,14 @@ func splitHostPort(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("%q: bad port", addr)
 	}
 	return host, port, nil
+}
+
+// ctxDone is a helper for loops that wait.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }

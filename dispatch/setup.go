@@ -48,8 +48,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Setup creates (or updates) the streams, the workers' consumer and the
-// replay bucket.
+// Setup creates (or updates) the streams and the workers' consumer.
 func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	cfg = cfg.withDefaults()
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -77,13 +76,8 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("create consumer %s: %w", ConsumerName, err)
 	}
-	_, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: ReplayBucket, Replicas: cfg.Replicas, Storage: jetstream.FileStorage, TTL: cfg.EventsMaxAge,
-		Description: "arena: replays larger than a message",
-	})
-	if err != nil {
-		return fmt.Errorf("create object store %s: %w", ReplayBucket, err)
-	}
+	// Each worker's replay bucket (ReplayBucket-NAME) is made by the
+	// dispatcher when the worker is first seen: a worker may make none.
 	return nil
 }
 

@@ -1,17 +1,22 @@
 package dispatch
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"arena/orchestrator"
 )
 
 // Version is the version of every message this package writes. A reader
-// refuses any other.
-const Version = 1
+// refuses any other. (2: events under their worker's name, with proofs.)
+const Version = 2
 
 // ErrVersion is the kind of error for a message of an unknown version.
 var ErrVersion = errors.New("unknown message version")
@@ -22,12 +27,14 @@ const (
 	MatchesStream  = "ARENA_MATCHES"
 	matchesSubject = "arena.matches"
 	// EventsStream holds what workers report: starts, frames, hand-backs
-	// and results, under arena.ev.KIND.MATCH.
+	// and results, under arena.ev.WORKER.KIND.MATCH (NATS lets a worker
+	// publish under its own name only).
 	EventsStream = "ARENA_EVENTS"
 	eventsPrefix = "arena.ev."
 	cancelPrefix = "arena.cancel."
-	// supersededPrefix+MATCH carries a delivery number N: the deliveries
-	// of the match before N are over (a later one started).
+	// supersededPrefix+MATCH carries a round and a delivery, R:N: the
+	// deliveries of the match before delivery N of round R are over (a
+	// later one started).
 	supersededPrefix = "arena.superseded."
 	ConsumerName     = "workers"
 	// serverConsumer is the server's durable consumer of the events.
@@ -39,8 +46,14 @@ const (
 // Job is a match as the work queue carries it: everything a worker needs
 // to play it, bots pinned to image ids.
 type Job struct {
-	V        int      `json:"v"`
-	Match    string   `json:"match"`
+	V     int    `json:"v"`
+	Match string `json:"match"`
+	// Round counts the times the server queued the match: once, and once
+	// more for each result it refused.
+	Round int `json:"round"`
+	// Key is the match's secret, known to the server and the workers the
+	// match was delivered to: their events carry proofs made with it.
+	Key      string   `json:"key"`
 	Game     string   `json:"game"`
 	Map      string   `json:"map"`
 	Seed     uint64   `json:"seed"`
@@ -72,8 +85,11 @@ type Event struct {
 	V       int    `json:"v"`
 	Kind    string `json:"kind"`
 	Match   string `json:"match"`
+	Round   int    `json:"round"`
 	Attempt int    `json:"attempt"`
 	Worker  string `json:"worker"`
+	// Proof shows the worker was handed the match: see proofOf.
+	Proof string `json:"proof"`
 	// Seq numbers frames from 0 within an attempt; Frame is one.
 	Seq   int             `json:"seq,omitempty"`
 	Frame json.RawMessage `json:"frame,omitempty"`
@@ -99,6 +115,51 @@ func decode(data []byte, v any) error {
 		return fmt.Errorf("%w %d (this build reads %d)", ErrVersion, head.V, Version)
 	}
 	return json.Unmarshal(data, v)
+}
+
+// eventSubject is the subject of a worker's event.
+func eventSubject(worker, kind, match string) string {
+	return eventsPrefix + worker + "." + kind + "." + match
+}
+
+// parseEventSubject reads the worker, the kind and the match from an
+// event's subject: the worker's name there is the one NATS checked.
+func parseEventSubject(s string) (worker, kind, match string, ok bool) {
+	rest, ok := strings.CutPrefix(s, eventsPrefix)
+	if !ok {
+		return "", "", "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// proofOf is the proof an event of a delivery carries: an HMAC, keyed
+// with the match's secret, of the match, the round, the delivery and the
+// worker. Only a worker the match was delivered to knows the key, so no
+// other can report on it, and the proof of one worker's delivery is not
+// another's.
+func proofOf(key, match string, round, attempt int, worker string) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(match + "|" + strconv.Itoa(round) + "|" + strconv.Itoa(attempt) + "|" + worker))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// supersededData is what supersededPrefix+MATCH carries.
+func supersededData(round, attempt int) []byte {
+	return []byte(strconv.Itoa(round) + ":" + strconv.Itoa(attempt))
+}
+
+func parseSuperseded(data []byte) (round, attempt int, ok bool) {
+	r, a, found := strings.Cut(string(data), ":")
+	if !found {
+		return 0, 0, false
+	}
+	round, err1 := strconv.Atoi(r)
+	attempt, err2 := strconv.Atoi(a)
+	return round, attempt, err1 == nil && err2 == nil
 }
 
 // jobOf is the work queue's form of a request.

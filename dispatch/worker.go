@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,10 +56,11 @@ type Worker struct {
 	early map[string]time.Time
 }
 
-// delivery is a match this worker plays: which delivery, and how to stop it.
+// delivery is a match this worker plays: which delivery of which round,
+// and how to stop it.
 type delivery struct {
-	attempt int
-	cancel  context.CancelCauseFunc
+	round, attempt int
+	cancel         context.CancelCauseFunc
 }
 
 // earlyKept is how long a cancel of a match this worker does not play is
@@ -92,6 +92,9 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Player == nil {
 		return nil, errors.New("worker: no player")
 	}
+	if err := ValidWorkerName(cfg.Name); err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -119,8 +122,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer sub.Unsubscribe()
 	sup, err := w.nc.Subscribe(supersededPrefix+"*", func(m *nats.Msg) {
-		if before, err := strconv.Atoi(string(m.Data)); err == nil {
-			w.supersede(strings.TrimPrefix(m.Subject, supersededPrefix), before)
+		if round, attempt, ok := parseSuperseded(m.Data); ok {
+			w.supersede(strings.TrimPrefix(m.Subject, supersededPrefix), round, attempt)
 		}
 	})
 	if err != nil {
@@ -184,12 +187,12 @@ func (w *Worker) stopMatch(id string, cause error) {
 }
 
 // supersede gives up this worker's delivery of a match if it is earlier
-// than before: another worker plays a later one.
-func (w *Worker) supersede(id string, before int) {
+// than delivery attempt of round: another worker plays a later one.
+func (w *Worker) supersede(id string, round, attempt int) {
 	w.mu.Lock()
 	d, ok := w.running[id]
 	w.mu.Unlock()
-	if ok && d.attempt < before {
+	if ok && (d.round < round || d.round == round && d.attempt < attempt) {
 		d.cancel(errSuperseded)
 	}
 }
@@ -206,27 +209,41 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	if err := decode(msg.Data(), &job); err != nil {
 		// Unknown versions are refused, not misread: the match fails.
 		w.log.Error("match refused", zap.Error(err))
+		// What it takes to say so is read loosely.
 		var head struct {
 			Match string `json:"match"`
+			Round int    `json:"round"`
+			Key   string `json:"key"`
 		}
 		_ = json.Unmarshal(msg.Data(), &head)
 		if head.Match != "" {
-			w.report(ctx, Event{Kind: kindResult, Match: head.Match, Attempt: attempt, Reason: err.Error()})
+			w.report(ctx, Event{Kind: kindResult, Match: head.Match, Round: head.Round, Attempt: attempt, Reason: err.Error(),
+				Proof: proofOf(head.Key, head.Match, head.Round, attempt, w.cfg.Name)})
 		}
 		_ = msg.TermWithReason(err.Error())
 		return
 	}
 	log := w.log.With(zap.String("match", job.Match), zap.Int("attempt", attempt))
+	if job.Round > 1 {
+		log = log.With(zap.Int("round", job.Round))
+	}
+	// Every event of this delivery: its round, and a proof made with the
+	// match's key.
+	ev := func(kind string) Event {
+		return Event{Kind: kind, Match: job.Match, Round: job.Round, Attempt: attempt, Proof: proofOf(job.Key, job.Match, job.Round, attempt, w.cfg.Name)}
+	}
 	req, err := w.request(job)
 	if err != nil {
-		w.report(ctx, Event{Kind: kindResult, Match: job.Match, Attempt: attempt, Reason: err.Error()})
+		e := ev(kindResult)
+		e.Reason = err.Error()
+		w.report(ctx, e)
 		_ = msg.TermWithReason(err.Error())
 		return
 	}
 	mctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w.mu.Lock()
-	w.running[job.Match] = delivery{attempt: attempt, cancel: cancel}
+	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, cancel: cancel}
 	if _, ok := w.early[job.Match]; ok {
 		delete(w.early, job.Match)
 		cancel(errCancelled) // the server cancelled it before it got here
@@ -243,7 +260,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	keep := make(chan struct{})
 	var kept sync.WaitGroup
 	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
-	w.report(ctx, Event{Kind: kindStart, Match: job.Match, Attempt: attempt})
+	w.report(ctx, ev(kindStart))
 	log.Info("match taken")
 	if attempt > 1 && w.cfg.Reap != nil {
 		// An earlier delivery's worker may have died on this host.
@@ -263,7 +280,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		if err != nil {
 			return
 		}
-		w.publishAsync(Event{Kind: kindFrame, Match: job.Match, Attempt: attempt, Seq: seq, Frame: data})
+		e := ev(kindFrame)
+		e.Seq, e.Frame = seq, data
+		w.publishAsync(e)
 		seq++
 	}
 	var rep *orchestrator.Replay
@@ -279,7 +298,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		// Should another delivery have started meanwhile, the server
 		// refuses this result.
 		rep.Result.Worker = w.cfg.Name
-		if err := w.finish(ctx, msg, job.Match, attempt, rep); err != nil {
+		if err := w.finish(ctx, msg, ev(kindResult), rep); err != nil {
 			log.Error("report the result", zap.Error(err))
 			return
 		}
@@ -288,16 +307,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		// Another worker has it now; whatever this one says is refused.
 		log.Warn("match given up", zap.Error(cause))
 	case errors.Is(cause, errCancelled):
-		w.report(ctx, Event{Kind: kindStopped, Match: job.Match, Attempt: attempt})
+		w.report(ctx, ev(kindStopped))
 		_ = msg.Term()
 		log.Info("match cancelled by the server")
 	case errors.Is(cause, errStopping):
-		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, errStopping.Error())
+		w.handBack(ctx, msg, ev(kindHandback), maxDeliver, errStopping.Error())
 	case errors.Is(err, orchestrator.ErrInvalid):
-		w.report(ctx, Event{Kind: kindResult, Match: job.Match, Attempt: attempt, Reason: err.Error()})
+		e := ev(kindResult)
+		e.Reason = err.Error()
+		w.report(ctx, e)
 		_ = msg.TermWithReason(err.Error())
 	default:
-		w.handBack(ctx, msg, job.Match, attempt, maxDeliver, err.Error())
+		w.handBack(ctx, msg, ev(kindHandback), maxDeliver, err.Error())
 	}
 }
 
@@ -329,17 +350,16 @@ func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Du
 	}
 }
 
-// finish reports the result, then acks the delivery.
-func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, id string, attempt int, rep *orchestrator.Replay) error {
+// finish reports the result (ev), then acks the delivery.
+func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, rep *orchestrator.Replay) error {
 	data, err := orchestrator.EncodeReplay(rep)
 	if err != nil {
 		return err
 	}
-	ev := Event{Kind: kindResult, Match: id, Attempt: attempt}
 	if len(data) <= w.cfg.InlineMax {
 		ev.Replay = data
 	} else {
-		name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d", id, attempt), data)
+		name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), data)
 		if err != nil {
 			return err
 		}
@@ -351,20 +371,23 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, id string, attem
 	return msg.DoubleAck(ctx)
 }
 
-// handBack gives the match back to the queue with a reason, or fails it
-// with that reason on its last delivery.
-func (w *Worker) handBack(ctx context.Context, msg jetstream.Msg, id string, attempt, maxDeliver int, reason string) {
-	w.log.Warn("match handed back", zap.String("match", id), zap.Int("attempt", attempt), zap.String("reason", reason))
-	if maxDeliver > 0 && attempt >= maxDeliver {
-		w.report(ctx, Event{Kind: kindResult, Match: id, Attempt: attempt, Reason: reason})
+// handBack gives the match back to the queue with a reason (ev is the
+// hand-back), or fails it with that reason on its last delivery.
+func (w *Worker) handBack(ctx context.Context, msg jetstream.Msg, ev Event, maxDeliver int, reason string) {
+	w.log.Warn("match handed back", zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("reason", reason))
+	ev.Reason = reason
+	if maxDeliver > 0 && ev.Attempt >= maxDeliver {
+		ev.Kind = kindResult
+		w.report(ctx, ev)
 		_ = msg.TermWithReason(reason)
 		return
 	}
-	w.report(ctx, Event{Kind: kindHandback, Match: id, Attempt: attempt, Reason: reason})
+	w.report(ctx, ev)
 	_ = msg.NakWithDelay(200 * time.Millisecond)
 }
 
-// report publishes an event and waits for JetStream to store it.
+// report publishes an event under this worker's name and waits for
+// JetStream to store it.
 func (w *Worker) report(ctx context.Context, ev Event) error {
 	ev.V, ev.Worker = Version, w.cfg.Name
 	data, err := json.Marshal(ev)
@@ -373,7 +396,7 @@ func (w *Worker) report(ctx context.Context, ev Event) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	return publish(ctx, w.js, eventsPrefix+ev.Kind+"."+ev.Match, data, w.log)
+	return publish(ctx, w.js, eventSubject(w.cfg.Name, ev.Kind, ev.Match), data, w.log)
 }
 
 // publish stores a message in JetStream, trying again while the cluster
@@ -401,7 +424,7 @@ func (w *Worker) publishAsync(ev Event) {
 	if err != nil {
 		return
 	}
-	_, _ = w.js.PublishAsync(eventsPrefix+ev.Kind+"."+ev.Match, data)
+	_, _ = w.js.PublishAsync(eventSubject(w.cfg.Name, ev.Kind, ev.Match), data)
 }
 
 // request rebuilds the orchestrator's request from a job.
@@ -432,7 +455,7 @@ func (w *Worker) putReplay(ctx context.Context, base string, data []byte) (strin
 		err := func() error {
 			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			obs, err := w.js.ObjectStore(tctx, ReplayBucket)
+			obs, err := w.js.ObjectStore(tctx, bucketOf(w.cfg.Name))
 			if err != nil {
 				return err
 			}

@@ -47,6 +47,7 @@ type Config struct {
 	// work queue's policy.
 	NATS           string
 	NATSListen     string
+	NATSCA         string // PEM file of the external cluster's CAs
 	NATSLease      time.Duration
 	NATSReplicas   int
 	NATSDeliveries int
@@ -133,6 +134,10 @@ var settings = []setting{
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("%q is not a port", port)
 		}
+		return nil
+	}},
+	{env: "ARENA_NATS_CA", flag: "nats-ca", def: "", usage: "PEM file of the CAs that an external NATS cluster's certificates are checked against (else the system's, for tls:// URLs)", server: true, set: func(c *Config, v string) error {
+		c.NATSCA = v
 		return nil
 	}},
 	{env: "ARENA_NATS_LEASE", flag: "nats-lease", def: "30s", usage: "how long a worker holds a match without a sign of life before it goes to another", server: true, set: func(c *Config, v string) (err error) {

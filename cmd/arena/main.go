@@ -64,7 +64,8 @@ Usage:
   arena replay rerun FILE --seat N    run a recorded bot again on its inputs; see where it answers differently
   arena ladder show|recompute GAME    a game's leaderboard; its ratings recomputed from the history
   arena cleanup [--all]               remove containers left by Arena runs that died
-  arena nats [flags]                  run a NATS server (JetStream), alone or as a cluster node
+  arena join-token [--rotate]         print the token a worker joins this server's NATS with
+  arena nats --config FILE [flags]    run a NATS server (JetStream), alone or as a cluster node
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
   arena help [COMMAND]                show help
 
@@ -138,11 +139,13 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "worker":
 		err = cmdWorker(ctx, rest, stdout, stderr)
 	case "nats":
-		err = cmdNATS(ctx, rest, stderr)
+		err = cmdNATS(ctx, rest, stdout, stderr)
+	case "join-token":
+		err = cmdJoinToken(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, run, bench, doctor, replay, ladder, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK

@@ -37,10 +37,17 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 	n := &natsSide{remote: cfg.NATS != "" || cfg.NATSListen != ""}
 	var err error
 	if cfg.NATS != "" {
-		n.nc, err = dispatch.Dial(cfg.NATS, "arena serve")
+		n.nc, err = dispatch.Dial(cfg.NATS, "arena serve", dispatch.DialOptions{CAFile: cfg.NATSCA})
 	} else {
-		host, _ := os.Hostname()
-		n.embedded, err = dispatch.Start(dispatch.Node{Name: "arena-" + host, Dir: filepath.Join(cfg.Data, "nats"), Listen: cfg.NATSListen})
+		// Every client but this process authenticates: the workers that
+		// joined with a token (arena join-token), over TLS.
+		var trust *dispatch.Trust
+		trust, err = dispatch.OpenTrust(trustDir(cfg.Data))
+		if err == nil {
+			host, _ := os.Hostname()
+			n.embedded, err = dispatch.Start(dispatch.Node{Name: "arena-" + dispatch.SafeWorkerName(host), Dir: filepath.Join(cfg.Data, "nats"),
+				Listen: cfg.NATSListen, Trust: trust, Log: log.Named("nats")})
+		}
 		if err == nil {
 			n.nc, err = n.embedded.Connect("arena serve")
 		}
@@ -66,7 +73,15 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		cancel()
 	}
 	if err == nil {
-		n.disp, err = dispatch.NewDispatcher(ctx, n.nc, "server", pin, log.Named("dispatch"))
+		dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Log: log.Named("dispatch")}
+		if e := n.embedded; e != nil {
+			dc.Quarantine = func(worker, why string) {
+				if err := e.Quarantine(worker, why); err != nil {
+					log.Error("quarantine a worker", zap.String("worker", worker), zap.Error(err))
+				}
+			}
+		}
+		n.disp, err = dispatch.NewDispatcherWith(ctx, n.nc, dc)
 	}
 	if err != nil {
 		n.close()
@@ -118,11 +133,23 @@ func localWorker(ctx context.Context, nc *nats.Conn, name string, concurrency in
 	return func() { cancel(); <-done }, nil
 }
 
+// trustDir is where arena serve keeps its NATS trust: the CA, the
+// server's certificate, the join secret and the joined workers.
+func trustDir(data string) string { return filepath.Join(data, "nats-trust") }
+
 // cmdNATS runs one node of a NATS cluster (JetStream on): what arena's
-// tests and small installations use where no NATS image is at hand.
-func cmdNATS(ctx context.Context, args []string, stderr io.Writer) error {
+// tests and small installations use where no NATS image is at hand. Its
+// users, their permissions and TLS come from a NATS configuration file.
+func cmdNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "authorization" {
+		return cmdNATSAuthorization(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "tls" {
+		return cmdNATSTLS(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("arena nats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	config := fs.String("config", envOr("ARENA_NATS_CONFIG", ""), "NATS configuration file with the users (see arena nats authorization) and TLS; required (env ARENA_NATS_CONFIG)")
 	name := fs.String("name", envOr("ARENA_NATS_NAME", "arena-nats"), "server name, unique in the cluster (env ARENA_NATS_NAME)")
 	listen := fs.String("listen", envOr("ARENA_NATS_LISTEN", "0.0.0.0:4222"), "HOST:PORT for clients (env ARENA_NATS_LISTEN)")
 	cluster := fs.String("cluster", envOr("ARENA_NATS_CLUSTER", ""), "HOST:PORT for the other nodes; empty: a single server (env ARENA_NATS_CLUSTER)")
@@ -130,7 +157,18 @@ func cmdNATS(ctx context.Context, args []string, stderr io.Writer) error {
 	data := fs.String("data", envOr("ARENA_DATA", "arena-nats-data"), "folder of JetStream's files (env ARENA_DATA)")
 	noAdvertise := fs.Bool("no-advertise", false, "do not tell clients the other nodes' addresses: they reconnect only to the URLs they were given")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: arena nats [flags]\n\nRuns a NATS server with JetStream, alone or as a node of a cluster.\n\nFlags:\n")
+		fmt.Fprint(stderr, `Usage: arena nats --config FILE [flags]
+       arena nats authorization --server NAME=PASSWORD --worker NAME=PASSWORD ...
+
+Runs a NATS server with JetStream, alone or as a node of a cluster. Its
+users and their permissions come from the configuration file (NATS's own
+format), which must give some: no client connects without one. arena nats
+authorization prints that file's authorization block with Arena's
+permissions for a server and each worker; add a tls block to it for
+listeners other hosts reach.
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -145,13 +183,85 @@ func cmdNATS(ctx context.Context, args []string, stderr io.Writer) error {
 			rs = append(rs, r)
 		}
 	}
-	ns, err := dispatch.Start(dispatch.Node{Name: *name, Dir: *data, Listen: *listen, Cluster: *cluster, Routes: rs, NoAdvertise: *noAdvertise})
+	if *config == "" {
+		return usageErr("arena nats needs --config FILE (ARENA_NATS_CONFIG) with its users: print them with arena nats authorization (see arena nats -h)")
+	}
+	ns, err := dispatch.Start(dispatch.Node{Name: *name, Dir: *data, Listen: *listen, Config: *config, Cluster: *cluster, Routes: rs, NoAdvertise: *noAdvertise})
 	if err != nil {
 		return platformErr(err)
 	}
 	fmt.Fprintf(stderr, "arena: nats %s listening on %s\n", *name, *listen)
 	<-ctx.Done()
 	ns.Stop()
+	return nil
+}
+
+// cmdNATSAuthorization prints the authorization block of an arena nats
+// (or any NATS server's) configuration for a server's and workers' users.
+func cmdNATSAuthorization(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("arena nats authorization", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var users []dispatch.NATSUser
+	add := func(worker bool) func(string) error {
+		return func(v string) error {
+			name, pass, ok := strings.Cut(v, "=")
+			if !ok || name == "" || pass == "" {
+				return errors.New("want NAME=PASSWORD")
+			}
+			if worker {
+				if err := dispatch.ValidWorkerName(name); err != nil {
+					return err
+				}
+			}
+			users = append(users, dispatch.NATSUser{Name: name, Password: pass, Worker: worker})
+			return nil
+		}
+	}
+	fs.Func("server", "a server's user (arena serve --nats, arena bench --nats), NAME=PASSWORD: every permission", add(false))
+	fs.Func("worker", "a worker's user, NAME=PASSWORD: a worker's permissions; NAME is also its --name", add(true))
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena nats -h)", err)
+	}
+	if len(users) == 0 {
+		return usageErr("give at least one --server or --worker NAME=PASSWORD")
+	}
+	fmt.Fprint(stdout, dispatch.AuthorizationConf(users))
+	return nil
+}
+
+// cmdNATSTLS makes a CA and a server certificate for NATS nodes (kept in
+// a folder, reused when run again) and prints the tls block of their
+// configuration.
+func cmdNATSTLS(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("arena nats tls", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "arena-nats-tls", "folder of the CA and the certificate (made if missing; keep it private)")
+	names := fs.String("names", "", "comma-separated host names and addresses the nodes are dialled by (localhost and 127.0.0.1 always)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena nats -h)", err)
+	}
+	var ns []string
+	for _, n := range strings.Split(*names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			ns = append(ns, n)
+		}
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return platformErr(err)
+	}
+	t, err := dispatch.OpenTrust(abs, ns...)
+	if err != nil {
+		return platformErr(err)
+	}
+	fmt.Fprintf(stdout, "tls {\n  cert_file: %q\n  key_file: %q\n}\n", t.CertFile(), t.KeyFile())
+	fmt.Fprintf(stderr, "arena: clients check the nodes against %s (ARENA_NATS_CA, or --nats-ca)\n", t.CAFile())
 	return nil
 }
 
@@ -166,7 +276,7 @@ func envOr(key, def string) string {
 // cluster; it sets the work queue up (with the defaults) when no server
 // did.
 func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orchestrator, log *zap.Logger) (*dispatch.Dispatcher, func(), error) {
-	nc, err := dispatch.Dial(urls, "arena bench")
+	nc, err := dispatch.Dial(urls, "arena bench", dispatch.DialOptions{CAFile: os.Getenv("ARENA_NATS_CA")})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"arena/dispatch"
@@ -57,7 +61,16 @@ type proc struct {
 
 func startProc(t *testing.T, name, bin string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, name, nil, bin, args...)
+}
+
+// startProcEnv starts a process with more environment variables.
+func startProcEnv(t *testing.T, name string, env []string, bin string, args ...string) *proc {
+	t.Helper()
 	p := &proc{name: name, cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -101,31 +114,35 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 	slow := ownTag(t, cli, dockertest.TestBot(t, cli, "delay=60ms"))
 	bin := arenaBinary(t)
 
-	var urls, routes []string
+	// Set up as the README tells an operator: users with Arena's
+	// permissions, a password on the routes, TLS.
+	auth := newNATSAuth(t, bin, t.TempDir(), nil, "w1", "w2", "w3", "w4", "wp")
+	var hosts, routes []string
 	client, cluster := make([]int, 3), make([]int, 3)
 	for i := range 3 {
 		client[i], cluster[i] = freePort(t), freePort(t)
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[i]))
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", cluster[i]))
+		hosts = append(hosts, fmt.Sprintf("127.0.0.1:%d", client[i]))
+		routes = append(routes, fmt.Sprintf("127.0.0.1:%d", cluster[i]))
 	}
 	nodes := make([]*proc, 3)
 	for i := range 3 {
-		nodes[i] = startProc(t, fmt.Sprintf("nats-%d", i), bin, "nats", "--name", fmt.Sprintf("n%d", i),
-			"--listen", fmt.Sprintf("127.0.0.1:%d", client[i]), "--cluster", fmt.Sprintf("127.0.0.1:%d", cluster[i]),
-			"--routes", strings.Join(routes, ","), "--data", t.TempDir(),
+		nodes[i] = startProc(t, fmt.Sprintf("nats-%d", i), bin, "nats", "--name", fmt.Sprintf("n%d", i), "--config", auth.conf,
+			"--listen", hosts[i], "--cluster", routes[i],
+			"--routes", auth.routes(routes...), "--data", t.TempDir(),
 			// A worker given one address (through the proxy below) keeps to it.
 			"--no-advertise")
 	}
-	nats := strings.Join(urls, ",")
-	for _, u := range urls {
-		awaitJetStream(t, u)
+	for _, h := range hosts {
+		awaitJetStream(t, auth.url(natsServerUser, h))
 	}
-	s := startServer(t, bin, t.TempDir(), freePort(t), "--nats", nats, "--concurrency", "0",
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--nats", auth.url(natsServerUser, hosts...), "--nats-ca", auth.ca, "--concurrency", "0",
 		"--nats-replicas", "3", "--nats-lease", "2s")
 	workers := map[string]*proc{}
-	worker := func(name string) {
-		workers[name] = startProc(t, name, bin, "worker", "--nats", nats, "--concurrency", "1", "--name", name, "--log-level", "info")
+	workerAt := func(name string, hosts ...string) {
+		workers[name] = startProcEnv(t, name, []string{"ARENA_NATS=" + auth.url(name, hosts...), "ARENA_NATS_CA=" + auth.ca},
+			bin, "worker", "--concurrency", "1", "--name", name, "--log-level", "info")
 	}
+	worker := func(name string) { workerAt(name, hosts...) }
 	worker("w1")
 	worker("w2")
 	holder := func(match string, attempt int) *proc {
@@ -189,13 +206,13 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 
 	t.Run("a worker whose network to NATS is cut", func(t *testing.T) {
 		// The only worker left reaches NATS through a proxy the test cuts.
-		px := newProxy(t, strings.TrimPrefix(urls[1], "nats://"))
+		px := newProxy(t, hosts[1])
 		for name, w := range workers {
 			w.cmd.Process.Signal(syscall.SIGTERM)
 			w.cmd.Wait()
 			delete(workers, name)
 		}
-		workers["wp"] = startProc(t, "wp", bin, "worker", "--nats", "nats://"+px.addr, "--concurrency", "1", "--name", "wp", "--log-level", "info")
+		workerAt("wp", px.addr)
 		id := s.post(t, body)
 		s.waitStatus(t, id, "running")
 		cut := holder(id, 1)
@@ -257,13 +274,14 @@ func TestBenchThroughNATS(t *testing.T) {
 	bots := dockertest.ExampleBots(t, cli)
 	bots = []string{ownTag(t, cli, bots[0]), ownTag(t, cli, bots[1])}
 	bin := arenaBinary(t)
-	port := freePort(t)
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	startProc(t, "nats", bin, "nats", "--name", "bench", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--data", t.TempDir())
-	startProc(t, "w1", bin, "worker", "--nats", url, "--concurrency", "2", "--name", "w1")
+	auth := newNATSAuth(t, bin, t.TempDir(), nil, "w1")
+	host := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startProc(t, "nats", bin, "nats", "--name", "bench", "--config", auth.conf, "--listen", host, "--data", t.TempDir())
+	startProcEnv(t, "w1", []string{"ARENA_NATS=" + auth.url("w1", host), "ARENA_NATS_CA=" + auth.ca}, bin, "worker", "--concurrency", "2", "--name", "w1")
 	csv := t.TempDir() + "/out.csv"
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "bench", "--nats", url, "--bots", bots[0]+","+bots[1], "--repeats", "2", "--jobs", "2", "--out", csv)
+	cmd := exec.Command(bin, "bench", "--nats", auth.url(natsServerUser, host), "--bots", bots[0]+","+bots[1], "--repeats", "2", "--jobs", "2", "--out", csv)
+	cmd.Env = append(os.Environ(), "ARENA_NATS_CA="+auth.ca)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("arena bench --nats: %v\n%s\n%s", err, stdout.String(), stderr.String())
@@ -359,7 +377,8 @@ func TestServeWithoutPlayers(t *testing.T) {
 // minute.
 func awaitJetStream(t *testing.T, url string) {
 	t.Helper()
-	nc, err := dispatch.Dial(url, "test")
+	// A probe of the test's: the node's certificate is not checked.
+	nc, err := dispatch.Dial(url, "test", dispatch.DialOptions{Extra: []nats.Option{nats.Secure(&tls.Config{InsecureSkipVerify: true})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,4 +395,68 @@ func awaitJetStream(t *testing.T, url string) {
 			t.Fatalf("the NATS cluster did not come up: %v", err)
 		}
 	}
+}
+
+// natsServerUser is the server's user in the tests' NATS configurations.
+const natsServerUser = "arena"
+
+// natsAuth is a test's NATS configuration, made with the commands the
+// README gives an operator: arena nats tls (a CA and the nodes'
+// certificate for names, beside localhost and 127.0.0.1) and arena nats
+// authorization (a server's user, and a user with a worker's permissions
+// for each worker), with a password on the routes.
+type natsAuth struct {
+	conf, ca  string
+	dir       string // the CA's and the certificate's
+	text      string // the configuration
+	pass      map[string]string
+	routePass string
+}
+
+func newNATSAuth(t *testing.T, bin, dir string, names []string, workers ...string) *natsAuth {
+	t.Helper()
+	secret := func() string {
+		var b [12]byte
+		rand.Read(b[:])
+		return fmt.Sprintf("%x", b)
+	}
+	a := &natsAuth{dir: filepath.Join(dir, "tls"), ca: filepath.Join(dir, "tls", "ca.crt"), conf: filepath.Join(dir, "nats.conf"),
+		pass: map[string]string{natsServerUser: secret()}, routePass: secret()}
+	args := []string{"nats", "authorization", "--server", natsServerUser + "=" + a.pass[natsServerUser]}
+	for _, w := range workers {
+		a.pass[w] = secret()
+		args = append(args, "--worker", w+"="+a.pass[w])
+	}
+	out := func(args ...string) string {
+		t.Helper()
+		b, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("arena %s: %v", strings.Join(args, " "), err)
+		}
+		return string(b)
+	}
+	a.text = out(args...) + out("nats", "tls", "--dir", a.dir, "--names", strings.Join(names, ",")) +
+		fmt.Sprintf("cluster {\n  authorization {\n    user: route\n    password: %q\n  }\n}\n", a.routePass)
+	if err := os.WriteFile(a.conf, []byte(a.text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// url is the comma-separated URLs of hosts as user.
+func (a *natsAuth) url(user string, hosts ...string) string {
+	us := make([]string, len(hosts))
+	for i, h := range hosts {
+		us[i] = fmt.Sprintf("nats://%s:%s@%s", user, a.pass[user], h)
+	}
+	return strings.Join(us, ",")
+}
+
+// routes is the comma-separated route URLs of hosts.
+func (a *natsAuth) routes(hosts ...string) string {
+	us := make([]string, len(hosts))
+	for i, h := range hosts {
+		us[i] = fmt.Sprintf("nats-route://route:%s@%s", a.routePass, h)
+	}
+	return strings.Join(us, ",")
 }

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"arena/dispatch"
 	"arena/orchestrator"
 	"arena/sandbox"
 	"arena/store"
@@ -136,7 +137,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err
 		}
-		if stopWorker, err = localWorker(ctx, ns.nc, "serve@"+host, cfg.Concurrency, orch, reapLost, log); err != nil {
+		if stopWorker, err = localWorker(ctx, ns.nc, "serve_"+dispatch.SafeWorkerName(host), cfg.Concurrency, orch, reapLost, log); err != nil {
 			return platformErr(err)
 		}
 	}
@@ -181,9 +182,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stderr, "arena: serving http://%s (data in %s, %d match(es) at a time here)\n", addr, cfg.Data, cfg.Concurrency)
 	switch {
 	case cfg.NATS != "":
-		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", cfg.NATS)
+		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", dispatch.Redact(cfg.NATS))
 	case cfg.NATSListen != "":
-		fmt.Fprintf(stderr, "arena: workers of other hosts connect to nats://%s\n", cfg.NATSListen)
+		fmt.Fprintf(stderr, "arena: workers of other hosts connect to nats://%s (TLS; a worker joins with the token of arena join-token --data %s)\n", cfg.NATSListen, cfg.Data)
 	}
 	select {
 	case err := <-served:

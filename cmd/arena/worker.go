@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"arena/dispatch"
 	"arena/orchestrator"
 	"arena/sandbox"
@@ -21,14 +23,17 @@ func workerFlags(out io.Writer) (*flag.FlagSet, map[string]*string, *workerOpts)
 	fs.SetOutput(out)
 	vals := register(fs, false)
 	o := &workerOpts{}
-	host, _ := os.Hostname()
 	fs.StringVar(&o.nats, "nats", envOr("ARENA_NATS", ""), "comma-separated URLs of the NATS servers (env ARENA_NATS)")
 	fs.StringVar(&o.concurrency, "concurrency", envOr("ARENA_CONCURRENCY", ""), "matches played at once (default: half the CPUs, at least 1) (env ARENA_CONCURRENCY)")
-	fs.StringVar(&o.name, "name", envOr("ARENA_WORKER_NAME", fmt.Sprintf("%s-%d", host, os.Getpid())), "the worker's name in match records (env ARENA_WORKER_NAME)")
+	fs.StringVar(&o.name, "name", envOr("ARENA_WORKER_NAME", ""), "the worker's name in match records: letters, digits, - and _ (default: the one it joined with, else the host's name) (env ARENA_WORKER_NAME)")
+	fs.StringVar(&o.join, "join", envOr("ARENA_JOIN", ""), "join token of the server's embedded NATS (print it there with arena join-token); needed once: the worker keeps a key of its own in --data (env ARENA_JOIN)")
+	fs.StringVar(&o.data, "data", envOr("ARENA_DATA", "arena-data"), "folder where the worker keeps its key and the server's CA (env ARENA_DATA)")
+	fs.StringVar(&o.ca, "nats-ca", envOr("ARENA_NATS_CA", ""), "an external NATS cluster: PEM file of the CAs its certificates are checked against (env ARENA_NATS_CA)")
 	fs.DurationVar(&o.grace, "grace", 0, "on SIGINT or SIGTERM, how long running matches may finish before they are handed back")
 	fs.BoolVar(&o.pull, "pull-missing", os.Getenv("ARENA_PULL") == "missing", "pull a match's image when it is not here (env ARENA_PULL=missing)")
 	fs.Usage = func() {
-		fmt.Fprint(out, `Usage: arena worker --nats URL[,URL…] [flags]
+		fmt.Fprint(out, `Usage: arena worker --nats URL[,URL…] --join TOKEN [flags]
+       arena worker --nats nats://NAME:PASSWORD@HOST:4222 [flags]    (an external cluster)
 
 Plays matches for an arena serve on other hosts: takes them from the
 NATS JetStream work queue, plays each on this host's Docker engine in the
@@ -37,6 +42,14 @@ result and the replay. Each bot plays the exact image the server pinned;
 a match whose image is not here is handed back with the reason. On SIGINT
 or SIGTERM the worker takes no more matches, lets running ones finish for
 --grace and hands the others back.
+
+With arena serve's embedded NATS, a worker joins once with the token
+that arena join-token prints on the server; it then keeps a key of its
+own (in --data) and connects with it, over TLS to the server whose CA
+the token pinned. A refused token or key ends the worker with exit 1.
+With an external cluster, its user's name and password go in the URL
+(ARENA_NATS, to keep them out of the process list), and the user's name
+is the worker's --name (see arena nats authorization).
 
 Flags (each also read from its ARENA_* environment variable):
 `)
@@ -47,6 +60,7 @@ Flags (each also read from its ARENA_* environment variable):
 
 type workerOpts struct {
 	nats, concurrency, name string
+	join, data, ca          string
 	grace                   time.Duration
 	pull                    bool
 }
@@ -78,6 +92,13 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
+	// NATS first: a refused token or key ends the worker before anything
+	// starts.
+	nc, err := dialWorker(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
 
 	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle)}
 	if o.pull {
@@ -95,11 +116,13 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	janitor := newJanitor(cli, owner, cfg.StdioDir, log)
 
-	nc, err := dispatch.Dial(o.nats, "arena worker "+o.name)
-	if err != nil {
-		return platformErr(err)
-	}
-	defer nc.Close()
+	// A key revoked, or the worker quarantined, while it runs: NATS
+	// closes the connection, and the worker stops.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	nc.SetClosedHandler(func(c *nats.Conn) {
+		stop(fmt.Errorf("NATS closed the connection (the worker's key revoked, or the worker quarantined?): %v", c.LastError()))
+	})
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
 		Name: o.name, Concurrency: n, Games: games(), Grace: o.grace, Log: log,
 		Player: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
@@ -111,10 +134,80 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return platformErr(err)
 	}
-	fmt.Fprintf(stderr, "arena: worker %s taking matches from %s (%d at a time)\n", o.name, o.nats, n)
+	fmt.Fprintf(stderr, "arena: worker %s taking matches from %s (%d at a time)\n", o.name, dispatch.Redact(o.nats), n)
 	if err := w.Run(ctx); err != nil {
 		return platformErr(err)
 	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return platformErr(cause)
+	}
 	fmt.Fprintf(stderr, "arena: worker %s stopped\n", o.name)
 	return nil
+}
+
+// dialWorker connects the worker to NATS: with its own key when it has
+// joined (joining first with --join when it has not), else as the user
+// an external cluster's URL names. It sets o.name.
+func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
+	creds, err := dispatch.LoadCredentials(o.data)
+	if err != nil {
+		return nil, platformErr(err)
+	}
+	if creds == nil && o.join == "" {
+		// An external cluster: its user is the worker.
+		if o.name == "" {
+			host, _ := os.Hostname()
+			o.name = dispatch.SafeWorkerName(fmt.Sprintf("%s-%d", host, os.Getpid()))
+		}
+		if err := dispatch.ValidWorkerName(o.name); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		nc, err := dispatch.Dial(o.nats, "arena worker "+o.name, dispatch.DialOptions{Inbox: dispatch.WorkerInbox(o.name), CAFile: o.ca})
+		if err != nil {
+			return nil, platformErr(err)
+		}
+		return nc, nil
+	}
+	if o.name == "" {
+		if creds != nil {
+			o.name = creds.Name
+		} else {
+			host, _ := os.Hostname()
+			o.name = dispatch.SafeWorkerName(host)
+		}
+	}
+	if err := dispatch.ValidWorkerName(o.name); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	join := func() error {
+		tok, err := dispatch.ParseToken(o.join)
+		if err != nil {
+			return usageErr("--join / ARENA_JOIN: %v", err)
+		}
+		if creds, err = dispatch.Join(ctx, o.nats, tok, o.name, o.data); err != nil {
+			return platformErr(fmt.Errorf("worker %s could not join: %w", o.name, err))
+		}
+		return nil
+	}
+	if creds == nil || creds.Name != o.name {
+		if o.join == "" {
+			return nil, usageErr("worker %s has not joined (its key in %s is %s's): give --join TOKEN (print one on the server with arena join-token)", o.name, o.data, creds.Name)
+		}
+		if err := join(); err != nil {
+			return nil, err
+		}
+	}
+	nc, err := dispatch.DialWorker(ctx, o.nats, creds)
+	if errors.Is(err, dispatch.ErrRefused) && o.join != "" {
+		// Its key is no longer known (revoked, or a server started
+		// afresh): join again with the token.
+		if jerr := join(); jerr != nil {
+			return nil, jerr
+		}
+		nc, err = dispatch.DialWorker(ctx, o.nats, creds)
+	}
+	if err != nil {
+		return nil, platformErr(err)
+	}
+	return nc, nil
 }

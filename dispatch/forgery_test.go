@@ -1,0 +1,171 @@
+package dispatch
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"arena/orchestrator"
+)
+
+// forger is a worker's player that plays the match, then changes its
+// replay before the worker reports it; past times forgeries it holds the
+// matches it takes until it is stopped.
+type forger struct {
+	orchestrator.Player
+	forge  func(*orchestrator.Replay)
+	times  int32
+	played atomic.Int32
+}
+
+func (f *forger) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+	if f.played.Load() >= f.times {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+	rep, err := f.Player.Play(ctx, req)
+	if err == nil {
+		f.forge(rep)
+		f.played.Add(1)
+	}
+	return rep, err
+}
+
+// The forgeries a worker could try with a real replay in hand.
+var forgeries = map[string]func(*orchestrator.Replay){
+	"swapped seats": func(r *orchestrator.Replay) {
+		r.Bots[0].Image, r.Bots[1].Image = r.Bots[1].Image, r.Bots[0].Image
+		r.Bots[0].ImageID, r.Bots[1].ImageID = r.Bots[1].ImageID, r.Bots[0].ImageID
+		r.Result.Bots[0].Image, r.Result.Bots[1].Image = r.Result.Bots[1].Image, r.Result.Bots[0].Image
+		r.Result.Bots[0].ImageID, r.Result.Bots[1].ImageID = r.Result.Bots[1].ImageID, r.Result.Bots[0].ImageID
+	},
+	"wrong seed": func(r *orchestrator.Replay) {
+		r.Seed++
+		r.Result.Seed++
+	},
+	"another match's replay": func(r *orchestrator.Replay) {
+		r.MatchID, r.Result.MatchID = "ccccccccccc1", "ccccccccccc1"
+	},
+	"a replay the engine does not reproduce": func(r *orchestrator.Replay) {
+		if len(r.Result.Winners) == 0 {
+			r.Result.Winners = []string{r.Bots[0].ID}
+		} else {
+			r.Result.Winners = nil
+		}
+	},
+	"another map under the same name": func(r *orchestrator.Replay) {
+		r.MapData = strings.Replace(r.MapData, ".", "#", 1)
+	},
+}
+
+// A worker that forges its result is refused, and the match is played
+// again, by an honest worker: the server's result is the honest one.
+func TestAForgedResultIsRefusedAndTheMatchPlayedAgain(t *testing.T) {
+	for name, forge := range forgeries {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			id := "ddddddddddd" + string(rune('a'+len(name)%26))
+			f := &forger{forge: forge, times: 1}
+			bad := r.worker("forger", bots(nil), WorkerConfig{Player: f})
+			var rep *orchestrator.Replay
+			var err error
+			var wg sync.WaitGroup
+			wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, id, nil)) })
+			waitFor(t, "the forger's result is refused", func() bool { return r.refused("forger") == 1 })
+			bad.stop()
+			r.worker("honest", bots(nil), WorkerConfig{})
+			wg.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Result.Worker != "honest" {
+				t.Errorf("the result is %s's", rep.Result.Worker)
+			}
+			if err := orchestrator.CheckReplay(request(t, id, nil), rep); err != nil {
+				t.Errorf("the result taken fails the check: %v", err)
+			}
+			s := r.d.Workers()
+			if i := slices.IndexFunc(s, func(w WorkerStanding) bool { return w.Name == "forger" }); i < 0 || !strings.Contains(s[i].LastRefusal, "its result") {
+				t.Errorf("the forger's standing: %+v", s)
+			}
+		})
+	}
+}
+
+// A worker whose results are refused again and again is quarantined:
+// its reports are refused from then on, and the match is played by
+// another.
+func TestAWorkerRefusedAgainAndAgainIsQuarantined(t *testing.T) {
+	r := newRig(t, Config{})
+	quarantined := make(chan string, 1)
+	r.d.cfg.Quarantine = func(worker, why string) { quarantined <- worker + ": " + why }
+	f := &forger{forge: forgeries["wrong seed"], times: 3}
+	bad := r.worker("forger", bots(nil), WorkerConfig{Player: f})
+	const id = "eeeeeeeeeee1"
+	var rep *orchestrator.Replay
+	var err error
+	var wg sync.WaitGroup
+	wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, id, nil)) })
+	why := <-quarantined
+	if !strings.HasPrefix(why, "forger: 3 reports refused") {
+		t.Errorf("quarantined: %s", why)
+	}
+	// It holds the match's next round: the server queues it again, for
+	// the honest worker.
+	r.worker("honest", bots(nil), WorkerConfig{})
+	wg.Wait()
+	bad.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "honest" || f.played.Load() != 3 {
+		t.Errorf("the result is %s's, after %d forgeries", rep.Result.Worker, f.played.Load())
+	}
+	for _, s := range r.d.Workers() {
+		if s.Name == "forger" && !s.Quarantined {
+			t.Errorf("the forger is not shown quarantined: %+v", s)
+		}
+	}
+}
+
+// Reports on a delivery a worker does not hold are refused: without the
+// match's key, or for a delivery another worker took.
+func TestReportsOnAnotherWorkersDeliveryAreRefused(t *testing.T) {
+	r := newRig(t, Config{})
+	const id = "fffffffffff1"
+	var wg sync.WaitGroup
+	var rep *orchestrator.Replay
+	var err error
+	wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, id, nil)) })
+	waitFor(t, "the match is published", func() bool { return r.d.waiting(id) })
+	good := replayOf(t, request(t, id, nil))
+	r.send("holder", Event{Kind: kindStart, Match: id, Attempt: 1})
+	// A thief that was never handed the match: no valid proof.
+	r.sendRaw("thief", Event{Kind: kindResult, Match: id, Round: 1, Attempt: 1, Replay: good, Proof: strings.Repeat("0", 64)})
+	// One that was (an earlier delivery, say): its proof is good, but the
+	// delivery is the holder's.
+	r.send("thief", Event{Kind: kindStart, Match: id, Attempt: 1})
+	r.send("thief", Event{Kind: kindResult, Match: id, Attempt: 1, Replay: good})
+	waitFor(t, "the thief's reports are refused", func() bool { return r.refused("thief") == 3 })
+	r.send("holder", Event{Kind: kindResult, Match: id, Attempt: 1, Replay: good})
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "holder" {
+		t.Errorf("the result is %s's", rep.Result.Worker)
+	}
+}
+
+// refused is how many reports of worker the dispatcher refused.
+func (r *rig) refused(worker string) int {
+	for _, s := range r.d.Workers() {
+		if s.Name == worker {
+			return s.Refused
+		}
+	}
+	return 0
+}

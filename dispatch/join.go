@@ -1,0 +1,245 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/moby/sys/atomicwriter"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// Credentials are what a worker that joined keeps (in its data folder):
+// its name, its nkey seed (the private key; never sent anywhere) and the
+// server's CA, pinned when it joined.
+type Credentials struct {
+	V    int    `json:"v"`
+	Name string `json:"name"`
+	Seed string `json:"seed"`
+	CA   string `json:"ca"`
+}
+
+// credentialsFile is where a worker keeps its credentials.
+const credentialsFile = "worker-credentials.json"
+
+// ErrRefused is the kind of error of a worker that NATS or the server
+// will not let in: its token or its key refused, its name taken. Trying
+// again does not help.
+var ErrRefused = errors.New("refused")
+
+// LoadCredentials reads a worker's credentials from dir (nil, nil when
+// it has none yet).
+func LoadCredentials(dir string) (*Credentials, error) {
+	b, err := os.ReadFile(filepath.Join(dir, credentialsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Credentials
+	if err := json.Unmarshal(b, &c); err != nil || c.Seed == "" || c.Name == "" {
+		return nil, fmt.Errorf("%s: not a worker's credentials", filepath.Join(dir, credentialsFile))
+	}
+	return &c, nil
+}
+
+func (c *Credentials) save(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicwriter.WriteFile(filepath.Join(dir, credentialsFile), b, 0o600)
+}
+
+// pinnedTLS checks the server's certificate against the CA whose hash
+// is pinned (from a join token, or the CA kept since), whatever name the
+// worker dialled it by: the CA is Arena's own and signs nothing else.
+func pinnedTLS(caHash string, caPEM []byte) *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The standard check wants a host name in the certificate; the
+		// pin below replaces it.
+		InsecureSkipVerify: true,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return errors.New("the NATS server sent no certificate")
+			}
+			var ca *x509.Certificate
+			if caPEM != nil {
+				if b, _ := pem.Decode(caPEM); b != nil {
+					ca, _ = x509.ParseCertificate(b.Bytes)
+				}
+			}
+			if ca == nil {
+				for _, der := range raw[1:] {
+					if sum := sha256.Sum256(der); hex.EncodeToString(sum[:]) == caHash {
+						ca, _ = x509.ParseCertificate(der)
+					}
+				}
+			}
+			if ca == nil {
+				return fmt.Errorf("%w: the NATS server's CA is not the one the join token names (a token of another server?)", ErrRefused)
+			}
+			if sum := sha256.Sum256(ca.Raw); hex.EncodeToString(sum[:]) != caHash {
+				return fmt.Errorf("%w: the NATS server's CA is not the one pinned", ErrRefused)
+			}
+			leaf, err := x509.ParseCertificate(raw[0])
+			if err != nil {
+				return err
+			}
+			roots := x509.NewCertPool()
+			roots.AddCert(ca)
+			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+				return fmt.Errorf("%w: the NATS server's certificate: %v", ErrRefused, err)
+			}
+			return nil
+		},
+	}
+}
+
+// Join joins a worker to the server behind urls with a join token: it
+// makes the worker's key (or keeps the one in dir), asks the server to
+// admit it under name, and keeps its credentials in dir. It waits for
+// the server while it cannot be reached; a token or name refused ends it
+// with an ErrRefused.
+func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (*Credentials, error) {
+	if err := ValidWorkerName(name); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	creds, err := LoadCredentials(dir)
+	if err != nil {
+		return nil, err
+	}
+	if creds == nil || creds.Name != name {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			return nil, err
+		}
+		seed, _ := kp.Seed()
+		creds = &Credentials{V: Version, Name: name, Seed: string(seed)}
+	}
+	kp, err := nkeys.FromSeed([]byte(creds.Seed))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, credentialsFile), err)
+	}
+	pub, _ := kp.PublicKey()
+	var caPEM []byte
+	tc := pinnedTLS(token.CAHash, nil)
+	tc.VerifyConnection = func(cs tls.ConnectionState) error {
+		for _, c := range cs.PeerCertificates[1:] {
+			if sum := sha256.Sum256(c.Raw); hex.EncodeToString(sum[:]) == token.CAHash {
+				caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+			}
+		}
+		return nil
+	}
+	var nc *nats.Conn
+	for {
+		nc, err = nats.Connect(urls, nats.Name("arena worker "+name+" (joining)"), nats.Secure(tc),
+			nats.UserInfo(joinUser, token.Secret), nats.CustomInboxPrefix(joinInbox), nats.NoReconnect())
+		if err == nil {
+			break
+		}
+		if refused(err) {
+			return nil, fmt.Errorf("%w: the join token (rotated, or of another server): %v", ErrRefused, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("join through %s: %w", redact(urls), err)
+		case <-time.After(time.Second):
+		}
+	}
+	defer nc.Close()
+	data, _ := json.Marshal(joinRequest{V: Version, Name: name, Nkey: pub})
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	m, err := nc.RequestWithContext(rctx, joinSubject, data)
+	if err != nil {
+		return nil, fmt.Errorf("join: no answer from the server: %w", err)
+	}
+	var reply joinReply
+	if err := decode(m.Data, &reply); err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	if reply.Error != "" {
+		return nil, fmt.Errorf("%w: %s", ErrRefused, reply.Error)
+	}
+	if caPEM == nil {
+		return nil, errors.New("join: the server's CA was not seen")
+	}
+	creds.CA = string(caPEM)
+	if err := creds.save(dir); err != nil {
+		return nil, fmt.Errorf("keep the worker's credentials: %w", err)
+	}
+	return creds, nil
+}
+
+// refused says whether a connect error is NATS or TLS turning the client
+// away (as opposed to the server not being reachable).
+func refused(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, ErrRefused) ||
+		strings.Contains(strings.ToLower(err.Error()), "authorization violation") ||
+		strings.Contains(err.Error(), ErrRefused.Error()+":")
+}
+
+// Options are the NATS options a worker connects with: its key, its own
+// reply subjects, and the pinned CA.
+func (c *Credentials) Options() ([]nats.Option, error) {
+	kp, err := nkeys.FromSeed([]byte(c.Seed))
+	if err != nil {
+		return nil, err
+	}
+	pub, _ := kp.PublicKey()
+	h, err := CAHash([]byte(c.CA))
+	if err != nil {
+		return nil, fmt.Errorf("the pinned CA: %w", err)
+	}
+	return []nats.Option{
+		nats.Secure(pinnedTLS(h, []byte(c.CA))),
+		nats.Nkey(pub, kp.Sign),
+		nats.CustomInboxPrefix(inboxOf(c.Name)),
+	}, nil
+}
+
+// DialWorker connects a joined worker with its credentials. The first
+// connection is made at once (waiting while the server cannot be
+// reached): a key refused ends it with an ErrRefused. Later losses
+// reconnect forever.
+func DialWorker(ctx context.Context, urls string, c *Credentials) (*nats.Conn, error) {
+	extra, err := c.Options()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		opts := append([]nats.Option{nats.Name("arena worker " + c.Name), nats.NoReconnect()}, extra...)
+		probe, err := nats.Connect(urls, opts...)
+		if err == nil {
+			probe.Close()
+			break
+		}
+		if refused(err) {
+			return nil, fmt.Errorf("%w: worker %s's key (revoked or quarantined? join it again with a token): %v", ErrRefused, c.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect to nats %s: %w", redact(urls), err)
+		case <-time.After(time.Second):
+		}
+	}
+	return Dial(urls, "arena worker "+c.Name, DialOptions{Extra: extra})
+}
