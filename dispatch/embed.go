@@ -125,7 +125,9 @@ func Start(n Node) (*Embedded, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts.TLSConfig, opts.TLSTimeout, opts.AuthTimeout = tc, 5, 10
+		// A nonce always, so that a worker key unknown (or no longer known)
+		// is refused as such, even when no worker has joined.
+		opts.TLSConfig, opts.TLSTimeout, opts.AuthTimeout, opts.AlwaysEnableNonce = tc, 5, 10, true
 		var b [24]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return nil, err

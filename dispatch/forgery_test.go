@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -168,4 +170,33 @@ func (r *rig) refused(worker string) int {
 		}
 	}
 	return 0
+}
+
+func TestAfterPlay(t *testing.T) {
+	invalid := fmt.Errorf("bad map: %w", orchestrator.ErrInvalid)
+	failed := errors.New("docker: no such image")
+	for _, tt := range []struct {
+		name           string
+		err, cause     error
+		attempt, limit int
+		want           after
+	}{
+		{"played", nil, nil, 1, 5, afterReport},
+		{"played, then stopped", nil, errStopping, 1, 5, afterReport},
+		{"played, then superseded", nil, errSuperseded, 1, 5, afterReport},
+		{"lease lost", context.Canceled, errLeaseLost, 1, 5, afterGiveUp},
+		{"superseded", context.Canceled, errSuperseded, 2, 5, afterGiveUp},
+		{"cancelled", context.Canceled, errCancelled, 1, 5, afterStopped},
+		{"cancelled on the last delivery", context.Canceled, errCancelled, 5, 5, afterStopped},
+		{"the worker stops", context.Canceled, errStopping, 1, 5, afterHandBack},
+		{"the worker stops on the last delivery", context.Canceled, errStopping, 5, 5, afterFail},
+		{"invalid", invalid, nil, 1, 5, afterFail},
+		{"could not play", failed, nil, 1, 5, afterHandBack},
+		{"could not play the last delivery", failed, nil, 5, 5, afterFail},
+		{"could not play, no limit", failed, nil, 9, 0, afterHandBack},
+	} {
+		if got := afterPlay(tt.err, tt.cause, tt.attempt, tt.limit); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
 }

@@ -156,6 +156,9 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 			break
 		}
 		if refused(err) {
+			if strings.Contains(err.Error(), ErrRefused.Error()+":") {
+				return nil, fmt.Errorf("%w: %v", ErrRefused, strings.TrimPrefix(err.Error(), "nats: tls error: "))
+			}
 			return nil, fmt.Errorf("%w: the join token (rotated, or of another server): %v", ErrRefused, err)
 		}
 		select {
@@ -192,8 +195,9 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 // refused says whether a connect error is NATS or TLS turning the client
 // away (as opposed to the server not being reachable).
 func refused(err error) bool {
-	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, ErrRefused) ||
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, ErrRefused) || errors.Is(err, nats.ErrNkeysNotSupported) ||
 		strings.Contains(strings.ToLower(err.Error()), "authorization violation") ||
+		strings.Contains(err.Error(), "secure connection required") || strings.Contains(err.Error(), "x509: ") ||
 		strings.Contains(err.Error(), ErrRefused.Error()+":")
 }
 
@@ -225,15 +229,32 @@ func DialWorker(ctx context.Context, urls string, c *Credentials) (*nats.Conn, e
 	if err != nil {
 		return nil, err
 	}
+	nc, err := DialChecked(ctx, urls, "arena worker "+c.Name, DialOptions{Extra: extra})
+	if errors.Is(err, ErrRefused) {
+		return nil, fmt.Errorf("worker %s's key (revoked or quarantined? join it again with a token): %w", c.Name, err)
+	}
+	return nc, err
+}
+
+// DialChecked is Dial whose first connection is made at once, waiting
+// while no server can be reached: credentials refused end it with an
+// ErrRefused rather than being tried again forever.
+func DialChecked(ctx context.Context, urls, name string, o DialOptions) (*nats.Conn, error) {
 	for {
-		opts := append([]nats.Option{nats.Name("arena worker " + c.Name), nats.NoReconnect()}, extra...)
-		probe, err := nats.Connect(urls, opts...)
+		opts := []nats.Option{nats.Name(name), nats.NoReconnect(), nats.Timeout(10 * time.Second)}
+		if o.CAFile != "" {
+			opts = append(opts, nats.RootCAs(o.CAFile))
+		}
+		if o.Inbox != "" {
+			opts = append(opts, nats.CustomInboxPrefix(o.Inbox))
+		}
+		probe, err := nats.Connect(urls, append(opts, o.Extra...)...)
 		if err == nil {
 			probe.Close()
 			break
 		}
 		if refused(err) {
-			return nil, fmt.Errorf("%w: worker %s's key (revoked or quarantined? join it again with a token): %v", ErrRefused, c.Name, err)
+			return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -241,5 +262,5 @@ func DialWorker(ctx context.Context, urls string, c *Credentials) (*nats.Conn, e
 		case <-time.After(time.Second):
 		}
 	}
-	return Dial(urls, "arena worker "+c.Name, DialOptions{Extra: extra})
+	return Dial(urls, name, o)
 }

@@ -292,33 +292,78 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	close(keep)
 	kept.Wait()
 	cause := context.Cause(mctx)
-	switch {
-	case err == nil:
-		// Played to its end (even if a stop came just after): reported.
-		// Should another delivery have started meanwhile, the server
-		// refuses this result.
+	switch next := afterPlay(err, cause, attempt, maxDeliver); next {
+	case afterReport:
 		rep.Result.Worker = w.cfg.Name
 		if err := w.finish(ctx, msg, ev(kindResult), rep); err != nil {
 			log.Error("report the result", zap.Error(err))
 			return
 		}
 		log.Info("match played", zap.Strings("winners", rep.Result.Winners))
-	case errors.Is(cause, errLeaseLost), errors.Is(cause, errSuperseded):
-		// Another worker has it now; whatever this one says is refused.
+	case afterGiveUp:
 		log.Warn("match given up", zap.Error(cause))
-	case errors.Is(cause, errCancelled):
+	case afterStopped:
 		w.report(ctx, ev(kindStopped))
 		_ = msg.Term()
 		log.Info("match cancelled by the server")
-	case errors.Is(cause, errStopping):
-		w.handBack(ctx, msg, ev(kindHandback), maxDeliver, errStopping.Error())
-	case errors.Is(err, orchestrator.ErrInvalid):
+	case afterHandBack, afterFail:
+		reason := err.Error()
+		if errors.Is(cause, errStopping) {
+			reason = errStopping.Error()
+		}
+		if next == afterHandBack {
+			w.log.Warn("match handed back", zap.String("match", job.Match), zap.Int("attempt", attempt), zap.String("reason", reason))
+			e := ev(kindHandback)
+			e.Reason = reason
+			w.report(ctx, e)
+			_ = msg.NakWithDelay(200 * time.Millisecond)
+			return
+		}
 		e := ev(kindResult)
-		e.Reason = err.Error()
+		e.Reason = reason
 		w.report(ctx, e)
-		_ = msg.TermWithReason(err.Error())
+		_ = msg.TermWithReason(reason)
+	}
+}
+
+// after is what a worker does once a delivery's play returned.
+type after int
+
+const (
+	// afterReport: played to its end (even if a stop came just after):
+	// the result is reported. Should another delivery have started
+	// meanwhile, the server refuses it.
+	afterReport after = iota
+	// afterGiveUp: another worker has it now (the lease lost, or a later
+	// delivery started): whatever this one says would be refused.
+	afterGiveUp
+	// afterStopped: the server cancelled it; it is stopped, and said so.
+	afterStopped
+	// afterHandBack: back to the queue with the reason (this worker is
+	// stopping, or could not play it), for another worker.
+	afterHandBack
+	// afterFail: the match fails with the reason: it is invalid, or this
+	// was its last delivery.
+	afterFail
+)
+
+// afterPlay decides what follows a delivery's play: err is what Play
+// returned, cause why the delivery's context ended (nil: it did not).
+func afterPlay(err, cause error, attempt, maxDeliver int) after {
+	last := maxDeliver > 0 && attempt >= maxDeliver
+	switch {
+	case err == nil:
+		return afterReport
+	case errors.Is(cause, errLeaseLost), errors.Is(cause, errSuperseded):
+		return afterGiveUp
+	case errors.Is(cause, errCancelled):
+		return afterStopped
+	case errors.Is(err, orchestrator.ErrInvalid) && cause == nil:
+		return afterFail
+	case last:
+		return afterFail
 	default:
-		w.handBack(ctx, msg, ev(kindHandback), maxDeliver, err.Error())
+		return afterHandBack
 	}
 }
 
@@ -369,21 +414,6 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, rep *o
 		return err
 	}
 	return msg.DoubleAck(ctx)
-}
-
-// handBack gives the match back to the queue with a reason (ev is the
-// hand-back), or fails it with that reason on its last delivery.
-func (w *Worker) handBack(ctx context.Context, msg jetstream.Msg, ev Event, maxDeliver int, reason string) {
-	w.log.Warn("match handed back", zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("reason", reason))
-	ev.Reason = reason
-	if maxDeliver > 0 && ev.Attempt >= maxDeliver {
-		ev.Kind = kindResult
-		w.report(ctx, ev)
-		_ = msg.TermWithReason(reason)
-		return
-	}
-	w.report(ctx, ev)
-	_ = msg.NakWithDelay(200 * time.Millisecond)
 }
 
 // report publishes an event under this worker's name and waits for

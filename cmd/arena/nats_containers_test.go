@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,9 +65,17 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	p := fmt.Sprintf("arena-natsc-%x", rnd) // every name of the test's begins so
+	// The cluster set up as the README tells an operator: users with
+	// Arena's permissions, a password on the routes, TLS for the names
+	// the nodes are dialled by. The files are at the same paths in the
+	// containers.
+	auth := newNATSAuth(t, bin, t.TempDir(), []string{p + "-n0", p + "-n1", p + "-n2"}, p+"-w1", p+"-w2", p+"-w3")
+	files := map[string]string{"arena": "@" + bin, "tmp/.keep": "", "data/.keep": "", "root" + auth.conf: auth.text}
+	for _, f := range []string{"ca.crt", "server.crt", "server.key"} {
+		files["root"+filepath.Join(auth.dir, f)] = "@" + filepath.Join(auth.dir, f)
+	}
 	img := dockertest.Build(t, cli, "arena-test/arena-nats:"+fmt.Sprintf("%x", rnd),
-		"FROM scratch\nCOPY arena /arena\nCOPY tmp/ /tmp/\nCOPY data/ /data/\nENTRYPOINT [\"/arena\"]\n",
-		map[string]string{"arena": "@" + bin, "tmp/.keep": "", "data/.keep": ""})
+		"FROM scratch\nCOPY arena /arena\nCOPY tmp/ /tmp/\nCOPY data/ /data/\nCOPY root/ /\nENTRYPOINT [\"/arena\"]\n", files)
 	t.Cleanup(func() {
 		cli.ImageRemove(context.Background(), img, image.RemoveOptions{Force: true})
 	})
@@ -134,25 +143,25 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 		"-v", "/sys/fs/cgroup:/host/sys/fs/cgroup:ro", "-v", stdio + ":" + stdio, "--pid", "host",
 		"-e", "ARENA_CGROUP_ROOT=/host/sys/fs/cgroup", "-e", "ARENA_STDIO_DIR=" + stdio}
 
-	var urls, routes []string
+	var hosts, routes []string
 	for i := range 3 {
-		urls = append(urls, fmt.Sprintf("nats://%s-n%d:4222", p, i))
-		routes = append(routes, fmt.Sprintf("nats-route://%s-n%d-route:6222", p, i))
+		hosts = append(hosts, fmt.Sprintf("%s-n%d:4222", p, i))
+		routes = append(routes, fmt.Sprintf("%s-n%d-route:6222", p, i))
 	}
 	nodes := make([]*box, 3)
 	for i := range 3 {
-		nodes[i] = run(fmt.Sprintf("%s-n%d", p, i), nil, "nats", "--name", fmt.Sprintf("n%d", i),
-			"--listen", "0.0.0.0:4222", "--cluster", "0.0.0.0:6222", "--routes", strings.Join(routes, ","),
+		nodes[i] = run(fmt.Sprintf("%s-n%d", p, i), nil, "nats", "--name", fmt.Sprintf("n%d", i), "--config", auth.conf,
+			"--listen", "0.0.0.0:4222", "--cluster", "0.0.0.0:6222", "--routes", auth.routes(routes...),
 			"--data", "/data", "--no-advertise")
 	}
 	for _, n := range nodes {
-		awaitJetStream(t, "nats://"+ipOf(n.name)+":4222")
+		awaitJetStream(t, auth.url(natsServerUser, ipOf(n.name)+":4222"))
 	}
-	nats := strings.Join(urls, ",")
 	srv := run(p+"-server", arenaOpts, "serve", "--host", "0.0.0.0", "--port", "5006", "--data", "/data",
 		// The test reaches it at its address on the private network.
 		"--hosts", "*",
-		"--nats", nats, "--concurrency", "0", "--nats-replicas", "3", "--nats-lease", "2s", "--log-level", "info")
+		"--nats", auth.url(natsServerUser, hosts...), "--nats-ca", auth.ca,
+		"--concurrency", "0", "--nats-replicas", "3", "--nats-lease", "2s", "--log-level", "info")
 	s := &server{url: "http://" + ipOf(srv.name) + ":5006"}
 	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 		if res, err := http.Get(s.url + "/healthz"); err == nil {
@@ -168,7 +177,8 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	workers := map[string]*box{}
 	worker := func(n string) {
 		name := p + "-" + n
-		workers[name] = run(name, arenaOpts, "worker", "--nats", nats, "--concurrency", "1", "--name", name, "--log-level", "info")
+		opts := append([]string{"-e", "ARENA_NATS=" + auth.url(name, hosts...), "-e", "ARENA_NATS_CA=" + auth.ca}, arenaOpts...)
+		workers[name] = run(name, opts, "worker", "--concurrency", "1", "--name", name, "--log-level", "info")
 	}
 	worker("w1")
 	worker("w2")

@@ -162,7 +162,10 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 		if err := dispatch.ValidWorkerName(o.name); err != nil {
 			return nil, usageErr("%v", err)
 		}
-		nc, err := dispatch.Dial(o.nats, "arena worker "+o.name, dispatch.DialOptions{Inbox: dispatch.WorkerInbox(o.name), CAFile: o.ca})
+		nc, err := dispatch.DialChecked(ctx, o.nats, "arena worker "+o.name, dispatch.DialOptions{Inbox: dispatch.WorkerInbox(o.name), CAFile: o.ca})
+		if errors.Is(err, dispatch.ErrRefused) {
+			return nil, platformErr(fmt.Errorf("NATS refused worker %s (to join arena serve's NATS, give --join TOKEN; on an external cluster, its user and password in the URL): %w", o.name, err))
+		}
 		if err != nil {
 			return nil, platformErr(err)
 		}
