@@ -441,7 +441,7 @@ type brokerJS struct {
 }
 
 func (b *brokerJS) Publish(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	if subject != matchesSubject {
+	if !strings.HasPrefix(subject, matchesSubject+".") {
 		return b.JetStream.Publish(ctx, subject, data, opts...)
 	}
 	return b.publish(ctx, subject, data, opts...)
@@ -512,12 +512,58 @@ func TestAMatchWhosePublishLostItsAckIsStoppedOnItsWorker(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "queue match "+id+" on nats") {
 		t.Fatalf("got %v, want the publish's failure", err)
 	}
-	if n := r.queued(); n != 1 {
-		t.Fatalf("%d matches in the work queue, want the one stored unacked", n)
+	// The job stored unacked is purged from the work queue.
+	if n := r.queued(); n != 0 {
+		t.Fatalf("%d matches in the work queue, want none", n)
 	}
-	// A worker that starts now did not hear the cancel: it takes the
-	// match, and is told again.
+}
+
+// A delivery of a match this dispatcher queued but has no record of (the
+// server restarted since) is stopped, not played.
+func TestADeliveryOfAMatchWithNoRecordIsStopped(t *testing.T) {
+	r := newRig(t, Config{})
+	const id = "aaaaaaaaaac1"
+	job := jobOf(request(t, id, nil))
+	job.Round, job.Key, job.Owner = 1, "k", "server"
+	data, _ := json.Marshal(job)
+	if _, err := r.js.Publish(t.Context(), jobSubject(id), data); err != nil {
+		t.Fatal(err)
+	}
 	r.takenAndStopped(id, 1)
+}
+
+// The work queue's streams and consumers, deleted, are made again, and
+// matches play on; a dispatcher that does not have the queue's setup
+// says what is missing.
+func TestAWorkQueueDeletedIsMadeAgain(t *testing.T) {
+	r := newRig(t, Config{})
+	healer, err := NewDispatcherWith(t.Context(), connect(t, r.ns), DispatcherConfig{Name: "healer", Setup: &Config{}, Log: zaptest.NewLogger(t).Named("healer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(healer.Close)
+	r.worker("w1", bots(nil), WorkerConfig{})
+	for _, st := range []string{MatchesStream, EventsStream} {
+		if err := r.js.DeleteStream(t.Context(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.d.Check(t.Context()); err == nil || !strings.Contains(err.Error(), "stream "+MatchesStream) {
+		t.Errorf("a dispatcher without the setup: got %v, want the missing stream named", err)
+	}
+	if err := healer.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := healer.Check(t.Context()); err != nil {
+		t.Errorf("after it was made again: %v", err)
+	}
+	rep, err := healer.Play(t.Context(), request(t, "aaaaaaaaaac2", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Worker != "w1" {
+		t.Errorf("played by %q", rep.Result.Worker)
+	}
 }
 
 // A match cancelled while the broker does not answer reports the cancel,
@@ -573,7 +619,7 @@ func TestAJobOfAnUnknownVersionFailsItsMatch(t *testing.T) {
 	r.d.mu.Lock()
 	r.d.waits["bbbbbbbbbbb1"] = w
 	r.d.mu.Unlock()
-	if _, err := r.js.Publish(t.Context(), matchesSubject, []byte(`{"v":99,"match":"bbbbbbbbbbb1","round":1,"key":"k","game":"snake"}`)); err != nil {
+	if _, err := r.js.Publish(t.Context(), jobSubject("bbbbbbbbbbb1"), []byte(`{"v":99,"match":"bbbbbbbbbbb1","round":1,"key":"k","game":"snake"}`)); err != nil {
 		t.Fatal(err)
 	}
 	select {

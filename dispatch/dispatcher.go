@@ -52,6 +52,11 @@ type Dispatcher struct {
 	// buckets is how the workers' replay buckets are made.
 	buckets jetstream.ObjectStoreConfig
 	stop    func()
+	// health is the last Check's word (nil: fine).
+	health error
+	// cc consumes the events (made again by Check when it was lost).
+	followMu sync.Mutex
+	cc       jetstream.ConsumeContext
 	// bg are the dispatcher's own goroutines (making buckets), ended by
 	// Close through bgCtx.
 	bg       sync.WaitGroup
@@ -73,6 +78,9 @@ type DispatcherConfig struct {
 	// then on either way.
 	Quarantine      func(worker, why string)
 	QuarantineAfter int
+	// Setup is the work queue's policy: with it, the dispatcher remakes
+	// the streams and consumers it finds missing (see Check).
+	Setup *Config
 	// Rounds bounds how often a match is queued: once, and again for each
 	// result refused or taken by a quarantined worker (default 5, more
 	// than QuarantineAfter: a lone forger is quarantined before a match
@@ -190,15 +198,36 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 	} else {
 		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
+	if err := d.follow(ctx); err != nil {
+		return nil, err
+	}
+	sub, err := nc.Subscribe(maxDeliveries, d.exhausted)
+	if err != nil {
+		d.unfollow()
+		return nil, err
+	}
+	d.stop = func() {
+		d.unfollow()
+		_ = sub.Unsubscribe()
+	}
+	if cfg.Setup != nil {
+		d.bg.Go(d.heal)
+	}
+	return d, nil
+}
+
+// follow (re)creates the dispatcher's durable consumer of the events and
+// consumes it.
+func (d *Dispatcher) follow(ctx context.Context) error {
 	// A durable consumer, replicated like its stream: it outlives the loss
 	// of a NATS node, and an event the server did not ack comes again.
-	cons, err := js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
-		Durable: cfg.Name, DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
+	cons, err := d.js.CreateOrUpdateConsumer(ctx, EventsStream, jetstream.ConsumerConfig{
+		Durable: d.cfg.Name, DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
 		AckWait: 10 * time.Second, MaxAckPending: 100_000, InactiveThreshold: 24 * time.Hour,
 		Description: "arena: a server's or a bench's view of the matches it dispatched",
 	})
 	if err != nil {
-		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
+		return fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
 	// A pull request held by a consumer leader that steps down (a young
 	// replicated consumer may, once or twice) is lost without a word: the
@@ -208,21 +237,111 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 		d.event(m.Subject(), m.Data())
 		_ = m.Ack()
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		log.Debug("follow events", zap.Error(err))
+		d.log.Debug("follow events", zap.Error(err))
 	}), jetstream.PullExpiry(10*time.Second), jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
-		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
+		return fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
-	sub, err := nc.Subscribe(maxDeliveries, d.exhausted)
-	if err != nil {
+	d.followMu.Lock()
+	old := d.cc
+	d.cc = cc
+	d.followMu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	return nil
+}
+
+func (d *Dispatcher) unfollow() {
+	d.followMu.Lock()
+	cc := d.cc
+	d.cc = nil
+	d.followMu.Unlock()
+	if cc != nil {
 		cc.Stop()
-		return nil, err
 	}
-	d.stop = func() {
-		cc.Stop()
-		_ = sub.Unsubscribe()
+}
+
+// healEvery is how often the dispatcher checks the work queue's streams
+// and consumers (and remakes those missing).
+const healEvery = 5 * time.Second
+
+// heal checks the streams and consumers now and then, remaking those
+// that are missing.
+func (d *Dispatcher) heal() {
+	t := time.NewTicker(healEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.bgCtx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(d.bgCtx, 10*time.Second)
+		err := d.Check(ctx)
+		cancel()
+		if d.bgCtx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Error("the work queue", zap.Error(err))
+		}
+		d.mu.Lock()
+		d.health = err
+		d.mu.Unlock()
 	}
-	return d, nil
+}
+
+// Health is what the last periodic Check found (checked every 5 s when
+// the dispatcher has the queue's Setup): nil when the queue is fine.
+func (d *Dispatcher) Health() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.health
+}
+
+// Check says whether the work queue can be used: its streams, the
+// workers' consumer and this dispatcher's are there. Those missing
+// (deleted, say) are made again when the dispatcher has the queue's
+// Setup; the error then says what was missing only if remaking failed.
+func (d *Dispatcher) Check(ctx context.Context) error {
+	var missing []string
+	for _, st := range []string{MatchesStream, EventsStream} {
+		if _, err := d.js.Stream(ctx, st); errors.Is(err, jetstream.ErrStreamNotFound) {
+			missing = append(missing, "stream "+st)
+		} else if err != nil {
+			return fmt.Errorf("stream %s: %w", st, err)
+		}
+	}
+	for _, c := range [][2]string{{MatchesStream, ConsumerName}, {EventsStream, d.cfg.Name}} {
+		if _, err := d.js.Consumer(ctx, c[0], c[1]); errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			missing = append(missing, "consumer "+c[1]+" of "+c[0])
+		} else if err != nil {
+			return fmt.Errorf("consumer %s of %s: %w", c[1], c[0], err)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	what := strings.Join(missing, ", ")
+	if d.cfg.Setup == nil {
+		return fmt.Errorf("missing: %s", what)
+	}
+	d.log.Warn("the work queue lacks some of its parts: making them again", zap.String("missing", what))
+	if err := Setup(ctx, d.js, *d.cfg.Setup); err != nil {
+		return fmt.Errorf("missing: %s; making them again: %w", what, err)
+	}
+	if err := d.follow(ctx); err != nil {
+		return fmt.Errorf("missing: %s; following the events again: %w", what, err)
+	}
+	// The workers' buckets went with nothing, but they are made again
+	// when each worker is next seen.
+	d.mu.Lock()
+	for _, s := range d.workers {
+		s.bucket = false
+	}
+	d.mu.Unlock()
+	return nil
 }
 
 // Close stops following events; matches still waited for fail.
@@ -313,18 +432,19 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 	case <-ctx.Done():
 		// Whichever worker plays it stops; a match still in the queue is
 		// deleted there.
-		d.drop(req.MatchID)
 		d.mu.Lock()
+		d.goneLocked(req.MatchID, givenUpKept)
 		seq := w.seq
 		d.mu.Unlock()
-		if s, err := d.js.Stream(context.WithoutCancel(ctx), MatchesStream); err == nil {
-			_ = s.DeleteMsg(context.WithoutCancel(ctx), seq)
-		}
+		d.tellStop(req.MatchID)
 		// As in-process, the match ends once its bots are gone: wait for
 		// its worker to say so (for a while: it may be lost). A worker
 		// may have taken it before its start event reached us: the
 		// consumer says whether it was delivered.
-		if d.attempt(req.MatchID) > 0 || d.delivered(context.WithoutCancel(ctx), seq) {
+		taken := d.attempt(req.MatchID) > 0 || d.delivered(context.WithoutCancel(ctx), seq)
+		// Asked before the purge, which moves the consumer on.
+		d.purge(req.MatchID)
+		if taken {
 			select {
 			case <-w.stopped:
 			case <-w.done:
@@ -339,7 +459,7 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 // queue publishes round of the match to the work queue.
 func (d *Dispatcher) queue(ctx context.Context, w *wait, round int) error {
 	job := jobOf(w.req)
-	job.Round, job.Key = round, w.key
+	job.Round, job.Key, job.Owner = round, w.key, d.cfg.Name
 	data, err := json.Marshal(job)
 	if err != nil {
 		return err
@@ -352,7 +472,7 @@ func (d *Dispatcher) queue(ctx context.Context, w *wait, round int) error {
 	// stored the match, which a worker would then play unseen. A match
 	// cancelled meanwhile is taken back by Play.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.publishCap)
-	ack, err := publishAck(pctx, d.js, matchesSubject, data, jetstream.WithMsgID(msgID))
+	ack, err := publishAck(pctx, d.js, jobSubject(w.req.MatchID), data, jetstream.WithMsgID(msgID))
 	cancel()
 	if err != nil {
 		return fmt.Errorf("queue match %s on nats: %w", w.req.MatchID, err)
@@ -385,7 +505,7 @@ func (d *Dispatcher) event(subject string, data []byte) {
 	if ev.Kind != kind || ev.Match != match || ev.Worker != worker {
 		then = d.refuseLocked(worker, match, "its event names another worker, kind or match than its subject", then)
 	} else {
-		if d.retellLocked(ev) {
+		if d.unknownLocked(ev) || d.retellLocked(ev) {
 			then = append(then, func() { d.tellStop(ev.Match) })
 		}
 		var w *wait
@@ -635,12 +755,27 @@ func (d *Dispatcher) makeBucket(worker string) {
 }
 
 // drop gives a match up: whichever worker plays it, or takes it later,
-// stops it.
+// stops it, and its jobs still in the work queue (of any round, stored
+// even if their publish's ack was lost) are purged.
 func (d *Dispatcher) drop(id string) {
 	d.mu.Lock()
 	d.goneLocked(id, givenUpKept)
 	d.mu.Unlock()
 	d.tellStop(id)
+	d.purge(id)
+}
+
+// purge removes a match's jobs from the work queue.
+func (d *Dispatcher) purge(id string) {
+	ctx, cancel := context.WithTimeout(d.bgCtx, 10*time.Second)
+	defer cancel()
+	s, err := d.js.Stream(ctx, MatchesStream)
+	if err == nil {
+		err = s.Purge(ctx, jetstream.WithPurgeSubject(jobSubject(id)))
+	}
+	if err != nil && d.bgCtx.Err() == nil {
+		d.log.Warn("purge a match given up from the work queue", zap.String("match", id), zap.Error(err))
+	}
 }
 
 // tellStop tells the workers to stop a match: whichever plays it stops
@@ -665,6 +800,28 @@ func (d *Dispatcher) goneLocked(id string, kept time.Duration) {
 	if g, ok := d.gone[id]; !ok || g.until.Before(now.Add(kept)) {
 		d.gone[id] = goneMatch{until: now.Add(kept), told: g.told}
 	}
+}
+
+// unknownLocked reports whether the event is a worker playing a match
+// this dispatcher queued but has no record of (it restarted since, and
+// recorded the match as interrupted): such a match is dropped, not
+// played. It is remembered as given up from then on.
+func (d *Dispatcher) unknownLocked(ev Event) bool {
+	if ev.Owner != d.cfg.Name || ev.Kind != kindStart && ev.Kind != kindFrame {
+		return false
+	}
+	if _, ok := d.waits[ev.Match]; ok {
+		return false
+	}
+	if _, ok := d.gone[ev.Match]; ok {
+		return false
+	}
+	d.log.Warn("a delivery of a match with no record here is stopped", zap.String("match", ev.Match), zap.String("worker", ev.Worker))
+	d.goneLocked(ev.Match, givenUpKept)
+	g := d.gone[ev.Match]
+	g.told = time.Now()
+	d.gone[ev.Match] = g
+	return true
 }
 
 // retell reports whether the event is a worker playing a match the

@@ -103,9 +103,12 @@ func TestAForgedResultIsRefusedAndTheMatchPlayedAgain(t *testing.T) {
 func TestAWorkerRefusedAgainAndAgainIsQuarantined(t *testing.T) {
 	r := newRig(t, Config{})
 	quarantined := make(chan string, 1)
-	r.d.cfg.Quarantine = func(worker, why string) { quarantined <- worker + ": " + why }
 	f := &forger{forge: forgeries["wrong seed"], times: 3}
 	bad := r.worker("forger", bots(nil), WorkerConfig{Player: f})
+	r.d.cfg.Quarantine = func(worker, why string) {
+		bad.nc.Close() // as the embedded NATS server disconnects it
+		quarantined <- worker + ": " + why
+	}
 	const id = "eeeeeeeeeee1"
 	var rep *orchestrator.Replay
 	var err error
@@ -115,8 +118,6 @@ func TestAWorkerRefusedAgainAndAgainIsQuarantined(t *testing.T) {
 	if !strings.HasPrefix(why, "forger: 3 reports refused") {
 		t.Errorf("quarantined: %s", why)
 	}
-	// It holds the match's next round: the server queues it again, for
-	// the honest worker.
 	r.worker("honest", bots(nil), WorkerConfig{})
 	wg.Wait()
 	bad.stop()

@@ -52,7 +52,7 @@ func (c Config) withDefaults() Config {
 func Setup(ctx context.Context, js jetstream.JetStream, cfg Config) error {
 	cfg = cfg.withDefaults()
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: MatchesStream, Subjects: []string{matchesSubject}, Retention: jetstream.WorkQueuePolicy,
+		Name: MatchesStream, Subjects: []string{matchesSubject + ".>"}, Retention: jetstream.WorkQueuePolicy,
 		Storage: jetstream.FileStorage, Replicas: cfg.Replicas, Duplicates: 10 * time.Minute,
 		Description: "arena: matches waiting for a worker",
 	})

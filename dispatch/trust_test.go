@@ -224,8 +224,8 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	}
 
 	// Publish a job.
-	nc.Publish(matchesSubject, []byte(`{"v":2,"match":"hhhhhhhhhhh1","game":"snake"}`))
-	wasDenied("publish", matchesSubject)
+	nc.Publish(jobSubject("hhhhhhhhhhh1"), []byte(`{"v":2,"match":"hhhhhhhhhhh1","game":"snake"}`))
+	wasDenied("publish", jobSubject("hhhhhhhhhhh1"))
 	// Report as another worker.
 	nc.Publish(eventSubject("w2", kindResult, "ggggggggggg1"), []byte(`{}`))
 	wasDenied("publish", eventSubject("w2", kindResult, "ggggggggggg1"))

@@ -24,7 +24,9 @@ var ErrVersion = errors.New("unknown message version")
 // Subjects and names on the NATS side.
 const (
 	// MatchesStream is the work queue of matches to play.
-	MatchesStream  = "ARENA_MATCHES"
+	MatchesStream = "ARENA_MATCHES"
+	// matchesSubject+"."+MATCH carries a match's job: one subject per
+	// match, so a match given up is purged from the queue by its id.
 	matchesSubject = "arena.matches"
 	// EventsStream holds what workers report: starts, frames, hand-backs
 	// and results, under arena.ev.WORKER.KIND.MATCH (NATS lets a worker
@@ -53,7 +55,10 @@ type Job struct {
 	Round int `json:"round"`
 	// Key is the match's secret, known to the server and the workers the
 	// match was delivered to: their events carry proofs made with it.
-	Key      string   `json:"key"`
+	Key string `json:"key"`
+	// Owner names the dispatcher that queued it: a delivery of a match it
+	// has no record of (a server's that restarted) is stopped.
+	Owner    string   `json:"owner"`
 	Game     string   `json:"game"`
 	Map      string   `json:"map"`
 	Seed     uint64   `json:"seed"`
@@ -90,6 +95,8 @@ type Event struct {
 	Worker  string `json:"worker"`
 	// Proof shows the worker was handed the match: see proofOf.
 	Proof string `json:"proof"`
+	// Owner is the job's.
+	Owner string `json:"owner,omitempty"`
 	// Seq numbers frames from 0 within an attempt; Frame is one.
 	Seq   int             `json:"seq,omitempty"`
 	Frame json.RawMessage `json:"frame,omitempty"`
@@ -116,6 +123,9 @@ func decode(data []byte, v any) error {
 	}
 	return json.Unmarshal(data, v)
 }
+
+// jobSubject is the subject of a match's job.
+func jobSubject(match string) string { return matchesSubject + "." + match }
 
 // eventSubject is the subject of a worker's event.
 func eventSubject(worker, kind, match string) string {

@@ -230,7 +230,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	// Every event of this delivery: its round, and a proof made with the
 	// match's key.
 	ev := func(kind string) Event {
-		return Event{Kind: kind, Match: job.Match, Round: job.Round, Attempt: attempt, Proof: proofOf(job.Key, job.Match, job.Round, attempt, w.cfg.Name)}
+		return Event{Kind: kind, Match: job.Match, Round: job.Round, Attempt: attempt, Owner: job.Owner,
+			Proof: proofOf(job.Key, job.Match, job.Round, attempt, w.cfg.Name)}
 	}
 	req, err := w.request(job)
 	if err != nil {

@@ -108,6 +108,10 @@ type Deps struct {
 	Player orchestrator.Player
 	// Ping checks the Docker engine for /healthz.
 	Ping func(ctx context.Context) error
+	// Queue says whether matches can be queued to workers (for
+	// /healthz; nil: no work queue), Workers how the workers stand.
+	Queue   func() error
+	Workers func() any
 	// Stdio says how bots' stdio travels (for /healthz).
 	Stdio func() string
 	// HasImage tells whether an image is present on the engine (for the
@@ -316,9 +320,19 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (s *Server) health(c echo.Context) error {
-	status := map[string]string{"status": "ok", "docker": "ok"}
+	status := map[string]any{"status": "ok", "docker": "ok"}
 	if s.deps.Stdio != nil {
 		status["stdio"] = s.deps.Stdio()
+	}
+	if s.deps.Workers != nil {
+		status["workers"] = s.deps.Workers()
+	}
+	if s.deps.Queue != nil {
+		status["queue"] = "ok"
+		if err := s.deps.Queue(); err != nil {
+			status["status"], status["queue"] = "unavailable", err.Error()
+			return c.JSON(http.StatusServiceUnavailable, status)
+		}
 	}
 	if s.deps.Ping != nil {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)

@@ -159,7 +159,7 @@ func TestAnArenaNATSAsDocumentedLetsNoOutsiderIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	nc.Publish("arena.matches", []byte("{}"))
+	nc.Publish("arena.matches.hhhhhhhhhhh2", []byte("{}"))
 	select {
 	case err := <-denied:
 		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {

@@ -56,13 +56,14 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		n.close()
 		return nil, platformErr(err)
 	}
+	setup := dispatch.Config{Lease: cfg.NATSLease, MaxDeliveries: cfg.NATSDeliveries, Replicas: cfg.NATSReplicas}
 	js, err := jetstream.New(n.nc)
 	if err == nil {
 		// A cluster that is just starting has no JetStream leader yet.
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		for {
 			actx, cancelTry := context.WithTimeout(sctx, 10*time.Second)
-			err = dispatch.Setup(actx, js, dispatch.Config{Lease: cfg.NATSLease, MaxDeliveries: cfg.NATSDeliveries, Replicas: cfg.NATSReplicas})
+			err = dispatch.Setup(actx, js, setup)
 			cancelTry()
 			if err == nil || sctx.Err() != nil {
 				break
@@ -73,7 +74,7 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		cancel()
 	}
 	if err == nil {
-		dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Log: log.Named("dispatch")}
+		dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Log: log.Named("dispatch"), Setup: &setup}
 		if e := n.embedded; e != nil {
 			dc.Quarantine = func(worker, why string) {
 				if err := e.Quarantine(worker, why); err != nil {

@@ -161,6 +161,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Player:       ns.disp,
 		Store:        st,
 		Concurrency:  ns.inFlight(cfg),
+		Queue:        ns.disp.Health,
+		Workers:      func() any { return ns.disp.Workers() },
 		Ping: func(ctx context.Context) error {
 			_, err := cli.Ping(ctx)
 			return err
