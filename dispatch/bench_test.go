@@ -2,26 +2,41 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
 	"arena/engine"
 	"arena/engine/snake"
+	"arena/engine/tanks"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
 
 // benchRig is an embedded NATS server with a dispatcher and one worker
 // playing with scripted bots (no Docker), so what differs from playing
-// in-process is the coordination through NATS alone.
-func benchRig(b *testing.B, concurrency int) (direct, viaNATS orchestrator.Player) {
-	ns, err := Start(Node{Name: "bench", Dir: b.TempDir()})
+// in-process is the coordination through NATS alone. With secure, the
+// server is arena serve's (a listener, TLS, the trust folder's users)
+// and the worker joins it and connects over loopback with its own key,
+// as a worker of another host does; else the worker connects in-process.
+func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS orchestrator.Player) {
+	node := Node{Name: "bench", Dir: b.TempDir()}
+	if secure {
+		trust, err := OpenTrust(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		node.Trust, node.Listen = trust, fmt.Sprintf("127.0.0.1:%d", freePort(b))
+	}
+	ns, err := Start(node)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,8 +46,20 @@ func benchRig(b *testing.B, concurrency int) (direct, viaNATS orchestrator.Playe
 		b.Fatal(err)
 	}
 	b.Cleanup(dnc.Close)
-	wnc, err := ns.Connect("worker")
-	if err != nil {
+	var wnc *nats.Conn
+	if secure {
+		tok, _ := node.Trust.Token()
+		jt, _ := ParseToken(tok)
+		url := "nats://" + node.Listen
+		creds, err := Join(b.Context(), url, jt, "w1", b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		wnc, err = DialWorker(b.Context(), url, creds)
+		if err != nil {
+			b.Fatal(err)
+		}
+	} else if wnc, err = ns.Connect("worker"); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(wnc.Close)
@@ -68,14 +95,17 @@ func oneTurn(b *testing.B, i int) orchestrator.Request {
 }
 
 // BenchmarkCoordination times one 1-round match, played in-process and
-// through NATS (publish, a worker's pull, start, frames, result); the p50
-// difference is the coordination cost per match.
+// through NATS (publish, a worker's pull, start, frames, the result and
+// the server's check of it): the p50 difference is the coordination cost
+// per match. "nats" has the worker on an in-process connection,
+// "nats-tls" over loopback TCP with TLS and its own key.
 func BenchmarkCoordination(b *testing.B) {
-	direct, viaNATS := benchRig(b, 1)
+	direct, viaNATS := benchRig(b, 1, false)
+	_, secured := benchRig(b, 1, true)
 	for _, c := range []struct {
 		name string
 		p    orchestrator.Player
-	}{{"in-process", direct}, {"nats", viaNATS}} {
+	}{{"in-process", direct}, {"nats", viaNATS}, {"nats-tls", secured}} {
 		b.Run(c.name, func(b *testing.B) {
 			var took []time.Duration
 			i := 0
@@ -98,7 +128,7 @@ func BenchmarkCoordination(b *testing.B) {
 // and through NATS with one worker: matches per second each way.
 func BenchmarkTournament(b *testing.B) {
 	const matches, jobs = 1000, 4
-	direct, viaNATS := benchRig(b, jobs)
+	direct, viaNATS := benchRig(b, jobs, false)
 	for _, c := range []struct {
 		name string
 		p    orchestrator.Player
@@ -128,4 +158,50 @@ func BenchmarkTournament(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCheckReplay is what the server spends checking a worker's
+// result (CheckReplay: the replay decoded, checked against the job, and
+// the engine run again on its answers), per turn of a whole default
+// Tanks match of two tanks that idle.
+func BenchmarkCheckReplay(b *testing.B) {
+	g := tanks.New()
+	m, err := g.Map(g.Maps()[0].Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	images := []string{"bot/a", "bot/b"}
+	req := orchestrator.Request{Game: g, Map: m, Seed: 7, Images: images, MatchID: "iiiiiiiiiii1",
+		ImageIDs: []string{fake.ImageID(images[0]), fake.ImageID(images[1])}}
+	idle := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("[]") }}
+	rep, err := orchestrator.New(fake.NewLauncher(map[string]fake.Script{"bot/a": idle, "bot/b": idle})).Play(b.Context(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := orchestrator.EncodeReplay(rep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	turns := len(rep.Frames)
+	for b.Loop() {
+		var r orchestrator.Replay
+		if err := json.Unmarshal(data, &r); err != nil {
+			b.Fatal(err)
+		}
+		if err := orchestrator.CheckReplay(req, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(turns), "µs/turn")
+	b.ReportMetric(float64(turns), "turns")
+	b.ReportMetric(float64(len(data))/1024, "replay-KiB")
+}
+
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

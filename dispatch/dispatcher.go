@@ -671,7 +671,9 @@ func (d *Dispatcher) resultLocked(w *wait, ev Event, then []func()) []func() {
 		return then
 	}
 	w.over = true // only the first result counts, unless it is refused
-	return append(then, func() { d.check(w, ev) })
+	// Reading (from the object store) and checking a replay takes a
+	// while: the other matches' events do not wait for it.
+	return append(then, func() { d.bg.Go(func() { d.check(w, ev) }) })
 }
 
 // check reads a result's replay and checks it against the match; one
