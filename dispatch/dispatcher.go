@@ -547,7 +547,7 @@ func (d *Dispatcher) admitLocked(ev Event, then []func()) (*wait, []func()) {
 		if ev.Kind == kindStart && ev.Round == w.round {
 			// It holds the match's delivery: queue the match again
 			// rather than wait for its lease to run out.
-			then = append(then, d.requeueLocked(w, ev, errors.New("the worker is quarantined"))...)
+			then = append(then, d.requeueLocked(w, ev, errors.New("taken by a quarantined worker"))...)
 		}
 		return nil, then
 	}
@@ -693,7 +693,7 @@ func (d *Dispatcher) check(w *wait, ev Event) {
 		} else {
 			d.log.Warn("a result's replay could not be read", zap.String("match", ev.Match), zap.String("worker", ev.Worker), zap.Error(err))
 		}
-		then = append(then, d.requeueLocked(w, ev, err)...)
+		then = append(then, d.requeueLocked(w, ev, fmt.Errorf("result refused: %w", err))...)
 		d.mu.Unlock()
 		for _, f := range then {
 			f()
@@ -712,9 +712,9 @@ func (d *Dispatcher) check(w *wait, ev Event) {
 // deliveries are told they are over.
 func (d *Dispatcher) requeueLocked(w *wait, ev Event, why error) []func() {
 	id := ev.Match
-	w.reasons = append(w.reasons, fmt.Sprintf("%s (round %d, delivery %d): result refused: %v", ev.Worker, w.round, ev.Attempt, why))
+	w.reasons = append(w.reasons, fmt.Sprintf("%s (round %d, delivery %d): %v", ev.Worker, w.round, ev.Attempt, why))
 	if w.round >= d.cfg.Rounds {
-		d.endLocked(id, w, result{err: fmt.Errorf("%w: every result was refused: %s", ErrNoWorker, strings.Join(w.reasons, "; "))})
+		d.endLocked(id, w, result{err: fmt.Errorf("%w: no result could be believed in %d rounds: %s", ErrNoWorker, w.round, strings.Join(w.reasons, "; "))})
 		return nil
 	}
 	w.round++

@@ -191,8 +191,12 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "cleanup":
 		fs, _, _ := cleanupFlags(stdout)
 		fs.Usage()
+	case "join-token":
+		return cmdJoinToken([]string{"-h"}, stdout, stdout)
+	case "nats":
+		return cmdNATS(context.Background(), []string{"-h"}, stdout, stdout)
 	default:
-		return usageErr("no help for %q (commands: serve, run, bench, doctor, replay, ladder, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, cleanup)", args[0])
 	}
 	return nil
 }

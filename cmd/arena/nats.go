@@ -160,13 +160,16 @@ func cmdNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: arena nats --config FILE [flags]
        arena nats authorization --server NAME=PASSWORD --worker NAME=PASSWORD ...
+       arena nats tls --dir DIR --names HOST,HOST...
 
 Runs a NATS server with JetStream, alone or as a node of a cluster. Its
 users and their permissions come from the configuration file (NATS's own
-format), which must give some: no client connects without one. arena nats
-authorization prints that file's authorization block with Arena's
-permissions for a server and each worker; add a tls block to it for
-listeners other hosts reach.
+format), which must give some: no client connects without one, and a
+cluster port needs a route password (cluster { authorization { ... } }).
+arena nats authorization prints that file's authorization block with
+Arena's permissions for a server and each worker; arena nats tls makes a
+CA and the nodes' certificate and prints the tls block (clients check the
+nodes with its ca.crt: ARENA_NATS_CA).
 
 Flags:
 `)
