@@ -92,14 +92,14 @@ var settings = []setting{
 		}
 		return err
 	}},
-	{env: "ARENA_DATA", flag: "data", def: "arena-data", usage: "folder of the match history (SQLite) and the replay files", server: true, set: func(c *Config, v string) error {
+	{env: "ARENA_DATA", flag: "data", def: "arena-data", usage: "data folder: serve's match history (SQLite), replays and NATS trust; a worker's key and the server's CA", server: true, set: func(c *Config, v string) error {
 		if v == "" {
 			return errors.New("empty")
 		}
 		c.Data = v
 		return nil
 	}},
-	{env: "ARENA_CONCURRENCY", flag: "concurrency", def: "", usage: "matches played at once on this host (default: half the CPUs, at least 1; 0: none, workers play them all)", server: true, set: func(c *Config, v string) (err error) {
+	{env: "ARENA_CONCURRENCY", flag: "concurrency", def: "", usage: "matches played at once on this host (default: half the CPUs, at least 1; serve: 0 leaves them all to workers)", server: true, set: func(c *Config, v string) (err error) {
 		if v == "" {
 			c.Concurrency = max(1, runtime.NumCPU()/2)
 			return nil
@@ -110,7 +110,7 @@ var settings = []setting{
 		}
 		return err
 	}},
-	{env: "ARENA_NATS", flag: "nats", def: "", usage: "comma-separated URLs of an external NATS cluster (nats://HOST:4222,…); empty: the server embeds its own", server: true, set: func(c *Config, v string) error {
+	{env: "ARENA_NATS", flag: "nats", def: "", usage: "comma-separated URLs of the NATS cluster (nats://[USER:PASSWORD@]HOST:4222,…); serve: empty embeds its own", server: true, set: func(c *Config, v string) error {
 		c.NATS = v
 		if v == "" {
 			return nil

@@ -6,9 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,15 +21,13 @@ func workerFlags(out io.Writer) (*flag.FlagSet, map[string]*string, *workerOpts)
 	fs := flag.NewFlagSet("arena worker", flag.ContinueOnError)
 	fs.SetOutput(out)
 	vals := register(fs, false)
+	// The settings a worker shares with serve, from the same table.
+	maps.Copy(vals, registerOnly(fs, workerSettings...))
 	o := &workerOpts{}
-	fs.StringVar(&o.nats, "nats", envOr("ARENA_NATS", ""), "comma-separated URLs of the NATS servers (env ARENA_NATS)")
-	fs.StringVar(&o.concurrency, "concurrency", envOr("ARENA_CONCURRENCY", ""), "matches played at once (default: half the CPUs, at least 1) (env ARENA_CONCURRENCY)")
 	fs.StringVar(&o.name, "name", envOr("ARENA_WORKER_NAME", ""), "the worker's name in match records: letters, digits, - and _ (default: the one it joined with, else the host's name) (env ARENA_WORKER_NAME)")
 	fs.StringVar(&o.join, "join", envOr("ARENA_JOIN", ""), "join token of the server's embedded NATS (print it there with arena join-token); needed once: the worker keeps a key of its own in --data (env ARENA_JOIN)")
-	fs.StringVar(&o.data, "data", envOr("ARENA_DATA", "arena-data"), "folder where the worker keeps its key and the server's CA (env ARENA_DATA)")
-	fs.StringVar(&o.ca, "nats-ca", envOr("ARENA_NATS_CA", ""), "an external NATS cluster: PEM file of the CAs its certificates are checked against (env ARENA_NATS_CA)")
 	fs.DurationVar(&o.grace, "grace", 0, "on SIGINT or SIGTERM, how long running matches may finish before they are handed back")
-	fs.BoolVar(&o.pull, "pull-missing", os.Getenv("ARENA_PULL") == "missing", "pull a match's image when it is not here (env ARENA_PULL=missing)")
+	fs.BoolVar(&o.pull, "pull-missing", false, "the same as --pull missing")
 	fs.Usage = func() {
 		fmt.Fprint(out, `Usage: arena worker --nats URL[,URL…] --join TOKEN [flags]
        arena worker --nats nats://NAME:PASSWORD@HOST:4222 [flags]    (an external cluster)
@@ -58,11 +55,17 @@ Flags (each also read from its ARENA_* environment variable):
 	return fs, vals, o
 }
 
+// workerSettings are the settings of the table (config.go) a worker
+// reads besides every command's: where NATS is, its data folder (for its
+// key), how many matches it plays at once and its pull policy.
+var workerSettings = []string{"nats", "nats-ca", "data", "concurrency", "pull"}
+
 type workerOpts struct {
-	nats, concurrency, name string
-	join, data, ca          string
-	grace                   time.Duration
-	pull                    bool
+	nats, name string
+	join, data string
+	ca         string
+	grace      time.Duration
+	pull       bool
 }
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -76,19 +79,18 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usageErr("worker takes no arguments, got %q", fs.Args())
 	}
-	if o.nats == "" {
-		return usageErr("no NATS to take matches from: give --nats nats://HOST:4222 (or ARENA_NATS)")
-	}
-	n := max(1, runtime.NumCPU()/2)
-	if o.concurrency != "" {
-		var err error
-		if n, err = strconv.Atoi(o.concurrency); err != nil || n < 1 {
-			return usageErr("setting --concurrency / ARENA_CONCURRENCY = %q: must be at least 1", o.concurrency)
-		}
-	}
 	cfg, err := load(vals)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	o.nats, o.ca, o.data = cfg.NATS, cfg.NATSCA, cfg.Data
+	o.pull = o.pull || cfg.Pull == "missing"
+	if o.nats == "" {
+		return usageErr("no NATS to take matches from: give --nats nats://HOST:4222 (or ARENA_NATS)")
+	}
+	n := cfg.Concurrency
+	if n < 1 {
+		return usageErr("setting --concurrency / ARENA_CONCURRENCY = %d: a worker plays at least 1 match at a time", n)
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
