@@ -86,6 +86,8 @@ func pinnedTLS(caHash string, caPEM []byte) *tls.Config {
 				}
 			}
 			if ca == nil {
+				// The CA the token pins is the last of the chain (the
+				// server's own, or the operator's after intermediates).
 				for _, der := range raw[1:] {
 					if sum := sha256.Sum256(der); hex.EncodeToString(sum[:]) == caHash {
 						ca, _ = x509.ParseCertificate(der)
@@ -104,7 +106,13 @@ func pinnedTLS(caHash string, caPEM []byte) *tls.Config {
 			}
 			roots := x509.NewCertPool()
 			roots.AddCert(ca)
-			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			inter := x509.NewCertPool()
+			for _, der := range raw[1:] {
+				if c, err := x509.ParseCertificate(der); err == nil && !c.Equal(ca) {
+					inter.AddCert(c)
+				}
+			}
+			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
 				return fmt.Errorf("%w: the NATS server's certificate: %v", ErrRefused, err)
 			}
 			return nil

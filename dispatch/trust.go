@@ -39,6 +39,10 @@ type Trust struct {
 	// localhost, the loopback addresses and this host's name.
 	names []string
 
+	// certFile and keyFile are the operator's certificate and key, when
+	// the server uses them instead of its own.
+	certFile, keyFile string
+
 	mu      sync.Mutex
 	workers []JoinedWorker
 }
@@ -57,7 +61,10 @@ type JoinedWorker struct {
 
 // The trust folder's files.
 const (
-	caCertFile     = "ca.crt"
+	caCertFile = "ca.crt"
+	// operatorCAFile is the CA of the operator's certificate, when the
+	// server uses one (UseCertificate): what join tokens pin then.
+	operatorCAFile = "operator-ca.crt"
 	caKeyFile      = "ca.key"
 	serverCertFile = "server.crt"
 	serverKeyFile  = "server.key"
@@ -228,7 +235,11 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 // TLSConfig is the server side of TLS: the server's certificate, with
 // its CA in the chain (a worker pins the CA by its hash).
 func (t *Trust) TLSConfig() (*tls.Config, error) {
-	pair, err := tls.LoadX509KeyPair(t.path(serverCertFile), t.path(serverKeyFile))
+	cert, key := t.path(serverCertFile), t.path(serverKeyFile)
+	if t.certFile != "" {
+		cert, key = t.certFile, t.keyFile
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
 	if err != nil {
 		return nil, fmt.Errorf("the NATS server certificate of %s: %w", t.dir, err)
 	}
@@ -242,8 +253,55 @@ func (t *Trust) CAFile() string   { return t.path(caCertFile) }
 func (t *Trust) CertFile() string { return t.path(serverCertFile) }
 func (t *Trust) KeyFile() string  { return t.path(serverKeyFile) }
 
-// CAPEM is the CA certificate, PEM-encoded.
-func (t *Trust) CAPEM() ([]byte, error) { return os.ReadFile(t.path(caCertFile)) }
+// CAPEM is the CA certificate that join tokens pin, PEM-encoded: the
+// operator's (see UseCertificate) or Arena's own.
+func (t *Trust) CAPEM() ([]byte, error) {
+	if b, err := os.ReadFile(t.path(operatorCAFile)); err == nil {
+		return b, nil
+	}
+	return os.ReadFile(t.path(caCertFile))
+}
+
+// UseCertificate makes the server present the operator's certificate
+// (empty: Arena's own again). The file must hold the chain up to the CA
+// that workers are to pin, the CA last; join tokens pin that CA from then
+// on, also those printed by arena join-token.
+func (t *Trust) UseCertificate(certFile, keyFile string) error {
+	if certFile == "" && keyFile == "" {
+		t.certFile, t.keyFile = "", ""
+		if err := os.Remove(t.path(operatorCAFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("the NATS certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	if len(pair.Certificate) < 2 {
+		return fmt.Errorf("the NATS certificate %s holds no CA after it: put the chain up to the CA workers pin in the file, the CA last", certFile)
+	}
+	ca, err := x509.ParseCertificate(pair.Certificate[len(pair.Certificate)-1])
+	if err != nil {
+		return err
+	}
+	if !ca.IsCA {
+		return fmt.Errorf("the last certificate of %s (%s) is not a CA", certFile, ca.Subject)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	inter := x509.NewCertPool()
+	for _, der := range pair.Certificate[1 : len(pair.Certificate)-1] {
+		if c, err := x509.ParseCertificate(der); err == nil {
+			inter.AddCert(c)
+		}
+	}
+	if _, err := pair.Leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return fmt.Errorf("the NATS certificate %s is not signed by the CA after it: %w", certFile, err)
+	}
+	t.certFile, t.keyFile = certFile, keyFile
+	return atomicwriter.WriteFile(t.path(operatorCAFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), 0o644)
+}
 
 // CAHash is the SHA-256 of the CA certificate (DER), in hex: what a join
 // token pins.

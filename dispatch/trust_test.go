@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -340,5 +343,72 @@ func TestJoinTokensAndKeys(t *testing.T) {
 	}
 	if err := refusedJoin("a quarantined worker joining again", s.token(), "w3"); !strings.Contains(err.Error(), "quarantined") {
 		t.Errorf("the refusal does not say quarantined: %v", err)
+	}
+}
+
+// A server may present the operator's certificate instead of its own:
+// join tokens then pin the operator's CA, and workers join and play.
+func TestTheOperatorsCertificate(t *testing.T) {
+	operator, err := OpenTrust(t.TempDir(), "arena.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust, err := OpenTrust(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file without its CA is refused, naming what is missing.
+	leafOnly := filepath.Join(t.TempDir(), "leaf.crt")
+	chain, _ := os.ReadFile(operator.CertFile())
+	leaf, _ := pem.Decode(chain)
+	os.WriteFile(leafOnly, pem.EncodeToMemory(leaf), 0o644)
+	if err := trust.UseCertificate(leafOnly, operator.KeyFile()); err == nil || !strings.Contains(err.Error(), "no CA") {
+		t.Errorf("a certificate without its CA: got %v", err)
+	}
+	if err := trust.UseCertificate(operator.CertFile(), operator.KeyFile()); err != nil {
+		t.Fatal(err)
+	}
+	opCA, _ := operator.CAPEM()
+	want, _ := CAHash(opCA)
+	tok, err := trust.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jt, _ := ParseToken(tok); jt.CAHash != want {
+		t.Fatalf("the token pins %s, want the operator's CA %s", jt.CAHash, want)
+	}
+	// arena join-token, another process, prints the same.
+	again, _ := OpenTrust(trust.Dir())
+	if tok2, _ := again.Token(); tok2 != tok {
+		t.Errorf("another process's token differs")
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	ns, err := Start(Node{Name: "operator", Dir: t.TempDir(), Listen: addr, Trust: trust})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Stop)
+	jt, _ := ParseToken(tok)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	c, err := Join(ctx, "nats://"+addr, jt, "w1", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := DialWorker(ctx, "nats://"+addr, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	// Back to Arena's own: tokens pin its CA again.
+	if err := trust.UseCertificate("", ""); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := os.ReadFile(trust.CAFile())
+	ownHash, _ := CAHash(own)
+	if tok, _ := trust.Token(); !strings.Contains(tok, ownHash) {
+		t.Errorf("after the operator's certificate is dropped the token still pins it")
 	}
 }

@@ -45,13 +45,16 @@ type Config struct {
 	// NATS (serve): the external cluster's URLs (empty: embedded), the
 	// embedded server's client address for other hosts' workers, and the
 	// work queue's policy.
-	NATS           string
-	NATSListen     string
-	NATSCA         string // PEM file of the external cluster's CAs
-	NATSLease      time.Duration
-	NATSReplicas   int
-	NATSDeliveries int
-	NATSInFlight   int // matches handed to NATS at once; 0: see inFlight
+	NATS       string
+	NATSListen string
+	NATSCA     string // PEM file of the external cluster's CAs
+	// NATSCert and NATSKey: the operator's certificate (the chain up to
+	// the CA workers pin) and key for the embedded NATS server.
+	NATSCert, NATSKey string
+	NATSLease         time.Duration
+	NATSReplicas      int
+	NATSDeliveries    int
+	NATSInFlight      int // matches handed to NATS at once; 0: see inFlight
 	// Every command's.
 	MemoryBytes   int64
 	CPUs          float64
@@ -138,6 +141,14 @@ var settings = []setting{
 	}},
 	{env: "ARENA_NATS_CA", flag: "nats-ca", def: "", usage: "PEM file of the CAs that an external NATS cluster's certificates are checked against (else the system's, for tls:// URLs)", server: true, set: func(c *Config, v string) error {
 		c.NATSCA = v
+		return nil
+	}},
+	{env: "ARENA_NATS_CERT", flag: "nats-cert", def: "", usage: "the embedded NATS server's certificate, PEM, the chain up to the CA that join tokens pin (the CA last); empty: Arena's own, made under the data folder", server: true, set: func(c *Config, v string) error {
+		c.NATSCert = v
+		return nil
+	}},
+	{env: "ARENA_NATS_KEY", flag: "nats-key", def: "", usage: "the key of ARENA_NATS_CERT, PEM", server: true, set: func(c *Config, v string) error {
+		c.NATSKey = v
 		return nil
 	}},
 	{env: "ARENA_NATS_LEASE", flag: "nats-lease", def: "30s", usage: "how long a worker holds a match without a sign of life before it goes to another", server: true, set: func(c *Config, v string) (err error) {

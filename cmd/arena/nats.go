@@ -43,6 +43,12 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		// joined with a token (arena join-token), over TLS.
 		var trust *dispatch.Trust
 		trust, err = dispatch.OpenTrust(trustDir(cfg.Data))
+		if err == nil && (cfg.NATSCert == "") != (cfg.NATSKey == "") {
+			err = errors.New("ARENA_NATS_CERT and ARENA_NATS_KEY go together: set both, or neither")
+		}
+		if err == nil {
+			err = trust.UseCertificate(cfg.NATSCert, cfg.NATSKey)
+		}
 		if err == nil {
 			host, _ := os.Hostname()
 			n.embedded, err = dispatch.Start(dispatch.Node{Name: "arena-" + dispatch.SafeWorkerName(host), Dir: filepath.Join(cfg.Data, "nats"),
