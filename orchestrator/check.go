@@ -56,7 +56,7 @@ func CheckReplay(req Request, rep *Replay) error {
 	}
 	for i, b := range rep.Bots {
 		if b.Seat != i || b.ID != ids[i] || b.Image != req.Images[i] {
-			return bad("seat %d is %s (%s), want %s", i, b.ID, b.Image, ids[i])
+			return bad("seat %d is %s playing %s, want %s playing %s", i, b.ID, b.Image, ids[i], req.Images[i])
 		}
 		if len(req.ImageIDs) > 0 && b.ImageID != req.ImageIDs[i] {
 			return bad("seat %d played image %s, not the pinned %s", i, b.ImageID, req.ImageIDs[i])

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -13,8 +14,26 @@ import (
 )
 
 // viaNATS makes newTestServer play its matches through an embedded NATS
-// server and a worker in the process, as arena serve does.
-var viaNATS bool
+// server and a worker in the process, as arena serve does; withForger
+// adds a second worker that swaps the seats of every result it reports,
+// and forgers is the dispatcher's count of its refused reports.
+var (
+	viaNATS, withForger bool
+	forgerRefused       func() int
+)
+
+// seatSwapper plays honestly, then swaps the seats of the result.
+type seatSwapper struct{ orchestrator.Player }
+
+func (p seatSwapper) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+	rep, err := p.Player.Play(ctx, req)
+	if err == nil && len(rep.Bots) == 2 {
+		rep.Bots[0].Image, rep.Bots[1].Image = rep.Bots[1].Image, rep.Bots[0].Image
+		rep.Bots[0].ImageID, rep.Bots[1].ImageID = rep.Bots[1].ImageID, rep.Bots[0].ImageID
+		rep.Result.Bots[0], rep.Result.Bots[1] = rep.Result.Bots[1], rep.Result.Bots[0]
+	}
+	return rep, err
+}
 
 // natsPlayer is a dispatcher to one worker that plays with o, on an
 // embedded NATS server of the test's own.
@@ -34,14 +53,43 @@ func natsPlayer(t *testing.T, o *orchestrator.Orchestrator, games []engine.Game,
 	if err := dispatch.Setup(t.Context(), js, dispatch.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := dispatch.NewDispatcher(t.Context(), nc, "server", func(ctx context.Context, ref string) (string, error) {
+	stopForger := func() {}
+	d, err := dispatch.NewDispatcherWith(t.Context(), nc, dispatch.DispatcherConfig{Name: "server", Pin: func(ctx context.Context, ref string) (string, error) {
 		img, err := o.Image(ctx, ref)
 		return img.ID, err
-	}, log.Named("dispatch"))
+	}, Log: log.Named("dispatch"),
+		// As the embedded server revokes a quarantined worker's key.
+		Quarantine: func(string, string) { go stopForger() },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
+	if withForger {
+		fnc, err := ns.Connect("forger")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(fnc.Close)
+		f, err := dispatch.NewWorker(fnc, dispatch.WorkerConfig{Name: "forger", Games: games, Player: seatSwapper{o}, Log: log.Named("forger")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); f.Run(fctx) }()
+		var once sync.Once
+		stopForger = func() { once.Do(func() { fnc.Close(); cancel(); <-done }) }
+		t.Cleanup(stopForger)
+		forgerRefused = func() int {
+			for _, s := range d.Workers() {
+				if s.Name == "forger" {
+					return s.Refused
+				}
+			}
+			return 0
+		}
+	}
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{Name: "worker", Concurrency: max(1, concurrency), Games: games, Player: o, Log: log.Named("worker")})
 	if err != nil {
 		t.Fatal(err)
@@ -69,4 +117,14 @@ func TestThroughNATS(t *testing.T) {
 	} {
 		t.Run(name, test)
 	}
+	// A worker forging every result beside the honest one: the board is
+	// the same, its forgeries refused.
+	t.Run("ladder with a forging worker", func(t *testing.T) {
+		withForger = true
+		t.Cleanup(func() { withForger, forgerRefused = false, nil })
+		TestLadderPlaysRatesAndRanks(t)
+		if forgerRefused == nil || forgerRefused() == 0 {
+			t.Error("the forging worker's results were never refused: it took no match, and the test proved nothing")
+		}
+	})
 }
