@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,10 +25,12 @@ import (
 // rig is an embedded NATS server with the work queue set up and a
 // dispatcher on it.
 type rig struct {
-	t  *testing.T
-	ns *Embedded
-	d  *Dispatcher
-	js jetstream.JetStream
+	// sent are the key and round of each match the rig sent events on.
+	sent map[string][2]string
+	t    *testing.T
+	ns   *Embedded
+	d    *Dispatcher
+	js   jetstream.JetStream
 }
 
 func newRig(t *testing.T, cfg Config) *rig {
@@ -47,7 +50,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
-	return &rig{t: t, ns: ns, d: d, js: js}
+	return &rig{t: t, ns: ns, d: d, js: js, sent: map[string][2]string{}}
 }
 
 func connect(t *testing.T, ns *Embedded) *nats.Conn {
@@ -661,21 +664,23 @@ func (r *rig) starts(id string) uint64 {
 }
 
 // send publishes an event as worker would for a match the dispatcher
-// waits for: under its name, of the match's current round unless ev
-// says, with its proof.
+// waits for (or waited for, when the rig sent on it before): under its
+// name, of the match's current round unless ev says, with its proof.
 func (r *rig) send(worker string, ev Event) {
 	r.t.Helper()
 	r.d.mu.Lock()
-	w := r.d.waits[ev.Match]
-	if w == nil {
-		r.d.mu.Unlock()
+	if w := r.d.waits[ev.Match]; w != nil {
+		r.sent[ev.Match] = [2]string{w.key, strconv.Itoa(w.round)}
+	}
+	known, ok := r.sent[ev.Match]
+	r.d.mu.Unlock()
+	if !ok {
 		r.t.Fatalf("match %s is not waited for", ev.Match)
 	}
-	key := w.key
+	key := known[0]
 	if ev.Round == 0 {
-		ev.Round = w.round
+		ev.Round, _ = strconv.Atoi(known[1])
 	}
-	r.d.mu.Unlock()
 	ev.V, ev.Worker = Version, worker
 	ev.Proof = proofOf(key, ev.Match, ev.Round, ev.Attempt, worker)
 	data, _ := json.Marshal(ev)

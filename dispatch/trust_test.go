@@ -61,7 +61,7 @@ func newSecured(t *testing.T) *secured {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
-	return &secured{rig: &rig{t: t, ns: ns, d: d, js: js}, trust: trust, url: "nats://" + addr}
+	return &secured{rig: &rig{t: t, ns: ns, d: d, js: js, sent: map[string][2]string{}}, trust: trust, url: "nats://" + addr}
 }
 
 func (s *secured) token() JoinToken {
