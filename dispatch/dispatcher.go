@@ -750,8 +750,10 @@ func (d *Dispatcher) makeBucket(worker string) {
 			return
 		}
 		d.log.Warn("make a worker's replay bucket, trying again", zap.String("worker", worker), zap.Error(err))
-		if !sleepCtx(ctx, time.Second) {
+		select {
+		case <-ctx.Done():
 			return
+		case <-time.After(time.Second):
 		}
 	}
 }

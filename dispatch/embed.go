@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
@@ -347,13 +346,13 @@ func Dial(urls, name string, o ...DialOptions) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to nats %s: %w", redact(urls), err)
+		return nil, fmt.Errorf("connect to nats %s: %w", Redact(urls), err)
 	}
 	return nc, nil
 }
 
-// redact hides the passwords in NATS URLs.
-func redact(urls string) string {
+// Redact hides the passwords in NATS URLs, for messages and logs.
+func Redact(urls string) string {
 	parts := strings.Split(urls, ",")
 	for i, u := range parts {
 		if at := strings.LastIndex(u, "@"); at >= 0 {
@@ -368,9 +367,6 @@ func redact(urls string) string {
 	return strings.Join(parts, ",")
 }
 
-// Redact hides the passwords in NATS URLs, for messages and logs.
-func Redact(urls string) string { return redact(urls) }
-
 func splitHostPort(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -381,14 +377,4 @@ func splitHostPort(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("%q: bad port", addr)
 	}
 	return host, port, nil
-}
-
-// ctxDone is a helper for loops that wait.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

@@ -171,7 +171,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("join through %s: %w", redact(urls), err)
+			return nil, fmt.Errorf("join through %s: %w", Redact(urls), err)
 		case <-time.After(time.Second):
 		}
 	}
@@ -224,7 +224,7 @@ func (c *Credentials) Options() ([]nats.Option, error) {
 	return []nats.Option{
 		nats.Secure(pinnedTLS(h, []byte(c.CA))),
 		nats.Nkey(pub, kp.Sign),
-		nats.CustomInboxPrefix(inboxOf(c.Name)),
+		nats.CustomInboxPrefix(WorkerInbox(c.Name)),
 	}, nil
 }
 
@@ -266,7 +266,7 @@ func DialChecked(ctx context.Context, urls, name string, o DialOptions) (*nats.C
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("connect to nats %s: %w", redact(urls), err)
+			return nil, fmt.Errorf("connect to nats %s: %w", Redact(urls), err)
 		case <-time.After(time.Second):
 		}
 	}

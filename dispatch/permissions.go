@@ -11,9 +11,9 @@ import (
 // may do anything; a worker exactly what a worker does; a joining worker
 // only ask to join.
 
-// inboxOf is the prefix of a worker's reply subjects: it may read its
-// own replies, no one else's.
-func inboxOf(worker string) string { return "_INBOX_" + worker }
+// WorkerInbox is the prefix of a worker's reply subjects: it may read
+// its own replies, no one else's.
+func WorkerInbox(worker string) string { return "_INBOX_" + worker }
 
 // bucketOf is the object store bucket a worker puts its big replays in.
 func bucketOf(worker string) string { return ReplayBucket + "-" + worker }
@@ -50,7 +50,7 @@ func WorkerPermissions(worker string) *server.Permissions {
 			"$JS.FC." + obj + ".>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
-			inboxOf(worker) + ".>",
+			WorkerInbox(worker) + ".>",
 			cancelPrefix + "*",
 			supersededPrefix + "*",
 		}},
@@ -101,7 +101,3 @@ func list(subjects []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
-
-// WorkerInbox is the prefix of a worker's reply subjects, the only ones
-// it may read.
-func WorkerInbox(worker string) string { return inboxOf(worker) }

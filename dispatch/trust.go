@@ -5,7 +5,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -379,12 +378,6 @@ func ParseToken(s string) (JoinToken, error) {
 func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-// SecretMatches compares a secret with the current one in constant time.
-func (t *Trust) SecretMatches(s string) bool {
-	cur, err := t.Secret()
-	return err == nil && subtle.ConstantTimeCompare([]byte(cur), []byte(s)) == 1
 }
 
 func (t *Trust) load() error {
