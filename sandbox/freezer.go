@@ -67,6 +67,24 @@ func (e errFreezer) Error() string { return string(e) }
 // then just runs.
 func (c *Container) Thaw() error { return c.freezer.thaw() }
 
+// Freezing says how the bot is stopped between answers: "the cgroup
+// freezer", or signals and why; empty where it is not stopped.
+func (c *Container) Freezing() string { return c.acct.freezing() }
+
+// Freezing says how the bot is stopped (see Container.Freezing).
+func (p *Process) Freezing() string { return p.acct.freezing() }
+
+// freezing says how the cgroup is frozen (see Container.Freezing).
+func (a *accounting) freezing() string {
+	switch {
+	case a == nil || a.procsPath == "":
+		return ""
+	case a.freezeMethod == "":
+		return "signals"
+	}
+	return a.freezeMethod
+}
+
 // Sample reads the CPU time the bot used so far and the time it waited
 // for a CPU; false when its cgroup cannot be read.
 func (c *Container) Sample() (Sample, bool) { return c.acct.sample() }
@@ -85,12 +103,17 @@ func (f *freezer) runnable() bool {
 	if f.acct == nil {
 		return false
 	}
+	if ok, _ := f.acct.canFreeze(); ok && !f.armed.Load() {
+		// Frozen (the kernel's freezer shows its tasks in the disk's
+		// wait, D): not kept from its work.
+		return false
+	}
 	busy, stopped := f.acct.threads()
 	if stopped && f.armed.Load() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.armed.Load() && !f.gone {
-			f.acct.thaw()
+			f.acct.cont()
 			return true
 		}
 	}

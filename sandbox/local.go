@@ -169,7 +169,7 @@ const LocalCgroupRoot = "/sys/fs/cgroup"
 const localCgroupParent = "arena-local"
 
 // localControllers are the cgroup v1 controllers of a local bot's cgroup.
-var localControllers = []string{"memory", "cpu", "cpuacct", "pids"}
+var localControllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer"}
 
 // localCgroup is a cgroup Arena created for one local bot.
 type localCgroup struct {
@@ -215,6 +215,7 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 				cgroup1.NewCpu(l.root),
 				cgroup1.NewCpuacct(l.root),
 				cgroup1.NewPids(l.root),
+				cgroup1.NewFreezer(l.root),
 			}, nil
 		}
 		cg, err := cgroup1.New(cgroup1.StaticPath(group), &specs.LinuxResources{

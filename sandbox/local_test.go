@@ -153,12 +153,18 @@ func TestLocalBotStoppedWhileAnsweringIsContinued(t *testing.T) {
 	if _, err := p.Receive(t.Context(), deadline); err != nil {
 		t.Fatalf("the stopped bot was not continued: %v", err)
 	}
-	waitState(t, pid, 'T')
+	// Frozen: stopped by signals (T), or by the cgroup freezer, whose
+	// frozen tasks the kernel shows in an uninterruptible wait (D).
+	frozen := byte('T')
+	if p.Freezing() == "the cgroup freezer" {
+		frozen = 'D'
+	}
+	waitState(t, pid, frozen)
 	if p.Runnable() {
 		t.Error("a bot frozen at its answer counts as kept from its work")
 	}
 	time.Sleep(50 * time.Millisecond)
-	waitState(t, pid, 'T')
+	waitState(t, pid, frozen)
 }
 
 // pidOf finds the process whose command line holds arg.

@@ -52,6 +52,7 @@ func sweepLocalCgroups(root string, self Owner, alive func(Owner) bool) ([]strin
 			continue
 		}
 		ds := dirs(e.Name())
+		thawCgroup(ds)
 		if err := killCgroup(ds[0]); err != nil {
 			errs = append(errs, err)
 			continue
@@ -79,6 +80,16 @@ func localOwner(name string, self Owner) (Owner, bool) {
 		return Owner{}, false
 	}
 	return Owner{Host: self.Host, PID: pid, Start: start, Space: self.Space}, true
+}
+
+// thawCgroup thaws a cgroup its owner left frozen, so that its processes
+// can be killed: the group's freezer file, whichever of its folders has
+// one.
+func thawCgroup(dirs []string) {
+	for _, d := range dirs {
+		os.WriteFile(filepath.Join(d, "freezer.state"), []byte("THAWED"), 0)
+		os.WriteFile(filepath.Join(d, "cgroup.freeze"), []byte("0"), 0)
+	}
 }
 
 // killCgroup kills every process in the cgroup at dir until none is left
