@@ -22,13 +22,18 @@ type outcome struct {
 	fault  engine.Status
 	fresh  bool
 	detail string
-	// took is the time from its last message to its answer (or fault);
-	// cpu the CPU time it used meanwhile (when cpuOK); memPeak its memory
-	// peak so far (0: unknown); wait the time it was runnable but waited
-	// for a CPU or was throttled (when waitOK).
+	// took is the time from the moment it may run (it is thawed, its
+	// input written) to its answer read (or its fault); cpu the CPU time
+	// it used meanwhile (when cpuOK), stopped the CPU charged to it for
+	// running while it should have been stopped, before; memPeak its
+	// memory peak so far (0: unknown); wait the time it was runnable but
+	// waited for a CPU or was throttled (when waitOK), at most took.
 	took    time.Duration
 	cpu     time.Duration
 	cpuOK   bool
+	stopped time.Duration
+	// budget is what the answer was allowed: the fault judge names it.
+	budget  budget
 	wait    time.Duration // runnable but waiting for a CPU, or throttled
 	waitOK  bool
 	memPeak int64
@@ -93,6 +98,7 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	o := outcome{seat: s.n, asked: awaited}
 	if !awaited {
 		deadline := r.o.now().Add(r.lim.WallCap())
+		o.budget = budget{deadline: deadline, hard: deadline, wall: r.lim.WallCap()}
 		for _, m := range msgs {
 			if err := s.bot.Send(m, deadline); err != nil {
 				return r.failed(ctx, s, o, err, "writing its input", turn)
@@ -101,38 +107,58 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 		return o
 	}
 	before, cpuKnown := s.bot.Sample()
+	// What its cgroup used since its last answer was read, while it
+	// should have been stopped, is charged to this answer (the warm-up's
+	// charge is what it used starting).
+	var charged time.Duration
+	if cpuKnown {
+		charged = max(0, before.CPU-s.lastCPU)
+	}
+	start := r.o.now()
 	if err := s.bot.Thaw(); err != nil && s.frozen == "" {
 		s.frozen = err.Error()
 	}
-	b := r.lim.budgetFor(!s.asked, r.o.now(), s.bot.Started(), cpuKnown)
+	b := r.lim.budgetFor(!s.asked, start, s.bot.Started(), cpuKnown, charged)
 	if cpuKnown && s.timing == "" {
 		s.timing = "cpu"
+	}
+	o.budget = b
+	if s.asked && cpuKnown {
+		tolerance := r.lim.stopTolerance(s.frozen == "")
+		s.stoppedExcess += max(0, charged-tolerance)
+		if s.stoppedExcess > r.lim.AnswerTimeout {
+			o.stopped = charged
+			return r.failed(ctx, s, o, &ranWhileStopped{used: s.stoppedExcess, tolerance: tolerance, limit: r.lim.AnswerTimeout}, "waiting for its input", turn)
+		}
 	}
 	for _, m := range msgs {
 		if err := s.bot.Send(m, b.deadline); err != nil {
 			return r.failed(ctx, s, o, err, "writing its input", turn)
 		}
 	}
-	sent := r.o.now()
-	if b.cpu > 0 {
-		// The answer's time runs from the input written.
-		b.deadline = sent.Add(r.lim.WallCap())
-	} else if s.asked {
-		b.deadline = sent.Add(r.lim.AnswerTimeout)
-	}
-	data, err := r.await(ctx, s, b, sent, before)
-	o.took = r.o.now().Sub(sent)
+	data, err := r.await(ctx, s, b, before)
+	// One window for every figure: from start to the answer read, CPU and
+	// waiting sampled at its two ends.
+	o.took = r.o.now().Sub(start)
 	if after, ok := s.bot.Sample(); ok && cpuKnown {
-		o.cpu, o.cpuOK = after.CPU-before.CPU, true
+		o.cpu, o.cpuOK = max(0, after.CPU-before.CPU), true
+		o.stopped = charged
+		s.lastCPU = after.CPU
 		if after.WaitKnown && before.WaitKnown {
-			o.wait, o.waitOK = after.Wait-before.Wait, true
+			o.wait, o.waitOK = min(max(0, after.Wait-before.Wait), o.took), true
 		}
 	}
 	if u := s.bot.Usage(); u.Source != "" {
 		o.memPeak = u.MemPeakBytes
 	}
-	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu > b.cpu {
-		err = &overCPU{used: o.cpu, limit: b.cpu, answered: true}
+	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu+charged > b.cpu {
+		err = &overCPU{used: o.cpu + charged, stopped: charged, limit: b.cpu, answered: true}
+	}
+	if err == nil {
+		s.written += int64(len(data))
+		if s.written > r.share {
+			err = &overBudget{share: r.share, budget: r.o.budget}
+		}
 	}
 	if err != nil {
 		return r.failed(ctx, s, o, err, "reading its answer", turn)
@@ -140,7 +166,8 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	s.asked = true
 	s.times = append(s.times, o.took)
 	if o.cpuOK {
-		s.cpus = append(s.cpus, o.cpu)
+		s.cpus = append(s.cpus, o.cpu+o.stopped)
+		s.stoppedCPU += o.stopped
 	}
 	if o.waitOK {
 		s.wait += o.wait
@@ -153,7 +180,10 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 // failed turns a failed Send or Receive into the seat's fault, and stops
 // its bot.
 func (r *run) failed(ctx context.Context, s *seat, o outcome, err error, doing string, turn int) outcome {
-	st, detail := r.classify(ctx, s, err, doing)
+	st, detail := r.classify(ctx, s, o.budget, err, doing)
+	if st == engine.StatusStartFailed {
+		turn = 0 // it never ran
+	}
 	s.fault(st, turn, detail)
 	r.stop(s)
 	o.fault, o.fresh, o.detail = st, true, detail

@@ -11,9 +11,10 @@ import (
 )
 
 // failure is everything known about a failed Send or Receive: the
-// error (the sandbox's, or the timing rule's overCPU), whether the match
-// was cancelled, what the bot was doing, the wall-clock limit that
-// applied, and how the bot ended if it was seen ending.
+// error (the sandbox's, or the timing rule's overCPU or ranWhileStopped),
+// whether the match was cancelled, what the bot was doing, the
+// wall-clock limit of the answer's budget, and how the bot ended if it
+// was seen ending.
 type failure struct {
 	err       error
 	cancelled bool
@@ -35,10 +36,11 @@ const exitGrace = 250 * time.Millisecond
 // usually means an exit on its way.
 func (f failure) grace() time.Duration {
 	var cpu *overCPU
+	var stopped *ranWhileStopped
 	switch {
-	case errors.Is(f.err, sandbox.ErrTimeout), errors.As(f.err, &cpu):
+	case errors.Is(f.err, sandbox.ErrTimeout), errors.As(f.err, &cpu), errors.As(f.err, &stopped):
 		return exitGrace
-	case errors.Is(f.err, sandbox.ErrOutputLimit), f.cancelled:
+	case errors.Is(f.err, sandbox.ErrOutputLimit), errors.As(f.err, new(*overBudget)), f.cancelled:
 		return 0
 	}
 	return closeGrace
@@ -48,18 +50,19 @@ func (f failure) grace() time.Duration {
 // status and the detail the replay and the result show.
 func (f failure) judge() (engine.Status, string) {
 	var cpu *overCPU
+	var stopped *ranWhileStopped
 	switch {
-	case errors.As(f.err, &cpu):
+	case errors.As(f.err, &cpu), errors.As(f.err, &stopped):
 		if f.exit != nil {
 			return exitStatus(*f.exit)
 		}
-		return engine.StatusTimeout, cpu.Error()
+		return engine.StatusTimeout, f.err.Error()
 	case errors.Is(f.err, sandbox.ErrTimeout):
 		if f.exit != nil {
 			return exitStatus(*f.exit)
 		}
 		return engine.StatusTimeout, fmt.Sprintf("no answer within %v", f.limit)
-	case errors.Is(f.err, sandbox.ErrOutputLimit):
+	case errors.Is(f.err, sandbox.ErrOutputLimit), errors.As(f.err, new(*overBudget)):
 		return engine.StatusOutputLimit, f.err.Error()
 	case f.cancelled:
 		return engine.StatusCrashed, "match cancelled"
@@ -77,16 +80,10 @@ func exitStatus(exit sandbox.Exit) (engine.Status, string) {
 	return engine.StatusCrashed, fmt.Sprintf("exited with code %d", exit.Code)
 }
 
-// classify gathers what judge needs: it waits, for the grace the failure
+// classify gathers what judge needs, the answer's budget b among it: it waits, for the grace the failure
 // calls for, to see the bot exit.
-func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (engine.Status, string) {
-	f := failure{err: err, cancelled: ctx.Err() != nil, doing: doing, limit: r.lim.AnswerTimeout}
-	switch {
-	case !s.asked:
-		f.limit = r.lim.WarmUp
-	case s.timing == "cpu":
-		f.limit = r.lim.WallCap()
-	}
+func (r *run) classify(ctx context.Context, s *seat, b budget, err error, doing string) (engine.Status, string) {
+	f := failure{err: err, cancelled: ctx.Err() != nil, doing: doing, limit: b.wall}
 	if grace := f.grace(); grace > 0 {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 		exit := s.bot.Exit(wctx)
@@ -95,5 +92,65 @@ func (r *run) classify(ctx context.Context, s *seat, err error, doing string) (e
 			f.exit = &exit
 		}
 	}
+	if why, ok := launchFailed(s, f.exit, r.rec.lastWords[s.n]); ok {
+		return engine.StatusStartFailed, "its command could not be started: " + why
+	}
 	return f.judge()
 }
+
+// overBudget is a bot whose answers passed its share of the match's
+// replay budget (WithReplayBudget).
+type overBudget struct{ share, budget int64 }
+
+func (e *overBudget) Error() string {
+	return fmt.Sprintf("its answers passed its share of the match's replay budget: %s of %s", sizeOf(e.share), sizeOf(e.budget))
+}
+
+// sizeOf is a byte count as people read it: 8 MiB, 512 KiB, 100 bytes.
+func sizeOf(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// stderrPeeker is a bot whose stderr can be read without taking it
+// (sandbox.Container, sandbox.Process).
+type stderrPeeker interface{ PeekStderr() []byte }
+
+// launchFailed tells a bot whose command could not be started (its
+// launcher said why, sandbox.LaunchFailure) before its first answer,
+// having read none of its input: it never ran, and is start_failed. Its
+// words may be on stderr still, or already filed with the first frame,
+// whose last line is filed.
+func launchFailed(s *seat, exit *sandbox.Exit, filed string) (string, bool) {
+	if exit == nil || s.asked {
+		return "", false
+	}
+	p, ok := s.bot.(stderrPeeker)
+	if !ok {
+		return "", false
+	}
+	if u, ok := s.bot.(unreader); ok {
+		if n, known := u.Unread(); known && n == 0 {
+			return "", false // it read its input: it ran
+		}
+	}
+	if exit.Code != sandbox.LaunchExitCode {
+		return "", false
+	}
+	// The launcher's last words may still be on their way (the engine's
+	// attach stream delivers them after the exit).
+	for end := time.Now().Add(launchWordsWait); ; time.Sleep(5 * time.Millisecond) {
+		said := append([]byte(filed+"\n"), p.PeekStderr()...)
+		if why, ok := sandbox.LaunchFailure(*exit, said); ok || !time.Now().Before(end) {
+			return why, ok
+		}
+	}
+}
+
+// launchWordsWait is how long a launcher's reason is waited for.
+const launchWordsWait = 500 * time.Millisecond

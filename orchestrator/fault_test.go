@@ -91,12 +91,15 @@ func TestBudget(t *testing.T) {
 		cpuKnown bool
 		want     budget
 	}{
-		{"the first answer: the warm-up, wall clock", true, true, budget{deadline: started.Add(20 * time.Second)}},
-		{"CPU time counted, a wall-clock cap of 1 s", false, true, budget{deadline: t0.Add(time.Second), cpu: 100 * time.Millisecond}},
-		{"no accounting: wall clock", false, false, budget{deadline: t0.Add(100 * time.Millisecond)}},
+		{"the first answer: the warm-up, wall clock", true, true,
+			budget{start: t0, deadline: started.Add(20 * time.Second), hard: started.Add(20 * time.Second), wall: 20 * time.Second}},
+		{"CPU time counted, a wall-clock cap of 1 s, a hard cap of 3 s, with the CPU charged", false, true,
+			budget{start: t0, deadline: t0.Add(time.Second), hard: t0.Add(3 * time.Second), wall: time.Second, cpu: 100 * time.Millisecond, charged: 7 * time.Millisecond}},
+		{"no accounting: wall clock", false, false,
+			budget{start: t0, deadline: t0.Add(100 * time.Millisecond), hard: t0.Add(100 * time.Millisecond), wall: 100 * time.Millisecond}},
 	}
 	for _, tt := range tests {
-		if got := l.budgetFor(tt.warmUp, t0, started, tt.cpuKnown); got != tt.want {
+		if got := l.budgetFor(tt.warmUp, t0, started, tt.cpuKnown, 7*time.Millisecond); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}

@@ -86,7 +86,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		{mode: "close-stdout-at=2", status: map[string]engine.Status{"attach": engine.StatusTimeout, "fifo": engine.StatusCrashed, "runsc": engine.StatusCrashed}[stdio], turn: 2},
 		// Time enough to write the line: under gVisor, with the other
 		// bots busy, its first MiB could cost more than 100 ms of CPU.
-		{mode: "huge-line-at=2", timeout: 3 * time.Second, status: engine.StatusOutputLimit, turn: 2, detail: "longer than 1048576 bytes"},
+		{mode: "huge-line-at=2", timeout: 3 * time.Second, status: engine.StatusOutputLimit, turn: 2, detail: "longer than 4096 bytes"},
 		{
 			mode: "oom-at=2", timeout: 3 * time.Second, status: engine.StatusOOM, turn: 2,
 			check: func(t *testing.T, _ *orchestrator.Replay, b orchestrator.BotResult) {

@@ -97,7 +97,9 @@ func TestFaults(t *testing.T) {
 		// Time spent waiting for a CPU does not count against the cap.
 		{"answers late on a busy host", at(3, fake.Starved), engine.StatusOK, 0, ""},
 		{"still kept from a CPU at the cap", at(3, fake.StarvedNow), engine.StatusOK, 0, ""},
-		{"still computing at the cap", at(3, fake.Crawling), engine.StatusOK, 0, ""},
+		// A bot at work but not kept from a CPU (it drips its output) is
+		// given no more than the cap.
+		{"still at work at the cap, not kept from a CPU", at(3, fake.Crawling), engine.StatusTimeout, 3, "no answer within 1s"},
 		// Past the wall-clock cap: ten times the answer time, at least 1 s.
 		{"timeout", at(3, fake.Timeout), engine.StatusTimeout, 3, "no answer within 1s"},
 		{"timeout in the warm-up", at(1, fake.Timeout), engine.StatusTimeout, 1, "no answer within 20s"},
@@ -109,7 +111,7 @@ func TestFaults(t *testing.T) {
 		{"crash seen after the deadline", at(2, fake.DieWhileSilent), engine.StatusCrashed, 2, "exited with code 2"},
 		{"out of memory", at(4, fake.OOM), engine.StatusOOM, 4, "killed for exceeding its memory limit"},
 		{"closes its output", at(2, fake.CloseOutput), engine.StatusCrashed, 2, "closed its output while reading its answer and kept running"},
-		{"output over the limit", at(2, fake.OutputLimit), engine.StatusOutputLimit, 2, "a line longer than 1048576 bytes"},
+		{"output over the limit", at(2, fake.OutputLimit), engine.StatusOutputLimit, 2, "a line longer than 4096 bytes"},
 		{"garbage", fake.Script{Answer: func(n int, _ [][]byte) []byte {
 			if n == 3 {
 				return []byte("this is not JSON")
@@ -371,5 +373,104 @@ func TestWarmUpAnswerApart(t *testing.T) {
 	}
 	if fb := record(t, rep, 1, 0); fb.CPUUS == nil || *fb.CPUUS != 150000 {
 		t.Errorf("turn 1 still records the warm-up answer's CPU time: %v", fb.CPUUS)
+	}
+}
+
+// CPU a bot's cgroup uses between its answer and its next input, while it
+// should be stopped (a process its freeze missed), is charged to its next
+// answer: in that answer's figures and against its limit. A little of it
+// every turn is charged and no more; beyond a millisecond a turn it adds
+// up to a fault once it passes one answer time.
+func TestCPUWhileStoppedIsCharged(t *testing.T) {
+	t.Run("a little, charged", func(t *testing.T) {
+		rep, _ := playFake(t, fake.Script{StoppedCPU: 500 * time.Microsecond}, fake.Script{})
+		a := rep.Result.Bots[0]
+		if a.Status != engine.StatusOK {
+			t.Fatalf("the bot is %s (%s)", a.Status, a.FaultDetail)
+		}
+		fb := record(t, rep, 3, 0)
+		if fb.CPUUS == nil || *fb.CPUUS != 1000 || fb.StoppedCPUUS != 500 {
+			t.Errorf("turn 3: cpu %v, stopped %d µs, want 1000 and 500", fb.CPUUS, fb.StoppedCPUUS)
+		}
+		// Every answer after the first is charged its 0.5 ms: 1.5 ms each.
+		if a.AnswerCPUMSP50 == nil || *a.AnswerCPUMSP50 != 1.5 {
+			t.Errorf("answer CPU p50 %v, want 1.5 ms", a.AnswerCPUMSP50)
+		}
+		if want := 0.5 * float64(a.Answers-1); a.StoppedCPUMS != want {
+			t.Errorf("stopped CPU %v ms, want %v", a.StoppedCPUMS, want)
+		}
+	})
+	t.Run("over the answer's limit", func(t *testing.T) {
+		rep, _ := playFake(t, fake.Script{StoppedCPU: 30 * time.Millisecond, Faults: map[int]fake.Fault{2: fake.ThinkTooLong}}, fake.Script{})
+		a, b := rep.Result.Bots[0], rep.Result.Bots[1]
+		if a.Status != engine.StatusTimeout || a.FaultTurn != 2 ||
+			a.FaultDetail != "answered after 180ms of CPU time, over the 100ms limit (30ms of it charged for running while it should have been stopped)" {
+			t.Errorf("bot: %s at turn %d (%s)", a.Status, a.FaultTurn, a.FaultDetail)
+		}
+		if b.Status != engine.StatusOK {
+			t.Errorf("its opponent is %s", b.Status)
+		}
+	})
+	t.Run("over the limit in one go", func(t *testing.T) {
+		rep, _ := playFake(t, fake.Script{StoppedCPU: 150 * time.Millisecond}, fake.Script{})
+		a := rep.Result.Bots[0]
+		if a.Status != engine.StatusTimeout || a.FaultTurn != 2 ||
+			!strings.HasPrefix(a.FaultDetail, "ran while it should have been stopped, between its answers: 149ms of CPU time beyond 1ms a turn") {
+			t.Errorf("bot: %s at turn %d (%s)", a.Status, a.FaultTurn, a.FaultDetail)
+		}
+	})
+	t.Run("adding up", func(t *testing.T) {
+		// 21 ms a turn: 20 ms beyond the tolerance, over 100 ms at the
+		// sixth answer after the warm-up, the seventh in all.
+		rep, _ := playFake(t, fake.Script{StoppedCPU: 21 * time.Millisecond}, fake.Script{})
+		a := rep.Result.Bots[0]
+		if a.Status != engine.StatusTimeout || a.FaultTurn != 7 ||
+			!strings.HasPrefix(a.FaultDetail, "ran while it should have been stopped, between its answers: 120ms of CPU time beyond 1ms a turn") {
+			t.Errorf("bot: %s at turn %d (%s)", a.Status, a.FaultTurn, a.FaultDetail)
+		}
+	})
+}
+
+// No figure of an answer is negative, and the window's wait is never
+// longer than the window.
+func TestFiguresAreNeverNegative(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{Faults: map[int]fake.Fault{3: fake.Starved}}, fake.Script{})
+	for _, f := range rep.Frames {
+		for _, fb := range f.Bots {
+			if fb.TimeUS < 0 || fb.CPUUS != nil && *fb.CPUUS < 0 || fb.StoppedCPUUS < 0 ||
+				fb.WaitUS != nil && (*fb.WaitUS < 0 || *fb.WaitUS > fb.TimeUS) {
+				t.Errorf("turn %d seat %d: time %d, cpu %v, stopped %d, wait %v", f.Turn, fb.Seat, fb.TimeUS, fb.CPUUS, fb.StoppedCPUUS, fb.WaitUS)
+			}
+		}
+	}
+}
+
+// A bot whose answers pass its share of the match's replay budget is
+// faulted output_limit; its opponent plays on, and the replay verifies.
+func TestReplayBudget(t *testing.T) {
+	l := fake.NewLauncher(map[string]fake.Script{
+		"bots/a": {Answer: func(int, [][]byte) []byte { return []byte("[" + strings.Repeat(" ", 298) + "]") }},
+		"bots/b": {},
+	})
+	o := orchestrator.New(l, orchestrator.WithLogger(zaptest.NewLogger(t)), orchestrator.WithReplayBudget(2<<10))
+	rep, err := o.Play(t.Context(), orchestrator.Request{
+		Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
+		Settings: json.RawMessage(`{"zone_radius":20}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlayed(t, rep, l)
+	a, b := rep.Result.Bots[0], rep.Result.Bots[1]
+	// 300 bytes an answer against a share of 1 KiB: the fourth passes it.
+	if a.Status != engine.StatusOutputLimit || a.FaultTurn != 4 ||
+		a.FaultDetail != "its answers passed its share of the match's replay budget: 1 KiB of 2 KiB" {
+		t.Errorf("bot: %s at turn %d (%s)", a.Status, a.FaultTurn, a.FaultDetail)
+	}
+	if b.Status != engine.StatusOK {
+		t.Errorf("its opponent is %s (%s)", b.Status, b.FaultDetail)
+	}
+	if fb := record(t, rep, 4, 0); fb.Answer != "" || fb.Fault != engine.StatusOutputLimit {
+		t.Errorf("the answer over the budget is kept: %+v", fb)
 	}
 }

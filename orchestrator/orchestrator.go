@@ -87,6 +87,26 @@ type Orchestrator struct {
 	log      *zap.Logger
 	now      func() time.Time
 	grace    time.Duration // for stopping a bot
+	// budget is the replay budget of a match: what its bots' answers may
+	// add up to (see WithReplayBudget).
+	budget int64
+}
+
+// DefaultReplayBudget is a match's replay budget unless set otherwise.
+const DefaultReplayBudget = 32 << 20
+
+// WithReplayBudget sets what a match's answers may add up to, shared
+// equally by its bots (default DefaultReplayBudget; 0 or less: the
+// default). A bot whose answers pass its share is faulted output_limit:
+// with each game's cap on one answer, it bounds a match's replay and the
+// memory Arena holds for it, however long the match and whatever the bots
+// write. (Answers are never truncated: the replay is verified from them.)
+func WithReplayBudget(bytes int64) Option {
+	return func(o *Orchestrator) {
+		if bytes > 0 {
+			o.budget = bytes
+		}
+	}
 }
 
 // Option configures an Orchestrator.
@@ -100,7 +120,7 @@ func WithClock(now func() time.Time) Option { return func(o *Orchestrator) { o.n
 
 // New returns an orchestrator that starts bots with l.
 func New(l Launcher, opts ...Option) *Orchestrator {
-	o := &Orchestrator{launcher: l, log: zap.NewNop(), now: time.Now, grace: 5 * time.Second}
+	o := &Orchestrator{launcher: l, log: zap.NewNop(), now: time.Now, grace: 5 * time.Second, budget: DefaultReplayBudget}
 	for _, opt := range opts {
 		opt(o)
 	}

@@ -33,6 +33,13 @@ type seat struct {
 	// wait is the time spent waiting for a CPU while answering.
 	wait      time.Duration
 	waitKnown bool
+	// lastCPU is its cgroup's CPU time when its last answer was read;
+	// stoppedCPU the CPU it was charged for running while it should have
+	// been stopped, stoppedExcess the part of it beyond the tolerance
+	// (timing.go).
+	lastCPU, stoppedCPU, stoppedExcess time.Duration
+	// written is what its answers added up to.
+	written int64
 	// timing is "cpu" once an answer's CPU time was counted (timing.go);
 	// frozen says why the bot could not be frozen between turns, if so.
 	timing, frozen string
@@ -78,7 +85,7 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	rep := newReplay(matchID, req, match, lim, seats)
 	r := &run{
 		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID, attempt: req.Attempt,
-		match: match, seats: seats, lim: lim,
+		match: match, seats: seats, lim: lim, share: o.budget / int64(len(seats)),
 		rec: newRecorder(match, seats, rep, req.OnFrame),
 	}
 	defer r.closeAll(ctx)
@@ -108,8 +115,11 @@ type run struct {
 	match   engine.Match
 	seats   []*seat
 	lim     Limits
-	rec     *recorder
-	stops   sync.WaitGroup
+	// share is what each bot's answers may add up to: its share of the
+	// replay budget.
+	share int64
+	rec   *recorder
+	stops sync.WaitGroup
 }
 
 // startAll starts every bot at once. A bot that cannot start is

@@ -70,6 +70,7 @@ func (rc *recorder) exchanged(outs []outcome) {
 			us := o.cpu.Microseconds()
 			fb.CPUUS = &us
 		}
+		fb.StoppedCPUUS = o.stopped.Microseconds()
 		if o.waitOK {
 			us := o.wait.Microseconds()
 			fb.WaitUS = &us

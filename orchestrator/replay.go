@@ -79,12 +79,18 @@ type FrameBot struct {
 	// fault that happened in this turn.
 	Status engine.Status `json:"status"`
 	Detail string        `json:"detail,omitempty"`
-	// TimeUS is the answer time (wall clock); CPUUS the CPU time the bot
-	// used for it; WaitUS the time it was runnable but waited for a CPU or
-	// was throttled (a busy host, not a slow bot); MemPeakBytes its memory
-	// peak so far (from its cgroup).
+	// The answer's figures, all over one window: from the moment the bot
+	// may run (it is thawed, then its input is written) to its answer
+	// read. TimeUS is that window (wall clock); CPUUS the CPU time its
+	// processes and threads used in it; WaitUS the time it was runnable
+	// but waited for a CPU or was throttled (a busy host, not a slow bot),
+	// at most TimeUS. StoppedCPUUS is the CPU its cgroup used since its
+	// previous answer, while it should have been stopped, charged to this
+	// answer with CPUUS (omitted when 0). MemPeakBytes is its memory peak
+	// so far (from its cgroup).
 	TimeUS        int64  `json:"time_us,omitempty"`
 	CPUUS         *int64 `json:"cpu_us,omitempty"`
+	StoppedCPUUS  int64  `json:"stopped_cpu_us,omitempty"`
 	WaitUS        *int64 `json:"wait_us,omitempty"`
 	MemPeakBytes  int64  `json:"mem_peak_bytes,omitempty"`
 	Stderr        string `json:"stderr,omitempty"`
@@ -155,9 +161,13 @@ type BotResult struct {
 	AnswerCPUMSMax *float64 `json:"answer_cpu_ms_max"`
 	// WaitMS is the time the bot was runnable but waited for a CPU, or
 	// throttled, while answering, over the match (null when not read).
-	WaitMS *float64 `json:"wait_ms"`
+	// StoppedCPUMS is the CPU it was charged for running while it should
+	// have been stopped, over the match (in the answers' CPU figures).
+	WaitMS       *float64 `json:"wait_ms"`
+	StoppedCPUMS float64  `json:"stopped_cpu_ms,omitempty"`
 	// Timing says how its answers were timed (the timing rule): "cpu time,
-	// frozen between answers", or why not.
+	// frozen between answers by the cgroup freezer" (or by signals), or
+	// why not.
 	Timing string `json:"timing"`
 	// CPU and memory from the bot's cgroup; null with Accounting saying
 	// why when they could not be read.

@@ -54,6 +54,7 @@ func (r *run) result(took time.Duration) Result {
 			w := ms(s.wait)
 			br.WaitMS = &w
 		}
+		br.StoppedCPUMS = ms(s.stoppedCPU)
 		br.Timing = timingOf(s)
 		switch u := s.final; {
 		case s.bot == nil:
@@ -91,5 +92,12 @@ func timingOf(s *seat) string {
 	case s.frozen != "":
 		return "cpu time; not frozen between answers: " + s.frozen
 	}
+	if f, ok := s.bot.(freezingTeller); ok && f.Freezing() != "" {
+		return "cpu time, frozen between answers by " + f.Freezing()
+	}
 	return "cpu time, frozen between answers"
 }
+
+// freezingTeller is a bot that says how it is frozen between answers
+// (optional).
+type freezingTeller interface{ Freezing() string }

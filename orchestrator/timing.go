@@ -13,54 +13,85 @@ import (
 //
 //   - An answer may use the game's answer time (Tanks and Snake 100 ms,
 //     Pac-Man 1 s) of CPU time: the CPU its processes and threads use from
-//     the moment its input is written until its answer arrives. Time spent
-//     waiting for a CPU that other programs hold does not count.
+//     the moment it may run (it is thawed, then its input is written) until
+//     its answer is read. Time spent waiting for a CPU that other programs
+//     hold does not count.
+//   - Between its answer and its next input the bot is frozen, the whole
+//     cgroup at once where the kernel's freezer can be used: it does not
+//     run on the other bots' time. Whatever CPU its cgroup still uses then
+//     (where it is stopped by signals, or not at all under gVisor) is
+//     charged to its next answer, against that answer's limit; a bot whose
+//     CPU while stopped adds up, beyond a tolerance a turn, to more than
+//     one answer time is faulted (timeout) for it. The tolerance is a
+//     millisecond for a frozen bot (what runs between its answer's arrival
+//     and its freeze), a tenth of the answer time for one that is not
+//     (under gVisor, whose own work for the bot goes on between turns).
 //   - The answer must also arrive within a wall-clock cap, ten times the
 //     answer time and at least a second, which only a bot that waits
-//     (sleeps, blocks) rather than computes can reach: time the bot spent
-//     runnable but waiting for a CPU, or throttled, does not count
-//     against the cap either, and a bot still at work at the cap
-//     (computing, or kept from a CPU) is given more, a tenth of the cap
-//     at a time (up to a ceiling of twenty caps, so a match cannot hang
-//     on a host that never gives the bot a CPU).
-//   - Between its answer and its next input the bot is frozen: it does
-//     not run on the other bots' time, and nothing it does then counts.
+//     (sleeps, blocks) rather than computes can reach. Time the bot spent
+//     runnable but waiting for a CPU, or throttled, is added to the cap,
+//     and a bot the host is keeping from a CPU right at the cap is given
+//     a tenth of the cap more; never beyond the hard cap, three caps, so
+//     an answer is never waited for longer however the bot drips its
+//     output and however busy the host.
 //   - The first answer has the warm-up window (20 s) from the bot's start,
 //     in wall-clock time.
 //   - Where a bot's CPU time cannot be read (no cgroup, a remote engine),
 //     the answer time is wall-clock time, and the result says so.
 //
-// One place decides it: budget says what an answer may take, judged by
-// await (the CPU watch) and by overCPU (the answer's own CPU).
+// One place decides it: budgetFor says what an answer may take; await
+// holds the bot to it and the fault judge names the limits it carries.
 
-// budget is what one answer may take.
+// budget is what one answer may take, from its window's start.
 type budget struct {
-	// deadline is the wall-clock cap.
-	deadline time.Time
+	// start is when the bot may run for this answer: the window of its
+	// figures and of its caps.
+	start time.Time
+	// deadline is the wall-clock cap, wall the time it allows (the
+	// fault's "no answer within"), hard the hard cap it never passes.
+	deadline, hard time.Time
+	wall           time.Duration
 	// cpu is the CPU time the answer may use; 0: not counted (the warm-up,
-	// or no accounting), the deadline alone applies.
-	cpu time.Duration
+	// or no accounting), the deadline alone applies. charged is what it is
+	// charged before it starts: the CPU its cgroup used while it should
+	// have been stopped.
+	cpu, charged time.Duration
 }
 
 // WallCap is the wall-clock cap of an answer whose CPU time is counted,
 // not counting the time it waited for a CPU.
 func (l Limits) WallCap() time.Duration { return max(10*l.AnswerTimeout, time.Second) }
 
-// wallCeiling is the cap with every wait counted: the longest an answer
-// is waited for, however busy the host.
-func (l Limits) wallCeiling() time.Duration { return 20 * l.WallCap() }
+// HardCap is the longest an answer whose CPU time is counted is waited
+// for, however busy the host: three wall-clock caps.
+func (l Limits) HardCap() time.Duration { return 3 * l.WallCap() }
 
-// budgetFor is an answer's budget: sent is when its input was written,
-// started when the bot started, and cpuKnown whether its CPU time can be
-// read.
-func (l Limits) budgetFor(warmUp bool, sent, started time.Time, cpuKnown bool) budget {
+// stopTolerance is the CPU a bot may use between its answer and its
+// next input, per turn, without it adding up to a fault: for a frozen bot
+// what runs between its answer's arrival and its freeze; for one that is
+// not frozen (gVisor) also the runtime's own work, measured here at up to
+// 3.4 ms a turn beside a bot computing 60 ms an answer.
+func (l Limits) stopTolerance(frozen bool) time.Duration {
+	if frozen {
+		return time.Millisecond
+	}
+	return max(time.Millisecond, l.AnswerTimeout/10)
+}
+
+// budgetFor is an answer's budget: start is when the bot may run,
+// started when the bot started, cpuKnown whether its CPU time can be
+// read, and charged the CPU it used while it should have been stopped.
+func (l Limits) budgetFor(warmUp bool, start, started time.Time, cpuKnown bool, charged time.Duration) budget {
 	switch {
 	case warmUp:
-		return budget{deadline: started.Add(l.WarmUp)}
+		d := started.Add(l.WarmUp)
+		return budget{start: start, deadline: d, hard: d, wall: l.WarmUp}
 	case cpuKnown:
-		return budget{deadline: sent.Add(l.WallCap()), cpu: l.AnswerTimeout}
+		return budget{start: start, deadline: start.Add(l.WallCap()), hard: start.Add(l.HardCap()),
+			wall: l.WallCap(), cpu: l.AnswerTimeout, charged: charged}
 	default:
-		return budget{deadline: sent.Add(l.AnswerTimeout)}
+		d := start.Add(l.AnswerTimeout)
+		return budget{start: start, deadline: d, hard: d, wall: l.AnswerTimeout}
 	}
 }
 
@@ -71,26 +102,44 @@ func cpuPoll(cpu time.Duration) time.Duration {
 }
 
 // overCPU is an answer over its CPU budget: still thinking when the watch
-// saw it over, or answered after using more.
+// saw it over, or answered after using more. stopped is the part of used
+// the bot's cgroup spent while it should have been stopped.
 type overCPU struct {
-	used, limit time.Duration
-	answered    bool
+	used, stopped, limit time.Duration
+	answered             bool
 }
 
 func (e *overCPU) Error() string {
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	var msg string
 	if e.answered {
-		return fmt.Sprintf("answered after %v of CPU time, over the %v limit", e.used.Round(time.Millisecond), e.limit)
+		msg = fmt.Sprintf("answered after %v of CPU time, over the %v limit", r(e.used), e.limit)
+	} else {
+		msg = fmt.Sprintf("no answer within %v of CPU time", e.limit)
 	}
-	return fmt.Sprintf("no answer within %v of CPU time", e.limit)
+	if e.stopped > 0 {
+		msg += fmt.Sprintf(" (%v of it charged for running while it should have been stopped)", r(e.stopped))
+	}
+	return msg
+}
+
+// ranWhileStopped is a bot whose CPU while it should have been stopped,
+// beyond the tolerance a turn, added up to more than one answer time.
+type ranWhileStopped struct{ used, tolerance, limit time.Duration }
+
+func (e *ranWhileStopped) Error() string {
+	return fmt.Sprintf("ran while it should have been stopped, between its answers: %v of CPU time beyond %v a turn, more than the %v of one answer",
+		e.used.Round(10*time.Microsecond), e.tolerance, e.limit)
 }
 
 // errWatched is the cause of a wait the CPU watch cut short.
 var errWatched = errors.New("over its CPU time")
 
 // await reads the bot's answer within its budget: the wall-clock deadline
-// (moved on by the time the bot waited for a CPU, up to the ceiling) and,
-// when counted, its CPU time since before (read every cpuPoll).
-func (r *run) await(ctx context.Context, s *seat, b budget, sent time.Time, before sandbox.Sample) ([]byte, error) {
+// (moved on by the time the bot waited for a CPU, up to the hard cap)
+// and, when counted, its CPU time since before plus what it was charged
+// (read every cpuPoll).
+func (r *run) await(ctx context.Context, s *seat, b budget, before sandbox.Sample) ([]byte, error) {
 	if b.cpu <= 0 {
 		return s.bot.Receive(ctx, b.deadline)
 	}
@@ -105,43 +154,40 @@ func (r *run) await(ctx context.Context, s *seat, b budget, sent time.Time, befo
 			case <-wctx.Done():
 				return
 			case <-t.C:
-				if now, ok := s.bot.CPUTime(); ok && now-before.CPU > b.cpu {
-					watched <- now - before.CPU
+				if now, ok := s.bot.CPUTime(); ok && now-before.CPU+b.charged > b.cpu {
+					watched <- now - before.CPU + b.charged
 					cancel(errWatched)
 					return
 				}
 			}
 		}
 	}()
-	ceiling := sent.Add(r.lim.wallCeiling())
-	lastCPU := before.CPU
 	for {
 		data, err := s.bot.Receive(wctx, b.deadline)
 		if err != nil && errors.Is(context.Cause(wctx), errWatched) && ctx.Err() == nil {
-			return nil, &overCPU{used: <-watched, limit: b.cpu}
+			return nil, &overCPU{used: <-watched, stopped: b.charged, limit: b.cpu}
 		}
-		if !errors.Is(err, sandbox.ErrTimeout) || !b.deadline.Before(ceiling) {
+		if !errors.Is(err, sandbox.ErrTimeout) || !b.deadline.Before(b.hard) {
 			return data, err
 		}
 		// The cap is reached. Whatever of it the bot spent waiting for a
-		// CPU is given back; beyond that, a bot still at work — its CPU
-		// time grew since the last look, or it is runnable now (kept from
-		// a CPU: a wait the kernel counts only once it gets one) — is
-		// given another tenth of the cap. A bot that sleeps is not.
+		// CPU is given back; beyond that, a bot the host is keeping from a
+		// CPU right now (a wait the kernel counts only once it gets one)
+		// is given another tenth of the cap. A bot that sleeps, or drips
+		// its output, is not.
 		now, ok := s.bot.Sample()
 		if !ok {
 			return data, err
 		}
 		next := b.deadline
 		if now.WaitKnown && before.WaitKnown {
-			next = sent.Add(r.lim.WallCap() + (now.Wait - before.Wait))
+			next = b.start.Add(b.wall + max(0, now.Wait-before.Wait))
 		}
-		if !next.After(b.deadline) && (now.CPU > lastCPU || s.bot.Runnable()) {
-			next = b.deadline.Add(r.lim.WallCap() / 10)
+		if !next.After(b.deadline) && s.bot.Runnable() {
+			next = b.deadline.Add(b.wall / 10)
 		}
-		lastCPU = now.CPU
-		if next.After(ceiling) {
-			next = ceiling
+		if next.After(b.hard) {
+			next = b.hard
 		}
 		if !next.After(b.deadline) {
 			return data, err

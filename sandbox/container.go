@@ -170,6 +170,13 @@ func (c *Container) TakeStderr() Stderr {
 	return c.stdio.TakeStderr()
 }
 
+// PeekStderr is what the bot wrote to stderr since the last TakeStderr,
+// left to be taken.
+func (c *Container) PeekStderr() []byte {
+	c.stream.syncStderr()
+	return c.stdio.PeekStderr()
+}
+
 // Usage reads the bot's resource figures from its cgroup.
 func (c *Container) Usage() Usage { return c.acct.read() }
 

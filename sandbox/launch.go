@@ -60,7 +60,43 @@ func Launch(args []string) error {
 		}
 		path = found
 	}
-	return syscall.Exec(path, args, env)
+	err := syscall.Exec(path, args, env)
+	return fmt.Errorf("launch: exec %s: %w", path, err)
+}
+
+// LaunchExitCode is the exit code of a launcher (Launch, Join, and the
+// engine's init, tini) that could not start the bot's command; its reason
+// is its last line on stderr, after "launch: " or "join: " (or tini's
+// "[FATAL tini (N)] ").
+const LaunchExitCode = 127
+
+// LaunchFailure tells a bot whose command could not be started (a missing
+// entrypoint, an exec format error, a bad user) from one that ran: its
+// launcher exited with LaunchExitCode and said why on stderr. It is the
+// engine's reason, without the launcher's prefix. A bot could say the same
+// itself; the orchestrator believes it only of a bot that has not read its
+// first input (it knows nothing of the match then).
+func LaunchFailure(exit Exit, stderr []byte) (string, bool) {
+	if exit.Err != nil || exit.Code != LaunchExitCode {
+		return "", false
+	}
+	line := strings.TrimRight(string(stderr), "\r\n")
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	for _, prefix := range []string{"launch: ", "join: "} {
+		if why, ok := strings.CutPrefix(line, prefix); ok && why != "" {
+			return why, true
+		}
+	}
+	// The engine's init (docker run --init, the attach path) says
+	// "[FATAL tini (8)] exec /bot failed: No such file or directory".
+	if rest, ok := strings.CutPrefix(line, "[FATAL tini ("); ok {
+		if _, why, ok := strings.Cut(rest, "] "); ok && strings.HasPrefix(why, "exec ") {
+			return why, true
+		}
+	}
+	return "", false
 }
 
 // readLine reads fd up to and without the first newline, one byte at a
@@ -137,5 +173,6 @@ func Join(args []string) error {
 		}
 		path = found
 	}
-	return syscall.Exec(path, args[2:], os.Environ())
+	err := syscall.Exec(path, args[2:], os.Environ())
+	return fmt.Errorf("join: exec %s: %w", path, err)
 }

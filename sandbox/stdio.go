@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -233,6 +234,14 @@ func (s *stdio) got(f frame, ok bool, deadline time.Time) ([]byte, error) {
 
 // TakeStderr returns what the bot wrote to stderr since the last call.
 func (s *stdio) TakeStderr() Stderr { return s.stderr.take() }
+
+// PeekStderr is what the bot wrote to stderr since the last take, left
+// to be taken.
+func (s *stdio) PeekStderr() []byte {
+	s.stderr.mu.Lock()
+	defer s.stderr.mu.Unlock()
+	return bytes.Clone(s.stderr.buf)
+}
 
 // Unread is how many bytes of its input the bot has not read yet; false
 // when that cannot be known (the engine's attach stream is a socket whose

@@ -166,3 +166,25 @@ func TestUnread(t *testing.T) {
 		t.Error("Unread known for a stdin that is no pipe")
 	}
 }
+
+func TestLaunchFailure(t *testing.T) {
+	tests := []struct {
+		exit   Exit
+		stderr string
+		want   string
+		ok     bool
+	}{
+		{Exit{Code: 127}, "launch: exec /bot: no such file or directory\n", "exec /bot: no such file or directory", true},
+		{Exit{Code: 127}, "join: exec ./bot: exec format error\n", "exec ./bot: exec format error", true},
+		{Exit{Code: 127}, "[FATAL tini (8)] exec /no/such/bot failed: No such file or directory\n", "exec /no/such/bot failed: No such file or directory", true},
+		{Exit{Code: 1}, "launch: exec /bot: no such file or directory\n", "", false},
+		{Exit{Code: 127}, "sh: 1: python: not found\n", "", false},
+		{Exit{Code: 127}, "", "", false},
+		{Exit{Code: 127, Err: errors.New("unseen")}, "launch: x\n", "", false},
+	}
+	for _, tt := range tests {
+		if got, ok := LaunchFailure(tt.exit, []byte(tt.stderr)); got != tt.want || ok != tt.ok {
+			t.Errorf("LaunchFailure(%+v, %q) = %q, %v; want %q, %v", tt.exit, tt.stderr, got, ok, tt.want, tt.ok)
+		}
+	}
+}

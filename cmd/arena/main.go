@@ -92,11 +92,11 @@ func hidden(args []string) {
 	case sandbox.LaunchCommand:
 		err := sandbox.Launch(args[2:])
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(127)
+		os.Exit(sandbox.LaunchExitCode)
 	case sandbox.JoinCommand:
 		err := sandbox.Join(args[2:])
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(127)
+		os.Exit(sandbox.LaunchExitCode)
 	case sandbox.ProbeCommand:
 		json.NewEncoder(os.Stdout).Encode(probe.Run())
 		// Stay until the doctor is done with the container (it closes

@@ -121,9 +121,9 @@ func (Game) Map(name string) (engine.Map, error) { return loadShippedMap(name) }
 func (Game) ParseMap(name string, data []byte) (engine.Map, error) { return ParseMap(name, data) }
 
 // maxAnswerBytes caps one answer. An answer is one small object such as
-// {"X":3,"Y":4}; 64 KiB leaves ample room for whitespace and extra fields
-// while bounding what the engine parses per turn.
-const maxAnswerBytes = 64 << 10
+// {"X":3,"Y":4}; 4 KiB leaves ample room for whitespace and extra fields
+// while bounding what the engine parses, and Arena keeps, per turn.
+const maxAnswerBytes = 4 << 10
 
 // Protocol implements engine.Game: one JSON line each way, 100 ms per
 // answer, 20 s of warm-up.

@@ -11,7 +11,7 @@ import (
 func ExampleGame_Protocol() {
 	p := New().Protocol()
 	fmt.Println(p.Framing, p.AnswerTimeout, p.WarmUp, p.MaxMessageBytes)
-	// Output: lines 100ms 20s 65536
+	// Output: lines 100ms 20s 4096
 }
 
 func TestStateLine(t *testing.T) {

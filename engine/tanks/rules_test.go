@@ -545,7 +545,7 @@ func TestActionPoints(t *testing.T) {
 func ExampleGame_Protocol() {
 	p := New().Protocol()
 	fmt.Println(p.Framing, p.AnswerTimeout, p.WarmUp, p.MaxMessageBytes)
-	// Output: lines 100ms 20s 1048576
+	// Output: lines 100ms 20s 4096
 }
 
 func TestRenderText(t *testing.T) {

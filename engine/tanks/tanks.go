@@ -131,12 +131,18 @@ func (Game) Map(name string) (engine.Map, error) { return loadShippedMap(name) }
 // ParseMap implements engine.Game.
 func (Game) ParseMap(name string, data []byte) (engine.Map, error) { return ParseMap(name, data) }
 
+// maxAnswerBytes caps one answer. An answer is a list of actions of which
+// only the first is used, such as [{"Type":1,"Direction":3}] (the original
+// bots print a few dozen bytes); 4 KiB leaves ample room for whitespace
+// and a few actions, and bounds what a bot can make Arena keep per turn.
+const maxAnswerBytes = 4 << 10
+
 // Protocol implements engine.Game: one JSON line each way, 100 ms per
 // answer, 20 s of warm-up.
 func (Game) Protocol() engine.Protocol {
 	return engine.Protocol{
 		Framing:         framing.Lines,
-		MaxMessageBytes: 1 << 20,
+		MaxMessageBytes: maxAnswerBytes,
 		AnswerTimeout:   100 * time.Millisecond,
 		WarmUp:          20 * time.Second,
 	}

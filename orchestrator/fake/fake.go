@@ -57,8 +57,9 @@ const (
 	// StarvedNow: at the wall-clock cap it is still waiting for a CPU, a
 	// wait not in its figures yet; it answers soon after.
 	StarvedNow
-	// Crawling: at the wall-clock cap it is still computing (its CPU time
-	// grew, within its budget); it answers soon after.
+	// Crawling: at the wall-clock cap it is still at work (its CPU time
+	// grew, within its budget) but not kept from a CPU, as a bot that
+	// drips its output; it would answer soon after.
 	Crawling
 )
 
@@ -90,6 +91,10 @@ type Script struct {
 	// Game is the image's game label (sandbox.GameLabel), as Images
 	// lists it.
 	Game string
+	// StoppedCPU is CPU time the bot uses after each answer, while it
+	// should be stopped (a process its freeze missed): it shows in the
+	// sample read before its next input.
+	StoppedCPU time.Duration
 }
 
 // Launcher starts scripted bots for the images it knows.
@@ -236,9 +241,12 @@ type Bot struct {
 	answers int
 	// extra CPU time the script burns (Think, ThinkTooLong), and the time
 	// it waited for a CPU (Starved).
-	extra    time.Duration
-	wait     time.Duration
-	starved  bool // the starved answer's deadline has passed once
+	extra   time.Duration
+	wait    time.Duration
+	starved bool // the starved answer's deadline has passed once
+	// stopping counts the samples since an answer while StoppedCPU is
+	// pending: the first is the answer's own, the second sees it.
+	stopping int
 	runnable bool // kept from a CPU right now (StarvedNow)
 	hung     bool // sleeps for good (Timeout): no answer, no CPU
 	stderr   strings.Builder
@@ -370,6 +378,9 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	b.runnable = false
 	b.readUpTo(b.sent) // it reads its input to answer it
 	b.answers++
+	if b.script.StoppedCPU > 0 {
+		b.stopping = 1
+	}
 	n := b.answers
 	switch b.script.Faults[n] {
 	case Think:
@@ -440,6 +451,15 @@ func (b *Bot) Thaw() error { return nil }
 // Sample reports a millisecond of CPU per answer and the waiting
 // scripted.
 func (b *Bot) Sample() (sandbox.Sample, bool) {
+	b.mu.Lock()
+	switch b.stopping {
+	case 1:
+		b.stopping = 2
+	case 2:
+		b.extra += b.script.StoppedCPU
+		b.stopping = 0
+	}
+	b.mu.Unlock()
 	cpu, ok := b.CPUTime()
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -24,6 +24,11 @@
 //	inotify-hog        hold as many inotify instances as its user may have (INOTIFY line at turn 1)
 //	inotify-check      open and close an inotify instance every turn (INOTIFY failed: … on stderr if refused)
 //	sleep              do nothing forever (the fork bomb's children)
+//	hop                start a helper that never stays at one pid: it computes
+//	                   ~0.2 ms, starts its successor (fork and exec, Go's
+//	                   clone(CLONE_VFORK)) and exits, forever, while the bot
+//	                   answers at once (it reaps the helpers)
+//	hopper             one helper of hop
 package main
 
 import (
@@ -71,6 +76,22 @@ func main() {
 	if _, ok := opts["spin"]; ok {
 		go func() {
 			for {
+			}
+		}()
+	}
+	if _, ok := opts["hopper"]; ok {
+		burn(200 * time.Microsecond)
+		exec.Command("/proc/self/exe", "hopper").Start()
+		os.Exit(0)
+	}
+	if _, ok := opts["hop"]; ok {
+		exec.Command("/proc/self/exe", "hopper").Start()
+		go func() {
+			for {
+				var ws syscall.WaitStatus
+				if _, err := syscall.Wait4(-1, &ws, 0, nil); err != nil {
+					time.Sleep(time.Millisecond)
+				}
 			}
 		}()
 	}

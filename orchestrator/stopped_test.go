@@ -1,0 +1,108 @@
+package orchestrator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"arena/engine"
+	"arena/internal/dockertest"
+	"arena/orchestrator"
+)
+
+// A bot whose helper never stays at one pid (it computes ~0.2 ms, starts
+// its successor and exits, forever) against one that needs 60 ms an
+// answer: whatever its cgroup uses is charged to its answers (at least
+// 95% of it), or it is faulted for running while stopped; its opponent is
+// unharmed; and every figure of every answer adds up.
+func TestAPidHoppingBotIsCharged(t *testing.T) {
+	cli := dockertest.Client(t)
+	for _, stdio := range []string{"fifo", "runsc"} {
+		t.Run(stdio, func(t *testing.T) {
+			hop := dockertest.TestBot(t, cli, "hop")
+			slow := dockertest.TestBot(t, cli, "cpu=60ms")
+			rep := play(t, cli, orchestrator.Request{Images: []string{hop, slow}}, stdio)
+			h, o := rep.Result.Bots[0], rep.Result.Bots[1]
+			if o.Status != engine.StatusOK {
+				t.Errorf("the opponent is %s (%s)", o.Status, o.FaultDetail)
+			}
+			t.Logf("hopper: %s %s, %d answers, timing %q, cpu %v ms, stopped %v ms", h.Status, h.FaultDetail, h.Answers, h.Timing, *h.CPUMS, h.StoppedCPUMS)
+			if stdio == "fifo" && !strings.Contains(h.Timing, "the cgroup freezer") {
+				t.Errorf("timing %q: not frozen by the cgroup freezer", h.Timing)
+			}
+			var charged time.Duration
+			for _, f := range rep.Frames {
+				for _, fb := range f.Bots {
+					if fb.Seat == 0 && fb.CPUUS != nil {
+						charged += time.Duration(*fb.CPUUS+fb.StoppedCPUUS) * time.Microsecond
+					}
+				}
+			}
+			total := time.Duration(*h.CPUMS * float64(time.Millisecond))
+			switch {
+			case h.Status == engine.StatusTimeout && strings.Contains(h.FaultDetail, "while it should have been stopped"):
+			case h.Status != engine.StatusOK:
+				t.Errorf("the hopper is %s (%s)", h.Status, h.FaultDetail)
+			case stdio == "runsc":
+				// gVisor's own work after the last answer is in the
+				// cgroup's total and in no answer.
+				if charged < total*90/100 {
+					t.Errorf("charged %v of its cgroup's %v", charged, total)
+				}
+			case charged < total*95/100:
+				t.Errorf("charged %v of its cgroup's %v", charged, total)
+			}
+			figuresAddUp(t, rep, stdio == "runsc")
+		})
+	}
+}
+
+// figuresAddUp checks every answer's figures: none negative, the waiting
+// within the answer's window, and so the CPU on runc, but for the work of
+// a Go bot's other threads (its garbage collector), here up to 0.8% of a
+// 60 ms answer. (Under gVisor an answer's CPU includes gVisor's own, on
+// threads of its own.)
+func figuresAddUp(t *testing.T, rep *orchestrator.Replay, gvisor bool) {
+	t.Helper()
+	for _, f := range rep.Frames {
+		for _, fb := range f.Bots {
+			bad := fb.TimeUS < 0 || fb.StoppedCPUUS < 0
+			if fb.CPUUS != nil && (*fb.CPUUS < 0 || !gvisor && *fb.CPUUS > fb.TimeUS+fb.TimeUS/50+200) {
+				bad = true
+			}
+			if fb.WaitUS != nil && (*fb.WaitUS < 0 || *fb.WaitUS > fb.TimeUS) {
+				bad = true
+			}
+			if bad {
+				t.Errorf("turn %d seat %d: time %d µs, cpu %v, stopped %d, wait %v", f.Turn, fb.Seat, fb.TimeUS, ptr(fb.CPUUS), fb.StoppedCPUUS, ptr(fb.WaitUS))
+			}
+		}
+	}
+}
+
+func ptr(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// An image whose command does not exist never ran: start_failed with the
+// engine's reason, at turn 0, on both stdio paths.
+func TestAMissingEntrypointIsStartFailed(t *testing.T) {
+	cli := dockertest.Client(t)
+	bad := dockertest.Build(t, cli, "arena-test/missing-entrypoint", `FROM scratch
+COPY f /f
+ENTRYPOINT ["/no/such/bot"]
+`, map[string]string{"f": "x"})
+	good := dockertest.ExampleBots(t, cli)[0]
+	for _, stdio := range []string{"attach", "fifo"} {
+		t.Run(stdio, func(t *testing.T) {
+			rep := play(t, cli, orchestrator.Request{Images: []string{bad, good}}, stdio)
+			b := rep.Result.Bots[0]
+			if b.Status != engine.StatusStartFailed || b.FaultTurn != 0 || !strings.Contains(b.FaultDetail, "/no/such/bot") {
+				t.Errorf("the bot is %s at turn %d (%s), want start_failed at turn 0 naming /no/such/bot", b.Status, b.FaultTurn, b.FaultDetail)
+			}
+		})
+	}
+}
