@@ -149,6 +149,10 @@ func checkResult(t *testing.T, m map[string]any) {
 		if b["cpu_ms"] == nil {
 			t.Errorf("%s: no CPU figures from the container: %v", b["id"], b["accounting"])
 		}
+		// Arena in its container freezes the bots between answers.
+		if timing, _ := b["timing"].(string); !strings.HasPrefix(timing, "cpu time, frozen between answers by ") {
+			t.Errorf("%s: timing %q", b["id"], timing)
+		}
 	}
 }
 

@@ -161,7 +161,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		mem = sampleRSS()
 	}
 	started := time.Now()
-	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
+	orch := orchestrator.New(orchestrator.Launchers(d, local), cfg.Orchestrator(log)...)
 	var player orchestrator.Player = orch
 	if o.nats != "" {
 		disp, stop, err := benchDispatcher(ctx, o.nats, orch, log)

@@ -91,7 +91,7 @@ func benchSPRT(ctx context.Context, stdout, stderr io.Writer, o *benchOptions, t
 	sv.start(table)
 	done := 0
 	started := time.Now()
-	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
+	orch := orchestrator.New(orchestrator.Launchers(d, local), cfg.Orchestrator(log)...)
 	st, err := orch.RunSPRT(ctx, plan, o.jobs, func(out orchestrator.BenchOutcome, st orchestrator.SPRTState) {
 		done++
 		if out.Err == nil {

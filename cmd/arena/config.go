@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/docker/go-units"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
+	"arena/orchestrator"
 	"arena/sandbox"
 )
 
@@ -65,6 +67,7 @@ type Config struct {
 	Runtime       string
 	AnswerTimeout time.Duration // 0: the game's default
 	WarmUp        time.Duration // 0: the game's default
+	ReplayBudget  int64         // what a match's answers may add up to
 	CgroupRoot    string
 	Stdio         string
 	StdioDir      string
@@ -315,6 +318,13 @@ var settings = []setting{
 		c.WarmUp, err = parseOptionalDuration(v)
 		return err
 	}},
+	{env: "ARENA_REPLAY_BUDGET", flag: "replay-budget", def: "32m", usage: "what a match's answers may add up to, shared by its bots (a bot past its share is output_limit)", set: func(c *Config, v string) (err error) {
+		c.ReplayBudget, err = units.RAMInBytes(v)
+		if err == nil && c.ReplayBudget < 64<<10 {
+			err = fmt.Errorf("%s is less than 64k", v)
+		}
+		return err
+	}},
 	{env: "ARENA_CGROUP_ROOT", flag: "cgroup-root", def: "/sys/fs/cgroup", usage: "where the host's cgroup filesystem is mounted (for CPU and memory figures)", set: func(c *Config, v string) error {
 		c.CgroupRoot = v
 		return nil
@@ -412,6 +422,11 @@ func (c Config) Validate() error {
 }
 
 // Policy is the sandbox policy these settings give.
+// Orchestrator is the orchestrator options of these settings.
+func (c Config) Orchestrator(log *zap.Logger) []orchestrator.Option {
+	return []orchestrator.Option{orchestrator.WithLogger(log), orchestrator.WithReplayBudget(c.ReplayBudget)}
+}
+
 func (c Config) Policy() sandbox.Policy {
 	p := sandbox.DefaultPolicy()
 	p.MemoryBytes = c.MemoryBytes

@@ -120,7 +120,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cli.Close()
-	orch := orchestrator.New(orchestrator.Launchers(d, local), orchestrator.WithLogger(log))
+	orch := orchestrator.New(orchestrator.Launchers(d, local), cfg.Orchestrator(log)...)
 	var rep *orchestrator.Replay
 	if o.view {
 		rep, err = playWithView(ctx, orch, req, o.viewFPS, stdout)

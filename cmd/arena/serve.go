@@ -114,7 +114,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := janitor.RemoveMatch(ctx, id)
 		return err
 	}
-	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
+	orch := orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...)
 
 	// Matches go through NATS JetStream: the embedded server unless
 	// ARENA_NATS names a cluster. This host plays ARENA_CONCURRENCY of

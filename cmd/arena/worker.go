@@ -127,7 +127,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
 		Name: o.name, Concurrency: n, Games: games(), Grace: o.grace, Log: log,
-		Player: orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log)),
+		Player: orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...),
 		Reap: func(ctx context.Context, id string) error {
 			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err

@@ -265,11 +265,15 @@ export class Viewer {
         else if (b.fault) status += `<br><small>not asked: disabled</small>`;
       }
       const answer = b ? (b.answer !== undefined ? b.answer : b.answer_b64 ? "(binary) " + b.answer_b64 : "") : "";
-      // Wall clock, the bot's own CPU time (what the limit counts), and the
-      // time it waited for a CPU (a busy host, not a slow bot).
-      const time = b && b.time_us ? (b.time_us / 1000).toFixed(2) + " ms" +
-        (b.cpu_us != null ? `<br><small>cpu ${(b.cpu_us / 1000).toFixed(2)} ms</small>` : "") +
-        (b.wait_us ? `<br><small>waited ${(b.wait_us / 1000).toFixed(2)} ms</small>` : "") : "";
+      // One window (thawed to answer read): wall clock, the bot's own CPU
+      // time in it (what the limit counts, with the CPU charged for running
+      // while stopped), and the time it waited for a CPU (a busy host, not
+      // a slow bot).
+      const msOf = (us) => (us / 1000).toFixed(2) + " ms";
+      const time = b && b.time_us ? msOf(b.time_us) +
+        (b.cpu_us != null ? `<br><small>cpu ${msOf(b.cpu_us)}</small>` : "") +
+        (b.stopped_cpu_us ? `<br><small class="bad" title="CPU its cgroup used between its last answer and this state, while it should have been stopped: counted against this answer">+ ${msOf(b.stopped_cpu_us)} charged while stopped</small>` : "") +
+        (b.wait_us ? `<br><small>waited ${msOf(b.wait_us)}</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
       const cmd = b && b.asked ? this.rerunCommand(seat, f.turn) : "";
       const rerun = cmd ? `<br><code class="rerun" title="reproduce this answer: download the replay, then run this">${escapeHTML(cmd)}</code>` : "";
