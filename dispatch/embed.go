@@ -334,7 +334,11 @@ type DialOptions struct {
 // reconnecting, forever, when it loses it.
 func Dial(urls, name string, o ...DialOptions) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
-		nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(64 << 20), nats.PingInterval(2 * time.Second), nats.MaxPingsOutstanding(2)}
+		nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(64 << 20), nats.PingInterval(2 * time.Second), nats.MaxPingsOutstanding(2),
+		// A write that does not complete in 10 s (a network cut without a
+		// reset) fails the connection, which then reconnects, rather than
+		// holding every publish behind it.
+		nats.FlusherTimeout(10 * time.Second)}
 	for _, d := range o {
 		if d.Inbox != "" {
 			opts = append(opts, nats.CustomInboxPrefix(d.Inbox))

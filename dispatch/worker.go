@@ -3,9 +3,11 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -95,7 +97,10 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if err := ValidWorkerName(cfg.Name); err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	// Frames are published without waiting, but at most a few hundred wait
+	// for JetStream at once: a match whose frames come faster than they are
+	// stored waits rather than holding them all in memory.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256))
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +280,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		// start_failed, named so, rather than the match handed back.
 		req.MissingOn = "worker " + w.cfg.Name
 	}
-	seq := 0
+	// Frames go out from a goroutine of their own, through a bounded
+	// backlog: a connection that stalls (a cut network not yet noticed)
+	// must not stall the match, whose lease then runs out as it should.
+	// Frames past the backlog are not shown live; the replay has them all.
+	frames := make(chan Event, frameBacklog)
+	var sender sync.WaitGroup
+	sender.Go(func() {
+		for e := range frames {
+			w.publishAsync(e)
+		}
+	})
+	seq, dropped := 0, 0
 	req.OnFrame = func(f orchestrator.Frame) {
 		data, err := json.Marshal(f)
 		if err != nil {
@@ -283,12 +299,23 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		}
 		e := ev(kindFrame)
 		e.Seq, e.Frame = seq, data
-		w.publishAsync(e)
 		seq++
+		select {
+		case frames <- e:
+		default:
+			dropped++
+		}
 	}
 	var rep *orchestrator.Replay
 	if err = context.Cause(mctx); err == nil { // else cancelled already: no bot starts
 		rep, err = w.cfg.Player.Play(mctx, req)
+	}
+	close(frames)
+	if !waitGroupWithin(&sender, frameDrain) {
+		log.Warn("frames still unsent as the match ends", zap.Int("backlog", len(frames)))
+	}
+	if dropped > 0 {
+		log.Warn("frames not shown live: the connection to NATS was too slow", zap.Int("frames", dropped))
 	}
 	close(keep)
 	kept.Wait()
@@ -458,6 +485,43 @@ func (w *Worker) publishAsync(ev Event) {
 	_, _ = w.js.PublishAsync(eventSubject(w.cfg.Name, ev.Kind, ev.Match), data)
 }
 
+// frameBacklog is how many frames of a match may wait to be published;
+// frameDrain how long the end of a match waits for them to go.
+const (
+	frameBacklog = 512
+	frameDrain   = 2 * time.Second
+)
+
+// waitGroupWithin waits for wg, for at most d; false if it timed out.
+func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// sameObject reads an object back and checks it holds data, by digest.
+func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, data []byte) error {
+	r, err := obs.Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return err
+	}
+	if want := sha256.Sum256(data); n != int64(len(data)) || !bytes.Equal(h.Sum(nil), want[:]) {
+		return errors.New("the replay read back differs")
+	}
+	return nil
+}
+
 // request rebuilds the orchestrator's request from a job.
 func (w *Worker) request(j Job) (orchestrator.Request, error) {
 	g, err := engine.Find(w.cfg.Games, j.Game)
@@ -493,14 +557,12 @@ func (w *Worker) putReplay(ctx context.Context, base string, data []byte) (strin
 			if _, err := obs.PutBytes(tctx, name, data); err != nil {
 				return err
 			}
-			back, err := obs.GetBytes(tctx, name)
-			if err == nil && !bytes.Equal(back, data) {
-				err = errors.New("the replay read back differs")
-			}
-			if err != nil {
+			// Read back as a digest: the replay is not held twice.
+			if err := sameObject(tctx, obs, name, data); err != nil {
 				_ = obs.Delete(tctx, name)
+				return err
 			}
-			return err
+			return nil
 		}()
 		if err == nil {
 			return name, nil

@@ -1,14 +1,14 @@
 package orchestrator
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"unicode/utf8"
-
-	"github.com/moby/sys/atomicwriter"
 
 	"arena/engine"
 )
@@ -207,13 +207,38 @@ func EncodeReplay(r *Replay) ([]byte, error) {
 }
 
 // WriteReplay saves a replay atomically: a reader never sees half a file,
-// and a failure leaves none behind.
-func WriteReplay(path string, r *Replay) error {
-	data, err := EncodeReplay(r)
+// and a failure leaves none behind. It is encoded straight to the file,
+// not into memory first.
+func WriteReplay(path string, r *Replay) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		return fmt.Errorf("write replay: %w", err)
 	}
-	if err := atomicwriter.WriteFile(path, data, 0o644); err != nil {
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 64<<10)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode the replay of %s: %w", r.MatchID, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write replay: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("write replay: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write replay: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write replay: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write replay: %w", err)
 	}
 	return nil

@@ -455,8 +455,14 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.NoFirstRun, chromedp.WindowSize(width, height),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-gpu", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	// A page that never shows what a test waits for fails the test within
+	// minutes, with the browser's last state, rather than hang the suite.
+	bctx, cancelTimeout := context.WithTimeout(t.Context(), browserTimeout)
+	actx, cancelAlloc := chromedp.NewExecAllocator(bctx, opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	t.Cleanup(func() { cancel(); cancelAlloc(); cancelTimeout() })
 	return ctx
 }
+
+// browserTimeout bounds a browser test (the longest takes ~30 s here).
+const browserTimeout = 4 * time.Minute

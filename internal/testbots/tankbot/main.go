@@ -16,6 +16,7 @@
 //	fill-tmp-at=N      write /tmp until refused, at turn N, then go on
 //	write-root-at=N    try to write to / at turn N, then go on
 //	stderr-flood       write 1 MiB to stderr every turn
+//	max-answer=N       answer an N-byte valid answer every turn ("[", spaces, "]")
 //	spin               keep one CPU busy all the time
 //	no-read            never read stdin
 //	probe              report the sandbox as seen from inside (sandbox/probe), on stderr, at turn 1
@@ -138,6 +139,9 @@ func main() {
 			os.Stderr.Write(bytes.Repeat([]byte("e"), 1<<20))
 		}
 		answer := "[]"
+		if n := at("max-answer"); n > 2 {
+			answer = "[" + strings.Repeat(" ", n-2) + "]"
+		}
 		switch turn {
 		case at("garbage-at"):
 			answer = "this is not JSON"
