@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"arena/engine"
+	"arena/sandbox"
 )
 
 // outcome is one seat's part in one exchange, as a plain value: what the
@@ -106,7 +107,7 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 		}
 		return o
 	}
-	before, cpuKnown := s.bot.Sample()
+	before, cpuKnown := r.sampleBefore(s)
 	// What its cgroup used since its last answer was read, while it
 	// should have been stopped, is charged to this answer (the warm-up's
 	// charge is what it used starting).
@@ -143,12 +144,16 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	if after, ok := s.bot.Sample(); ok && cpuKnown {
 		o.cpu, o.cpuOK = max(0, after.CPU-before.CPU), true
 		o.stopped = charged
-		s.lastCPU = after.CPU
+		s.lastCPU, s.last, s.lastOK = after.CPU, after, true
 		if after.WaitKnown && before.WaitKnown {
 			o.wait, o.waitOK = min(max(0, after.Wait-before.Wait), o.took), true
 		}
 	}
-	if u := s.bot.Usage(); u.Source != "" {
+	if m, ok := s.bot.(memPeaker); ok {
+		if peak, ok := m.MemPeak(); ok {
+			o.memPeak = peak
+		}
+	} else if u := s.bot.Usage(); u.Source != "" {
 		o.memPeak = u.MemPeakBytes
 	}
 	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu+charged > b.cpu {
@@ -176,6 +181,28 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	o.answer = data
 	return o
 }
+
+// sampleBefore reads the figures an answer's window starts from. A bot
+// the cgroup freezer held since its last answer cannot have waited for a
+// CPU meanwhile (a frozen thread is not runnable): its waiting time is
+// the one read at that answer, and only its CPU time, one file, is read
+// again — what it used while it should have been stopped is charged.
+func (r *run) sampleBefore(s *seat) (sandbox.Sample, bool) {
+	if s.lastOK && s.cgroupFrozen() {
+		cpu, ok := s.bot.CPUTime()
+		if !ok {
+			return sandbox.Sample{}, false
+		}
+		b := s.last
+		b.CPU = cpu
+		return b, true
+	}
+	return s.bot.Sample()
+}
+
+// memPeaker is a bot whose memory peak alone can be read, cheaply
+// (sandbox.Container, sandbox.Process).
+type memPeaker interface{ MemPeak() (int64, bool) }
 
 // failed turns a failed Send or Receive into the seat's fault, and stops
 // its bot.

@@ -111,6 +111,7 @@ func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load 
 	}
 	normalReps := reps[:len(normal)]
 	for _, rep := range normalReps {
+		figuresAddUp(t, rep, true) // single-process bots, on runc
 		f.turns += rep.Result.Turns
 		for _, b := range rep.Result.Bots {
 			if b.Status != engine.StatusOK {

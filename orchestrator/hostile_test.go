@@ -219,6 +219,7 @@ func testHostileBots(t *testing.T, stdio string) {
 					}
 				}
 			}
+			figuresAddUp(t, rep, false)
 			if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
 				t.Errorf("the replay does not verify: %v", err)
 			}

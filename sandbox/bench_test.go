@@ -28,6 +28,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 		Receive(context.Context, time.Time) ([]byte, error)
 		Close(context.Context) error
 	}
+	// turn, when set, adds what the orchestrator does around an answer
+	// of a bot the cgroup freezer holds: its CPU time before it and a thaw
+	// (the freeze is at the answer), its figures and memory peak after.
+	var turn bool
 	run := func(b *testing.B, start func() (bot, error)) {
 		c, err := start()
 		if err != nil {
@@ -39,13 +43,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 			c.Send(line, time.Now().Add(5*time.Second))
 			c.Receive(ctx, time.Now().Add(5*time.Second))
 		}
+		ct, _ := c.(*sandbox.Container)
 		for b.Loop() {
+			if turn && ct != nil {
+				ct.CPUTime()
+				ct.Thaw()
+			}
 			deadline := time.Now().Add(5 * time.Second)
 			if err := c.Send(line, deadline); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := c.Receive(ctx, deadline); err != nil {
 				b.Fatal(err)
+			}
+			if turn && ct != nil {
+				ct.Sample()
+				ct.MemPeak()
 			}
 		}
 	}
@@ -58,10 +71,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 			return l.Start(context.Background(), sandbox.Spec{Image: sandbox.Image{Ref: sandbox.LocalPrefix + exe + " " + sandbox.EchoCommand}, BotID: "pipe", MaxMessageBytes: 1 << 20})
 		})
 	})
-	for _, path := range []string{"attach", "fifo"} {
+	for _, path := range []string{"attach", "fifo", "fifo+turn"} {
 		b.Run(path, func(b *testing.B) {
+			turn = path == "fifo+turn"
 			opts := []sandbox.Option{}
-			if path == "fifo" {
+			if path != "attach" {
 				opts = append(opts, sandbox.WithFIFO(dockertest.FIFO(b)))
 			}
 			d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, opts...)

@@ -180,6 +180,10 @@ type accounting struct {
 	tasksPath     string
 	pressureFile  *os.File
 	procRoot      string
+	// sched are the open schedstat files of the threads, by id, listed
+	// at tasksListed (see readRunDelay).
+	sched       map[string]*os.File
+	tasksListed time.Time
 }
 
 // Sample is what a bot had used at one moment: CPU time, and time it was
@@ -386,21 +390,26 @@ func (a *accounting) readPressure() (time.Duration, error) {
 
 // readRunDelay sums the run delays of the cgroup's threads: the time each
 // spent runnable on a run queue, waiting for a CPU. (Threads that ended
-// take theirs with them: it is a lower bound.)
+// take theirs with them: it is a lower bound.) It must be called with mu
+// held. Listing the threads and opening their files costs tens of
+// microseconds a thread, so the list is read again only every
+// taskListEvery, and each thread's schedstat is kept open and re-read: a
+// thread started since the last list counts from the next.
 func (a *accounting) readRunDelay() (time.Duration, error) {
-	data, err := os.ReadFile(a.tasksPath)
-	if err != nil {
-		return 0, err
+	if a.sched == nil || time.Since(a.tasksListed) > taskListEvery {
+		if err := a.listTasks(); err != nil {
+			return 0, err
+		}
 	}
 	var total int64
 	var stat [128]byte
-	for _, tid := range strings.Fields(string(data)) {
-		f, err := os.Open(a.procRoot + "/" + tid + "/schedstat")
-		if err != nil {
-			continue // ended meanwhile
+	for tid, f := range a.sched {
+		n, err := f.ReadAt(stat[:], 0)
+		if n == 0 && err != nil {
+			f.Close() // ended meanwhile
+			delete(a.sched, tid)
+			continue
 		}
-		n, _ := f.Read(stat[:])
-		f.Close()
 		fields := strings.Fields(string(stat[:n]))
 		if len(fields) >= 2 {
 			if v, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
@@ -409,6 +418,39 @@ func (a *accounting) readRunDelay() (time.Duration, error) {
 		}
 	}
 	return time.Duration(total), nil
+}
+
+// taskListEvery is how often readRunDelay lists the cgroup's threads.
+const taskListEvery = 100 * time.Millisecond
+
+// listTasks opens the schedstat of every thread of the cgroup not open
+// yet, and closes those of threads gone.
+func (a *accounting) listTasks() error {
+	data, err := os.ReadFile(a.tasksPath)
+	if err != nil {
+		return err
+	}
+	if a.sched == nil {
+		a.sched = map[string]*os.File{}
+	}
+	seen := map[string]bool{}
+	for _, tid := range strings.Fields(string(data)) {
+		seen[tid] = true
+		if _, ok := a.sched[tid]; ok {
+			continue
+		}
+		if f, err := os.Open(a.procRoot + "/" + tid + "/schedstat"); err == nil {
+			a.sched[tid] = f
+		}
+	}
+	for tid, f := range a.sched {
+		if !seen[tid] {
+			f.Close()
+			delete(a.sched, tid)
+		}
+	}
+	a.tasksListed = time.Now()
+	return nil
 }
 
 // threads reports the states of the cgroup's threads now: whether one is
@@ -548,6 +590,22 @@ func (a *accounting) read() Usage {
 	return u
 }
 
+// memPeak reads the memory peak alone (the figure of every turn): one
+// file, not read's four.
+func (a *accounting) memPeak() (int64, bool) {
+	if a.memFile == nil {
+		return 0, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v, err := a.readValue(a.memFile, "")
+	if err != nil {
+		return a.last.MemPeakBytes, a.last.MemPeakBytes > 0
+	}
+	a.last.MemPeakBytes = max(a.last.MemPeakBytes, v)
+	return a.last.MemPeakBytes, true
+}
+
 // oomKilled is the verdict of the cgroup: its oom_kill counter, or the
 // kernel's OOM notification.
 func (a *accounting) oomKilled() bool { return a.read().OOMKills > 0 }
@@ -583,6 +641,12 @@ func (a *accounting) close() {
 			f.Close()
 		}
 	}
+	a.mu.Lock()
+	for _, f := range a.sched {
+		f.Close()
+	}
+	a.sched = nil
+	a.mu.Unlock()
 	if a.oomWatch != nil {
 		a.oomWatch.Close()
 		<-a.watchDone

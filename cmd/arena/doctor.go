@@ -41,6 +41,13 @@ type doctorReport struct {
 	ContainerRTTP99US float64 `json:"container_rtt_p99_us"`
 	RTTRatioP50       float64 `json:"rtt_ratio_p50"`
 	RTTRatioP99       float64 `json:"rtt_ratio_p99"`
+	// TurnRTT* are a whole turn's round trip: the container's with the
+	// orchestrator's work around the answer (thaw, freeze, figures);
+	// TurnRatio* its ratio to the pipe, the headline figure.
+	TurnRTTP50US float64 `json:"turn_rtt_p50_us"`
+	TurnRTTP99US float64 `json:"turn_rtt_p99_us"`
+	TurnRatioP50 float64 `json:"turn_ratio_p50"`
+	TurnRatioP99 float64 `json:"turn_ratio_p99"`
 	AttachRTTP50US    float64 `json:"attach_rtt_p50_us,omitempty"`
 	AttachRTTP99US    float64 `json:"attach_rtt_p99_us,omitempty"`
 	// RTTRuns is how many alternating batches of RoundTrips each path got;
@@ -192,7 +199,8 @@ func measureRoundTrips(ctx context.Context, cfg Config, cli *client.Client, owne
 	add("container", func() (botConn, error) { return d.Start(ctx, echo) })
 	// The same container, with the orchestrator's work around each answer.
 	if c := add("container_turn_accounting", func() (botConn, error) { return d.Start(ctx, echo) }); c != nil {
-		paths[len(paths)-1].turn = turnAccounting(c.(*sandbox.Container))
+		p := &paths[len(paths)-1]
+		p.before, p.after = turnAccounting(c.(*sandbox.Container))
 	}
 	variant := func(name string, change func(*sandbox.Policy), opts ...sandbox.Option) {
 		p := cfg.Policy()
@@ -225,6 +233,10 @@ func measureRoundTrips(ctx context.Context, cfg Config, cli *client.Client, owne
 	rep.AttachRTTP50US, rep.AttachRTTP99US = figures["attach"].P50US, figures["attach"].P99US
 	if rep.PipeRTTP50US > 0 && rep.ContainerRTTP50US > 0 {
 		rep.RTTRatioP50 = round2(rep.ContainerRTTP50US / rep.PipeRTTP50US)
+		if t, ok := figures["container_turn_accounting"]; ok {
+			rep.TurnRTTP50US, rep.TurnRTTP99US = t.P50US, t.P99US
+			rep.TurnRatioP50, rep.TurnRatioP99 = round2(t.P50US/rep.PipeRTTP50US), round2(t.P99US/rep.PipeRTTP99US)
+		}
 		rep.RTTRatioP99 = round2(rep.ContainerRTTP99US / rep.PipeRTTP99US)
 	}
 	c := figures["container"].P50US
@@ -348,7 +360,7 @@ func printDoctor(w io.Writer, r doctorReport) {
 	for _, p := range []struct{ key, label string }{
 		{"pipe", "local pipe"},
 		{"container", "container (" + strings.SplitN(r.StdioPath, " ", 2)[0] + ")"},
-		{"container_turn_accounting", "  + the per-turn figures and thaw"},
+		{"container_turn_accounting", "  a whole turn: + thaw, freeze and figures"},
 		{"container_no_seccomp", "  without seccomp"},
 		{"container_no_cpu_quota", "  without the CPU quota"},
 		{"container_bare", "  without either"},
@@ -359,7 +371,11 @@ func printDoctor(w io.Writer, r doctorReport) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "container / pipe: p50 %.2f×, p99 %.2f×\n", r.RTTRatioP50, r.RTTRatioP99)
+	if r.TurnRTTP50US > 0 {
+		fmt.Fprintf(w, "A turn / pipe: p50 %.2f×, p99 %.2f× (the bare container / pipe: p50 %.2f×, p99 %.2f×)\n", r.TurnRatioP50, r.TurnRatioP99, r.RTTRatioP50, r.RTTRatioP99)
+	} else {
+		fmt.Fprintf(w, "container / pipe: p50 %.2f×, p99 %.2f×\n", r.RTTRatioP50, r.RTTRatioP99)
+	}
 	if len(r.CostsUS) > 0 {
 		fmt.Fprintf(w, "What a container adds at p50: seccomp %.1f µs, CPU quota %.1f µs, the bare container %.1f µs; the per-turn work %.1f µs\n",
 			r.CostsUS["seccomp"], r.CostsUS["cpu_quota"], r.CostsUS["container_bare"], r.CostsUS["turn_accounting"])

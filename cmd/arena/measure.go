@@ -23,9 +23,9 @@ import (
 type echoPath struct {
 	name string
 	bot  botConn
-	// turn, when set, runs around each round trip what the orchestrator
-	// does around each answer (read the figures, thaw the bot).
-	turn func() error
+	// before and after, when set, run around each round trip what the
+	// orchestrator does around each answer (see turnAccounting).
+	before, after func() error
 }
 
 // pathFigures are a path's round trips: the median over the runs.
@@ -67,8 +67,8 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 	out := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
-		if p.turn != nil {
-			if err := p.turn(); err != nil {
+		if p.before != nil {
+			if err := p.before(); err != nil {
 				return nil, err
 			}
 		}
@@ -79,8 +79,8 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 		if _, err := p.bot.Receive(ctx, deadline); err != nil {
 			return nil, err
 		}
-		if p.turn != nil {
-			if err := p.turn(); err != nil {
+		if p.after != nil {
+			if err := p.after(); err != nil {
 				return nil, err
 			}
 		}
@@ -89,16 +89,33 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 	return out, nil
 }
 
-// turnAccounting is what the orchestrator does around an answer: read
-// the bot's figures and, before it, thaw it.
-func turnAccounting(c *sandbox.Container) func() error {
-	return func() error {
-		if _, ok := c.Sample(); !ok {
+// turnAccounting is what the orchestrator does around an answer: before
+// it, read the bot's CPU time (all its figures, where the cgroup freezer
+// does not hold it between answers) and thaw it (it is frozen again as
+// its answer arrives); after it, read its figures and its memory peak.
+func turnAccounting(c *sandbox.Container) (before, after func() error) {
+	frozen := c.Freezing() == "the cgroup freezer"
+	before = func() error {
+		ok := false
+		if frozen {
+			_, ok = c.CPUTime()
+		} else {
+			_, ok = c.Sample()
+		}
+		if !ok {
 			return errors.New("the bot's figures cannot be read")
 		}
 		c.Thaw() // without a freezer, nothing to do
 		return nil
 	}
+	after = func() error {
+		if _, ok := c.Sample(); !ok {
+			return errors.New("the bot's figures cannot be read")
+		}
+		c.MemPeak()
+		return nil
+	}
+	return before, after
 }
 
 // startTimes times, n times, from the request to start two bots at once
