@@ -44,12 +44,12 @@ type doctorReport struct {
 	// TurnRTT* are a whole turn's round trip: the container's with the
 	// orchestrator's work around the answer (thaw, freeze, figures);
 	// TurnRatio* its ratio to the pipe, the headline figure.
-	TurnRTTP50US float64 `json:"turn_rtt_p50_us"`
-	TurnRTTP99US float64 `json:"turn_rtt_p99_us"`
-	TurnRatioP50 float64 `json:"turn_ratio_p50"`
-	TurnRatioP99 float64 `json:"turn_ratio_p99"`
-	AttachRTTP50US    float64 `json:"attach_rtt_p50_us,omitempty"`
-	AttachRTTP99US    float64 `json:"attach_rtt_p99_us,omitempty"`
+	TurnRTTP50US   float64 `json:"turn_rtt_p50_us"`
+	TurnRTTP99US   float64 `json:"turn_rtt_p99_us"`
+	TurnRatioP50   float64 `json:"turn_ratio_p50"`
+	TurnRatioP99   float64 `json:"turn_ratio_p99"`
+	AttachRTTP50US float64 `json:"attach_rtt_p50_us,omitempty"`
+	AttachRTTP99US float64 `json:"attach_rtt_p99_us,omitempty"`
 	// RTTRuns is how many alternating batches of RoundTrips each path got;
 	// its figures are the medians over them.
 	RTTRuns int `json:"rtt_runs"`
