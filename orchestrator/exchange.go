@@ -109,10 +109,14 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	before, cpuKnown := r.sampleBefore(s)
 	// What its cgroup used since its last answer was read, while it
-	// should have been stopped, is charged to this answer (the warm-up's
-	// charge is what it used starting).
+	// should have been stopped, is charged to this answer. (Before the
+	// warm-up it was starting, not stopped: that is its start's CPU.)
 	var charged time.Duration
-	if cpuKnown {
+	switch {
+	case !cpuKnown:
+	case !s.asked:
+		s.startCPU = before.CPU
+	default:
 		charged = max(0, before.CPU-s.lastCPU)
 	}
 	start := r.o.now()

@@ -38,6 +38,8 @@ type seat struct {
 	// been stopped, stoppedExcess the part of it beyond the tolerance
 	// (timing.go).
 	lastCPU, stoppedCPU, stoppedExcess time.Duration
+	// startCPU is what it used from its start to its first input.
+	startCPU time.Duration
 	// written is what its answers added up to.
 	written int64
 	// last is the sample read as its last answer was read (lastOK: one

@@ -86,7 +86,8 @@ type FrameBot struct {
 	// but waited for a CPU or was throttled (a busy host, not a slow bot),
 	// at most TimeUS. StoppedCPUUS is the CPU its cgroup used since its
 	// previous answer, while it should have been stopped, charged to this
-	// answer with CPUUS (omitted when 0). MemPeakBytes is its memory peak
+	// answer with CPUUS (omitted when 0; never on the first answer, before
+	// which the bot was starting). MemPeakBytes is its memory peak
 	// so far (from its cgroup).
 	TimeUS        int64  `json:"time_us,omitempty"`
 	CPUUS         *int64 `json:"cpu_us,omitempty"`
@@ -163,8 +164,11 @@ type BotResult struct {
 	// throttled, while answering, over the match (null when not read).
 	// StoppedCPUMS is the CPU it was charged for running while it should
 	// have been stopped, over the match (in the answers' CPU figures).
+	// StartCPUMS is the CPU it used from its start to its first input
+	// (its runtime's start, what it loads), in no answer's figures.
 	WaitMS       *float64 `json:"wait_ms"`
 	StoppedCPUMS float64  `json:"stopped_cpu_ms,omitempty"`
+	StartCPUMS   *float64 `json:"start_cpu_ms,omitempty"`
 	// Timing says how its answers were timed (the timing rule): "cpu time,
 	// frozen between answers by the cgroup freezer" (or by signals), or
 	// why not.

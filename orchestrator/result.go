@@ -55,6 +55,10 @@ func (r *run) result(took time.Duration) Result {
 			br.WaitMS = &w
 		}
 		br.StoppedCPUMS = ms(s.stoppedCPU)
+		if s.startCPU > 0 {
+			start := ms(s.startCPU)
+			br.StartCPUMS = &start
+		}
 		br.Timing = timingOf(s)
 		switch u := s.final; {
 		case s.bot == nil:
