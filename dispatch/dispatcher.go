@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -880,31 +881,34 @@ func (d *Dispatcher) endLocked(id string, w *wait, r result) {
 
 // replay reads a result's replay, inline or from its worker's bucket.
 func (d *Dispatcher) replay(ev Event) (*orchestrator.Replay, error) {
-	data := []byte(ev.Replay)
-	if ev.Object != "" {
-		// While the cluster elects a new leader (a node lost), reads fail
-		// for a few seconds: try again for a minute.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for {
-			var err error
-			data, err = d.object(ctx, bucketOf(ev.Worker), ev.Object)
-			if err == nil {
-				break
-			}
-			d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
-			case <-time.After(500 * time.Millisecond):
-			}
+	if ev.Object == "" {
+		var rep orchestrator.Replay
+		if err := json.Unmarshal(ev.Replay, &rep); err != nil {
+			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
+		}
+		return &rep, nil
+	}
+	// While the cluster elects a new leader (a node lost), reads fail for
+	// a few seconds: try again for a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		rep, err := d.object(ctx, bucketOf(ev.Worker), ev.Object)
+		if err == nil {
+			return rep, nil
+		}
+		var syntax *json.SyntaxError
+		var typed *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typed) {
+			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
+		}
+		d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	var rep orchestrator.Replay
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
-	}
-	return &rep, nil
 }
 
 // exhausted fails a match whose last delivery ended without a word (its
@@ -979,18 +983,28 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 	}
 }
 
-// object reads a replay from a bucket and deletes it there.
-func (d *Dispatcher) object(ctx context.Context, bucket, name string) ([]byte, error) {
+// object reads a replay from a bucket, decoding it as it streams in (it is
+// not held twice), and deletes it there.
+func (d *Dispatcher) object(ctx context.Context, bucket, name string) (*orchestrator.Replay, error) {
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	obs, err := d.js.ObjectStore(tctx, bucket)
 	if err != nil {
 		return nil, err
 	}
-	data, err := obs.GetBytes(tctx, name)
+	r, err := obs.Get(tctx, name)
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
+	var rep orchestrator.Replay
+	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+		return nil, err
+	}
+	// To its end, where the object's digest is checked.
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, err
+	}
 	_ = obs.Delete(tctx, name)
-	return data, nil
+	return &rep, nil
 }

@@ -152,8 +152,11 @@ type Outcome struct {
 	Status string
 	Error  string
 	Result json.RawMessage
-	// Replay is the replay file's content; nil when there is none.
-	Replay []byte
+	// Replay is the replay file's content; nil when there is none. Or
+	// WriteReplay writes the file at the path given, atomically (a
+	// replay encoded straight to its file, not into memory first).
+	Replay      []byte
+	WriteReplay func(path string) error
 }
 
 // Finish records how a match ended: its replay file first (atomically,
@@ -163,7 +166,14 @@ type Outcome struct {
 func (s *Store) Finish(ctx context.Context, id string, o Outcome, at time.Time) error {
 	var replayErr error
 	saved := false
-	if o.Replay != nil {
+	switch {
+	case o.WriteReplay != nil:
+		if replayErr = o.WriteReplay(s.ReplayPath(id)); replayErr != nil {
+			replayErr = fmt.Errorf("save the replay of match %s: %w", id, replayErr)
+		} else {
+			saved = true
+		}
+	case o.Replay != nil:
 		if replayErr = atomicwriter.WriteFile(s.ReplayPath(id), o.Replay, 0o644); replayErr != nil {
 			replayErr = fmt.Errorf("save the replay of match %s: %w", id, replayErr)
 		} else {

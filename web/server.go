@@ -642,9 +642,8 @@ func (s *Server) record(u orchestrator.Update) {
 		err = s.deps.Store.SetStatus(ctx, u.ID, string(u.State), u.At)
 	case u.State == orchestrator.StateFinished:
 		out := store.Outcome{Status: string(u.State)}
-		if out.Result, err = json.Marshal(u.Replay.Result); err == nil {
-			out.Replay, err = orchestrator.EncodeReplay(u.Replay)
-		}
+		out.Result, err = json.Marshal(u.Replay.Result)
+		out.WriteReplay = func(path string) error { return orchestrator.WriteReplay(path, u.Replay) }
 		err = errors.Join(err, s.deps.Store.Finish(ctx, u.ID, out, u.At))
 		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
 	default:
