@@ -186,22 +186,24 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	return o
 }
 
-// sampleBefore reads the figures an answer's window starts from. A bot
-// the cgroup freezer held since its last answer cannot have waited for a
-// CPU meanwhile (a frozen thread is not runnable): its waiting time is
-// the one read at that answer, and only its CPU time, one file, is read
-// again — what it used while it should have been stopped is charged.
+// sampleBefore reads the figures an answer's window starts from: its CPU
+// time afresh, and the waiting time read at its last answer. A bot the
+// cgroup freezer held since cannot have waited for a CPU meanwhile (a
+// frozen thread is not runnable); one not frozen (gVisor) has its waits
+// between answers counted to the next, never beyond its time. Reading the
+// waiting time means reading every thread's run delay: once a turn, not
+// twice.
 func (r *run) sampleBefore(s *seat) (sandbox.Sample, bool) {
-	if s.lastOK && s.cgroupFrozen() {
-		cpu, ok := s.bot.CPUTime()
-		if !ok {
-			return sandbox.Sample{}, false
-		}
-		b := s.last
-		b.CPU = cpu
-		return b, true
+	if !s.lastOK {
+		return s.bot.Sample()
 	}
-	return s.bot.Sample()
+	cpu, ok := s.bot.CPUTime()
+	if !ok {
+		return sandbox.Sample{}, false
+	}
+	b := s.last
+	b.CPU = cpu
+	return b, true
 }
 
 // memPeaker is a bot whose memory peak alone can be read, cheaply

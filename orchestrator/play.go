@@ -43,10 +43,9 @@ type seat struct {
 	// written is what its answers added up to.
 	written int64
 	// last is the sample read as its last answer was read (lastOK: one
-	// was); freezer says how it is frozen, once known.
-	last    sandbox.Sample
-	lastOK  bool
-	freezer *string
+	// was).
+	last   sandbox.Sample
+	lastOK bool
 	// timing is "cpu" once an answer's CPU time was counted (timing.go);
 	// frozen says why the bot could not be frozen between turns, if so.
 	timing, frozen string
@@ -54,19 +53,6 @@ type seat struct {
 	out            bool // the game is done with it
 	stopped        bool // its bot is being or has been stopped
 	final          sandbox.Usage
-}
-
-// cgroupFrozen says whether the kernel's cgroup freezer holds the bot
-// between its answers.
-func (s *seat) cgroupFrozen() bool {
-	if s.freezer == nil {
-		how := ""
-		if f, ok := s.bot.(freezingTeller); ok {
-			how = f.Freezing()
-		}
-		s.freezer = &how
-	}
-	return s.frozen == "" && *s.freezer == "the cgroup freezer"
 }
 
 // fault records the seat's first fault; later ones change nothing.

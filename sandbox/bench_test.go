@@ -28,9 +28,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 		Receive(context.Context, time.Time) ([]byte, error)
 		Close(context.Context) error
 	}
-	// turn, when set, adds what the orchestrator does around an answer
-	// of a bot the cgroup freezer holds: its CPU time before it and a thaw
-	// (the freeze is at the answer), its figures and memory peak after.
+	// turn, when set, adds what the orchestrator does around an answer:
+	// its CPU time before it and a thaw (the freeze is at the answer), its
+	// figures and memory peak after.
 	var turn bool
 	run := func(b *testing.B, start func() (bot, error)) {
 		c, err := start()

@@ -90,19 +90,11 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 }
 
 // turnAccounting is what the orchestrator does around an answer: before
-// it, read the bot's CPU time (all its figures, where the cgroup freezer
-// does not hold it between answers) and thaw it (it is frozen again as
-// its answer arrives); after it, read its figures and its memory peak.
+// it, read the bot's CPU time and thaw it (it is frozen again as its
+// answer arrives); after it, read its figures and its memory peak.
 func turnAccounting(c *sandbox.Container) (before, after func() error) {
-	frozen := c.Freezing() == "the cgroup freezer"
 	before = func() error {
-		ok := false
-		if frozen {
-			_, ok = c.CPUTime()
-		} else {
-			_, ok = c.Sample()
-		}
-		if !ok {
+		if _, ok := c.CPUTime(); !ok {
 			return errors.New("the bot's figures cannot be read")
 		}
 		c.Thaw() // without a freezer, nothing to do

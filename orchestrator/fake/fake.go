@@ -93,7 +93,7 @@ type Script struct {
 	Game string
 	// StoppedCPU is CPU time the bot uses after each answer, while it
 	// should be stopped (a process its freeze missed): it shows in the
-	// sample read before its next input.
+	// first reading of its CPU after its answer's own sample.
 	StoppedCPU time.Duration
 }
 
@@ -244,8 +244,8 @@ type Bot struct {
 	extra   time.Duration
 	wait    time.Duration
 	starved bool // the starved answer's deadline has passed once
-	// stopping counts the samples since an answer while StoppedCPU is
-	// pending: the first is the answer's own, the second sees it.
+	// stopping is where a pending StoppedCPU is: 1 after an answer, 2
+	// once the answer's own sample was read; the next reading sees it.
 	stopping int
 	runnable bool // kept from a CPU right now (StarvedNow)
 	hung     bool // sleeps for good (Timeout): no answer, no CPU
@@ -442,6 +442,10 @@ func (b *Bot) CPUTime() (time.Duration, bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.stopping == 2 {
+		b.extra += b.script.StoppedCPU
+		b.stopping = 0
+	}
 	return time.Duration(b.answers)*time.Millisecond + b.extra, true
 }
 
@@ -451,19 +455,16 @@ func (b *Bot) Thaw() error { return nil }
 // Sample reports a millisecond of CPU per answer and the waiting
 // scripted.
 func (b *Bot) Sample() (sandbox.Sample, bool) {
-	b.mu.Lock()
-	switch b.stopping {
-	case 1:
-		b.stopping = 2
-	case 2:
-		b.extra += b.script.StoppedCPU
-		b.stopping = 0
+	if b.script.NoAccounting {
+		return sandbox.Sample{}, false
 	}
-	b.mu.Unlock()
-	cpu, ok := b.CPUTime()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return sandbox.Sample{CPU: cpu, Wait: b.wait, WaitKnown: ok}, ok
+	if b.stopping == 1 {
+		b.stopping = 2
+	}
+	cpu := time.Duration(b.answers)*time.Millisecond + b.extra
+	return sandbox.Sample{CPU: cpu, Wait: b.wait, WaitKnown: true}, true
 }
 
 // Runnable says whether the bot is kept from a CPU right now (StarvedNow).
