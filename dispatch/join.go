@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/moby/sys/atomicwriter"
@@ -157,9 +158,14 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 		return nil
 	}
 	var nc *nats.Conn
+	// An error NATS reports on the connection after it was made (the
+	// server turning the token away as it reloads a rotation) is kept to
+	// say why, not printed.
+	var async atomic.Pointer[error]
+	keep := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { async.Store(&err) })
 	for {
 		nc, err = nats.Connect(urls, nats.Name("arena worker "+name+" (joining)"), nats.Secure(tc),
-			nats.UserInfo(joinUser, token.Secret), nats.CustomInboxPrefix(joinInbox), nats.NoReconnect())
+			nats.UserInfo(joinUser, token.Secret), nats.CustomInboxPrefix(joinInbox), nats.NoReconnect(), keep)
 		if err == nil {
 			break
 		}
@@ -181,6 +187,9 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 	defer cancel()
 	m, err := nc.RequestWithContext(rctx, joinSubject, data)
 	if err != nil {
+		if later := async.Load(); later != nil && refused(*later) {
+			return nil, fmt.Errorf("%w: the join token (rotated, or of another server): %v", ErrRefused, *later)
+		}
 		return nil, fmt.Errorf("join: no answer from the server: %w", err)
 	}
 	var reply joinReply

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
 
 	"arena/dispatch"
 	"arena/orchestrator"
@@ -122,6 +123,11 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// closes the connection, and the worker stops.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	// What NATS reports on the connection goes to the log, not straight
+	// to stderr.
+	nc.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		log.Warn("nats", zap.Error(err))
+	})
 	nc.SetClosedHandler(func(c *nats.Conn) {
 		stop(fmt.Errorf("NATS closed the connection (the worker's key revoked, or the worker quarantined?): %v", c.LastError()))
 	})
