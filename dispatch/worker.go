@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -397,12 +398,33 @@ func afterPlay(err, cause error, attempt, maxDeliver int) after {
 
 // keepLease sends progress acks while the match plays and cancels it
 // when NATS has confirmed none for most of a lease: by then JetStream
-// gives it to another worker.
+// gives it to another worker. The acks go out from a goroutine of their
+// own: a connection stalled on a cut network (a write blocked, holding
+// every call behind it) must not keep the lease's clock from running.
 func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Duration, cancel context.CancelCauseFunc, done <-chan struct{}) {
 	every := max(lease/4, 50*time.Millisecond)
+	var confirmed atomic.Int64
+	confirmed.Store(time.Now().UnixNano())
+	// Not waited for: a call blocked on a stalled connection returns when
+	// the connection fails (a write times out), and the goroutine then.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
+				confirmed.Store(time.Now().UnixNano())
+			}
+		}
+	}()
 	t := time.NewTicker(every)
 	defer t.Stop()
-	confirmed := time.Now()
 	for {
 		select {
 		case <-done:
@@ -413,12 +435,9 @@ func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Du
 		}
 		// Past most of a lease without a confirmed ack (the worker was cut
 		// off, or frozen), JetStream may have given the match to another.
-		if time.Since(confirmed) > lease*3/4 {
+		if time.Since(time.Unix(0, confirmed.Load())) > lease*3/4 {
 			cancel(errLeaseLost)
 			return
-		}
-		if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
-			confirmed = time.Now()
 		}
 	}
 }
