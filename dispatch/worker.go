@@ -99,8 +99,9 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	// Frames are published without waiting, but at most a few hundred wait
-	// for JetStream at once: a match whose frames come faster than they are
-	// stored waits rather than holding them all in memory.
+	// for JetStream at once: past them the frame sender waits (and the
+	// match's frames, past its backlog, are not shown live) rather than
+	// the connection holding them all in memory.
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256))
 	if err != nil {
 		return nil, err

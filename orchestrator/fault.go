@@ -80,8 +80,8 @@ func exitStatus(exit sandbox.Exit) (engine.Status, string) {
 	return engine.StatusCrashed, fmt.Sprintf("exited with code %d", exit.Code)
 }
 
-// classify gathers what judge needs, the answer's budget b among it: it waits, for the grace the failure
-// calls for, to see the bot exit.
+// classify gathers what judge needs, the answer's budget b among it: it
+// waits, for the grace the failure calls for, to see the bot exit.
 func (r *run) classify(ctx context.Context, s *seat, b budget, err error, doing string) (engine.Status, string) {
 	f := failure{err: err, cancelled: ctx.Err() != nil, doing: doing, limit: b.wall}
 	if grace := f.grace(); grace > 0 {

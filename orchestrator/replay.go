@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"unicode/utf8"
@@ -202,12 +203,20 @@ func newReplay(matchID string, req Request, match engine.Match, lim Limits, seat
 // EncodeReplay is a replay as its file holds it: one JSON document.
 func EncodeReplay(r *Replay) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, fmt.Errorf("encode the replay of %s: %w", r.MatchID, err)
+	if err := encodeReplay(&buf, r); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// encodeReplay writes a replay's JSON to w.
+func encodeReplay(w io.Writer, r *Replay) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode the replay of %s: %w", r.MatchID, err)
+	}
+	return nil
 }
 
 // WriteReplay saves a replay atomically: a reader never sees half a file,
@@ -225,10 +234,8 @@ func WriteReplay(path string, r *Replay) (err error) {
 		}
 	}()
 	w := bufio.NewWriterSize(tmp, 64<<10)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("encode the replay of %s: %w", r.MatchID, err)
+	if err := encodeReplay(w, r); err != nil {
+		return err
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write replay: %w", err)

@@ -281,8 +281,12 @@ func (a *accounting) openFreezer(path, frozen, thawed string) {
 		return
 	}
 	a.freezeFile, a.frozenWord, a.thawedWord = f, []byte(frozen), []byte(thawed)
-	a.freezeMethod = "the cgroup freezer"
+	a.freezeMethod = CgroupFreezer
 }
+
+// CgroupFreezer is how a bot frozen by the kernel's cgroup freezer is
+// frozen (Container.Freezing).
+const CgroupFreezer = "the cgroup freezer"
 
 // freezerHold is the cgroup v1 freezer group Arena keeps frozen (it holds
 // no process). The v1 freezer turns a kernel-wide switch (a static key)

@@ -156,7 +156,7 @@ func TestLocalBotStoppedWhileAnsweringIsContinued(t *testing.T) {
 	// Frozen: stopped by signals (T), or by the cgroup freezer, whose
 	// frozen tasks the kernel shows in an uninterruptible wait (D).
 	frozen := byte('T')
-	if p.Freezing() == "the cgroup freezer" {
+	if p.Freezing() == sandbox.CgroupFreezer {
 		frozen = 'D'
 	}
 	waitState(t, pid, frozen)

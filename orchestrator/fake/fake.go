@@ -446,7 +446,12 @@ func (b *Bot) CPUTime() (time.Duration, bool) {
 		b.extra += b.script.StoppedCPU
 		b.stopping = 0
 	}
-	return time.Duration(b.answers)*time.Millisecond + b.extra, true
+	return b.cpuLocked(), true
+}
+
+// cpuLocked is the CPU time used so far; b.mu must be held.
+func (b *Bot) cpuLocked() time.Duration {
+	return time.Duration(b.answers)*time.Millisecond + b.extra
 }
 
 // Thaw does nothing: a fake bot is never frozen.
@@ -463,8 +468,7 @@ func (b *Bot) Sample() (sandbox.Sample, bool) {
 	if b.stopping == 1 {
 		b.stopping = 2
 	}
-	cpu := time.Duration(b.answers)*time.Millisecond + b.extra
-	return sandbox.Sample{CPU: cpu, Wait: b.wait, WaitKnown: true}, true
+	return sandbox.Sample{CPU: b.cpuLocked(), Wait: b.wait, WaitKnown: true}, true
 }
 
 // Runnable says whether the bot is kept from a CPU right now (StarvedNow).
