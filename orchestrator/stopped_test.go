@@ -1,11 +1,13 @@
 package orchestrator_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"arena/engine"
+	"arena/engine/tanks"
 	"arena/internal/dockertest"
 	"arena/orchestrator"
 )
@@ -118,5 +120,28 @@ ENTRYPOINT ["/no/such/bot"]
 				t.Errorf("the bot is %s at turn %d (%s), want start_failed at turn 0 naming /no/such/bot", b.Status, b.FaultTurn, b.FaultDetail)
 			}
 		})
+	}
+}
+
+// A bot that drips its answer, a byte a millisecond and never a newline,
+// on a host kept busy by spinning containers: it is timed out (by the
+// wall-clock cap, or by the CPU its dripping costs), within the hard cap
+// however long the load keeps it.
+func TestADrippingBotEndsWithinTheHardCap(t *testing.T) {
+	cli := dockertest.Client(t)
+	spinLoad(t, cli, 2*runtime.NumCPU())
+	drip := dockertest.TestBot(t, cli, "drip-at=3")
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	rep := play(t, cli, orchestrator.Request{Images: []string{drip, hunter}}, "fifo")
+	d := rep.Result.Bots[0]
+	if d.Status != engine.StatusTimeout || d.FaultTurn != 3 {
+		t.Fatalf("the dripping bot is %s at turn %d (%s), want timeout at turn 3", d.Status, d.FaultTurn, d.FaultDetail)
+	}
+	lim := orchestrator.Limits{}.Resolve(tanks.New().Protocol())
+	fb := rep.Frames[3].Bots[0]
+	took := time.Duration(fb.TimeUS) * time.Microsecond
+	t.Logf("turn 3 took %v (cap %v, hard cap %v): %s", took, lim.WallCap(), lim.HardCap(), d.FaultDetail)
+	if took > lim.HardCap()+250*time.Millisecond {
+		t.Errorf("the dripping bot's turn took %v, past the hard cap %v", took, lim.HardCap())
 	}
 }

@@ -117,7 +117,7 @@ func (e *overCPU) Error() string {
 	} else {
 		msg = fmt.Sprintf("no answer within %v of CPU time", e.limit)
 	}
-	if e.stopped > 0 {
+	if r(e.stopped) > 0 {
 		msg += fmt.Sprintf(" (%v of it charged for running while it should have been stopped)", r(e.stopped))
 	}
 	return msg

@@ -17,6 +17,7 @@
 //	write-root-at=N    try to write to / at turn N, then go on
 //	stderr-flood       write 1 MiB to stderr every turn
 //	max-answer=N       answer an N-byte valid answer every turn ("[", spaces, "]")
+//	drip-at=N          at turn N, write one byte a millisecond, never a newline, forever
 //	spin               keep one CPU busy all the time
 //	no-read            never read stdin
 //	probe              report the sandbox as seen from inside (sandbox/probe), on stderr, at turn 1
@@ -184,6 +185,11 @@ func main() {
 			fmt.Fprintf(os.Stderr, "TMP wrote %d bytes: %v\n", n, err)
 		case at("fill-everywhere-at"):
 			fillEverywhere()
+		case at("drip-at"):
+			for {
+				os.Stdout.Write([]byte(" "))
+				time.Sleep(time.Millisecond)
+			}
 		case at("write-root-at"):
 			err := os.WriteFile("/evil", []byte("x"), 0o644)
 			fmt.Fprintf(os.Stderr, "ROOT write: %v\n", err)
