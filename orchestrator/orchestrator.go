@@ -54,6 +54,10 @@ type Request struct {
 	// Background marks a match nobody is waiting for (a ladder's): in a
 	// queue it starts after every waiting match that is not.
 	Background bool
+	// Owner is who the match is queued for: a queue serves its owners'
+	// lines in turn (see Queue), so one owner's many matches delay only
+	// their own.
+	Owner string
 	// OnFrame, when set, gets every frame as it is recorded (for live
 	// viewers). It runs on the match's goroutine and must not block.
 	OnFrame func(Frame)

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,18 +43,31 @@ type Update struct {
 }
 
 // Queue plays matches with bounded concurrency: at most n at once, the
-// others waiting in order. It keeps the live view of every match it holds
-// (state, place in line, frames so far) in memory and wakes its followers
-// once per change, however many they are.
+// others waiting. It keeps the live view of every match it holds (state,
+// place in line, frames so far) in memory and wakes its followers once
+// per change, however many they are.
+//
+// Waiting matches stand in one line per owner (Request.Owner), and a
+// free slot goes to the owner served least recently (an owner with
+// nothing waiting before counts as never served), each owner's matches in
+// the order they came: round-robin, so one owner's flood of matches
+// delays only their own, and a newcomer's match is the next to start.
+// Background matches (a ladder's) start only when no other waits.
 type Queue struct {
 	o        *Orchestrator
 	player   Player
 	slots    int
 	max      int // waiting matches at most; 0: no limit
+	lineMax  int // waiting matches of one owner at most; 0: no limit
 	onUpdate func(Update)
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// waiting holds the waiting matches in the order they came.
 	waiting []*job
+	// served numbers the owners with matches waiting by when one of
+	// theirs last started (0: not since their line was last empty).
+	served  map[string]uint64
+	turn    uint64
 	jobs    map[string]*job
 	running int
 	closed  bool
@@ -99,12 +113,24 @@ type Player interface {
 
 // NewQueueWith is NewQueue with the matches played by p; o keeps the
 // clock.
-func NewQueueWith(o *Orchestrator, p Player, concurrency, maxWaiting int, onUpdate func(Update)) *Queue {
+func NewQueueWith(o *Orchestrator, p Player, concurrency, maxWaiting int, onUpdate func(Update), opts ...QueueOption) *Queue {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	return &Queue{o: o, player: p, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}}
+	q := &Queue{o: o, player: p, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}, served: map[string]uint64{}}
+	for _, opt := range opts {
+		opt(q)
+	}
+	return q
 }
+
+// QueueOption configures a Queue.
+type QueueOption func(*Queue)
+
+// WithLineMax bounds the matches one owner may have waiting (0: no
+// bound); past it, Enqueue fails with ErrQueueFull naming the owner.
+// Background matches are not bounded by it.
+func WithLineMax(n int) QueueOption { return func(q *Queue) { q.lineMax = max(0, n) } }
 
 // Enqueue adds a match (req.MatchID must be set) and returns its place in
 // the line (1 = next; 0 = started at once). It fails with ErrQueueFull
@@ -123,37 +149,102 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 		cancel(ErrQueueFull)
 		return 0, fmt.Errorf("%w: %d matches are waiting", ErrQueueFull, len(q.waiting))
 	}
-	q.jobs[req.MatchID] = j
-	// Background matches wait behind every other.
-	at := len(q.waiting)
-	if !req.Background {
-		at = slices.IndexFunc(q.waiting, func(w *job) bool { return w.req.Background })
-		if at < 0 {
-			at = len(q.waiting)
+	if q.lineMax > 0 && !req.Background {
+		n := 0
+		for _, w := range q.waiting {
+			if w.req.Owner == req.Owner && !w.req.Background {
+				n++
+			}
+		}
+		if n >= q.lineMax {
+			q.mu.Unlock()
+			cancel(ErrQueueFull)
+			return 0, fmt.Errorf("%w: %s has %d matches waiting, the most one may (ARENA_USER_QUEUE_MAX)", ErrQueueFull, ownerName(req.Owner), n)
 		}
 	}
-	q.waiting = slices.Insert(q.waiting, at, j)
-	for _, w := range q.waiting[at+1:] {
-		w.touch() // moved down the line
-	}
+	q.jobs[req.MatchID] = j
+	q.waiting = append(q.waiting, j)
 	q.wg.Add(1)
-	pos := at + 1
 	started := q.dispatchLocked()
+	pos := 0
+	if !slices.Contains(started, j) {
+		pos = q.positionLocked(j)
+	}
+	// Every waiting match may have moved: a newcomer's goes ahead of
+	// other owners' lines.
+	for _, w := range q.waiting {
+		w.touch()
+	}
 	q.mu.Unlock()
 	q.start(started)
-	if slices.Contains(started, j) {
-		return 0, nil
-	}
-	return pos - len(started), nil
+	return pos, nil
 }
 
-// dispatchLocked takes waiting jobs off the line while slots are free.
-// q.mu must be held; the caller starts them with start.
+func ownerName(owner string) string {
+	if owner == "" {
+		return "the platform"
+	}
+	return owner
+}
+
+// orderLocked is the order the waiting matches will start in if no
+// other comes: foreground before background, and within each the
+// owners' lines in turn, starting with the owner served least recently
+// (on a tie, the one whose oldest match came first). After its turn an
+// owner's line goes last, so past the first round this is a plain
+// rotation. q.mu must be held.
+func (q *Queue) orderLocked() []*job {
+	out := make([]*job, 0, len(q.waiting))
+	for _, background := range []bool{false, true} {
+		var owners []string
+		lines := map[string][]*job{}
+		for _, j := range q.waiting {
+			if j.req.Background != background {
+				continue
+			}
+			if _, ok := lines[j.req.Owner]; !ok {
+				owners = append(owners, j.req.Owner)
+			}
+			lines[j.req.Owner] = append(lines[j.req.Owner], j)
+		}
+		// Stable: owners served alike keep the order of their oldest match.
+		slices.SortStableFunc(owners, func(a, b string) int { return cmp.Compare(q.served[a], q.served[b]) })
+		for round := 0; len(owners) > 0; round++ {
+			left := owners[:0]
+			for _, o := range owners {
+				out = append(out, lines[o][round])
+				if round+1 < len(lines[o]) {
+					left = append(left, o)
+				}
+			}
+			owners = left
+		}
+	}
+	return out
+}
+
+// nextLocked is the waiting match to start next (see orderLocked).
+func (q *Queue) nextLocked() *job {
+	var best *job
+	for _, j := range q.waiting {
+		if best == nil || j.req.Background != best.req.Background && best.req.Background ||
+			j.req.Background == best.req.Background && q.served[j.req.Owner] < q.served[best.req.Owner] {
+			best = j
+		}
+	}
+	return best
+}
+
+// dispatchLocked takes waiting jobs off the line while slots are free,
+// in the queue's order. q.mu must be held; the caller starts them with
+// start.
 func (q *Queue) dispatchLocked() []*job {
 	var started []*job
 	for q.running < q.slots && len(q.waiting) > 0 {
-		j := q.waiting[0]
-		q.waiting = q.waiting[1:]
+		j := q.nextLocked()
+		q.removeWaitingLocked(j)
+		q.turn++
+		q.served[j.req.Owner] = q.turn
 		j.state, j.started = StateStarting, q.o.now()
 		q.running++
 		started = append(started, j)
@@ -168,6 +259,25 @@ func (q *Queue) dispatchLocked() []*job {
 		}
 	}
 	return started
+}
+
+// removeWaitingLocked takes a job out of the line.
+func (q *Queue) removeWaitingLocked(j *job) {
+	q.waiting = slices.DeleteFunc(q.waiting, func(w *job) bool { return w == j })
+}
+
+// leaveLocked forgets a job that is over (or left the line): an owner
+// with nothing left waiting or playing is forgotten, and counts as never
+// served when they come back. (An owner who keeps one match waiting
+// while others play stays in the rotation: they cannot jump it.)
+func (q *Queue) leaveLocked(j *job) {
+	delete(q.jobs, j.req.MatchID)
+	for _, o := range q.jobs {
+		if o.req.Owner == j.req.Owner {
+			return
+		}
+	}
+	delete(q.served, j.req.Owner)
 }
 
 // start announces and runs dispatched jobs; announcing first keeps each
@@ -223,7 +333,7 @@ func (q *Queue) play(j *job) {
 	q.notify(u)
 	q.mu.Lock()
 	j.state = u.State
-	delete(q.jobs, req.MatchID)
+	q.leaveLocked(j)
 	j.touch()
 	q.mu.Unlock()
 }
@@ -263,7 +373,10 @@ func (q *Queue) Status(id string) (s State, position int, ok bool) {
 }
 
 func (q *Queue) positionLocked(j *job) int {
-	return slices.Index(q.waiting, j) + 1
+	if j.state != StateQueued {
+		return 0
+	}
+	return slices.Index(q.orderLocked(), j) + 1
 }
 
 // Live is a match's live view.
@@ -312,14 +425,13 @@ func (q *Queue) stop(id string, cause error) bool {
 		q.mu.Unlock()
 		return false
 	}
-	i := slices.Index(q.waiting, j)
-	if i < 0 {
+	if !slices.Contains(q.waiting, j) {
 		q.mu.Unlock()
 		j.cancel(cause) // running: Play ends and play reports it
 		return true
 	}
-	q.waiting = slices.Delete(q.waiting, i, i+1)
-	for _, w := range q.waiting[i:] {
+	q.removeWaitingLocked(j)
+	for _, w := range q.waiting {
 		w.touch() // moved up the line
 	}
 	q.mu.Unlock()
@@ -331,7 +443,7 @@ func (q *Queue) stop(id string, cause error) bool {
 	q.notify(Update{ID: id, State: state, Err: cause, At: q.o.now()})
 	q.mu.Lock()
 	j.state = state
-	delete(q.jobs, id)
+	q.leaveLocked(j)
 	j.touch()
 	q.mu.Unlock()
 	q.wg.Done()

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -293,4 +294,83 @@ func TestQueueBackground(t *testing.T) {
 	if !slices.Equal(order, []string{"run", "manual", "ladder1", "ladder2"}) {
 		t.Errorf("finished in the order %v", order)
 	}
+}
+
+// Owners' lines are served in turn: one owner's 200 waiting matches
+// delay another's only until the next free slot, and the positions say
+// so before anything starts.
+func TestQueueServesOwnersInTurn(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
+	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 512)}
+	u.q = orchestrator.NewQueueWith(orchestrator.New(l), orchestrator.New(l), 1, 0, u.add, orchestrator.WithLineMax(200))
+	q := u.q
+	t.Cleanup(func() { q.Shutdown(context.Background(), false) })
+	mine := func(id, owner string, images ...string) orchestrator.Request {
+		r := request(t, id, images...)
+		r.Owner = owner
+		return r
+	}
+	if _, err := q.Enqueue(mine("a-run", "alice", "bots/held", "bots/held")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := q.Enqueue(mine(fmt.Sprintf("a%03d", i), "alice", "bots/free", "bots/free")); err != nil {
+			t.Fatalf("alice's match %d: %v", i, err)
+		}
+	}
+	// Alice's line is full; bob's is not.
+	if _, err := q.Enqueue(mine("a-more", "alice", "bots/free", "bots/free")); !errors.Is(err, orchestrator.ErrQueueFull) || !strings.Contains(err.Error(), "alice has 200 matches waiting") {
+		t.Fatalf("alice past her line's limit: %v", err)
+	}
+	pos, err := q.Enqueue(mine("b1", "bob", "bots/free", "bots/free"))
+	if err != nil || pos != 1 {
+		t.Fatalf("bob's match is at %d (%v), want 1: next", pos, err)
+	}
+	pos, _ = q.Enqueue(mine("b2", "bob", "bots/free", "bots/free"))
+	// Then alice, bob, alice: b2 is third.
+	if pos != 3 {
+		t.Errorf("bob's second match is at %d, want 3", pos)
+	}
+	if _, p, _ := q.Status("a000"); p != 2 {
+		t.Errorf("alice's oldest waiting match is at %d, want 2", p)
+	}
+	if _, p, _ := q.Status("a199"); p != 202 {
+		t.Errorf("alice's newest match is at %d, want 202", p)
+	}
+	// A background match waits behind all of them.
+	bg := request(t, "ladder", "bots/free", "bots/free")
+	bg.Background = true
+	if p, _ := q.Enqueue(bg); p != 203 {
+		t.Errorf("the ladder's match is at %d, want 203", p)
+	}
+	close(hold)
+	var order []string
+	for range 6 {
+		order = append(order, wait(t, u).ID)
+	}
+	if want := []string{"a-run", "b1", "a000", "b2", "a001", "a002"}; !slices.Equal(order, want) {
+		t.Errorf("finished in the order %v, want %v", order, want)
+	}
+}
+
+// An owner who keeps one match waiting while theirs play cannot take
+// every slot: they stay in the rotation.
+func TestQueueOwnerCannotJumpTheRotation(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
+	q, _ := newQueue(t, l, 1)
+	mine := func(id, owner string) orchestrator.Request {
+		r := request(t, id, "bots/held", "bots/held")
+		r.Owner = owner
+		return r
+	}
+	q.Enqueue(mine("b0", "bob")) // bob's plays
+	q.Enqueue(mine("a1", "alice"))
+	q.Enqueue(mine("a2", "alice"))
+	// Bob, served last, queues one more: it goes after alice's next.
+	if p, _ := q.Enqueue(mine("b1", "bob")); p != 2 {
+		t.Errorf("bob's match is at %d while his other plays, want 2 (after alice's a1)", p)
+	}
+	close(hold)
 }
