@@ -94,6 +94,9 @@ type Entry struct {
 	Note      string
 	Mu, Sigma float64
 	CreatedAt time.Time
+	// Owner is the user or team the entry belongs to; CreatedBy the user
+	// who registered it.
+	Owner, CreatedBy string
 }
 
 // Listed reports whether the entry is on the leaderboard (active or
@@ -111,12 +114,12 @@ var ErrNameTaken = errors.New("name taken")
 // its most entries.
 var ErrLadderFull = errors.New("ladder full")
 
-const entryColumns = `id, game, name, version, image, image_id, state, note, mu, sigma, created_at`
+const entryColumns = `id, game, name, version, image, image_id, state, note, mu, sigma, created_at, owner, created_by`
 
 func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 	var e Entry
 	var created string
-	if err := row.Scan(&e.ID, &e.Game, &e.Name, &e.Version, &e.Image, &e.ImageID, &e.State, &e.Note, &e.Mu, &e.Sigma, &created); err != nil {
+	if err := row.Scan(&e.ID, &e.Game, &e.Name, &e.Version, &e.Image, &e.ImageID, &e.State, &e.Note, &e.Mu, &e.Sigma, &created, &e.Owner, &e.CreatedBy); err != nil {
 		return Entry{}, err
 	}
 	e.CreatedAt = parseStamp(created)
@@ -125,8 +128,8 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 
 // RegisterEntry puts e (game, name, image, image id, rating, time) on its
 // game's ladder as an active entry, in one transaction:
-//   - a listed entry of the same name and another image reference: the
-//     name is taken (ErrNameTaken);
+//   - a listed entry of the same name and another owner or image
+//     reference: the name is taken (ErrNameTaken);
 //   - a listed entry of the same name and image id: nothing changes, and
 //     that entry is returned with created false;
 //   - a listed entry of the same name and image reference with another
@@ -151,6 +154,9 @@ func (s *Store) RegisterEntry(ctx context.Context, e Entry, maxListed int) (out 
 		}
 		rows.Close()
 		for _, x := range same {
+			if x.Owner != e.Owner {
+				return fmt.Errorf("%w: %s belongs to %s (entry %d); register your bot under another name", ErrNameTaken, e.Name, x.Owner, x.ID)
+			}
 			if x.Image != e.Image {
 				return fmt.Errorf("%w: %s is registered with image %s (entry %d); register this image under another name", ErrNameTaken, e.Name, x.Image, x.ID)
 			}
@@ -175,8 +181,8 @@ func (s *Store) RegisterEntry(ctx context.Context, e Entry, maxListed int) (out 
 			return err
 		}
 		e.Version, e.State, e.Note = version+1, EntryActive, ""
-		res, err := tx.ExecContext(ctx, `INSERT INTO ladder_entries (game, name, version, image, image_id, state, mu, sigma, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.Game, e.Name, e.Version, e.Image, e.ImageID, e.State, e.Mu, e.Sigma, stamp(e.CreatedAt))
+		res, err := tx.ExecContext(ctx, `INSERT INTO ladder_entries (game, name, version, image, image_id, state, mu, sigma, created_at, owner, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.Game, e.Name, e.Version, e.Image, e.ImageID, e.State, e.Mu, e.Sigma, stamp(e.CreatedAt), e.Owner, e.CreatedBy)
 		if err != nil {
 			return err
 		}
@@ -257,6 +263,39 @@ func (s *Store) SetEntryState(ctx context.Context, id int64, state, note string)
 	return s.Entry(ctx, id)
 }
 
+// RenameEntry gives an entry's name, every version of it, a new one
+// that no other entry of the game has had (ErrNameTaken).
+func (s *Store) RenameEntry(ctx context.Context, id int64, name string) (Entry, error) {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		e, err := scanEntry(tx.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ladder_entries WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNoEntry
+		}
+		if err != nil {
+			return err
+		}
+		if e.Name == name {
+			return nil
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_entries WHERE game = ? AND name = ?`, e.Game, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: the %s ladder has had an entry named %s", ErrNameTaken, e.Game, name)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE ladder_entries SET name = ? WHERE game = ? AND name = ?`, name, e.Game, e.Name)
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, ErrNameTaken) && !errors.Is(err, ErrNoEntry) {
+			err = fmt.Errorf("rename ladder entry %d: %w", id, err)
+		}
+		return Entry{}, err
+	}
+	return s.Entry(ctx, id)
+}
+
 // LadderMatch is a match a ladder created, as it stands for the ladder.
 type LadderMatch struct {
 	MatchID string
@@ -300,6 +339,7 @@ func (s *Store) NextLadderSeq(ctx context.Context, game string) (int64, error) {
 // transaction, that the ladder made it with these entries in these seats.
 func (s *Store) InsertLadderMatch(ctx context.Context, m Match, lm LadderMatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		m.Owner, m.Ladder = "", true
 		if err := insertMatch(ctx, tx, m); err != nil {
 			return err
 		}

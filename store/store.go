@@ -13,8 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/moby/sys/atomicwriter"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
@@ -37,6 +40,11 @@ type Match struct {
 	FinishedAt time.Time
 	// HasReplay is true once the replay file is saved.
 	HasReplay bool
+	// Owner is who started the match: a user's name ("admin" for what
+	// was started before accounts, or by anyone in local mode); empty for
+	// a ladder's match, which Ladder marks.
+	Owner  string
+	Ladder bool
 }
 
 // ErrNotFound is returned for an unknown match id.
@@ -48,6 +56,9 @@ type Store struct {
 	db   *sql.DB
 	dir  string
 	lock *os.File
+
+	sessionsOnce sync.Once
+	sessions     *sqlite3store.SQLite3Store
 }
 
 const schema = `
@@ -91,7 +102,7 @@ func Open(dir, holder string) (*Store, error) {
 	// One writer at a time is what SQLite does anyway; one connection
 	// keeps database/sql from tripping over its own locks.
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema + ladderSchema); err != nil {
+	if err := migrate(context.Background(), db); err != nil {
 		db.Close()
 		lk.Close()
 		return nil, fmt.Errorf("open the match store in %s: %w", dir, err)
@@ -101,6 +112,9 @@ func Open(dir, holder string) (*Store, error) {
 
 // Close closes the database and lets the folder go.
 func (s *Store) Close() error {
+	if s.sessions != nil {
+		s.sessions.StopCleanup()
+	}
 	err := s.db.Close()
 	s.lock.Close()
 	return err
@@ -129,8 +143,8 @@ type execer interface {
 
 func insertMatch(ctx context.Context, db execer, m Match) error {
 	bots, _ := json.Marshal(m.Bots)
-	_, err := db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt))
+	_, err := db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at, owner, ladder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt), m.Owner, m.Ladder)
 	if err != nil {
 		return fmt.Errorf("record match %s: %w", m.ID, err)
 	}
@@ -188,12 +202,12 @@ func (s *Store) Finish(ctx context.Context, id string, o Outcome, at time.Time) 
 	return errors.Join(replayErr, err)
 }
 
-const columns = `seq, id, status, game, map, seed, bots, settings, error, result, replay, created_at, started_at, finished_at`
+const columns = `seq, id, status, game, map, seed, bots, settings, error, result, replay, created_at, started_at, finished_at, owner, ladder`
 
 func scan(row interface{ Scan(...any) error }) (Match, error) {
 	var m Match
 	var seed, bots, settings, result, created, started, finished string
-	if err := row.Scan(&m.Seq, &m.ID, &m.Status, &m.Game, &m.Map, &seed, &bots, &settings, &m.Error, &result, &m.HasReplay, &created, &started, &finished); err != nil {
+	if err := row.Scan(&m.Seq, &m.ID, &m.Status, &m.Game, &m.Map, &seed, &bots, &settings, &m.Error, &result, &m.HasReplay, &created, &started, &finished, &m.Owner, &m.Ladder); err != nil {
 		return Match{}, err
 	}
 	m.Seed, _ = strconv.ParseUint(seed, 10, 64)
@@ -220,14 +234,38 @@ func (s *Store) Get(ctx context.Context, id string) (Match, error) {
 	return m, nil
 }
 
-// List returns up to limit matches, newest first, older than the cursor
-// before (0: from the newest). next is the cursor of the following page,
-// 0 when there is none.
-func (s *Store) List(ctx context.Context, before int64, limit int) (matches []Match, next int64, err error) {
+// Filter narrows a list of matches; its zero value lists them all.
+type Filter struct {
+	// Owners keeps the matches started by one of these (none: anyone's).
+	Owners []string
+	// NoLadder leaves the ladders' matches out.
+	NoLadder bool
+	// Game keeps one game's matches.
+	Game string
+}
+
+// List returns up to limit matches that pass f, newest first, older than
+// the cursor before (0: from the newest). next is the cursor of the
+// following page, 0 when there is none.
+func (s *Store) List(ctx context.Context, f Filter, before int64, limit int) (matches []Match, next int64, err error) {
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM matches WHERE seq < ? ORDER BY seq DESC LIMIT ?`, before, limit+1)
+	where, args := `seq < ?`, []any{before}
+	if len(f.Owners) > 0 {
+		where += ` AND owner IN (` + placeholders(len(f.Owners)) + `)`
+		for _, o := range f.Owners {
+			args = append(args, o)
+		}
+	}
+	if f.NoLadder {
+		where += ` AND ladder = 0`
+	}
+	if f.Game != "" {
+		where += ` AND game = ?`
+		args = append(args, f.Game)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+columns+` FROM matches WHERE `+where+` ORDER BY seq DESC LIMIT ?`, append(args, limit+1)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list matches: %w", err)
 	}
@@ -247,6 +285,11 @@ func (s *Store) List(ctx context.Context, before int64, limit int) (matches []Ma
 		next = matches[limit-1].Seq
 	}
 	return matches, next, nil
+}
+
+// placeholders is "?, ?, …" for n values.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // Unfinished returns the ids of matches that were not over: after a
@@ -276,6 +319,9 @@ func (s *Store) textColumn(ctx context.Context, what, query string, args ...any)
 	}
 	return out, nil
 }
+
+// Dir is the data folder.
+func (s *Store) Dir() string { return s.dir }
 
 // ReplayPath is where a match's replay file lives (written by Finish).
 func (s *Store) ReplayPath(id string) string {

@@ -48,11 +48,11 @@ func TestStore(t *testing.T) {
 	if _, err := s.Get(ctx, "dddddddddddd"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
-	page, next, err := s.List(ctx, 0, 2)
+	page, next, err := s.List(ctx, Filter{}, 0, 2)
 	if err != nil || len(page) != 2 || page[0].ID != "cccccccccccc" || next == 0 {
 		t.Fatalf("first page: %v %d %v", page, next, err)
 	}
-	page, next, err = s.List(ctx, next, 2)
+	page, next, err = s.List(ctx, Filter{}, next, 2)
 	if err != nil || len(page) != 1 || page[0].ID != "aaaaaaaaaaaa" || next != 0 {
 		t.Fatalf("second page: %v %d %v", page, next, err)
 	}
