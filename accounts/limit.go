@@ -1,0 +1,122 @@
+package accounts
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Limits bound wrong passwords: per account (whoever tries them) and per
+// client address (whichever accounts it tries). Each is a bucket of
+// failures: Burst in a row, then one more every Every. Past either, a
+// sign-in is refused before its password is compared, with how long to
+// wait; a right password clears the account's bucket.
+type Limits struct {
+	AccountBurst int
+	AccountEvery time.Duration
+	ClientBurst  int
+	ClientEvery  time.Duration
+}
+
+// DefaultLimits: 10 wrong passwords for an account, then one a minute;
+// 20 from a client, then one every 30 s.
+var DefaultLimits = Limits{AccountBurst: 10, AccountEvery: time.Minute, ClientBurst: 20, ClientEvery: 30 * time.Second}
+
+// TooManyError is a sign-in refused for too many wrong passwords.
+type TooManyError struct {
+	// Of is "account NAME" or "client ADDRESS".
+	Of         string
+	RetryAfter time.Duration
+}
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("too many wrong passwords for %s: try again in %d s", e.Of, int(math.Ceil(e.RetryAfter.Seconds())))
+}
+
+type limits struct {
+	cfg      Limits
+	mu       sync.Mutex
+	accounts map[string]*rate.Limiter
+	clients  map[string]*rate.Limiter
+}
+
+// maxKeys bounds each map; past it, buckets that are full again (no
+// recent failure) are dropped.
+const maxKeys = 10000
+
+func newLimits(l Limits) *limits {
+	d := DefaultLimits
+	if l.AccountBurst <= 0 {
+		l.AccountBurst = d.AccountBurst
+	}
+	if l.AccountEvery <= 0 {
+		l.AccountEvery = d.AccountEvery
+	}
+	if l.ClientBurst <= 0 {
+		l.ClientBurst = d.ClientBurst
+	}
+	if l.ClientEvery <= 0 {
+		l.ClientEvery = d.ClientEvery
+	}
+	return &limits{cfg: l, accounts: map[string]*rate.Limiter{}, clients: map[string]*rate.Limiter{}}
+}
+
+// check refuses a sign-in whose account or client has no failure left.
+func (l *limits) check(account, client string, now time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.accounts[account]; ok {
+		if wait := waitFor(b, now); wait > 0 {
+			return &TooManyError{Of: "account " + account, RetryAfter: wait}
+		}
+	}
+	if b, ok := l.clients[client]; ok {
+		if wait := waitFor(b, now); wait > 0 {
+			return &TooManyError{Of: "client " + client, RetryAfter: wait}
+		}
+	}
+	return nil
+}
+
+// waitFor is how long until the bucket holds a whole failure again.
+func waitFor(b *rate.Limiter, now time.Time) time.Duration {
+	tokens := b.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / float64(b.Limit()) * float64(time.Second))
+}
+
+// failed takes a failure from the account's and the client's buckets.
+func (l *limits) failed(account, client string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	take(l.accounts, account, l.cfg.AccountBurst, l.cfg.AccountEvery, now)
+	take(l.clients, client, l.cfg.ClientBurst, l.cfg.ClientEvery, now)
+}
+
+func take(m map[string]*rate.Limiter, key string, burst int, every time.Duration, now time.Time) {
+	b, ok := m[key]
+	if !ok {
+		if len(m) >= maxKeys {
+			for k, x := range m {
+				if x.TokensAt(now) >= float64(x.Burst()) {
+					delete(m, k)
+				}
+			}
+		}
+		b = rate.NewLimiter(rate.Every(every), burst)
+		m[key] = b
+	}
+	b.AllowN(now, 1)
+}
+
+// succeeded clears the account's failures.
+func (l *limits) succeeded(account string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.accounts, account)
+}

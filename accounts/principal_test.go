@@ -1,0 +1,104 @@
+package accounts
+
+import (
+	"errors"
+	"testing"
+)
+
+var (
+	alice = Principal{Name: "alice", Role: RolePlayer, Teams: []string{"red"}, Via: ViaSession}
+	bob   = Principal{Name: "bob", Role: RolePlayer, Via: ViaSession}
+	admin = Principal{Name: AdminName, Role: RoleAdmin, Via: ViaSession}
+)
+
+func TestMayChange(t *testing.T) {
+	tests := []struct {
+		who   Principal
+		owner string
+		want  error
+	}{
+		{alice, "alice", nil},
+		{alice, "red", nil},
+		{bob, "alice", ErrDenied},
+		{bob, "red", ErrDenied},
+		{admin, "alice", nil},
+		{admin, "", nil},
+		{alice, "", ErrDenied}, // the platform's (a ladder's match)
+		{Anonymous, "alice", ErrUnauthenticated},
+		{Principal{Name: "eve", Role: "nobody"}, "eve", nil},
+	}
+	for _, tt := range tests {
+		err := tt.who.MayChange("entry 1", tt.owner)
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("%q changes a thing of %q: %v, want %v", tt.who.Name, tt.owner, err, tt.want)
+		}
+	}
+	if err := bob.MayChange("entry 1 (x)", "red"); err.Error() != "entry 1 (x) belongs to red: only its owner (or a member of that team) or an admin may change it" {
+		t.Errorf("the reason: %q", err)
+	}
+}
+
+func TestMayPlay(t *testing.T) {
+	examples := []string{"arena/tanks-random"}
+	tests := []struct {
+		who   Principal
+		ref   string
+		allow []string
+		want  error
+	}{
+		{alice, "alice/bot", nil, nil},
+		{alice, "alice/bot:v3", nil, nil},
+		{alice, "red/bot@sha256:" + sha, nil, nil},
+		{alice, "localhost:5006/alice/bot", nil, nil},
+		{alice, "arena/tanks-random", nil, nil},
+		{alice, "arena/tanks-hunter", nil, ErrDenied}, // not an example
+		{alice, "bob/bot", nil, ErrDenied},
+		{alice, "alicebot", nil, ErrDenied},              // docker.io/library/alicebot
+		{alice, "sha256:" + sha, nil, ErrDenied},         // an id names no owner
+		{alice, "Alice/Bot", nil, ErrDenied},             // not a reference
+		{alice, "team_x/bot", []string{"team_*/*"}, nil}, // ARENA_ALLOW
+		{admin, "anything/at-all", nil, nil},
+		{admin, "anything/at-all", []string{"team_*/*"}, ErrDenied},
+		{Anonymous, "arena/tanks-random", nil, ErrUnauthenticated},
+	}
+	for _, tt := range tests {
+		err := tt.who.MayPlay(tt.ref, Images{Allow: tt.allow, Examples: examples})
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("%q plays %s (allow %v): %v, want %v", tt.who.Name, tt.ref, tt.allow, err, tt.want)
+		}
+	}
+}
+
+const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestNamespace(t *testing.T) {
+	for ref, want := range map[string]string{
+		"alice/bot":                    "alice",
+		"alice/bot:v1":                 "alice",
+		"localhost:5006/alice/bot":     "alice",
+		"docker.io/alice/bot":          "alice",
+		"registry.example/team/x/y":    "team",
+		"ubuntu":                       "",
+		"library/ubuntu":               "",
+		"sha256:" + sha:                "",
+		"NotAReference":                "",
+		"example.com:5000/library/bot": "library",
+	} {
+		if got := Namespace(ref); got != want {
+			t.Errorf("Namespace(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"alice": true, "team-a": true, "team_b2": true, "ab": true,
+		"a": false, "Alice": false, "-alice": false, "alice-": false, "al--ice": false, "al ice": false,
+		"admin": false, "arena": false, "library": false,
+		"abcdefghijabcdefghijabcdefghijabc": false, // 33
+	} {
+		if err := CheckName(name); (err == nil) != ok {
+			t.Errorf("CheckName(%q) = %v", name, err)
+		}
+	}
+}
