@@ -162,19 +162,36 @@ func (l *Ladder) game(name string) (engine.Game, error) {
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$`)
 
+// checkName says why an entry's name is not acceptable.
+func checkName(name string) error {
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("%w: name %q: 1 to 40 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit", ErrInvalid, name)
+	}
+	return nil
+}
+
+// Registration is a bot put on a ladder: its game, name and image, and
+// the user or team it belongs to (Owner), registered by the user By.
+type Registration struct {
+	Game, Name, Image string
+	Owner, By         string
+}
+
 // Register puts a bot on a game's ladder under a name: its image is
 // resolved to its id now, and the entry plays that image from then on.
 // The same name with the same image id returns the existing entry
 // (created false); with a new id of the same reference, a new version
-// replaces the old one, whose history stays.
-func (l *Ladder) Register(ctx context.Context, game, name, image string) (store.Entry, bool, error) {
+// replaces the old one, whose history stays. A name listed by another
+// owner is taken.
+func (l *Ladder) Register(ctx context.Context, r Registration) (store.Entry, bool, error) {
+	game, name, image := r.Game, r.Name, r.Image
 	g, err := l.game(game)
 	if err != nil {
 		return store.Entry{}, false, err
 	}
 	name = strings.TrimSpace(name)
-	if !namePattern.MatchString(name) {
-		return store.Entry{}, false, fmt.Errorf("%w: name %q: 1 to 40 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit", ErrInvalid, name)
+	if err := checkName(name); err != nil {
+		return store.Entry{}, false, err
 	}
 	image = strings.TrimSpace(image)
 	if image == "" {
@@ -184,13 +201,13 @@ func (l *Ladder) Register(ctx context.Context, game, name, image string) (store.
 	if err != nil {
 		return store.Entry{}, false, err
 	}
-	r := l.cfg.Model.New()
-	e, created, err := l.deps.Store.RegisterEntry(ctx, store.Entry{Game: g.Name(), Name: name, Image: image, ImageID: id, Mu: r.Mu, Sigma: r.Sigma, CreatedAt: l.now()}, l.cfg.MaxEntries)
+	rating := l.cfg.Model.New()
+	e, created, err := l.deps.Store.RegisterEntry(ctx, store.Entry{Game: g.Name(), Name: name, Image: image, ImageID: id, Mu: rating.Mu, Sigma: rating.Sigma, CreatedAt: l.now(), Owner: r.Owner, CreatedBy: r.By}, l.cfg.MaxEntries)
 	if err != nil {
 		return store.Entry{}, false, err
 	}
 	if created {
-		l.log.Info("ladder entry registered", zap.String("game", e.Game), zap.String("name", e.Name), zap.Int("version", e.Version), zap.String("image_id", e.ImageID))
+		l.log.Info("ladder entry registered", zap.String("game", e.Game), zap.String("name", e.Name), zap.Int("version", e.Version), zap.String("image_id", e.ImageID), zap.String("owner", e.Owner))
 		l.touch()
 		l.wake()
 	}
@@ -228,6 +245,23 @@ func (l *Ladder) SetActive(ctx context.Context, game string, id int64, active bo
 	}
 	l.touch()
 	l.wake()
+	return e, nil
+}
+
+// Rename gives an entry (all its versions) a new name.
+func (l *Ladder) Rename(ctx context.Context, game string, id int64, name string) (store.Entry, error) {
+	e, err := l.Entry(ctx, game, id)
+	if err != nil {
+		return store.Entry{}, err
+	}
+	name = strings.TrimSpace(name)
+	if err := checkName(name); err != nil {
+		return store.Entry{}, err
+	}
+	if e, err = l.deps.Store.RenameEntry(ctx, e.ID, name); err != nil {
+		return store.Entry{}, err
+	}
+	l.touch()
 	return e, nil
 }
 

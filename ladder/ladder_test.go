@@ -72,7 +72,7 @@ func TestLadderSubmitsSettlesAndRecovers(t *testing.T) {
 	q := &queue{}
 	l := newLadder(t, st, q)
 	for _, name := range []string{"a", "b", "c"} {
-		if _, _, err := l.Register(ctx, "tanks", name, "bots/"+name); err != nil {
+		if _, _, err := l.Register(ctx, Registration{Game: "tanks", Name: name, Image: "bots/" + name, Owner: "admin", By: "admin"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -45,6 +45,8 @@ type Standing struct {
 	ImageID string `json:"image_id"`
 	State   string `json:"state"`
 	Note    string `json:"note,omitempty"`
+	// Owner is the user or team the entry belongs to.
+	Owner string `json:"owner"`
 	// Rating is the conservative figure the board sorts by, μ − 3σ.
 	Rating  float64   `json:"rating"`
 	Mu      float64   `json:"mu"`
@@ -210,7 +212,7 @@ func (l *Ladder) Leaderboard(ctx context.Context, game string) (Board, error) {
 
 func standing(e store.Entry, st store.EntryStats) Standing {
 	r := skill.Rating{Mu: e.Mu, Sigma: e.Sigma}
-	return Standing{ID: e.ID, Name: entryName(e), Version: e.Version, Image: e.Image, ImageID: e.ImageID, State: e.State, Note: e.Note,
+	return Standing{ID: e.ID, Name: entryName(e), Version: e.Version, Image: e.Image, ImageID: e.ImageID, State: e.State, Note: e.Note, Owner: e.Owner,
 		Rating: r.Ordinal(), Mu: e.Mu, Sigma: e.Sigma, Matches: st.Matches, Wins: st.Wins, Draws: st.Draws, Losses: st.Losses,
 		Faults: faultRate(st), Created: e.CreatedAt}
 }

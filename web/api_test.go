@@ -11,11 +11,16 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
+	"arena/accounts"
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/orchestrator"
@@ -30,7 +35,19 @@ type testServer struct {
 	store    *store.Store
 	// release lets the bots of image bots/held answer.
 	release func()
+	// accounts are the server's in accounts mode; clock its clock, which
+	// a test may move on (skip).
+	accounts *accounts.Service
+	clock    *testClock
+	// logs are what the server logged.
+	logs *observer.ObservedLogs
 }
+
+// testClock is the real time moved on by what a test skipped.
+type testClock struct{ skipped atomic.Int64 }
+
+func (c *testClock) Now() time.Time       { return time.Now().Add(time.Duration(c.skipped.Load())) }
+func (c *testClock) skip(d time.Duration) { c.skipped.Add(int64(d)) }
 
 func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	t.Helper()
@@ -46,7 +63,8 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	log := zaptest.NewLogger(t)
+	logs, seen := observer.New(zapcore.DebugLevel)
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, logs) })))
 	if cfg.DefaultBots == nil {
 		cfg.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
 	}
@@ -56,13 +74,23 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	if viaNATS {
 		player = natsPlayer(t, orch, games, concurrency, log)
 	}
+	clock := &testClock{}
+	var accts *accounts.Service
+	if cfg.Auth == AuthAccounts {
+		cheapPasswords(t)
+		if accts, err = accounts.New(st, accounts.SignupInvite, accounts.WithClock(clock.Now), accounts.WithLogger(log.Named("accounts"))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := New(cfg, Deps{
 		Games:        games,
 		Orchestrator: orch,
 		Player:       player,
 		Store:        st,
 		Concurrency:  concurrency,
+		Accounts:     accts,
 		Log:          log,
+		Now:          clock.Now,
 	})
 	// The real server: its timeouts and connection cap are under test.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -79,7 +107,15 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release}
+	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release, accounts: accts, clock: clock, logs: seen}
+}
+
+// cheapPasswords makes password hashes cheap for a test (the parameters
+// are kept in each hash, so nothing else changes).
+func cheapPasswords(t *testing.T) {
+	saved := *accounts.Params
+	accounts.Params.Memory, accounts.Params.Iterations = 64, 1
+	t.Cleanup(func() { *accounts.Params = saved })
 }
 
 func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (int, map[string]any) {

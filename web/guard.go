@@ -24,7 +24,9 @@ import (
 //     page itself: with a JSON body (a cross-site form or no-cors fetch
 //     cannot send one without a CORS preflight, which is refused) and, if
 //     the browser says where it comes from, from this origin.
-//   - limitStarts: each client may start only so many matches a minute.
+//   - limitStarts: each user (each client in local mode) may start only
+//     so many matches a minute; limitAnonymousReads and limitSignUps
+//     bound what an anonymous client may ask.
 
 // DefaultHosts are the names the server answers to unless told others.
 var DefaultHosts = []string{"localhost", "127.0.0.1", "::1"}
@@ -84,28 +86,53 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// limitStarts allows each client (by its address) perMinute starts a
-// minute, in bursts of up to burst.
+// limitStarts allows each user (in local mode, each client address)
+// perMinute starts a minute, in bursts of up to burst.
 func (s *Server) limitStarts(perMinute, burst int) echo.MiddlewareFunc {
+	return s.limit(float64(perMinute), burst, func(c echo.Context) string {
+		if p := who(c); s.accountsMode() && p.SignedIn() {
+			return "user " + p.Name
+		}
+		return client(c)
+	}, func(id string) string {
+		return fmt.Sprintf("too many matches started by %s: at most %d a minute", id, perMinute)
+	}, nil)
+}
+
+// limitAnonymousReads allows each anonymous client perMinute API
+// requests a minute in accounts mode, in bursts of a fifth of it; signed-
+// in users are not limited here.
+func (s *Server) limitAnonymousReads(perMinute int) echo.MiddlewareFunc {
+	return s.limit(float64(perMinute), max(1, perMinute/5), client, func(id string) string {
+		return fmt.Sprintf("too many requests from %s: at most %d a minute without signing in", id, perMinute)
+	}, func(c echo.Context) bool { return who(c).SignedIn() })
+}
+
+// limitSignUps allows each client perHour sign-up attempts an hour, in
+// bursts of half of it (an admin making accounts is not limited).
+func (s *Server) limitSignUps(perHour int) echo.MiddlewareFunc {
+	return s.limit(float64(perHour)/60, max(1, perHour/2), client, func(id string) string {
+		return fmt.Sprintf("too many sign-ups from %s: at most %d an hour", id, perHour)
+	}, func(c echo.Context) bool { return who(c).Admin() })
+}
+
+// limit is a rate limiter of perMinute requests a minute, in bursts of
+// burst, per key; skip, when set, exempts requests.
+func (s *Server) limit(perMinute float64, burst int, key func(echo.Context) string, deny func(id string) string, skip func(echo.Context) bool) echo.MiddlewareFunc {
 	store := middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
-		Rate: rate.Limit(float64(perMinute) / 60), Burst: burst, ExpiresIn: 10 * time.Minute,
+		Rate: rate.Limit(perMinute / 60), Burst: burst, ExpiresIn: 10 * time.Minute,
 	})
-	retry := strconv.Itoa(max(1, 60/perMinute))
-	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
-		Store: store,
-		IdentifierExtractor: func(c echo.Context) (string, error) {
-			host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-			if err != nil {
-				return c.Request().RemoteAddr, nil
-			}
-			return host, nil
-		},
+	retry := strconv.Itoa(max(1, int(60/perMinute)))
+	cfg := middleware.RateLimiterConfig{
+		Store:               store,
+		IdentifierExtractor: func(c echo.Context) (string, error) { return key(c), nil },
 		DenyHandler: func(c echo.Context, id string, _ error) error {
 			c.Response().Header().Set("Retry-After", retry)
-			return &apiError{http.StatusTooManyRequests, fmt.Sprintf("too many matches started from %s: at most %d a minute", id, perMinute)}
+			return &apiError{http.StatusTooManyRequests, deny(id)}
 		},
-		ErrorHandler: func(c echo.Context, err error) error {
-			return &apiError{http.StatusForbidden, "the client's address is unknown"}
-		},
-	})
+	}
+	if skip != nil {
+		cfg.Skipper = skip
+	}
+	return middleware.RateLimiterWithConfig(cfg)
 }

@@ -24,7 +24,9 @@ type imageInfo struct {
 
 // listImages serves GET /api/images?game=G: the local images that fit the
 // game, its own (labelled) first, then the unlabelled, each newest first;
-// images the server does not allow are left out.
+// only those the visitor may play (accounts.Principal.MayPlay: a
+// player's own and their teams', the example bots, what ARENA_ALLOW
+// admits), never every image on the engine.
 func (s *Server) listImages(c echo.Context) error {
 	name := c.QueryParam("game")
 	if name == "" {
@@ -40,8 +42,9 @@ func (s *Server) listImages(c echo.Context) error {
 		return &apiError{http.StatusServiceUnavailable, "cannot list the local images: " + err.Error()}
 	}
 	out := []imageInfo{}
+	p := who(c)
 	for _, img := range imgs {
-		if s.allowed(img.Ref) {
+		if p.MayPlay(img.Ref, s.images) == nil {
 			out = append(out, imageInfo{Image: img.Ref, ID: img.ID, CreatedAt: img.Created, Game: img.Game})
 		}
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"arena/accounts"
 	"arena/ladder"
 	"arena/store"
 )
@@ -20,10 +22,14 @@ import (
 //	GET    /api/ladders                          every game's ladder
 //	GET    /api/ladders/{game}                   the leaderboard
 //	GET    /api/ladders/{game}/stream            the leaderboard at every change (Server-Sent Events)
-//	POST   /api/ladders/{game}/entries           {"name","image"} → 201 (200: already registered)
+//	POST   /api/ladders/{game}/entries           {"name","image"[,"team"]} → 201 (200: already registered)
 //	GET    /api/ladders/{game}/entries/{id}      an entry's page
-//	PATCH  /api/ladders/{game}/entries/{id}      {"active": false} pauses it, true lets it play
+//	PATCH  /api/ladders/{game}/entries/{id}      {"active": false} pauses it, true lets it play; {"name"} renames it
 //	DELETE /api/ladders/{game}/entries/{id}      takes it off the ladder (its matches stay)
+//
+// Registering needs a signed-in user (accounts mode), and the entry is
+// theirs or their team's; changing one needs its owner, a member of its
+// team, or an admin.
 
 func (s *Server) listLadders(c echo.Context) error {
 	list, err := s.ladder.Summaries(c.Request().Context())
@@ -105,10 +111,12 @@ func (s *Server) streamLadder(c echo.Context) error {
 	}
 }
 
-// entryRequest is the body of POST /api/ladders/{game}/entries.
+// entryRequest is the body of POST /api/ladders/{game}/entries: Team,
+// when set, makes the entry a team's (the user must be a member).
 type entryRequest struct {
 	Name  string `json:"name"`
 	Image string `json:"image"`
+	Team  string `json:"team,omitempty"`
 }
 
 func decodeBody(c echo.Context, dst any, what string) error {
@@ -136,10 +144,18 @@ func (s *Server) registerEntry(c echo.Context) error {
 	if img == "" {
 		return badRequest("image: empty image name")
 	}
-	if !s.allowed(img) {
-		return &apiError{http.StatusForbidden, fmt.Sprintf("image %s is not allowed here (allowed: %s)", img, strings.Join(s.cfg.Allow, ", "))}
+	p := who(c)
+	if err := s.mayPlayAll(p, "image", img); err != nil {
+		return err
 	}
-	e, created, err := s.ladder.Register(c.Request().Context(), c.Param("game"), body.Name, img)
+	owner := p.Name
+	if body.Team != "" {
+		if !slices.Contains(p.Teams, body.Team) {
+			return accounts.Errorf(accounts.ErrDenied, "team: you are not a member of team %s", body.Team)
+		}
+		owner = body.Team
+	}
+	e, created, err := s.ladder.Register(c.Request().Context(), ladder.Registration{Game: c.Param("game"), Name: body.Name, Image: img, Owner: owner, By: p.Name})
 	if err != nil {
 		return err
 	}
@@ -190,7 +206,18 @@ func (s *Server) getEntry(c echo.Context) error {
 
 // patchRequest is the body of PATCH /api/ladders/{game}/entries/{id}.
 type patchRequest struct {
-	Active *bool `json:"active"`
+	Active *bool   `json:"active"`
+	Name   *string `json:"name"`
+}
+
+// mayChangeEntry checks that the visitor may change an entry: its
+// owner, a member of its team, or an admin.
+func (s *Server) mayChangeEntry(c echo.Context, id int64) error {
+	e, err := s.ladder.Entry(c.Request().Context(), c.Param("game"), id)
+	if err != nil {
+		return entryErr(c, err)
+	}
+	return who(c).MayChange(fmt.Sprintf("entry %d (%s)", e.ID, e.Name), e.Owner)
 }
 
 func (s *Server) patchEntry(c echo.Context) error {
@@ -199,14 +226,24 @@ func (s *Server) patchEntry(c echo.Context) error {
 		return err
 	}
 	var body patchRequest
-	if err := decodeBody(c, &body, `a JSON change of a ladder entry {"active": true or false}`); err != nil {
+	if err := decodeBody(c, &body, `a JSON change of a ladder entry {"active": true or false} or {"name": "…"}`); err != nil {
 		return err
 	}
-	if body.Active == nil {
-		return badRequest(`active: missing; send {"active": false} to pause the entry, true to let it play`)
+	if body.Active == nil && body.Name == nil {
+		return badRequest(`send {"active": false} to pause the entry, true to let it play, or {"name": "…"} to rename it`)
 	}
-	if _, err := s.ladder.SetActive(c.Request().Context(), c.Param("game"), id, *body.Active); err != nil {
-		return entryErr(c, err)
+	if err := s.mayChangeEntry(c, id); err != nil {
+		return err
+	}
+	if body.Name != nil {
+		if _, err := s.ladder.Rename(c.Request().Context(), c.Param("game"), id, *body.Name); err != nil {
+			return entryErr(c, err)
+		}
+	}
+	if body.Active != nil {
+		if _, err := s.ladder.SetActive(c.Request().Context(), c.Param("game"), id, *body.Active); err != nil {
+			return entryErr(c, err)
+		}
 	}
 	page, err := s.ladder.EntryPage(c.Request().Context(), c.Param("game"), id, 20)
 	if err != nil {
@@ -218,6 +255,9 @@ func (s *Server) patchEntry(c echo.Context) error {
 func (s *Server) deleteEntry(c echo.Context) error {
 	id, err := entryID(c)
 	if err != nil {
+		return err
+	}
+	if err := s.mayChangeEntry(c, id); err != nil {
 		return err
 	}
 	e, err := s.ladder.Remove(c.Request().Context(), c.Param("game"), id)

@@ -75,7 +75,7 @@ func TestLadderRejectsBadInput(t *testing.T) {
 			t.Errorf("GET %s: %d %v", path, status, body)
 		}
 	}
-	if status, body := ts.do(t, "PATCH", "/api/ladders/tanks/entries/1", `{}`); status != 400 || !strings.Contains(fmt.Sprint(body["error"]), "active: missing") {
+	if status, body := ts.do(t, "PATCH", "/api/ladders/tanks/entries/1", `{}`); status != 400 || !strings.Contains(fmt.Sprint(body["error"]), `send {"active": false} to pause the entry`) {
 		t.Errorf("PATCH without active: %d %v", status, body)
 	}
 	// The ladder is off: nothing plays.

@@ -13,19 +13,22 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net"
 	"net/http"
-	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
 	"golang.org/x/net/netutil"
 
+	"arena/accounts"
 	"arena/engine"
 	"arena/ladder"
 	"arena/orchestrator"
@@ -37,8 +40,18 @@ var staticFiles embed.FS
 
 // Config is the server's policy.
 type Config struct {
+	// Auth is AuthLocal (the zero value: no accounts, every visitor acts
+	// as the admin) or AuthAccounts (see auth.go).
+	Auth string
+	// Public is what anonymous visitors may do in accounts mode:
+	// PublicRead (the zero value) or PublicNone.
+	Public string
+	// SessionLifetime is how long a session lasts from sign-in (0:
+	// DefaultSessionLifetime).
+	SessionLifetime time.Duration
 	// Token, when set, must accompany requests that start or cancel
-	// matches (Authorization: Bearer TOKEN).
+	// matches in local mode (Authorization: Bearer TOKEN); in accounts
+	// mode it is the admin's token.
 	Token string
 	// Hosts are the names the server answers to (Host header, without
 	// port); "*" answers to any. Empty: DefaultHosts.
@@ -46,9 +59,20 @@ type Config struct {
 	// QueueMax bounds the matches waiting to start (0: 256); past it a
 	// start is refused with 429.
 	QueueMax int
-	// StartsPerMinute bounds the matches one client may start a minute,
-	// in bursts of StartsBurst (0: 60 and 20; negative: no limit).
+	// StartsPerMinute bounds the matches one user (in local mode, one
+	// client) may start a minute, in bursts of StartsBurst (0: 60 and 20;
+	// negative: no limit).
 	StartsPerMinute, StartsBurst int
+	// UserQueueMax bounds the matches one user may have waiting (0: no
+	// bound beyond QueueMax).
+	UserQueueMax int
+	// ReadsPerMinute bounds the API requests of one anonymous client a
+	// minute in accounts mode, in bursts of a fifth of it (0: 600;
+	// negative: no limit).
+	ReadsPerMinute int
+	// SignupsPerHour bounds the sign-ups from one client an hour, in
+	// bursts of half of it (0: 10; negative: no limit).
+	SignupsPerHour int
 	// MaxConnections bounds the connections served at once; more wait to
 	// be accepted (0: 1024).
 	MaxConnections int
@@ -119,8 +143,10 @@ type Deps struct {
 	HasImage func(ctx context.Context, ref string) bool
 	// Reap removes a match's containers (after a restart).
 	Reap func(ctx context.Context, matchID string) error
-	Log  *zap.Logger
-	Now  func() time.Time
+	// Accounts are the server's accounts (accounts mode only).
+	Accounts *accounts.Service
+	Log      *zap.Logger
+	Now      func() time.Time
 }
 
 // Server is the HTTP server and the match queue behind it.
@@ -138,6 +164,10 @@ type Server struct {
 	once    sync.Once
 	// ladder makes ladder matches for the queue and rates them.
 	ladder *ladder.Ladder
+	// sessions are accounts mode's sessions; images which images may
+	// play.
+	sessions *scs.SessionManager
+	images   accounts.Images
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -177,12 +207,31 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 60 * time.Second
 	}
-	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
+	if cfg.Auth == "" {
+		cfg.Auth = AuthLocal
+	}
+	if cfg.Public == "" {
+		cfg.Public = PublicRead
+	}
+	if cfg.SessionLifetime <= 0 {
+		cfg.SessionLifetime = DefaultSessionLifetime
+	}
+	if cfg.ReadsPerMinute == 0 {
+		cfg.ReadsPerMinute = 600
+	}
+	if cfg.SignupsPerHour == 0 {
+		cfg.SignupsPerHour = 10
+	}
+	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{}),
+		images: accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)}}
+	if cfg.Auth == AuthAccounts {
+		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
+	}
 	var player orchestrator.Player = deps.Orchestrator
 	if deps.Player != nil {
 		player = deps.Player
 	}
-	s.queue = orchestrator.NewQueueWith(deps.Orchestrator, player, deps.Concurrency, cfg.QueueMax, s.record)
+	s.queue = orchestrator.NewQueueWith(deps.Orchestrator, player, deps.Concurrency, cfg.QueueMax, s.record, orchestrator.WithLineMax(cfg.UserQueueMax))
 	inFlight := cfg.Ladder.InFlight
 	if inFlight <= 0 {
 		inFlight = max(1, deps.Concurrency) + 1
@@ -222,29 +271,61 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", s.cfg.MaxBodyBytes)))
-	e.Use(s.allowHost, s.sameOrigin)
-	starts := []echo.MiddlewareFunc{s.requireToken}
+	e.Use(s.allowHost, s.sameOrigin, s.identify)
+	starts := []echo.MiddlewareFunc{s.guardChanges}
 	if s.cfg.StartsPerMinute > 0 {
 		starts = append(starts, s.limitStarts(s.cfg.StartsPerMinute, s.cfg.StartsBurst))
 	}
+	read := []echo.MiddlewareFunc{s.readable}
+	changes := []echo.MiddlewareFunc{s.guardChanges}
+	account := []echo.MiddlewareFunc{s.accountsOnly, s.signedIn}
+	admin := []echo.MiddlewareFunc{s.accountsOnly, s.adminOnly}
 
 	e.GET("/healthz", s.health)
 	api := e.Group("/api")
-	api.GET("/games", s.listGames)
-	api.GET("/images", s.listImages)
-	api.GET("/matches", s.listMatches)
+	if s.accountsMode() && s.cfg.ReadsPerMinute > 0 {
+		api.Use(s.limitAnonymousReads(s.cfg.ReadsPerMinute))
+	}
+	// Who one is, and the way in.
+	api.GET("/me", s.me)
+	api.PUT("/me/password", s.changePassword, account...)
+	signups := []echo.MiddlewareFunc{s.accountsOnly}
+	if s.cfg.SignupsPerHour > 0 {
+		signups = append(signups, s.limitSignUps(s.cfg.SignupsPerHour))
+	}
+	api.POST("/users", s.signUp, signups...)
+	api.POST("/session", s.signIn, s.accountsOnly)
+	api.DELETE("/session", s.signOut, s.accountsOnly)
+	api.GET("/tokens", s.listTokens, account...)
+	api.POST("/tokens", s.createToken, account...)
+	api.DELETE("/tokens/:id", s.revokeToken, account...)
+	api.GET("/teams", s.listTeams, account...)
+	api.POST("/teams", s.createTeam, account...)
+	api.GET("/teams/:name", s.getTeam, account...)
+	api.POST("/teams/:name/members", s.inviteMember, account...)
+	api.POST("/teams/:name/join", s.joinTeam, account...)
+	api.DELETE("/teams/:name/members/:user", s.removeMember, account...)
+	api.GET("/users", s.listUsers, admin...)
+	api.PATCH("/users/:name", s.patchUser, admin...)
+	api.GET("/invites", s.listInvites, admin...)
+	api.POST("/invites", s.createInvite, admin...)
+	api.DELETE("/invites/:id", s.deleteInvite, admin...)
+	// Matches and ladders.
+	api.GET("/games", s.listGames, read...)
+	api.GET("/images", s.listImages, s.signedIn)
+	api.GET("/matches", s.listMatches, read...)
 	api.POST("/matches", s.createMatch, starts...)
-	api.GET("/matches/:id", s.getMatch)
-	api.DELETE("/matches/:id", s.cancelMatch, s.requireToken)
-	api.GET("/matches/:id/replay", s.getReplay)
-	api.GET("/matches/:id/stream", s.stream)
-	api.GET("/ladders", s.listLadders)
-	api.GET("/ladders/:game", s.getLadder)
-	api.GET("/ladders/:game/stream", s.streamLadder)
+	api.GET("/matches/:id", s.getMatch, read...)
+	api.DELETE("/matches/:id", s.cancelMatch, changes...)
+	api.GET("/matches/:id/replay", s.getReplay, read...)
+	api.GET("/matches/:id/stream", s.stream, read...)
+	api.GET("/ladders", s.listLadders, read...)
+	api.GET("/ladders/:game", s.getLadder, read...)
+	api.GET("/ladders/:game/stream", s.streamLadder, read...)
 	api.POST("/ladders/:game/entries", s.registerEntry, starts...)
-	api.GET("/ladders/:game/entries/:id", s.getEntry)
-	api.PATCH("/ladders/:game/entries/:id", s.patchEntry, s.requireToken)
-	api.DELETE("/ladders/:game/entries/:id", s.deleteEntry, s.requireToken)
+	api.GET("/ladders/:game/entries/:id", s.getEntry, read...)
+	api.PATCH("/ladders/:game/entries/:id", s.patchEntry, changes...)
+	api.DELETE("/ladders/:game/entries/:id", s.deleteEntry, changes...)
 
 	page, _ := fs.Sub(staticFiles, "static") // the folder is embedded above
 	e.GET("/*", echo.WrapHandler(http.FileServer(http.FS(page))))
@@ -273,6 +354,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	status, msg := http.StatusInternalServerError, err.Error()
 	var ae *apiError
 	var he *echo.HTTPError
+	var tooMany *accounts.TooManyError
 	switch {
 	case errors.As(err, &ae):
 		status, msg = ae.status, ae.msg
@@ -295,6 +377,19 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case errors.Is(err, orchestrator.ErrQueueFull):
 		status = http.StatusTooManyRequests
 		c.Response().Header().Set("Retry-After", "10")
+	case errors.As(err, &tooMany):
+		status = http.StatusTooManyRequests
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(tooMany.RetryAfter.Seconds())))))
+	case errors.Is(err, accounts.ErrUnauthenticated):
+		status = http.StatusUnauthorized
+	case errors.Is(err, accounts.ErrDenied):
+		status = http.StatusForbidden
+	case errors.Is(err, accounts.ErrInvalid):
+		status = http.StatusBadRequest
+	case errors.Is(err, accounts.ErrConflict):
+		status = http.StatusConflict
+	case errors.Is(err, accounts.ErrNotFound):
+		status = http.StatusNotFound
 	}
 	if status >= 500 {
 		s.log.Error("request failed", zap.String("uri", c.Request().RequestURI), zap.Error(err))
@@ -416,13 +511,15 @@ type matchView struct {
 	Error      string          `json:"error,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Replay     string          `json:"replay,omitempty"`
+	// Owner is who started the match (none for a ladder's).
+	Owner string `json:"owner,omitempty"`
 	// Ladder names the ladder entries by seat, for a ladder's match.
 	Ladder []ladder.Entrant `json:"ladder,omitempty"`
 }
 
 func (s *Server) view(m store.Match) matchView {
 	v := matchView{ID: m.ID, Status: m.Status, Game: m.Game, Map: m.Map, Seed: m.Seed, Bots: m.Bots,
-		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result}
+		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result, Owner: m.Owner}
 	if !m.StartedAt.IsZero() {
 		v.StartedAt = &m.StartedAt
 	}
@@ -447,7 +544,7 @@ func liveView(m store.Match, l orchestrator.Live) matchView {
 		m.StartedAt = l.Started
 	}
 	v := matchView{ID: m.ID, Status: m.Status, Position: l.Position, Game: m.Game, Map: m.Map, Seed: m.Seed, Bots: m.Bots,
-		Settings: m.Settings, CreatedAt: m.CreatedAt}
+		Settings: m.Settings, CreatedAt: m.CreatedAt, Owner: m.Owner}
 	if !m.StartedAt.IsZero() {
 		v.StartedAt = &m.StartedAt
 	}
@@ -498,9 +595,10 @@ func (s *Server) createMatch(c echo.Context) error {
 		if strings.TrimSpace(ref) == "" {
 			return badRequest("bots[%d]: empty image name", i)
 		}
-		if !s.allowed(ref) {
-			return &apiError{http.StatusForbidden, fmt.Sprintf("bots[%d]: image %s is not allowed here (allowed: %s)", i, ref, strings.Join(s.cfg.Allow, ", "))}
-		}
+	}
+	p := who(c)
+	if err := s.mayPlayAll(p, "bots", body.Bots...); err != nil {
+		return err
 	}
 	var seed uint64
 	if body.Seed != nil {
@@ -513,7 +611,7 @@ func (s *Server) createMatch(c echo.Context) error {
 		settings = nil
 	}
 	id := orchestrator.NewMatchID()
-	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id}
+	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id, Owner: p.Name}
 	rec, err := s.submit(c.Request().Context(), req, s.deps.Store.Insert)
 	if err != nil {
 		return err
@@ -533,7 +631,7 @@ func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert fu
 	if err != nil {
 		return store.Match{}, err
 	}
-	rec := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now()}
+	rec := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
 	if err := insert(ctx, rec); err != nil {
 		return store.Match{}, err
 	}
@@ -546,7 +644,7 @@ func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert fu
 		}
 		return store.Match{}, err
 	}
-	s.log.Info("match queued", zap.String("match", rec.ID), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Bool("background", req.Background))
+	s.log.Info("match queued", zap.String("match", rec.ID), zap.String("owner", req.Owner), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Bool("background", req.Background))
 	return rec, nil
 }
 
@@ -558,18 +656,6 @@ func (q ladderQueue) Submit(ctx context.Context, req orchestrator.Request, inser
 	return err
 }
 
-func (s *Server) allowed(ref string) bool {
-	if len(s.cfg.Allow) == 0 {
-		return true
-	}
-	for _, p := range s.cfg.Allow {
-		if ok, _ := path.Match(p, ref); ok {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *Server) getMatch(c echo.Context) error {
 	m, err := s.match(c)
 	if err != nil {
@@ -578,6 +664,9 @@ func (s *Server) getMatch(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.view(m))
 }
 
+// listMatches is GET /api/matches: newest first, filtered by owner
+// (owner=NAME, or mine=1 for the visitor's own and their teams'),
+// ladder=0 (no ladder matches) and game=G.
 func (s *Server) listMatches(c echo.Context) error {
 	limit, before := 20, int64(0)
 	if v := c.QueryParam("limit"); v != "" {
@@ -590,7 +679,35 @@ func (s *Server) listMatches(c echo.Context) error {
 			return badRequest("before must be a cursor from a previous page")
 		}
 	}
-	list, next, err := s.deps.Store.List(c.Request().Context(), before, limit)
+	var f store.Filter
+	switch v := c.QueryParam("mine"); v {
+	case "", "0", "false":
+	case "1", "true":
+		p := who(c)
+		if !p.SignedIn() {
+			return accounts.Errorf(accounts.ErrUnauthenticated, "sign in to see your matches")
+		}
+		f.Owners = p.Owners()
+	default:
+		return badRequest("mine must be 1 or 0")
+	}
+	if v := c.QueryParam("owner"); v != "" {
+		f.Owners = []string{v}
+	}
+	switch v := c.QueryParam("ladder"); v {
+	case "", "1", "true":
+	case "0", "false":
+		f.NoLadder = true
+	default:
+		return badRequest("ladder must be 1 (ladder matches too) or 0 (none)")
+	}
+	if v := c.QueryParam("game"); v != "" {
+		if _, err := engine.Find(s.deps.Games, v); err != nil {
+			return badRequest("game: %v", err)
+		}
+		f.Game = v
+	}
+	list, next, err := s.deps.Store.List(c.Request().Context(), f, before, limit)
 	if err != nil {
 		return err
 	}
@@ -610,6 +727,9 @@ func (s *Server) listMatches(c echo.Context) error {
 func (s *Server) cancelMatch(c echo.Context) error {
 	m, err := s.match(c)
 	if err != nil {
+		return err
+	}
+	if err := who(c).MayChange("match "+m.ID, m.Owner); err != nil {
 		return err
 	}
 	if !s.queue.Cancel(m.ID) {

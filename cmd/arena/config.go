@@ -44,6 +44,15 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	Ladder          bool
 	LadderMax       int // entries per game's ladder; 0: no limit
+	// Accounts (serve): the mode ("" until Validate: local on a loopback
+	// address, else accounts), who may sign up, what anonymous visitors
+	// see, the admin's password, and each user's share of the queue.
+	Auth          string
+	Signup        string
+	Public        string
+	AdminPassword string
+	UserQueueMax  int
+	ReadRate      int // -1: no limit
 	// NATS (serve): the external cluster's URLs (empty: embedded), the
 	// embedded server's client address for other hosts' workers, and the
 	// work queue's policy.
@@ -84,6 +93,10 @@ type setting struct {
 	env, flag, def, usage string
 	set                   func(c *Config, v string) error
 	server                bool
+	// secret settings are never shown: help gives no value from the
+	// environment (the flag's default stays empty and load reads the
+	// variable itself).
+	secret bool
 }
 
 var settings = []setting{
@@ -211,9 +224,52 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{env: "ARENA_TOKEN", flag: "token", def: "", usage: "if set, starting and cancelling matches needs it (Authorization: Bearer TOKEN)", server: true, set: func(c *Config, v string) error {
+	{env: "ARENA_TOKEN", flag: "token", def: "", secret: true, usage: "local mode: if set, starting and cancelling matches and changing a ladder need it (Authorization: Bearer TOKEN); accounts mode: the admin's API token", server: true, set: func(c *Config, v string) error {
 		c.Token = v
 		return nil
+	}},
+	{env: "ARENA_AUTH", flag: "auth", def: "", usage: "local: no accounts, every visitor acts as the admin; accounts: sign-in, teams and ownership; empty: local when listening on a loopback address, else accounts", server: true, set: func(c *Config, v string) error {
+		if v != "" && v != "local" && v != "accounts" {
+			return errors.New("want local or accounts")
+		}
+		c.Auth = v
+		return nil
+	}},
+	{env: "ARENA_SIGNUP", flag: "signup", def: "invite", usage: "accounts mode: who may make an account: open (anyone), invite (with an admin's invitation link) or closed (only admins make them)", server: true, set: func(c *Config, v string) error {
+		if v != "open" && v != "invite" && v != "closed" {
+			return errors.New("want open, invite or closed")
+		}
+		c.Signup = v
+		return nil
+	}},
+	{env: "ARENA_PUBLIC", flag: "public", def: "read", usage: "accounts mode: what visitors who are not signed in may do: read (watch matches, ladders and replays) or none", server: true, set: func(c *Config, v string) error {
+		if v != "read" && v != "none" {
+			return errors.New("want read or none")
+		}
+		c.Public = v
+		return nil
+	}},
+	{env: "ARENA_ADMIN_PASSWORD", flag: "admin-password", def: "", secret: true, usage: "accounts mode: creates the admin account with this password at start, or resets its password (keep it in the environment or .env, not on a command line)", server: true, set: func(c *Config, v string) error {
+		c.AdminPassword = v
+		return nil
+	}},
+	{env: "ARENA_USER_QUEUE_MAX", flag: "user-queue-max", def: "64", usage: "matches one user may have waiting; the queue serves users in turn", server: true, set: func(c *Config, v string) (err error) {
+		c.UserQueueMax, err = strconv.Atoi(v)
+		if err == nil && c.UserQueueMax < 1 {
+			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_READ_RATE", flag: "read-rate", def: "600", usage: "accounts mode: API requests one client that is not signed in may make a minute (0: no limit)", server: true, set: func(c *Config, v string) (err error) {
+		c.ReadRate, err = strconv.Atoi(v)
+		switch {
+		case err != nil:
+		case c.ReadRate < 0:
+			err = errors.New("must not be negative")
+		case c.ReadRate == 0:
+			c.ReadRate = -1
+		}
+		return err
 	}},
 	{env: "ARENA_HOSTS", flag: "hosts", def: "", usage: "comma-separated host names the server answers to (Host header); * for any; empty: localhost, 127.0.0.1, ::1 and --host", server: true, set: func(c *Config, v string) error {
 		c.Hosts = nil
@@ -231,7 +287,7 @@ var settings = []setting{
 		}
 		return err
 	}},
-	{env: "ARENA_RATE", flag: "rate", def: "60", usage: "matches one client may start a minute (0: no limit)", server: true, set: func(c *Config, v string) (err error) {
+	{env: "ARENA_RATE", flag: "rate", def: "60", usage: "matches one user (in local mode, one client) may start a minute (0: no limit)", server: true, set: func(c *Config, v string) (err error) {
 		c.StartsPerMinute, err = strconv.Atoi(v)
 		switch {
 		case err != nil:
@@ -375,7 +431,7 @@ func registerIf(fs *flag.FlagSet, want func(setting) bool) map[string]*string {
 			continue
 		}
 		def := s.def
-		if v, ok := os.LookupEnv(s.env); ok {
+		if v, ok := os.LookupEnv(s.env); ok && !s.secret {
 			def = v
 		}
 		vals[s.flag] = fs.String(s.flag, def, fmt.Sprintf("%s (env %s)", s.usage, s.env))
@@ -400,8 +456,16 @@ func loadOnly(vals map[string]*string) (Config, error) {
 		if vals[s.flag] == nil {
 			continue
 		}
-		if err := s.set(&c, strings.TrimSpace(*vals[s.flag])); err != nil {
-			return Config{}, fmt.Errorf("setting --%s / %s = %q: %v", s.flag, s.env, *vals[s.flag], err)
+		v := *vals[s.flag]
+		if s.secret && v == "" {
+			v = os.Getenv(s.env)
+		}
+		if err := s.set(&c, strings.TrimSpace(v)); err != nil {
+			shown := fmt.Sprintf("%q", v)
+			if s.secret {
+				shown = "(secret)"
+			}
+			return Config{}, fmt.Errorf("setting --%s / %s = %s: %v", s.flag, s.env, shown, err)
 		}
 	}
 	return c, nil
@@ -419,6 +483,28 @@ func (c Config) Validate() error {
 		return fmt.Errorf("setting --warmup / ARENA_WARMUP: %v is negative", c.WarmUp)
 	}
 	return nil
+}
+
+// authMode is the server's authentication mode: ARENA_AUTH, else local
+// on a loopback address (this host's own users only) and accounts on any
+// other.
+func (c Config) authMode() string {
+	if c.Auth != "" {
+		return c.Auth
+	}
+	if loopback(c.Host) {
+		return "local"
+	}
+	return "accounts"
+}
+
+// loopback reports whether a listening address is this host's loopback.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Policy is the sandbox policy these settings give.

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"arena/accounts"
 	"arena/dispatch"
 	"arena/orchestrator"
 	"arena/sandbox"
@@ -86,6 +87,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(err)
 	}
 	defer st.Close()
+	auth, accts, err := startAccounts(ctx, cfg, st, log, stderr)
+	if err != nil {
+		return err
+	}
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return platformErr(fmt.Errorf("listen on %s: %w", addr, err))
@@ -143,6 +148,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer stopWorker()
 	srv := web.New(web.Config{
+		Auth:             auth,
+		Public:           cfg.Public,
+		UserQueueMax:     cfg.UserQueueMax,
+		ReadsPerMinute:   cfg.ReadRate,
 		Token:            cfg.Token,
 		Hosts:            serverHosts(cfg),
 		QueueMax:         cfg.QueueMax,
@@ -172,8 +181,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := cli.ImageInspect(ctx, ref)
 			return err == nil
 		},
-		Reap: reap,
-		Log:  log,
+		Reap:     reap,
+		Accounts: accts,
+		Log:      log,
 	})
 	if err := srv.Recover(ctx); err != nil {
 		return platformErr(err)
@@ -181,7 +191,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()
-	fmt.Fprintf(stderr, "arena: serving http://%s (data in %s, %d match(es) at a time here)\n", addr, cfg.Data, cfg.Concurrency)
+	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %d match(es) at a time here)\n", addr, auth, cfg.Data, cfg.Concurrency)
 	switch {
 	case cfg.NATS != "":
 		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", dispatch.Redact(cfg.NATS))
@@ -205,6 +215,39 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(err)
 	}
 	return nil
+}
+
+// startAccounts sets the server's accounts up: in accounts mode the
+// accounts themselves, the admin's password (ARENA_ADMIN_PASSWORD), and
+// once, while there is no account, how to make the first; in local mode
+// a warning when the page is reachable beyond this host.
+func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Logger, stderr io.Writer) (string, *accounts.Service, error) {
+	mode := cfg.authMode()
+	if mode == web.AuthLocal {
+		if !loopback(cfg.Host) {
+			fmt.Fprintf(stderr, "arena: warning: local mode (ARENA_AUTH=local) on %s: anyone who reaches the page acts as the admin; publish it on this host's loopback only, or set ARENA_AUTH=accounts\n", cfg.Host)
+		}
+		return mode, nil, nil
+	}
+	accts, err := accounts.New(st, cfg.Signup, accounts.WithLogger(log.Named("accounts")))
+	if err != nil {
+		return "", nil, usageErr("setting --signup / ARENA_SIGNUP: %v", err)
+	}
+	if cfg.AdminPassword != "" {
+		if err := accts.EnsureAdmin(ctx, cfg.AdminPassword); err != nil {
+			if errors.Is(err, accounts.ErrInvalid) {
+				return "", nil, usageErr("setting --admin-password / %v", err)
+			}
+			return "", nil, platformErr(err)
+		}
+		return mode, accts, nil
+	}
+	if n, err := st.CountUsers(ctx); err != nil {
+		return "", nil, platformErr(err)
+	} else if n == 0 {
+		fmt.Fprintln(stderr, "arena: accounts mode, and no account yet: set ARENA_ADMIN_PASSWORD (for docker compose, a line in .env) and start again to make the admin account; then sign in as admin and invite people")
+	}
+	return mode, accts, nil
 }
 
 // poolIdle is how long warm containers are kept for an image nobody

@@ -150,6 +150,13 @@ func (l *Launcher) Tag(image, ref string) {
 	l.tags[ref] = image
 }
 
+// Add makes an image known under ref, with its script, as a build does.
+func (l *Launcher) Add(ref string, s Script) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.scripts[ref] = s
+}
+
 // Images lists the known images as the engine would: one per reference,
 // all created at the Unix epoch, in the order of their references.
 func (l *Launcher) Images(context.Context) ([]sandbox.LocalImage, error) {

@@ -1,0 +1,733 @@
+package web
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"arena/accounts"
+	"arena/orchestrator/fake"
+	"arena/store"
+)
+
+// The visitors of the authorization matrix, in its columns' order.
+var visitors = []string{"anonymous", "alice", "bob", "carol", "admin", "token", "revoked", "expired", "admintoken"}
+
+// matrixServer is a server in accounts mode with alice, bob and carol
+// (players; alice and carol in team red) and the admin.
+type matrixServer struct {
+	*testServer
+	seq atomic.Int64
+}
+
+const (
+	matrixAdminToken = "the-admins-token"
+	matrixLifetime   = time.Hour
+)
+
+func password(user string) string { return user + "-password" }
+
+func newMatrixServer(t *testing.T, cfg Config) *matrixServer {
+	cfg.Auth = AuthAccounts
+	cfg.Token = matrixAdminToken
+	cfg.StartsPerMinute, cfg.SignupsPerHour, cfg.ReadsPerMinute = -1, -1, -1
+	cfg.Allow = []string{"arena/*", "bots/*"}
+	cfg.SessionLifetime = matrixLifetime
+	ms := &matrixServer{testServer: newTestServer(t, cfg, 1)}
+	ctx := t.Context()
+	if err := ms.accounts.EnsureAdmin(ctx, password("admin")); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"alice", "bob", "carol", "dave"} {
+		ms.user(t, u)
+	}
+	alice := ms.principal(t, "alice")
+	if err := ms.accounts.CreateTeam(ctx, alice, "red"); err != nil {
+		t.Fatal(err)
+	}
+	ms.joinTeam(t, "red", "alice", "carol")
+	return ms
+}
+
+func (ms *matrixServer) fresh(prefix string) string {
+	return fmt.Sprintf("%s%d", prefix, ms.seq.Add(1))
+}
+
+// user makes a player's account (as an admin does).
+func (ms *matrixServer) user(t *testing.T, name string) string {
+	t.Helper()
+	admin := accounts.Principal{Name: "admin", Role: accounts.RoleAdmin}
+	if _, err := ms.accounts.SignUp(t.Context(), admin, name, password(name), ""); err != nil {
+		t.Fatalf("make %s: %v", name, err)
+	}
+	return name
+}
+
+func (ms *matrixServer) principal(t *testing.T, name string) accounts.Principal {
+	t.Helper()
+	p, err := ms.accounts.Principal(t.Context(), name, accounts.ViaToken, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// joinTeam invites users into a team as its member by, and they accept.
+func (ms *matrixServer) joinTeam(t *testing.T, team, by string, users ...string) {
+	t.Helper()
+	for _, u := range users {
+		if err := ms.accounts.InviteMember(t.Context(), ms.principal(t, by), team, u); err != nil {
+			t.Fatal(err)
+		}
+		if err := ms.accounts.Join(t.Context(), ms.principal(t, u), team); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// signIn signs a user in and returns the session's cookie header.
+func (ms *matrixServer) signIn(t *testing.T, user string) []string {
+	t.Helper()
+	res := ms.request(t, "POST", "/api/session", fmt.Sprintf(`{"name":%q,"password":%q}`, user, password(user)))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("sign in as %s: %d", user, res.StatusCode)
+	}
+	for _, c := range res.Cookies() {
+		if c.Name == sessionCookie {
+			return []string{"Cookie", sessionCookie + "=" + c.Value}
+		}
+	}
+	t.Fatalf("sign in as %s: no session cookie", user)
+	return nil
+}
+
+// token makes an API token of a user.
+func (ms *matrixServer) token(t *testing.T, user string) (int64, string) {
+	t.Helper()
+	tok, code, err := ms.accounts.CreateToken(t.Context(), ms.principal(t, user), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.ID, code
+}
+
+// credentials are a visitor's headers for one request (fresh each time:
+// a session of its own, a token of its own); expire, when set, must
+// run just before the request.
+func (ms *matrixServer) credentials(t *testing.T, visitor string) (header []string, expire func()) {
+	t.Helper()
+	switch visitor {
+	case "anonymous":
+		return nil, nil
+	case "alice", "bob", "carol", "admin":
+		return ms.signIn(t, visitor), nil
+	case "token":
+		_, code := ms.token(t, "alice")
+		return []string{"Authorization", "Bearer " + code}, nil
+	case "revoked":
+		id, code := ms.token(t, "alice")
+		if err := ms.accounts.RevokeToken(t.Context(), ms.principal(t, "alice"), id); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"Authorization", "Bearer " + code}, nil
+	case "expired":
+		return ms.signIn(t, "alice"), func() { ms.clock.skip(matrixLifetime + time.Minute) }
+	case "admintoken":
+		return []string{"Authorization", "Bearer " + matrixAdminToken}, nil
+	}
+	t.Fatalf("no visitor %s", visitor)
+	return nil, nil
+}
+
+// account is the account a visitor signs in as (dave for those who
+// have none of their own).
+func account(visitor string) string {
+	switch visitor {
+	case "alice", "bob", "carol", "admin":
+		return visitor
+	case "token", "expired", "revoked":
+		return "alice"
+	}
+	return "dave"
+}
+
+// request sends a request and returns once its headers are in (a live
+// stream is closed then).
+func (ms *matrixServer) request(t *testing.T, method, path, body string, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, ms.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Header.Get("Content-Type") == "text/event-stream" {
+		res.Body.Close()
+	} else {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	return res
+}
+
+// match starts a match of a user's (held: it waits or plays until
+// cancelled) and returns its id.
+func (ms *matrixServer) match(t *testing.T, user string, images ...string) string {
+	t.Helper()
+	_, code := ms.token(t, user)
+	status, body := ms.do(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, images[0], images[1]), "Authorization", "Bearer "+code)
+	if status != http.StatusCreated {
+		t.Fatalf("start a match of %s: %d %v", user, status, body)
+	}
+	return body["id"].(string)
+}
+
+// entry registers a tanks ladder entry owned by owner.
+func (ms *matrixServer) entry(t *testing.T, owner string) string {
+	t.Helper()
+	e, _, err := ms.store.RegisterEntry(t.Context(), store.Entry{Game: "tanks", Name: ms.fresh("entry"), Image: "arena/tanks-random", ImageID: "sha256:1", Mu: 25, Sigma: 8, CreatedAt: time.Now(), Owner: owner, CreatedBy: "alice"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatInt(e.ID, 10)
+}
+
+// route is a row of the matrix: a route, how to make a request of it for
+// a visitor (fresh things to act on, made by setup), and the status each
+// visitor gets, in the order of visitors.
+type route struct {
+	method, pattern string
+	request         func(t *testing.T, ms *matrixServer, visitor string) (path, body string)
+	want            string
+}
+
+func static(path, body string) func(*testing.T, *matrixServer, string) (string, string) {
+	return func(*testing.T, *matrixServer, string) (string, string) { return path, body }
+}
+
+// Every route × {anonymous, a player, another player, a team mate, the
+// admin, an API token, a revoked token, an expired session, the admin's
+// token} → the status it gets. A route the server has and the matrix
+// lacks fails the test.
+func TestAuthorizationMatrix(t *testing.T) {
+	ms := newMatrixServer(t, Config{Ladder: LadderConfig{Enabled: false}})
+	// A finished match of alice's, for the replay and its stream.
+	_, code := ms.token(t, "alice")
+	_, created := ms.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":0}}`, "Authorization", "Bearer "+code)
+	finished := created["id"].(string)
+	ms.waitFinal(t, finished)
+	running := ms.match(t, "alice", "bots/held", "bots/held")
+	aliceEntry := ms.entry(t, "alice")
+
+	// visitors:                  anonymous alice bob carol admin token revoked expired admintoken
+	const (
+		open      = "200 200 200 200 200 200 401 200 200"
+		signedIn  = "401 200 200 200 200 200 401 401 200"
+		adminRead = "401 403 403 403 200 403 401 401 200"
+	)
+	rows := []route{
+		{"GET", "/healthz", static("/healthz", ""), open},
+		{"GET", "/*", static("/", ""), open},
+		{"GET", "/api/me", static("/api/me", ""), open},
+		{"PUT", "/api/me/password", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			pw := password(account(v))
+			return "/api/me/password", fmt.Sprintf(`{"old":%q,"new":%q}`, pw, pw)
+		}, "401 204 204 204 204 403 401 401 403"},
+		{"POST", "/api/users", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			_, code, err := ms.accounts.CreateInvite(t.Context(), ms.principal(t, "admin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return "/api/users", fmt.Sprintf(`{"name":%q,"password":"a-new-password","invite":%q}`, ms.fresh("user"), code)
+		}, "201 201 201 201 201 201 401 201 201"},
+		{"POST", "/api/session", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/session", fmt.Sprintf(`{"name":%q,"password":%q}`, account(v), password(account(v)))
+		}, "200 200 200 200 200 200 401 200 200"},
+		{"DELETE", "/api/session", static("/api/session", ""), "204 204 204 204 204 204 401 204 204"},
+		{"GET", "/api/tokens", static("/api/tokens", ""), signedIn},
+		{"POST", "/api/tokens", static("/api/tokens", `{"name":"ci"}`), "401 201 201 201 201 403 401 401 403"},
+		{"DELETE", "/api/tokens/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			id, _ := ms.token(t, "alice")
+			return fmt.Sprintf("/api/tokens/%d", id), ""
+		}, "401 204 404 404 404 204 401 401 404"},
+		{"GET", "/api/teams", static("/api/teams", ""), signedIn},
+		{"POST", "/api/teams", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/teams", fmt.Sprintf(`{"name":%q}`, ms.fresh("team"))
+		}, "401 201 201 201 201 201 401 401 201"},
+		{"GET", "/api/teams/:name", static("/api/teams/red", ""), "401 200 404 200 200 200 401 401 200"},
+		{"POST", "/api/teams/:name/members", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/teams/red/members", fmt.Sprintf(`{"user":%q}`, ms.user(t, ms.fresh("guest")))
+		}, "401 201 403 201 201 201 401 401 201"},
+		{"POST", "/api/teams/:name/join", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			// A team of dave's that invited bob.
+			team := ms.fresh("team")
+			if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, "dave"), team); err != nil {
+				t.Fatal(err)
+			}
+			if err := ms.accounts.InviteMember(t.Context(), ms.principal(t, "dave"), team, "bob"); err != nil {
+				t.Fatal(err)
+			}
+			return "/api/teams/" + team + "/join", "{}"
+		}, "401 404 200 404 404 404 401 401 404"},
+		{"DELETE", "/api/teams/:name/members/:user", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			// A team of alice and carol; carol is taken out.
+			team := ms.fresh("team")
+			if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, "alice"), team); err != nil {
+				t.Fatal(err)
+			}
+			ms.joinTeam(t, team, "alice", "carol")
+			return "/api/teams/" + team + "/members/carol", ""
+		}, "401 204 403 204 204 204 401 401 204"},
+		{"GET", "/api/users", static("/api/users", ""), adminRead},
+		{"PATCH", "/api/users/:name", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/users/" + ms.user(t, ms.fresh("user")), `{"disabled":true}`
+		}, "401 403 403 403 200 403 401 401 200"},
+		{"GET", "/api/invites", static("/api/invites", ""), adminRead},
+		{"POST", "/api/invites", static("/api/invites", "{}"), "401 403 403 403 201 403 401 401 201"},
+		{"DELETE", "/api/invites/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			in, _, err := ms.accounts.CreateInvite(t.Context(), ms.principal(t, "admin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf("/api/invites/%d", in.ID), ""
+		}, "401 403 403 403 204 403 401 401 204"},
+		{"GET", "/api/games", static("/api/games", ""), open},
+		{"GET", "/api/images", static("/api/images?game=tanks", ""), signedIn},
+		{"GET", "/api/matches", static("/api/matches?mine=1&ladder=0", ""), signedIn},
+		{"POST", "/api/matches", static("/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"]}`), "401 201 201 201 201 201 401 401 201"},
+		{"GET", "/api/matches/:id", static("/api/matches/"+running, ""), open},
+		{"DELETE", "/api/matches/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/matches/" + ms.match(t, "alice", "bots/held", "bots/held"), ""
+		}, "401 202 403 403 202 202 401 401 202"},
+		{"GET", "/api/matches/:id/replay", static("/api/matches/"+finished+"/replay", ""), open},
+		{"GET", "/api/matches/:id/stream", static("/api/matches/"+finished+"/stream", ""), open},
+		{"GET", "/api/ladders", static("/api/ladders", ""), open},
+		{"GET", "/api/ladders/:game", static("/api/ladders/tanks", ""), open},
+		{"GET", "/api/ladders/:game/stream", static("/api/ladders/tanks/stream", ""), open},
+		{"POST", "/api/ladders/:game/entries", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":%q,"image":"arena/tanks-random"}`, ms.fresh("bot"))
+		}, "401 201 201 201 201 201 401 401 201"},
+		{"GET", "/api/ladders/:game/entries/:id", static("/api/ladders/tanks/entries/"+aliceEntry, ""), open},
+		{"PATCH", "/api/ladders/:game/entries/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/ladders/tanks/entries/" + ms.entry(t, "alice"), `{"active":false}`
+		}, "401 200 403 403 200 200 401 401 200"},
+		{"DELETE", "/api/ladders/:game/entries/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/ladders/tanks/entries/" + ms.entry(t, "red"), ""
+		}, "401 200 403 200 200 200 401 401 200"},
+	}
+
+	// Every route of the server is in the matrix.
+	covered := map[string]bool{}
+	for _, r := range rows {
+		covered[r.method+" "+r.pattern] = true
+	}
+	for _, r := range ms.echo.Routes() {
+		if r.Method == echo.RouteNotFound {
+			continue // echo's own, for a group's middleware
+		}
+		if !covered[r.Method+" "+r.Path] {
+			t.Errorf("route %s %s is not in the authorization matrix", r.Method, r.Path)
+		}
+	}
+
+	for _, r := range rows {
+		want := strings.Fields(r.want)
+		if len(want) != len(visitors) {
+			t.Fatalf("%s %s: %d statuses for %d visitors", r.method, r.pattern, len(want), len(visitors))
+		}
+		for i, v := range visitors {
+			path, body := r.request(t, ms, v)
+			header, expire := ms.credentials(t, v)
+			if expire != nil {
+				expire()
+			}
+			res := ms.request(t, r.method, path, body, header...)
+			if expire != nil {
+				ms.clock.skip(-(matrixLifetime + time.Minute))
+			}
+			if got := strconv.Itoa(res.StatusCode); got != want[i] {
+				t.Errorf("%s %s as %s: %s, want %s", r.method, path, v, got, want[i])
+			}
+		}
+	}
+	ms.release()
+}
+
+// With ARENA_PUBLIC=none an anonymous visitor sees the page and the way
+// in, nothing else.
+func TestPublicNone(t *testing.T) {
+	ms := newMatrixServer(t, Config{Public: PublicNone})
+	for _, path := range []string{"/api/games", "/api/matches", "/api/ladders", "/api/ladders/tanks", "/api/ladders/tanks/stream"} {
+		if res := ms.request(t, "GET", path, ""); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("anonymous GET %s: %d, want 401", path, res.StatusCode)
+		}
+		if res := ms.request(t, "GET", path, "", ms.signIn(t, "bob")...); res.StatusCode != http.StatusOK {
+			t.Errorf("bob's GET %s: %d, want 200", path, res.StatusCode)
+		}
+	}
+	for _, path := range []string{"/", "/healthz", "/api/me"} {
+		if res := ms.request(t, "GET", path, ""); res.StatusCode != http.StatusOK {
+			t.Errorf("anonymous GET %s: %d, want 200", path, res.StatusCode)
+		}
+	}
+}
+
+// Local mode has no accounts: every visitor is the admin, the way in
+// answers 404, and ARENA_TOKEN still guards changes.
+func TestLocalMode(t *testing.T) {
+	ts := newTestServer(t, Config{Token: "secret"}, 1)
+	status, me := ts.do(t, "GET", "/api/me", "")
+	if status != 200 || me["mode"] != "local" || me["token_required"] != true || me["user"].(map[string]any)["name"] != "admin" {
+		t.Errorf("me in local mode: %d %v", status, me)
+	}
+	for _, r := range [][2]string{{"POST", "/api/session"}, {"POST", "/api/users"}, {"GET", "/api/tokens"}, {"GET", "/api/users"}} {
+		if status, body := ts.do(t, r[0], r[1], `{}`); status != 404 || !strings.Contains(fmt.Sprint(body["error"]), "local mode") {
+			t.Errorf("%s %s in local mode: %d %v", r[0], r[1], status, body)
+		}
+	}
+	if status, _ := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"]}`); status != 401 {
+		t.Errorf("a start without the token: %d", status)
+	}
+	status, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"]}`, "Authorization", "Bearer secret")
+	if status != 201 || m["owner"] != "admin" {
+		t.Errorf("a start with the token: %d %v", status, m)
+	}
+}
+
+// A player plays their own images, their teams', the examples and what
+// ARENA_ALLOW admits; nobody else's. The suggestions show the same.
+func TestPlayersPlayOnlyTheirImages(t *testing.T) {
+	ms := newMatrixServer(t, Config{})
+	for _, ref := range []string{"alice/bot", "red/bot", "bob/bot"} {
+		ms.launcher.Add(ref, fake.Script{Game: "tanks"})
+	}
+	alice := ms.signIn(t, "alice")
+	for _, c := range []struct {
+		image string
+		want  int
+	}{
+		{"alice/bot", 201}, {"red/bot", 201}, {"arena/tanks-random", 201}, {"bots/slow", 201},
+		{"bob/bot", 403}, {"sha256:" + strings.Repeat("a", 64), 403},
+	} {
+		status, body := ms.do(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"tanks","bots":[%q,"arena/tanks-hunter"]}`, c.image), alice...)
+		if status != c.want {
+			t.Errorf("alice plays %s: %d %v, want %d", c.image, status, body, c.want)
+		}
+		if c.want == 403 && !strings.Contains(fmt.Sprint(body["error"]), "bots[0]: image "+c.image+" is not yours to play") {
+			t.Errorf("alice plays %s: %v", c.image, body["error"])
+		}
+	}
+	_, body := ms.do(t, "GET", "/api/images?game=tanks", "", alice...)
+	var shown []string
+	for _, img := range body["images"].([]any) {
+		shown = append(shown, img.(map[string]any)["image"].(string))
+	}
+	if slices.Contains(shown, "bob/bot") || !slices.Contains(shown, "alice/bot") || !slices.Contains(shown, "red/bot") {
+		t.Errorf("alice is shown %v", shown)
+	}
+	ms.release()
+}
+
+// 20 wrong passwords in a row: the account is refused with 429 and
+// Retry-After before its password is compared, the right one too, until
+// the window passes; then the right one works. A client trying many
+// accounts is refused likewise. No password shows in a log, an answer
+// or the data folder.
+func TestSignInLimits(t *testing.T) {
+	ms := newMatrixServer(t, Config{})
+	var answers []string
+	try := func(name, pw string) *http.Response {
+		req, _ := http.NewRequest("POST", ms.url+"/api/session", strings.NewReader(fmt.Sprintf(`{"name":%q,"password":%q}`, name, pw)))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		answers = append(answers, string(b))
+		return res
+	}
+	const wrong = "not-alices-password"
+	refused := 0
+	for i := range 20 {
+		res := try("alice", wrong)
+		switch res.StatusCode {
+		case http.StatusUnauthorized:
+			if refused > 0 {
+				t.Fatalf("attempt %d: 401 after a 429", i+1)
+			}
+		case http.StatusTooManyRequests:
+			refused++
+			if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+				t.Errorf("attempt %d: Retry-After %q", i+1, res.Header.Get("Retry-After"))
+			}
+		default:
+			t.Fatalf("attempt %d: %d", i+1, res.StatusCode)
+		}
+	}
+	if refused != 10 {
+		t.Errorf("%d of 20 wrong passwords refused with 429, want the last 10", refused)
+	}
+	if res := try("alice", password("alice")); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the right password within the window: %d, want 429", res.StatusCode)
+	}
+	// Bob's account is not alice's: it is not locked (the client has
+	// room left for 10 more failures).
+	if res := try("bob", password("bob")); res.StatusCode != http.StatusOK {
+		t.Errorf("bob, from the same client: %d", res.StatusCode)
+	}
+	ms.clock.skip(time.Minute)
+	if res := try("alice", password("alice")); res.StatusCode != http.StatusOK {
+		t.Errorf("the right password after the window: %d, want 200", res.StatusCode)
+	}
+	// One client trying many names is stopped by its own limit.
+	got429 := false
+	for i := range 25 {
+		if res := try(fmt.Sprintf("nobody%d", i), wrong); res.StatusCode == http.StatusTooManyRequests {
+			got429 = true
+			break
+		}
+	}
+	if !got429 {
+		t.Error("25 wrong names from one client were all compared")
+	}
+	for _, pw := range []string{wrong, password("alice"), password("bob")} {
+		for _, a := range answers {
+			if strings.Contains(a, pw) {
+				t.Errorf("an answer holds a password: %s", a)
+			}
+		}
+		for _, e := range ms.logs.All() {
+			if line := fmt.Sprint(e.Message, e.ContextMap()); strings.Contains(line, pw) {
+				t.Errorf("a log line holds a password: %s", line)
+			}
+		}
+		if ms.dataHolds(t, pw) {
+			t.Error("the data folder holds a password")
+		}
+	}
+}
+
+// A session ends when its user signs out (the cookie is then worth
+// nothing), and every other session of the account when its password
+// changes; a disabled account's sessions and tokens stop at once.
+func TestSessionsEnd(t *testing.T) {
+	ms := newMatrixServer(t, Config{})
+	me := func(header []string) any {
+		_, body := ms.do(t, "GET", "/api/me", "", header...)
+		return body["user"]
+	}
+	a1, a2 := ms.signIn(t, "alice"), ms.signIn(t, "alice")
+	if me(a1) == nil || me(a2) == nil {
+		t.Fatal("signed-in sessions are anonymous")
+	}
+	res := ms.request(t, "DELETE", "/api/session", "", a1...)
+	if res.StatusCode != http.StatusNoContent || !strings.Contains(res.Header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("sign out: %d, Set-Cookie %q", res.StatusCode, res.Header.Get("Set-Cookie"))
+	}
+	if me(a1) != nil {
+		t.Error("a signed-out session's cookie still works")
+	}
+	// A password change ends a2, not the session that made it.
+	a3 := ms.signIn(t, "alice")
+	res = ms.request(t, "PUT", "/api/me/password", fmt.Sprintf(`{"old":%q,"new":"alices-new-password"}`, password("alice")), a3...)
+	if res.StatusCode != http.StatusNoContent {
+		t.Fatalf("password change: %d", res.StatusCode)
+	}
+	if me(a2) != nil {
+		t.Error("another session outlived the password change")
+	}
+	if me(a3) == nil {
+		t.Error("the session that changed the password ended")
+	}
+	if res := ms.request(t, "POST", "/api/session", fmt.Sprintf(`{"name":"alice","password":%q}`, password("alice"))); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the old password: %d", res.StatusCode)
+	}
+	if res := ms.request(t, "PUT", "/api/me/password", `{"old":"wrong-password","new":"another-password"}`, a3...); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a password change with a wrong old one: %d", res.StatusCode)
+	}
+	// The cookie: HttpOnly, SameSite=Lax, Secure behind TLS.
+	res = ms.request(t, "POST", "/api/session", `{"name":"bob","password":"bob-password"}`, "X-Forwarded-Proto", "https")
+	ck := res.Header.Get("Set-Cookie")
+	for _, attr := range []string{"HttpOnly", "SameSite=Lax", "Secure", "Path=/"} {
+		if !strings.Contains(ck, attr) {
+			t.Errorf("session cookie %q lacks %s", ck, attr)
+		}
+	}
+	if res := ms.request(t, "POST", "/api/session", `{"name":"bob","password":"bob-password"}`); strings.Contains(res.Header.Get("Set-Cookie"), "Secure") {
+		t.Error("a cookie over plain HTTP is Secure: the browser would never send it back")
+	}
+	// Disabled: sessions and tokens stop.
+	b := ms.signIn(t, "bob")
+	_, tok := ms.token(t, "bob")
+	admin := ms.signIn(t, "admin")
+	if res := ms.request(t, "PATCH", "/api/users/bob", `{"disabled":true}`, admin...); res.StatusCode != http.StatusOK {
+		t.Fatalf("disable bob: %d", res.StatusCode)
+	}
+	if me(b) != nil {
+		t.Error("a disabled account's session still works")
+	}
+	if res := ms.request(t, "GET", "/api/me", "", "Authorization", "Bearer "+tok); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a disabled account's token: %d", res.StatusCode)
+	}
+	if res := ms.request(t, "POST", "/api/session", `{"name":"bob","password":"bob-password"}`); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a disabled account signs in: %d", res.StatusCode)
+	}
+}
+
+// dataHolds reports whether any file of the data folder (the database
+// and its write-ahead log, the replays) holds s.
+func (ms *matrixServer) dataHolds(t *testing.T, s string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(ms.store.Dir(), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		found = found || strings.Contains(string(b), s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// Tokens are shown once and kept only hashed; sign-up follows the mode;
+// ownership: a team's entry is its members', a user's their own.
+func TestTokensSignUpAndOwnership(t *testing.T) {
+	ms := newMatrixServer(t, Config{Ladder: LadderConfig{Enabled: false}})
+	alice := ms.signIn(t, "alice")
+	status, tok := ms.do(t, "POST", "/api/tokens", `{"name":"laptop"}`, alice...)
+	code, _ := tok["token"].(string)
+	if status != 201 || !strings.HasPrefix(code, accounts.TokenPrefix) {
+		t.Fatalf("make a token: %d %v", status, tok)
+	}
+	_, list := ms.do(t, "GET", "/api/tokens", "", alice...)
+	if strings.Contains(fmt.Sprint(list), code) || len(list["tokens"].([]any)) != 1 {
+		t.Errorf("the token list shows the token, or not one: %v", list)
+	}
+	if ms.dataHolds(t, code) {
+		t.Error("the data folder holds the token itself")
+	}
+	if !ms.dataHolds(t, "$argon2id$") {
+		t.Error("no password hash is in the data folder: the checks of passwords there cannot fail")
+	}
+	if !ms.dataHolds(t, accounts.Digest(code)) {
+		t.Error("the token's digest is not in the data folder: the check above cannot fail")
+	}
+	if _, me := ms.do(t, "GET", "/api/me", "", "Authorization", "Bearer "+code); me["user"].(map[string]any)["name"] != "alice" {
+		t.Errorf("the token is not alice's: %v", me)
+	}
+	// Sign-up needs an invitation (the default), used once.
+	if status, body := ms.do(t, "POST", "/api/users", `{"name":"erin","password":"erins-password"}`); status != 403 || !strings.Contains(fmt.Sprint(body["error"]), "invitation") {
+		t.Errorf("sign-up without an invitation: %d %v", status, body)
+	}
+	admin := ms.signIn(t, "admin")
+	_, inv := ms.do(t, "POST", "/api/invites", `{}`, admin...)
+	link, _ := inv["link"].(string)
+	invite := inv["code"].(string)
+	if !strings.HasSuffix(link, "/#/signup/"+invite) {
+		t.Errorf("invitation link %q", link)
+	}
+	res := ms.request(t, "POST", "/api/users", fmt.Sprintf(`{"name":"erin","password":"erins-password","invite":%q}`, invite))
+	if res.StatusCode != 201 || !strings.Contains(res.Header.Get("Set-Cookie"), sessionCookie) {
+		t.Errorf("sign-up with the invitation: %d", res.StatusCode)
+	}
+	if status, _ := ms.do(t, "POST", "/api/users", fmt.Sprintf(`{"name":"frank","password":"franks-password","invite":%q}`, invite)); status != 403 {
+		t.Errorf("an invitation used twice: %d", status)
+	}
+	for _, bad := range []string{`{"name":"Admin!","password":"long-enough"}`, `{"name":"gina","password":"short"}`, `{"name":"admin","password":"long-enough"}`} {
+		if status, body := ms.do(t, "POST", "/api/users", bad, admin...); status != 400 {
+			t.Errorf("sign-up %s: %d %v", bad, status, body)
+		}
+	}
+	if status, _ := ms.do(t, "POST", "/api/users", `{"name":"red","password":"long-enough"}`, admin...); status != 409 {
+		t.Errorf("a user named as a team: %d", status)
+	}
+	// A team's entry: registered by alice for red, changed by carol (in
+	// red), not by bob.
+	status, e := ms.do(t, "POST", "/api/ladders/tanks/entries", `{"name":"reds","image":"arena/tanks-random","team":"red"}`, alice...)
+	if status != 201 || e["owner"] != "red" {
+		t.Fatalf("register for red: %d %v", status, e)
+	}
+	path := fmt.Sprintf("/api/ladders/tanks/entries/%v", e["id"])
+	if status, body := ms.do(t, "PATCH", path, `{"active":false}`, ms.signIn(t, "bob")...); status != 403 || !strings.Contains(fmt.Sprint(body["error"]), "belongs to red") {
+		t.Errorf("bob pauses red's entry: %d %v", status, body)
+	}
+	if status, _ := ms.do(t, "PATCH", path, `{"name":"reds2"}`, ms.signIn(t, "carol")...); status != 200 {
+		t.Errorf("carol renames red's entry: %d", status)
+	}
+	if status, body := ms.do(t, "POST", "/api/ladders/tanks/entries", `{"name":"blues","image":"arena/tanks-random","team":"blue"}`, alice...); status != 403 {
+		t.Errorf("register for a team one is not in: %d %v", status, body)
+	}
+	// The name is red's: bob cannot take it.
+	if status, body := ms.do(t, "POST", "/api/ladders/tanks/entries", `{"name":"reds2","image":"arena/tanks-random"}`, ms.signIn(t, "bob")...); status != 409 || !strings.Contains(fmt.Sprint(body["error"]), "belongs to red") {
+		t.Errorf("bob registers red's name: %d %v", status, body)
+	}
+}
+
+// Fair share: alice has 200 matches waiting; bob starts one, and it is
+// the next to start, within one match slot's time.
+func TestFairShareOfTheQueue(t *testing.T) {
+	ms := newMatrixServer(t, Config{QueueMax: 1000, UserQueueMax: 300})
+	alice, bob := ms.signIn(t, "alice"), ms.signIn(t, "bob")
+	start := func(who []string, bot string) string {
+		status, m := ms.do(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":0}}`, bot, bot), who...)
+		if status != 201 {
+			t.Fatalf("start: %d %v", status, m)
+		}
+		return m["id"].(string)
+	}
+	start(alice, "bots/held") // holds the one slot
+	var waiting []string
+	for range 200 {
+		waiting = append(waiting, start(alice, "bots/slow"))
+	}
+	b := start(bob, "bots/slow")
+	if _, m := ms.do(t, "GET", "/api/matches/"+b, ""); m["position"] != float64(1) {
+		t.Errorf("bob's match is at %v, want 1", m["position"])
+	}
+	if _, m := ms.do(t, "GET", "/api/matches/"+waiting[199], ""); m["position"] != float64(201) {
+		t.Errorf("alice's last match is at %v, want 201", m["position"])
+	}
+	ms.release()
+	if m := ms.waitFinal(t, b); m["status"] != "finished" {
+		t.Fatalf("bob's match: %v", m["status"])
+	}
+	started := 0
+	for _, id := range waiting {
+		if _, m := ms.do(t, "GET", "/api/matches/"+id, ""); m["status"] != "queued" {
+			started++
+		}
+	}
+	if started > 1 {
+		t.Errorf("%d of alice's waiting matches started before bob's finished, want at most 1 (the one after it)", started)
+	}
+	for _, id := range waiting {
+		ms.do(t, "DELETE", "/api/matches/"+id, "", alice...)
+	}
+}
