@@ -1,10 +1,12 @@
 // The page: the new-match form, the history, and routing between them,
-// the viewer (#/match/ID) and the ladders (#/ladder/GAME,
-// #/ladder/GAME/entry/ID).
+// the viewer (#/match/ID), the ladders (#/ladder/GAME,
+// #/ladder/GAME/entry/ID) and the account's views (account.js).
 import { Viewer } from "./viewer.js";
 import { LadderView } from "./ladder.js";
+import { AccountView } from "./account.js";
 import { escapeHTML, botIds } from "./util.js";
 import { ImageSuggestions } from "./images.js";
+import { api, load, onChange, signedIn } from "./session.js";
 
 const $ = (sel) => document.querySelector(sel);
 let games = [];
@@ -14,13 +16,7 @@ const viewer = new Viewer({
 });
 const ladders = new LadderView();
 const images = new ImageSuggestions(api);
-
-async function api(path, options = {}) {
-  const res = await fetch(path, options);
-  const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
-  return body;
-}
+let account = null;
 
 function option(value, text) {
   const o = document.createElement("option");
@@ -90,10 +86,7 @@ async function start(ev) {
   }
   $("#start").disabled = true;
   try {
-    const headers = { "Content-Type": "application/json" };
-    const token = localStorage.getItem("arena-token");
-    if (token) headers.Authorization = "Bearer " + token;
-    const m = await api("/api/matches", { method: "POST", headers, body: JSON.stringify(body) });
+    const m = await api("/api/matches", { method: "POST", body: JSON.stringify(body) });
     location.hash = `#/match/${m.id}`;
     loadHistory();
   } catch (e) {
@@ -136,10 +129,19 @@ function historyRow(m) {
   return tr;
 }
 
+// historyQuery is the history's filters as a query string.
+function historyQuery(more) {
+  const q = new URLSearchParams();
+  if (more && nextCursor) q.set("before", nextCursor);
+  if ($("#history-mine").checked && signedIn()) q.set("mine", "1");
+  if ($("#history-hide-ladder").checked) q.set("ladder", "0");
+  if ($("#history-game").value) q.set("game", $("#history-game").value);
+  return q.toString() ? "?" + q : "";
+}
+
 async function loadHistory(more = false) {
   try {
-    const q = more && nextCursor ? `?before=${nextCursor}` : "";
-    const page = await api("/api/matches" + q);
+    const page = await api("/api/matches" + historyQuery(more));
     const rows = page.matches.map(historyRow);
     if (more) $("#history tbody").append(...rows);
     else $("#history tbody").replaceChildren(...rows);
@@ -153,24 +155,52 @@ async function loadHistory(more = false) {
 function route() {
   const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
+  const a = location.hash.match(/^#\/(signin|signup|account|mybots|admin)(?:\/(.+))?$/);
   if (m) viewer.open(m[1]);
   else viewer.close();
   if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
   else ladders.close();
+  account.open(a ? a[1] : null, a && a[2] ? decodeURIComponent(a[2]) : null);
+  if (location.hash === "#/matches/mine") {
+    $("#history-mine").checked = true;
+    loadHistory();
+  }
+}
+
+// The form is for those who may start matches: everyone in local mode,
+// the signed-in in accounts mode.
+function showForm(me) {
+  const can = me.mode === "local" || !!me.user;
+  $("#match-form").hidden = !can;
+  $("#signin-hint").hidden = can;
+  $("#history-mine").closest("label").hidden = me.mode === "local" || !me.user;
+  if (can) fillMaps();
+  loadHistory();
 }
 
 async function init() {
+  const me = await load();
+  if (me.mode === "accounts" && !me.user && me.public === "none") {
+    // Nothing to read without signing in.
+    account = new AccountView([]);
+    window.addEventListener("hashchange", route);
+    if (!/^#\/(signin|signup)/.test(location.hash)) location.hash = "#/signin";
+    route();
+    return;
+  }
   games = await api("/api/games");
+  account = new AccountView(games);
   $("#game").replaceChildren(...games.map((g) => option(g.name, g.name)));
+  $("#history-game").append(...games.map((g) => option(g.name, g.name)));
   ladders.setGames(games);
   $("#game").addEventListener("change", fillMaps);
   $("#map").addEventListener("change", fillBots);
   $("#match-form").addEventListener("submit", start);
   $("#more").addEventListener("click", () => loadHistory(true));
-  fillMaps();
+  for (const el of document.querySelectorAll("#history-filters input, #history-filters select")) el.addEventListener("change", () => loadHistory());
+  onChange(showForm);
   window.addEventListener("hashchange", route);
   route();
-  loadHistory();
   setInterval(loadHistory, 5000);
 }
 

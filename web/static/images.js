@@ -1,8 +1,11 @@
-// Suggestions for the bot fields: the local images that fit the game
+// Suggestions for the bot fields: the local images one may play that fit
+// the game
 // (GET /api/images?game=G: the game's own, labelled io.arena.game, then
 // the unlabelled), each with its short id and age, in a <datalist> per
 // game. The list is fetched when a field of that game gets the focus, at
 // most every ten seconds, so a freshly built image shows up.
+
+import { current } from "./session.js";
 
 const REFRESH_MS = 10000;
 
@@ -44,6 +47,8 @@ export class ImageSuggestions {
   }
 
   async refresh(game) {
+    const me = current();
+    if (me.mode !== "local" && !me.user) return; // nothing to play yet
     const now = Date.now();
     if (this.fetched[game] && now - this.fetched[game] < REFRESH_MS) return;
     this.fetched[game] = now;

@@ -3,22 +3,9 @@
 // #/ladder/GAME/entry/ID).
 import { escapeHTML } from "./util.js";
 import { ImageSuggestions } from "./images.js";
+import { api, onChange, canChange } from "./session.js";
 
 const $ = (sel) => document.querySelector(sel);
-
-function authHeaders(json = true) {
-  const headers = json ? { "Content-Type": "application/json" } : {};
-  const token = localStorage.getItem("arena-token");
-  if (token) headers.Authorization = "Bearer " + token;
-  return headers;
-}
-
-async function api(path, options = {}) {
-  const res = await fetch(path, options);
-  const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
-  return body;
-}
 
 const fixed = (x, n = 2) => (typeof x === "number" ? x.toFixed(n) : "");
 const matchLink = (id, text) => `<a href="#/match/${encodeURIComponent(id)}">${escapeHTML(text || id)}</a>`;
@@ -54,6 +41,28 @@ export class LadderView {
     $("#entry-form").addEventListener("submit", (e) => this.register(e));
     $("#ladder-game").addEventListener("change", () => (location.hash = `#/ladder/${$("#ladder-game").value}`));
     $("#leaderboard tbody").addEventListener("click", (e) => this.action(e));
+    onChange((me) => this.who(me));
+  }
+
+  // who shows the registration to those who may register (everyone in
+  // local mode, the signed-in in accounts mode), with a choice of owner
+  // for members of teams.
+  who(me) {
+    const can = me.mode === "local" || !!me.user;
+    $("#entry-form").hidden = !can;
+    $("#entry-signin").hidden = can;
+    const teams = me.user && me.mode === "accounts" ? me.user.teams : [];
+    const sel = $("#entry-team");
+    sel.hidden = !teams.length;
+    sel.replaceChildren(
+      ...[me.user ? me.user.name : "", ...teams].map((name, i) => {
+        const o = document.createElement("option");
+        o.value = i ? name : "";
+        o.textContent = i ? `team ${name}` : `mine (${name})`;
+        return o;
+      }),
+    );
+    if (this.board) this.onBoard(this.board);
   }
 
   setGames(games) {
@@ -141,13 +150,17 @@ export class LadderView {
     tr.className = e.state;
     const href = `#/ladder/${encodeURIComponent(this.game)}/entry/${e.id}`;
     const note = e.state === "paused" ? ` <small>paused${e.note ? ": " + escapeHTML(e.note) : ""}</small>` : "";
+    const buttons = canChange(e.owner)
+      ? `<button type="button" class="small" data-act="${e.state === "paused" ? "resume" : "pause"}">${e.state === "paused" ? "Resume" : "Pause"}</button>
+        <button type="button" class="small" data-act="remove">Remove</button>`
+      : "";
     tr.innerHTML = `<td>${e.rank}</td>
       <td class="entry"><a href="${href}">${escapeHTML(e.name)}</a>${note}<br><small title="${escapeHTML(e.image_id)}">${escapeHTML(e.image)} · ${escapeHTML(e.image_id.slice(0, 19))}</small></td>
+      <td class="owner">${escapeHTML(e.owner || "")}</td>
       <td><strong>${fixed(e.rating)}</strong></td><td>${fixed(e.mu)}</td><td>${fixed(e.sigma)}</td><td>${e.matches}</td>
       <td>${e.wins} / ${e.draws} / ${e.losses}</td>
       <td>${percent(e.faults.timeout)}</td><td>${percent(e.faults.crash)}</td><td>${percent(e.faults.bad_output)}</td>
-      <td><button type="button" class="small" data-act="${e.state === "paused" ? "resume" : "pause"}">${e.state === "paused" ? "Resume" : "Pause"}</button>
-        <button type="button" class="small" data-act="remove">Remove</button></td>`;
+      <td>${buttons}</td>`;
     return tr;
   }
 
@@ -160,9 +173,9 @@ export class LadderView {
     try {
       if (btn.dataset.act === "remove") {
         if (!confirm("Take this entry off the ladder? Its matches stay in the history.")) return;
-        await api(path, { method: "DELETE", headers: authHeaders(false) });
+        await api(path, { method: "DELETE" });
       } else {
-        await api(path, { method: "PATCH", headers: authHeaders(), body: JSON.stringify({ active: btn.dataset.act === "resume" }) });
+        await api(path, { method: "PATCH", body: JSON.stringify({ active: btn.dataset.act === "resume" }) });
       }
     } catch (e) {
       $("#entry-error").textContent = e.message;
@@ -173,9 +186,10 @@ export class LadderView {
     ev.preventDefault();
     $("#entry-error").textContent = "";
     const body = { name: $("#entry-name").value.trim(), image: $("#entry-image").value.trim() };
+    if ($("#entry-team").value) body.team = $("#entry-team").value;
     $("#register").disabled = true;
     try {
-      const e = await api(`/api/ladders/${encodeURIComponent(this.game)}/entries`, { method: "POST", headers: authHeaders(), body: JSON.stringify(body) });
+      const e = await api(`/api/ladders/${encodeURIComponent(this.game)}/entries`, { method: "POST", body: JSON.stringify(body) });
       $("#entry-name").value = "";
       $("#entry-image").value = "";
       $("#entry-error").textContent = "";
@@ -199,7 +213,7 @@ export class LadderView {
     if (this.entry !== id) return;
     $("#entry-title").textContent = `#${p.rank} ${p.name}`;
     const versions = p.versions.length ? ` · other versions: ${p.versions.map((v) => `<a href="#/ladder/${encodeURIComponent(p.game)}/entry/${v.id}">v${v.version}</a> (${escapeHTML(v.state)})`).join(", ")}` : "";
-    $("#entry-summary").innerHTML = `rating <strong>${fixed(p.rating)}</strong> (μ ${fixed(p.mu)}, σ ${fixed(p.sigma)}) · ${p.matches} rated matches: ${p.wins} won, ${p.draws} drawn, ${p.losses} lost · ${escapeHTML(p.state)}${p.note ? ": " + escapeHTML(p.note) : ""}<br><small>${escapeHTML(p.image)} · ${escapeHTML(p.image_id)}</small>${versions}`;
+    $("#entry-summary").innerHTML = (p.owner ? `owned by <strong>${escapeHTML(p.owner)}</strong> · ` : "") + `rating <strong>${fixed(p.rating)}</strong> (μ ${fixed(p.mu)}, σ ${fixed(p.sigma)}) · ${p.matches} rated matches: ${p.wins} won, ${p.draws} drawn, ${p.losses} lost · ${escapeHTML(p.state)}${p.note ? ": " + escapeHTML(p.note) : ""}<br><small>${escapeHTML(p.image)} · ${escapeHTML(p.image_id)}</small>${versions}`;
     plot($("#rating-plot"), p.history);
     $("#entry-faults tbody").replaceChildren(
       ...(p.fault_breakdown.length ? p.fault_breakdown : [null]).map((f) => {

@@ -5,6 +5,7 @@ import { renderers } from "./games/index.js";
 import { escapeHTML, botIds, bytes } from "./util.js";
 import { seatColour } from "./games/draw.js";
 import { Charts } from "./charts.js";
+import { api, canChange } from "./session.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -87,7 +88,7 @@ export class Viewer {
     st.textContent = m.status + (m.position ? ` (#${m.position} in line)` : "");
     $("#download").hidden = !m.replay;
     if (m.replay) $("#download").href = m.replay;
-    $("#cancel").hidden = ["finished", "failed", "cancelled"].includes(m.status);
+    $("#cancel").hidden = ["finished", "failed", "cancelled"].includes(m.status) || !canChange(m.owner);
     this.legend();
     this.result();
     if (was !== m.status && this.onChange) this.onChange();
@@ -185,13 +186,10 @@ export class Viewer {
   }
 
   async cancel() {
-    const headers = {};
-    const token = localStorage.getItem("arena-token");
-    if (token) headers.Authorization = "Bearer " + token;
-    const res = await fetch(`/api/matches/${this.match.id}`, { method: "DELETE", headers });
-    if (!res.ok) {
-      const body = await res.json().catch(() => ({}));
-      alert(body.error || res.statusText);
+    try {
+      await api(`/api/matches/${this.match.id}`, { method: "DELETE" });
+    } catch (e) {
+      alert(e.message);
     }
   }
 

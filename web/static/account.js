@@ -1,0 +1,298 @@
+// The account's views: sign in (#/signin), sign up (#/signup, or
+// #/signup/CODE from an invitation link), the account (#/account: API
+// tokens, teams, password), My bots (#/mybots: one's ladder entries and
+// images) and, for admins, #/admin (invitations, accounts); and the
+// header's account menu.
+import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
+import { escapeHTML } from "./util.js";
+
+const $ = (sel) => document.querySelector(sel);
+const views = ["#signin", "#signup", "#account", "#mybots", "#admin"];
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleString() : "";
+}
+
+export class AccountView {
+  constructor(games) {
+    this.games = games;
+    $("#signin-form").addEventListener("submit", (e) => this.signIn(e));
+    $("#signup-form").addEventListener("submit", (e) => this.signUp(e));
+    $("#password-form").addEventListener("submit", (e) => this.changePassword(e));
+    $("#token-form").addEventListener("submit", (e) => this.createToken(e));
+    $("#team-form").addEventListener("submit", (e) => this.createTeam(e));
+    $("#invite-make").addEventListener("click", () => this.createInvite());
+    $("#account-view").addEventListener("click", (e) => this.action(e));
+    $("#admin").addEventListener("click", (e) => this.action(e));
+    onChange((me) => this.header(me));
+  }
+
+  // header shows the mode, and who is signed in with their menu.
+  header(me) {
+    const box = $("#account-menu");
+    if (me.mode === "local") {
+      $("#mode").textContent = "local mode";
+      $("#mode").title = "No accounts: every visitor of this page acts as the admin (ARENA_AUTH=local).";
+      box.innerHTML = "";
+      return;
+    }
+    $("#mode").textContent = "";
+    if (!me.user) {
+      box.innerHTML = `<a href="#/signin">Sign in</a>` + (me.signup !== "closed" ? ` <a href="#/signup">Sign up</a>` : "");
+      return;
+    }
+    const invites = me.user.invitations.length ? ` <a href="#/account" class="badge" title="team invitations">${me.user.invitations.length}</a>` : "";
+    box.innerHTML = `<a href="#/mybots">My bots</a> <a href="#/matches/mine" id="nav-mymatches">My matches</a>
+      <a href="#/account" id="account-name">${escapeHTML(me.user.name)}</a>${invites}` +
+      (isAdmin() ? ` <a href="#/admin">Admin</a>` : "") + ` <a href="#" id="signout">Sign out</a>`;
+    $("#signout").addEventListener("click", (e) => this.signOut(e));
+  }
+
+  // open shows one of the views (name: signin, signup, account, mybots,
+  // admin), or none.
+  open(name, arg) {
+    for (const v of views) $(v).hidden = v !== "#" + name;
+    if (!name) return;
+    for (const el of document.querySelectorAll(".form-error")) el.textContent = "";
+    if (name === "signup") {
+      if (arg) $("#signup-invite").value = arg;
+      $("#signup-invite-row").hidden = current().signup !== "invite" && !arg;
+    }
+    if (name === "account") this.loadAccount();
+    if (name === "mybots") this.loadBots();
+    if (name === "admin") this.loadAdmin();
+  }
+
+  async signIn(ev) {
+    ev.preventDefault();
+    const body = { name: $("#signin-name").value.trim(), password: $("#signin-password").value };
+    try {
+      await api("/api/session", { method: "POST", body: JSON.stringify(body) });
+      $("#signin-password").value = "";
+      await load();
+      location.hash = "#/mybots";
+    } catch (e) {
+      $("#signin-error").textContent = e.message;
+    }
+  }
+
+  async signUp(ev) {
+    ev.preventDefault();
+    const body = { name: $("#signup-name").value.trim(), password: $("#signup-password").value };
+    const invite = $("#signup-invite").value.trim();
+    if (invite) body.invite = invite;
+    try {
+      await api("/api/users", { method: "POST", body: JSON.stringify(body) });
+      $("#signup-password").value = "";
+      await load();
+      location.hash = "#/mybots";
+    } catch (e) {
+      $("#signup-error").textContent = e.message;
+    }
+  }
+
+  async signOut(ev) {
+    ev.preventDefault();
+    await api("/api/session", { method: "DELETE" }).catch(() => {});
+    await load();
+    location.hash = "#";
+  }
+
+  async changePassword(ev) {
+    ev.preventDefault();
+    const body = { old: $("#password-old").value, new: $("#password-new").value };
+    try {
+      await api("/api/me/password", { method: "PUT", body: JSON.stringify(body) });
+      $("#password-old").value = $("#password-new").value = "";
+      $("#password-error").textContent = "Changed: your other sessions are signed out.";
+    } catch (e) {
+      $("#password-error").textContent = e.message;
+    }
+  }
+
+  async loadAccount() {
+    if (!signedIn()) return;
+    const me = current().user;
+    $("#account-title").textContent = `${me.name} (${me.role})`;
+    try {
+      const [tokens, teams] = await Promise.all([api("/api/tokens"), api("/api/teams")]);
+      $("#tokens tbody").replaceChildren(
+        ...(tokens.tokens.length ? tokens.tokens : [null]).map((t) => {
+          const tr = document.createElement("tr");
+          tr.innerHTML = t
+            ? `<td>${escapeHTML(t.name)}</td><td>${when(t.created_at)}</td><td>${t.last_used_at ? when(t.last_used_at) : '<span class="hint">never</span>'}</td>
+               <td>${t.revoked_at ? `<span class="hint">revoked ${when(t.revoked_at)}</span>` : `<button type="button" class="small" data-act="revoke-token" data-id="${t.id}">Revoke</button>`}</td>`
+            : '<td colspan="4" class="hint">no tokens</td>';
+          return tr;
+        }),
+      );
+      $("#teams").replaceChildren(
+        ...teams.invitations.map((name) => {
+          const li = document.createElement("li");
+          li.innerHTML = `invited into <strong>${escapeHTML(name)}</strong> <button type="button" class="small" data-act="join" data-team="${escapeHTML(name)}">Join</button>
+            <button type="button" class="small" data-act="decline" data-team="${escapeHTML(name)}">Decline</button>`;
+          return li;
+        }),
+        ...teams.teams.map((t) => {
+          const li = document.createElement("li");
+          const members = t.members.map((m) => escapeHTML(m.user) + (m.state === "invited" ? " <small>(invited)</small>" : "")).join(", ");
+          li.innerHTML = `<strong>${escapeHTML(t.name)}</strong>: ${members}
+            <form class="inline-form" data-team="${escapeHTML(t.name)}"><input placeholder="invite a user by name" aria-label="user to invite into ${escapeHTML(t.name)}"><button type="submit" class="small">Invite</button>
+            <button type="button" class="small" data-act="leave" data-team="${escapeHTML(t.name)}">Leave</button></form>`;
+          li.querySelector("form").addEventListener("submit", (e) => this.invite(e));
+          return li;
+        }),
+      );
+    } catch (e) {
+      $("#account-error").textContent = e.message;
+    }
+  }
+
+  async createToken(ev) {
+    ev.preventDefault();
+    try {
+      const t = await api("/api/tokens", { method: "POST", body: JSON.stringify({ name: $("#token-name").value.trim() }) });
+      $("#token-name").value = "";
+      $("#token-new").hidden = false;
+      $("#token-value").textContent = t.token;
+      this.loadAccount();
+    } catch (e) {
+      $("#account-error").textContent = e.message;
+    }
+  }
+
+  async createTeam(ev) {
+    ev.preventDefault();
+    try {
+      await api("/api/teams", { method: "POST", body: JSON.stringify({ name: $("#team-name").value.trim() }) });
+      $("#team-name").value = "";
+      await load();
+      this.loadAccount();
+    } catch (e) {
+      $("#account-error").textContent = e.message;
+    }
+  }
+
+  async invite(ev) {
+    ev.preventDefault();
+    const form = ev.target;
+    try {
+      await api(`/api/teams/${encodeURIComponent(form.dataset.team)}/members`, { method: "POST", body: JSON.stringify({ user: form.querySelector("input").value.trim() }) });
+      this.loadAccount();
+    } catch (e) {
+      $("#account-error").textContent = e.message;
+    }
+  }
+
+  // action runs a button of the account's or the admin's views.
+  async action(ev) {
+    const btn = ev.target.closest("button[data-act]");
+    if (!btn) return;
+    const me = current().user;
+    const team = btn.dataset.team && encodeURIComponent(btn.dataset.team);
+    try {
+      switch (btn.dataset.act) {
+        case "revoke-token":
+          await api(`/api/tokens/${btn.dataset.id}`, { method: "DELETE" });
+          break;
+        case "join":
+          await api(`/api/teams/${team}/join`, { method: "POST", body: "{}" });
+          break;
+        case "decline":
+        case "leave":
+          if (btn.dataset.act === "leave" && !confirm(`Leave team ${btn.dataset.team}?`)) return;
+          await api(`/api/teams/${team}/members/${encodeURIComponent(me.name)}`, { method: "DELETE" });
+          break;
+        case "withdraw":
+          await api(`/api/invites/${btn.dataset.id}`, { method: "DELETE" });
+          return this.loadAdmin();
+        case "disable":
+        case "enable":
+          await api(`/api/users/${encodeURIComponent(btn.dataset.user)}`, { method: "PATCH", body: JSON.stringify({ disabled: btn.dataset.act === "disable" }) });
+          return this.loadAdmin();
+      }
+      await load();
+      this.loadAccount();
+    } catch (e) {
+      $("#account-error").textContent = $("#admin-error").textContent = e.message;
+    }
+  }
+
+  // loadBots shows the visitor's ladder entries (theirs and their
+  // teams') in every game, and the images they may play.
+  async loadBots() {
+    if (!signedIn()) {
+      $("#mybots-entries tbody").innerHTML = '<tr><td class="hint">sign in to see your bots</td></tr>';
+      return;
+    }
+    try {
+      const boards = await Promise.all(this.games.map((g) => api(`/api/ladders/${encodeURIComponent(g.name)}`)));
+      const rows = [];
+      boards.forEach((b, i) => {
+        for (const e of b.entries) {
+          if (!current().user || !(e.owner === current().user.name || current().user.teams.includes(e.owner))) continue;
+          const tr = document.createElement("tr");
+          tr.dataset.id = e.id;
+          tr.innerHTML = `<td>${escapeHTML(this.games[i].name)}</td><td><a href="#/ladder/${encodeURIComponent(this.games[i].name)}/entry/${e.id}">${escapeHTML(e.name)}</a>${e.state === "paused" ? " <small>paused</small>" : ""}</td>
+            <td>${escapeHTML(e.owner)}</td><td><small>${escapeHTML(e.image)}</small></td><td>#${e.rank} · ${e.rating.toFixed(2)}</td><td>${e.wins} / ${e.draws} / ${e.losses}</td>`;
+          rows.push(tr);
+        }
+      });
+      if (!rows.length) {
+        const tr = document.createElement("tr");
+        tr.innerHTML = '<td colspan="6" class="hint">no ladder entries yet: register one on a ladder</td>';
+        rows.push(tr);
+      }
+      $("#mybots-entries tbody").replaceChildren(...rows);
+      const lists = await Promise.all(this.games.map((g) => api(`/api/images?game=${encodeURIComponent(g.name)}`)));
+      const seen = new Map();
+      lists.forEach((l) => l.images.forEach((img) => seen.set(img.image, img)));
+      $("#mybots-images").replaceChildren(
+        ...[...seen.values()].map((img) => {
+          const li = document.createElement("li");
+          li.innerHTML = `<code>${escapeHTML(img.image)}</code> <small class="hint">${escapeHTML(img.id.replace(/^sha256:/, "").slice(0, 12))}${img.game ? " · " + escapeHTML(img.game) : ""}</small>`;
+          return li;
+        }),
+      );
+    } catch (e) {
+      $("#mybots-error").textContent = e.message;
+    }
+  }
+
+  async createInvite() {
+    try {
+      const inv = await api("/api/invites", { method: "POST", body: "{}" });
+      $("#invite-new").hidden = false;
+      $("#invite-link").textContent = inv.link;
+      this.loadAdmin();
+    } catch (e) {
+      $("#admin-error").textContent = e.message;
+    }
+  }
+
+  async loadAdmin() {
+    if (!isAdmin()) return;
+    try {
+      const [invites, users] = await Promise.all([api("/api/invites"), api("/api/users")]);
+      $("#invites tbody").replaceChildren(
+        ...invites.invites.map((inv) => {
+          const tr = document.createElement("tr");
+          const state = inv.used_by ? `used by ${escapeHTML(inv.used_by)}` : new Date(inv.expires_at) < new Date() ? "expired" : `open until ${when(inv.expires_at)}`;
+          tr.innerHTML = `<td>${inv.id}</td><td>${escapeHTML(inv.created_by)} · ${when(inv.created_at)}</td><td>${state}</td>
+            <td>${inv.used_by ? "" : `<button type="button" class="small" data-act="withdraw" data-id="${inv.id}">Withdraw</button>`}</td>`;
+          return tr;
+        }),
+      );
+      $("#users tbody").replaceChildren(
+        ...users.users.map((u) => {
+          const tr = document.createElement("tr");
+          const act = u.name === "admin" ? "" : `<button type="button" class="small" data-act="${u.disabled ? "enable" : "disable"}" data-user="${escapeHTML(u.name)}">${u.disabled ? "Enable" : "Disable"}</button>`;
+          tr.innerHTML = `<td>${escapeHTML(u.name)}</td><td>${escapeHTML(u.role)}${u.disabled ? ' · <span class="bad">disabled</span>' : ""}</td><td>${when(u.created_at)}</td><td>${act}</td>`;
+          return tr;
+        }),
+      );
+    } catch (e) {
+      $("#admin-error").textContent = e.message;
+    }
+  }
+}
