@@ -185,7 +185,8 @@ func (s *Service) SignUp(ctx context.Context, by Principal, name, password, invi
 		return store.User{}, err
 	}
 	s.log.Info("account made", zap.String("user", name), zap.String("by", by.Name))
-	return u, nil
+	return s.store.User(ctx, name) // as stored: its epoch, for a session
+
 }
 
 // SignIn checks a name and password from a client (its address), within

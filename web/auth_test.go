@@ -654,8 +654,18 @@ func TestTokensSignUpAndOwnership(t *testing.T) {
 		t.Errorf("invitation link %q", link)
 	}
 	res := ms.request(t, "POST", "/api/users", fmt.Sprintf(`{"name":"erin","password":"erins-password","invite":%q}`, invite))
-	if res.StatusCode != 201 || !strings.Contains(res.Header.Get("Set-Cookie"), sessionCookie) {
+	if res.StatusCode != 201 {
 		t.Errorf("sign-up with the invitation: %d", res.StatusCode)
+	}
+	// Signed up is signed in.
+	var erin []string
+	for _, c := range res.Cookies() {
+		if c.Name == sessionCookie {
+			erin = []string{"Cookie", sessionCookie + "=" + c.Value}
+		}
+	}
+	if _, me := ms.do(t, "GET", "/api/me", "", erin...); me["user"] == nil || me["user"].(map[string]any)["name"] != "erin" {
+		t.Errorf("after signing up: %v", me)
 	}
 	if status, _ := ms.do(t, "POST", "/api/users", fmt.Sprintf(`{"name":"frank","password":"franks-password","invite":%q}`, invite)); status != 403 {
 		t.Errorf("an invitation used twice: %d", status)
