@@ -179,9 +179,9 @@ func TestLadderBrowser(t *testing.T) {
 	poll("a match playing or next", `document.querySelectorAll("#upcoming a").length > 0 && document.querySelector("#upcoming").textContent.includes("least certain")`, 30*time.Second)
 	poll("three rated matches", `(() => {
 		const rows = [...document.querySelectorAll("#leaderboard tbody tr")];
-		return rows.length === 2 && rows.every(tr => Number(tr.children[5].textContent) >= 3);
+		return rows.length === 2 && rows.every(tr => Number(tr.children[6].textContent) >= 3);
 	})()`, 3*time.Minute)
-	board, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#leaderboard tbody tr")].map(tr => [...tr.children].slice(0, 7).map(td => td.textContent.trim().replace(/\s+/g, " ")).join(" | "))`))
+	board, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#leaderboard tbody tr")].map(tr => [...tr.children].slice(0, 8).map(td => td.textContent.trim().replace(/\s+/g, " ")).join(" | "))`))
 	if err != nil {
 		t.Fatal(err)
 	}
