@@ -1,8 +1,11 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"arena/engine"
 )
@@ -18,55 +21,183 @@ var ErrForeignReplay = errors.New("the replay is not the match's")
 // result from the answers it records. It is how a server checks a result
 // that another host (a worker) reports.
 func CheckReplay(req Request, rep *Replay) error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s", ErrForeignReplay, fmt.Sprintf(format, a...))
-	}
 	if rep == nil {
-		return bad("no replay")
+		return foreign("no replay")
 	}
-	match, err := req.newMatch()
-	if err != nil {
+	if err := checkHeader(req, rep); err != nil {
 		return err
 	}
-	if rep.MatchID != req.MatchID {
-		return bad("match %q, want %q", rep.MatchID, req.MatchID)
-	}
-	if rep.Game != req.Game.Name() {
-		return bad("game %q, want %q", rep.Game, req.Game.Name())
-	}
-	if rep.Map != req.Map.Info().Name || rep.MapData != string(req.Map.Data()) {
-		return bad("map %q is not map %q as the server has it", rep.Map, req.Map.Info().Name)
-	}
-	if rep.Seed != req.Seed {
-		return bad("seed %d, want %d", rep.Seed, req.Seed)
-	}
-	if !sameJSON(rep.Settings, match.Settings()) {
-		return bad("settings %s, want %s", rep.Settings, match.Settings())
-	}
-	lim := req.Limits.Resolve(req.Game.Protocol())
-	if want := (LimitsRecord{AnswerTimeoutMS: ms(lim.AnswerTimeout), WarmUpMS: ms(lim.WarmUp), MaxMessageBytes: lim.MaxMessageBytes}); rep.Limits != want {
-		return bad("limits %+v, want %+v", rep.Limits, want)
-	}
-	if r := rep.Result; r.MatchID != req.MatchID || r.Game != rep.Game || r.Map != rep.Map || r.Seed != rep.Seed {
-		return bad("the result is of match %s (%s, %s, seed %d)", r.MatchID, r.Game, r.Map, r.Seed)
-	}
-	ids := BotIDs(req.Images)
-	if len(rep.Bots) != len(ids) || len(rep.Result.Bots) != len(ids) {
-		return bad("%d bots (%d in the result), want %d", len(rep.Bots), len(rep.Result.Bots), len(ids))
-	}
-	for i, b := range rep.Bots {
-		if b.Seat != i || b.ID != ids[i] || b.Image != req.Images[i] {
-			return bad("seat %d is %s playing %s, want %s playing %s", i, b.ID, b.Image, ids[i], req.Images[i])
-		}
-		if len(req.ImageIDs) > 0 && b.ImageID != req.ImageIDs[i] {
-			return bad("seat %d played image %s, not the pinned %s", i, b.ImageID, req.ImageIDs[i])
-		}
-		if r := rep.Result.Bots[i]; r.Seat != i || r.ID != ids[i] || r.Image != b.Image || r.ImageID != b.ImageID {
-			return bad("the result's seat %d is %s, want %s", i, r.ID, ids[i])
-		}
+	if err := checkResult(req, rep); err != nil {
+		return err
 	}
 	if err := Verify([]engine.Game{req.Game}, rep); err != nil {
 		return fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
 	}
 	return nil
+}
+
+func foreign(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrForeignReplay, fmt.Sprintf(format, a...))
+}
+
+// checkHeader compares what a replay says of its match, before its
+// frames, with the request.
+func checkHeader(req Request, rep *Replay) error {
+	match, err := req.newMatch()
+	if err != nil {
+		return err
+	}
+	if rep.MatchID != req.MatchID {
+		return foreign("match %q, want %q", rep.MatchID, req.MatchID)
+	}
+	if rep.Game != req.Game.Name() {
+		return foreign("game %q, want %q", rep.Game, req.Game.Name())
+	}
+	if rep.Map != req.Map.Info().Name || rep.MapData != string(req.Map.Data()) {
+		return foreign("map %q is not map %q as the server has it", rep.Map, req.Map.Info().Name)
+	}
+	if rep.Seed != req.Seed {
+		return foreign("seed %d, want %d", rep.Seed, req.Seed)
+	}
+	if !sameJSON(rep.Settings, match.Settings()) {
+		return foreign("settings %s, want %s", rep.Settings, match.Settings())
+	}
+	lim := req.Limits.Resolve(req.Game.Protocol())
+	if want := (LimitsRecord{AnswerTimeoutMS: ms(lim.AnswerTimeout), WarmUpMS: ms(lim.WarmUp), MaxMessageBytes: lim.MaxMessageBytes}); rep.Limits != want {
+		return foreign("limits %+v, want %+v", rep.Limits, want)
+	}
+	ids := BotIDs(req.Images)
+	if len(rep.Bots) != len(ids) {
+		return foreign("%d bots, want %d", len(rep.Bots), len(ids))
+	}
+	for i, b := range rep.Bots {
+		if b.Seat != i || b.ID != ids[i] || b.Image != req.Images[i] {
+			return foreign("seat %d is %s playing %s, want %s playing %s", i, b.ID, b.Image, ids[i], req.Images[i])
+		}
+		if len(req.ImageIDs) > 0 && b.ImageID != req.ImageIDs[i] {
+			return foreign("seat %d played image %s, not the pinned %s", i, b.ImageID, req.ImageIDs[i])
+		}
+	}
+	return nil
+}
+
+// checkResult compares a replay's result with its header.
+func checkResult(req Request, rep *Replay) error {
+	if r := rep.Result; r.MatchID != req.MatchID || r.Game != rep.Game || r.Map != rep.Map || r.Seed != rep.Seed {
+		return foreign("the result is of match %s (%s, %s, seed %d)", r.MatchID, r.Game, r.Map, r.Seed)
+	}
+	if len(rep.Result.Bots) != len(rep.Bots) {
+		return foreign("%d bots in the result, want %d", len(rep.Result.Bots), len(rep.Bots))
+	}
+	for i, b := range rep.Bots {
+		if r := rep.Result.Bots[i]; r.Seat != i || r.ID != b.ID || r.Image != b.Image || r.ImageID != b.ImageID {
+			return foreign("the result's seat %d is %s, want %s", i, r.ID, b.ID)
+		}
+	}
+	return nil
+}
+
+// CheckReplayStream is CheckReplay for a replay read from r as it comes,
+// frame by frame, none of them kept: the header (everything before the
+// frames) is checked when the frames begin, each frame as it is read,
+// the result at the end. Every byte read is written to w, so w holds the
+// replay exactly as it came (a file to keep once the check passed). The
+// replay must be as this package writes one: its fields in order, the
+// frames after the bots and before the result, nothing unknown, nothing
+// after it. It returns the replay without its frames.
+func CheckReplayStream(req Request, r io.Reader, w io.Writer) (*Replay, error) {
+	tee := io.TeeReader(r, w)
+	dec := json.NewDecoder(tee)
+	rep := &Replay{}
+	fields := map[string]any{
+		"format": &rep.Format, "match_id": &rep.MatchID, "game": &rep.Game, "map": &rep.Map, "map_data": &rep.MapData,
+		"seed": &rep.Seed, "settings": &rep.Settings, "limits": &rep.Limits, "stdio_path": &rep.StdioPath, "bots": &rep.Bots,
+	}
+	delim := func(want json.Delim) error {
+		t, err := dec.Token()
+		if err != nil {
+			return foreign("not a replay: %v", err)
+		}
+		if t != want {
+			return foreign("not a replay: %v where %v belongs", t, want)
+		}
+		return nil
+	}
+	if err := delim('{'); err != nil {
+		return nil, err
+	}
+	var v *verifier
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, foreign("not a replay: %v", err)
+		}
+		key, _ := t.(string)
+		if seen[key] {
+			return nil, foreign("the replay has two %q", key)
+		}
+		seen[key] = true
+		switch {
+		case key == "frames":
+			if rep.Format != ReplayFormat {
+				return nil, foreign("replay format %q, want %q", rep.Format, ReplayFormat)
+			}
+			if err := checkHeader(req, rep); err != nil {
+				return nil, err
+			}
+			if v, err = newVerifier([]engine.Game{req.Game}, rep); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrForeignReplay, err)
+			}
+			if err := delim('['); err != nil {
+				return nil, err
+			}
+			for dec.More() {
+				var fr Frame
+				if err := dec.Decode(&fr); err != nil {
+					return nil, foreign("frame %d: %v", v.frames, err)
+				}
+				if err := v.frame(fr); err != nil {
+					return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+				}
+			}
+			if err := delim(']'); err != nil {
+				return nil, err
+			}
+		case key == "result":
+			if v == nil {
+				return nil, foreign("the result comes before the frames")
+			}
+			if err := dec.Decode(&rep.Result); err != nil {
+				return nil, foreign("result: %v", err)
+			}
+		case fields[key] != nil && v == nil:
+			if err := dec.Decode(fields[key]); err != nil {
+				return nil, foreign("%s: %v", key, err)
+			}
+		default:
+			return nil, foreign("the replay has %q where none belongs", key)
+		}
+	}
+	if err := delim('}'); err != nil {
+		return nil, err
+	}
+	if !seen["result"] {
+		return nil, foreign("the replay has no frames or no result")
+	}
+	// Nothing but spacing may follow; it reaches w too.
+	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), tee))
+	if err != nil {
+		return nil, foreign("after the replay: %v", err)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, foreign("the replay is followed by %d more bytes", len(bytes.TrimSpace(rest)))
+	}
+	if err := checkResult(req, rep); err != nil {
+		return nil, err
+	}
+	if err := v.finish(rep.Result); err != nil {
+		return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+	}
+	return rep, nil
 }

@@ -36,66 +36,99 @@ func clip(s string) string {
 // checks that it reproduces every frame and the result. It returns a
 // *Mismatch for the first difference.
 func Verify(games []engine.Game, r *Replay) error {
-	game, err := engine.Find(games, r.Game)
+	v, err := newVerifier(games, r)
 	if err != nil {
 		return err
 	}
+	for _, fr := range r.Frames {
+		if err := v.frame(fr); err != nil {
+			return err
+		}
+	}
+	return v.finish(r.Result)
+}
+
+// verifier re-runs a replay's match in the engine frame by frame, as the
+// frames come (a replay read from a stream need not be held whole).
+type verifier struct {
+	match  engine.Match
+	ids    []string
+	frames int
+}
+
+// newVerifier starts the match a replay's header (everything but its
+// frames and result) describes.
+func newVerifier(games []engine.Game, r *Replay) (*verifier, error) {
+	game, err := engine.Find(games, r.Game)
+	if err != nil {
+		return nil, err
+	}
 	if r.Format == replayFormatV1 && r.Game == "pacman" {
-		return fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it can be watched but not verified", replayFormatV1)
+		return nil, fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it can be watched but not verified", replayFormatV1)
 	}
 	m, err := game.ParseMap(r.Map, []byte(r.MapData))
 	if err != nil {
-		return fmt.Errorf("replay map: %w", err)
+		return nil, fmt.Errorf("replay map: %w", err)
 	}
 	ids := make([]string, len(r.Bots))
 	for i, b := range r.Bots {
 		if b.Seat != i {
-			return fmt.Errorf("replay bots are not in seat order")
+			return nil, fmt.Errorf("replay bots are not in seat order")
 		}
 		ids[i] = b.ID
 	}
 	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
 	if err != nil {
-		return fmt.Errorf("replay settings: %w", err)
+		return nil, fmt.Errorf("replay settings: %w", err)
 	}
-	if len(r.Frames) == 0 {
+	return &verifier{match: match, ids: ids}, nil
+}
+
+// frame checks the next frame: the first is the initial state; each
+// later one is what the engine makes of the answers it records.
+func (v *verifier) frame(fr Frame) error {
+	v.frames++
+	match := v.match
+	if v.frames == 1 {
+		return sameFrame(fr, match)
+	}
+	records := map[int]FrameBot{}
+	for _, b := range fr.Bots {
+		if b.Asked || b.Fault != "" {
+			records[b.Seat] = b
+		}
+	}
+	for match.Turn() < fr.Turn {
+		st := match.Step()
+		if st.Done {
+			return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine ended the match after turn %d", match.Turn())}
+		}
+		replies := make([]engine.Reply, len(st.Await))
+		for i, seat := range st.Await {
+			rec, ok := records[seat]
+			if !ok {
+				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
+			}
+			data, err := rec.answer()
+			if err != nil {
+				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
+			}
+			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
+		}
+		match.Submit(replies)
+	}
+	if match.Turn() != fr.Turn {
+		return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine is at turn %d", match.Turn())}
+	}
+	return sameFrame(fr, match)
+}
+
+// finish checks that the match ends after the last frame with the
+// recorded result.
+func (v *verifier) finish(res Result) error {
+	match := v.match
+	if v.frames == 0 {
 		return &Mismatch{Reason: "the replay has no frames"}
-	}
-	if err := sameFrame(r.Frames[0], match); err != nil {
-		return err
-	}
-	for _, fr := range r.Frames[1:] {
-		records := map[int]FrameBot{}
-		for _, b := range fr.Bots {
-			if b.Asked || b.Fault != "" {
-				records[b.Seat] = b
-			}
-		}
-		for match.Turn() < fr.Turn {
-			st := match.Step()
-			if st.Done {
-				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine ended the match after turn %d", match.Turn())}
-			}
-			replies := make([]engine.Reply, len(st.Await))
-			for i, seat := range st.Await {
-				rec, ok := records[seat]
-				if !ok {
-					return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
-				}
-				data, err := rec.answer()
-				if err != nil {
-					return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
-				}
-				replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
-			}
-			match.Submit(replies)
-		}
-		if match.Turn() != fr.Turn {
-			return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine is at turn %d", match.Turn())}
-		}
-		if err := sameFrame(fr, match); err != nil {
-			return err
-		}
 	}
 	if st := match.Step(); !st.Done {
 		return &Mismatch{Turn: match.Turn(), Reason: "the engine goes on after the replay's last frame"}
@@ -103,18 +136,18 @@ func Verify(games []engine.Game, r *Replay) error {
 	er := match.Result()
 	winners := make([]string, len(er.Winners))
 	for i, w := range er.Winners {
-		winners[i] = ids[w]
+		winners[i] = v.ids[w]
 	}
-	if !slices.Equal(winners, r.Result.Winners) {
-		return &Mismatch{Turn: match.Turn(), Reason: "different winners", Want: fmt.Sprint(r.Result.Winners), Got: fmt.Sprint(winners)}
+	if !slices.Equal(winners, res.Winners) {
+		return &Mismatch{Turn: match.Turn(), Reason: "different winners", Want: fmt.Sprint(res.Winners), Got: fmt.Sprint(winners)}
 	}
 	for i, sr := range er.Seats {
-		if i >= len(r.Result.Bots) {
+		if i >= len(res.Bots) {
 			break
 		}
-		b := r.Result.Bots[i]
+		b := res.Bots[i]
 		if b.Score != sr.Score || b.DeathReason != sr.DeathReason || b.DeathTurn != sr.DeathTurn {
-			return &Mismatch{Turn: match.Turn(), Reason: fmt.Sprintf("different result for %s", ids[i]),
+			return &Mismatch{Turn: match.Turn(), Reason: fmt.Sprintf("different result for %s", v.ids[i]),
 				Want: fmt.Sprintf("score %d, death %q at %d", b.Score, b.DeathReason, b.DeathTurn),
 				Got:  fmt.Sprintf("score %d, death %q at %d", sr.Score, sr.DeathReason, sr.DeathTurn)}
 		}

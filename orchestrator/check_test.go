@@ -1,0 +1,134 @@
+package orchestrator_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"arena/engine/tanks"
+	"arena/orchestrator"
+	"arena/orchestrator/fake"
+)
+
+// checked plays a match and returns its replay, encoded, and the
+// request a server would check it against.
+func checked(t *testing.T) (*orchestrator.Replay, []byte, orchestrator.Request) {
+	t.Helper()
+	rep, _ := playFake(t, hunter(), fake.Script{})
+	data, err := orchestrator.EncodeReplay(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := orchestrator.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
+		Settings: json.RawMessage(`{"zone_radius":20}`), MatchID: rep.MatchID, ImageIDs: []string{rep.Bots[0].ImageID, rep.Bots[1].ImageID}}
+	return rep, data, req
+}
+
+// A replay streamed through the check comes out byte for byte, and the
+// check returns it without its frames.
+func TestCheckReplayStream(t *testing.T) {
+	rep, data, req := checked(t)
+	if err := orchestrator.CheckReplay(req, rep); err != nil {
+		t.Fatalf("the replay fails CheckReplay: %v", err)
+	}
+	var out bytes.Buffer
+	got, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), &out)
+	if err != nil {
+		t.Fatalf("the replay fails the stream's check: %v", err)
+	}
+	if !bytes.Equal(out.Bytes(), data) {
+		t.Error("what the check wrote is not the replay it read")
+	}
+	if got.Frames != nil || got.MatchID != rep.MatchID || got.Result.Turns != rep.Result.Turns || len(got.Bots) != 2 {
+		t.Errorf("the replay returned: %+v", got)
+	}
+}
+
+// Whatever either check refuses, the other does: the forgeries of a
+// worker with a real replay in hand, and replays not as this package
+// writes them.
+func TestCheckReplayStreamRefusesWhatCheckReplayRefuses(t *testing.T) {
+	_, data, req := checked(t)
+	forged := map[string]func(r *orchestrator.Replay){
+		"swapped seats": func(r *orchestrator.Replay) {
+			r.Bots[0].Image, r.Bots[1].Image = r.Bots[1].Image, r.Bots[0].Image
+			r.Result.Bots[0].Image, r.Result.Bots[1].Image = r.Result.Bots[1].Image, r.Result.Bots[0].Image
+		},
+		"wrong seed":                  func(r *orchestrator.Replay) { r.Seed++; r.Result.Seed++ },
+		"another match":               func(r *orchestrator.Replay) { r.MatchID, r.Result.MatchID = "ccccccccccc1", "ccccccccccc1" },
+		"another image":               func(r *orchestrator.Replay) { r.Bots[1].ImageID, r.Result.Bots[1].ImageID = "sha256:0", "sha256:0" },
+		"other limits":                func(r *orchestrator.Replay) { r.Limits.AnswerTimeoutMS = 3000 },
+		"another map, same name":      func(r *orchestrator.Replay) { r.MapData += "\n" },
+		"other winners":               func(r *orchestrator.Replay) { r.Result.Winners = []string{"bots/b"} },
+		"an answer changed":           func(r *orchestrator.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` },
+		"a frame left out":            func(r *orchestrator.Replay) { r.Frames = append(r.Frames[:3:3], r.Frames[4:]...) },
+		"the last frame left out":     func(r *orchestrator.Replay) { r.Frames = r.Frames[:len(r.Frames)-1] },
+		"no frames":                   func(r *orchestrator.Replay) { r.Frames = nil },
+		"a result of another seat":    func(r *orchestrator.Replay) { r.Result.Bots[0].ID = "bots/x" },
+		"a bot fewer in the result":   func(r *orchestrator.Replay) { r.Result.Bots = r.Result.Bots[:1] },
+		"another format":              func(r *orchestrator.Replay) { r.Format = "arena-replay/0" },
+		"a score changed":             func(r *orchestrator.Replay) { r.Result.Bots[0].Score += 7 },
+		"the match id of the result":  func(r *orchestrator.Replay) { r.Result.MatchID = "ccccccccccc1" },
+		"a bot more than the request": func(r *orchestrator.Replay) { r.Bots = append(r.Bots, r.Bots[1]) },
+	}
+	for name, forge := range forged {
+		t.Run(name, func(t *testing.T) {
+			var r orchestrator.Replay
+			if err := json.Unmarshal(data, &r); err != nil {
+				t.Fatal(err)
+			}
+			forge(&r)
+			b, err := orchestrator.EncodeReplay(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != "another format" { // ReadReplay's concern, not CheckReplay's
+				if err := orchestrator.CheckReplay(req, &r); !errors.Is(err, orchestrator.ErrForeignReplay) {
+					t.Errorf("CheckReplay: %v", err)
+				}
+			}
+			if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(b), new(bytes.Buffer)); !errors.Is(err, orchestrator.ErrForeignReplay) {
+				t.Errorf("CheckReplayStream: %v", err)
+			}
+		})
+	}
+	text := string(data)
+	malformed := map[string]string{
+		"truncated":              text[:len(text)/2],
+		"not JSON":               "hello",
+		"an array":               "[" + text + "]",
+		"something after it":     text + `{"more":1}`,
+		"an unknown field":       strings.Replace(text, `"format":`, `"owner":"me","format":`, 1),
+		"the result first":       resultFirst(t, data),
+		"a field twice":          strings.Replace(text, `"format":`, `"seed":1,"format":`, 1),
+		"a header field at last": text[:len(text)-2] + `,"stdio_path":"x"}`,
+	}
+	for name, bad := range malformed {
+		t.Run(name, func(t *testing.T) {
+			if _, err := orchestrator.CheckReplayStream(req, strings.NewReader(bad), new(bytes.Buffer)); !errors.Is(err, orchestrator.ErrForeignReplay) {
+				t.Errorf("CheckReplayStream: %v", err)
+			}
+		})
+	}
+}
+
+// resultFirst is the replay with its result moved before its frames.
+func resultFirst(t *testing.T, data []byte) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i, k := range []string{"format", "match_id", "game", "map", "map_data", "seed", "settings", "limits", "bots", "result", "frames"} {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"` + k + `":` + string(m[k]))
+	}
+	b.WriteString("}")
+	return b.String()
+}
