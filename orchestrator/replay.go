@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -253,6 +254,46 @@ func WriteReplay(path string, r *Replay) (err error) {
 		return fmt.Errorf("write replay: %w", err)
 	}
 	return nil
+}
+
+// ReplayFrames reads a replay from r as it comes and calls f with each of
+// its frames from index from on, as JSON, none of them kept: a viewer of
+// a long match costs a frame at a time, not the whole replay. It stops
+// at the first error of f.
+func ReplayFrames(r io.Reader, from int, f func(i int, frame json.RawMessage) error) error {
+	dec := json.NewDecoder(r)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("not a replay: %v", err)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("not a replay: %w", err)
+		}
+		if t != "frames" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return fmt.Errorf("not a replay: %w", err)
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return fmt.Errorf("not a replay: its frames are not a list (%v)", err)
+		}
+		for i := 0; dec.More(); i++ {
+			var frame json.RawMessage
+			if err := dec.Decode(&frame); err != nil {
+				return fmt.Errorf("not a replay: frame %d: %w", i, err)
+			}
+			if i >= from {
+				if err := f(i, frame); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return errors.New("not a replay: it has no frames")
 }
 
 // ReadReplay loads a replay file.

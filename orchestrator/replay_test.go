@@ -1,6 +1,7 @@
 package orchestrator_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -114,5 +115,36 @@ func TestReplayFormatV1(t *testing.T) {
 	}
 	if err := orchestrator.Verify(games, r); err == nil || !strings.Contains(err.Error(), "can be watched but not verified") {
 		t.Errorf("verify: %v", err)
+	}
+}
+
+// ReplayFrames gives a replay's frames from an index on, as its file
+// holds them, one at a time.
+func TestReplayFrames(t *testing.T) {
+	rep, _ := playFake(t, hunter(), fake.Script{})
+	data, err := orchestrator.EncodeReplay(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	err = orchestrator.ReplayFrames(bytes.NewReader(data), 3, func(i int, frame json.RawMessage) error {
+		var f orchestrator.Frame
+		if err := json.Unmarshal(frame, &f); err != nil || f.Turn != rep.Frames[i].Turn || string(f.State) != string(rep.Frames[i].State) {
+			t.Errorf("frame %d: %v", i, err)
+		}
+		got = append(got, i)
+		return nil
+	})
+	if err != nil || len(got) != len(rep.Frames)-3 || got[0] != 3 {
+		t.Errorf("frames %v of %d, %v", got, len(rep.Frames), err)
+	}
+	stop := errors.New("stop")
+	if err := orchestrator.ReplayFrames(bytes.NewReader(data), 0, func(int, json.RawMessage) error { return stop }); err != stop {
+		t.Errorf("f's error: %v", err)
+	}
+	for _, bad := range []string{"", "[]", `{"format":"x"}`, `{"frames":{}}`} {
+		if err := orchestrator.ReplayFrames(strings.NewReader(bad), 0, func(int, json.RawMessage) error { return nil }); err == nil {
+			t.Errorf("%q read as a replay", bad)
+		}
 	}
 }

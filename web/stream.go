@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -111,14 +113,24 @@ func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) err
 		return nil
 	}
 	if m.HasReplay {
-		if rep, err := orchestrator.ReadReplay(s.deps.Store.ReplayPath(id)); err == nil {
-			for i := next; i < len(rep.Frames); i++ {
-				out.value("frame", i, rep.Frames[i])
+		// Frame by frame from the file: a long replay is never in memory
+		// whole, however many watch it.
+		f, err := os.Open(s.deps.Store.ReplayPath(id))
+		if err == nil {
+			gone := errors.New("the viewer left")
+			err = orchestrator.ReplayFrames(bufio.NewReaderSize(f, 64<<10), next, func(i int, frame json.RawMessage) error {
+				out.event("frame", i, frame)
 				if out.buf.Len() > 256<<10 && out.flush() != nil {
-					return nil
+					return gone
 				}
+				return nil
+			})
+			f.Close()
+			if errors.Is(err, gone) {
+				return nil
 			}
-		} else if !os.IsNotExist(err) {
+		}
+		if err != nil && !os.IsNotExist(err) {
 			s.log.Warn("read the replay for a stream", zap.String("match", id), zap.Error(err))
 		}
 	}
