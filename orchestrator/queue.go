@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -59,6 +60,7 @@ type Queue struct {
 	slots    int
 	max      int // waiting matches at most; 0: no limit
 	lineMax  int // waiting matches of one owner at most; 0: no limit
+	frameDir string
 	onUpdate func(Update)
 
 	mu sync.Mutex
@@ -81,7 +83,7 @@ type job struct {
 	state   State
 	started time.Time
 	// frames are the frames so far, encoded once for every follower.
-	frames []json.RawMessage
+	frames frameLog
 	// changed is closed and replaced at every change, waking followers.
 	changed chan struct{}
 }
@@ -126,6 +128,12 @@ func NewQueueWith(o *Orchestrator, p Player, concurrency, maxWaiting int, onUpda
 
 // QueueOption configures a Queue.
 type QueueOption func(*Queue)
+
+// WithFrameFiles keeps the frames of each playing match for its
+// followers in a file of its own in dir (removed when the match ends),
+// with only their places in memory: a long match's frames cost a server
+// no memory, however many follow it.
+func WithFrameFiles(dir string) QueueOption { return func(q *Queue) { q.frameDir = dir } }
 
 // WithLineMax bounds the matches one owner may have waiting (0: no
 // bound); past it, Enqueue fails with ErrQueueFull naming the owner.
@@ -272,6 +280,7 @@ func (q *Queue) removeWaitingLocked(j *job) {
 // while others play stays in the rotation: they cannot jump it.)
 func (q *Queue) leaveLocked(j *job) {
 	delete(q.jobs, j.req.MatchID)
+	j.frames.close()
 	for _, o := range q.jobs {
 		if o.req.Owner == j.req.Owner {
 			return
@@ -299,11 +308,12 @@ func (q *Queue) play(j *job) {
 			data = []byte(`{"turn":` + strconv.Itoa(f.Turn) + `}`) // a frame is plain data: this does not happen
 		}
 		q.mu.Lock()
-		first := len(j.frames) == 0
+		first := j.frames.len() == 0
 		if first {
 			j.state = StateRunning
+			j.frames = newFrameLog(q.frameDir, req.MatchID)
 		}
-		j.frames = append(j.frames, data)
+		j.frames.add(data)
 		j.touch()
 		q.mu.Unlock()
 		if first {
@@ -387,28 +397,139 @@ type Live struct {
 	Position int
 	// Started is when the match left the line (zero while it waits).
 	Started time.Time
-	// Frames are the frames from the index asked for on, each as JSON.
+	// Frames are the frames from the index asked for on, each as JSON
+	// (at most about followBytes of them: More says there are others).
 	Frames []json.RawMessage
+	More   bool
 	// Changed is closed at the next change of the view.
 	Changed <-chan struct{}
 }
 
 // Follow returns the live view of a match the queue holds, with its frames
-// from index from on. ok is false when the queue does not hold the match:
-// it was never queued here, or it is over (and its final update has been
-// delivered).
+// from index from on (as many as about followBytes hold; Live.More says
+// there are others to ask for). ok is false when the queue does not hold
+// the match: it was never queued here, or it is over (and its final
+// update has been delivered).
 func (q *Queue) Follow(id string, from int) (Live, bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	j, ok := q.jobs[id]
 	if !ok {
+		q.mu.Unlock()
 		return Live{}, false
 	}
 	l := Live{State: j.state, Position: q.positionLocked(j), Started: j.started, Changed: j.changed}
-	if from < len(j.frames) {
-		l.Frames = slices.Clone(j.frames[from:])
+	read := j.frames.slice(from)
+	q.mu.Unlock()
+	var err error
+	// Read outside the lock: a file of frames only grows while followed.
+	if l.Frames, l.More, err = read(); err != nil {
+		// The match ended meanwhile and its file went: it is over here.
+		return Live{}, false
 	}
 	return l, true
+}
+
+// followBytes is about the most frame data one Follow returns (a
+// variable for the tests).
+var followBytes int64 = 1 << 20
+
+// frameLog is a playing match's frames, in memory or in a file of its own
+// with their ends in memory.
+type frameLog struct {
+	mem  []json.RawMessage
+	file *os.File
+	ends []int64
+}
+
+// newFrameLog keeps a match's frames in a file in dir; in memory when
+// dir is empty or the file cannot be made.
+func newFrameLog(dir, id string) frameLog {
+	if dir == "" {
+		return frameLog{}
+	}
+	f, err := os.CreateTemp(dir, ".frames-"+id+"-*")
+	if err != nil {
+		return frameLog{}
+	}
+	return frameLog{file: f}
+}
+
+func (l *frameLog) len() int { return len(l.mem) + len(l.ends) }
+
+// add appends a frame; a file that fails to take it gives way to memory.
+func (l *frameLog) add(data []byte) {
+	if l.file != nil {
+		if _, err := l.file.Write(data); err == nil {
+			l.ends = append(l.ends, l.end()+int64(len(data)))
+			return
+		}
+		var all []json.RawMessage
+		for more := true; more; {
+			var batch []json.RawMessage
+			var err error
+			if batch, more, err = l.slice(len(all))(); err != nil {
+				break
+			}
+			all = append(all, batch...)
+		}
+		l.close()
+		l.ends, l.mem = nil, all
+	}
+	l.mem = append(l.mem, data)
+}
+
+func (l *frameLog) end() int64 {
+	if len(l.ends) == 0 {
+		return 0
+	}
+	return l.ends[len(l.ends)-1]
+}
+
+// slice returns what reads the frames from index from on, up to about
+// followBytes of them; it is called under the queue's lock and what it
+// returns without it.
+func (l *frameLog) slice(from int) func() ([]json.RawMessage, bool, error) {
+	if l.file == nil {
+		if from >= len(l.mem) {
+			return func() ([]json.RawMessage, bool, error) { return nil, false, nil }
+		}
+		frames := slices.Clone(l.mem[from:])
+		return func() ([]json.RawMessage, bool, error) { return frames, false, nil }
+	}
+	if from >= len(l.ends) {
+		return func() ([]json.RawMessage, bool, error) { return nil, false, nil }
+	}
+	f, start := l.file, int64(0)
+	if from > 0 {
+		start = l.ends[from-1]
+	}
+	to := from + 1
+	for to < len(l.ends) && l.ends[to]-start <= followBytes {
+		to++
+	}
+	ends, more := slices.Clone(l.ends[from:to]), to < len(l.ends)
+	return func() ([]json.RawMessage, bool, error) {
+		buf := make([]byte, ends[len(ends)-1]-start)
+		if _, err := f.ReadAt(buf, start); err != nil {
+			return nil, false, err
+		}
+		out := make([]json.RawMessage, len(ends))
+		at := start
+		for i, e := range ends {
+			out[i] = buf[at-start : e-start : e-start]
+			at = e
+		}
+		return out, more, nil
+	}
+}
+
+// close removes the file of frames, if any.
+func (l *frameLog) close() {
+	if l.file != nil {
+		l.file.Close()
+		os.Remove(l.file.Name())
+		l.file = nil
+	}
 }
 
 // Cancel stops a match: a waiting one leaves the line, a running one is

@@ -2,8 +2,10 @@ package orchestrator_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -373,4 +375,44 @@ func TestQueueOwnerCannotJumpTheRotation(t *testing.T) {
 		t.Errorf("bob's match is at %d while his other plays, want 2 (after alice's a1)", p)
 	}
 	close(hold)
+}
+
+// With frame files, a playing match's frames are in a file of its own,
+// which its followers read and which goes when it ends.
+func TestQueueKeepsFramesInFiles(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
+	dir := t.TempDir()
+	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 4)}
+	u.q = orchestrator.NewQueueWith(orchestrator.New(l), orchestrator.New(l), 1, 0, u.add, orchestrator.WithFrameFiles(dir))
+	t.Cleanup(func() { u.q.Shutdown(context.Background(), false) })
+	if _, err := u.q.Enqueue(request(t, "m1", "bots/held", "bots/held")); err != nil {
+		t.Fatal(err)
+	}
+	var live orchestrator.Live
+	for start := time.Now(); len(live.Frames) == 0; time.Sleep(5 * time.Millisecond) {
+		live, _ = u.q.Follow("m1", 0)
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("no frame")
+		}
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 1 {
+		t.Errorf("%d files of frames while the match plays, want 1", len(files))
+	}
+	var f orchestrator.Frame
+	if err := json.Unmarshal(live.Frames[0], &f); err != nil || f.Turn != 0 {
+		t.Errorf("the first frame read back: %s (%v)", live.Frames[0], err)
+	}
+	close(hold)
+	if up := wait(t, u); up.State != orchestrator.StateFinished {
+		t.Fatalf("ended %s", up.State)
+	}
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		if files, _ := os.ReadDir(dir); len(files) == 0 {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the file of frames outlives the match")
+		}
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -231,7 +233,13 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Player != nil {
 		player = deps.Player
 	}
-	s.queue = orchestrator.NewQueueWith(deps.Orchestrator, player, deps.Concurrency, cfg.QueueMax, s.record, orchestrator.WithLineMax(cfg.UserQueueMax))
+	opts := []orchestrator.QueueOption{orchestrator.WithLineMax(cfg.UserQueueMax)}
+	if dir, err := liveFrames(deps.Store); err == nil {
+		opts = append(opts, orchestrator.WithFrameFiles(dir))
+	} else {
+		s.log.Warn("live frames are kept in memory", zap.Error(err))
+	}
+	s.queue = orchestrator.NewQueueWith(deps.Orchestrator, player, deps.Concurrency, cfg.QueueMax, s.record, opts...)
 	inFlight := cfg.Ladder.InFlight
 	if inFlight <= 0 {
 		inFlight = max(1, deps.Concurrency) + 1
@@ -245,6 +253,16 @@ func New(cfg Config, deps Deps) *Server {
 	})
 	s.echo = s.routes()
 	return s
+}
+
+// liveFrames is the folder of the playing matches' frames in the data
+// folder, emptied of what a server that stopped left there.
+func liveFrames(st *store.Store) (string, error) {
+	dir := filepath.Join(st.Dir(), "live")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // Handler is the server's HTTP handler.

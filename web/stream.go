@@ -80,6 +80,9 @@ func (s *Server) stream(c echo.Context) error {
 		if out.flush() != nil {
 			return nil // the viewer left or is too slow
 		}
+		if l.More {
+			continue // a viewer catching up on a long match
+		}
 		wrote := time.Now()
 		select {
 		case <-l.Changed:
