@@ -39,6 +39,36 @@ type Replay struct {
 	Bots      []ReplayBot `json:"bots"`
 	Frames    []Frame     `json:"frames"`
 	Result    Result      `json:"result"`
+	// File, when set, is a file that holds this replay whole, as checked
+	// (CheckReplayStream): its frames are there, not in Frames. Whoever
+	// keeps the replay takes the file (MoveReplay).
+	File string `json:"-"`
+}
+
+// MoveReplay saves a replay whose File holds it at path, by moving the
+// file there (the same file system), synced first; a replay in memory is
+// written as WriteReplay does.
+func MoveReplay(path string, r *Replay) error {
+	if r.File == "" {
+		return WriteReplay(path, r)
+	}
+	f, err := os.Open(r.File)
+	if err != nil {
+		return fmt.Errorf("keep the replay: %w", err)
+	}
+	err = f.Sync()
+	f.Close()
+	if err == nil {
+		err = os.Chmod(r.File, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(r.File, path)
+	}
+	if err != nil {
+		return fmt.Errorf("keep the replay: %w", err)
+	}
+	r.File = ""
+	return nil
 }
 
 // LimitsRecord are the limits the match was played under.

@@ -781,7 +781,7 @@ func (s *Server) record(u orchestrator.Update) {
 	case u.State == orchestrator.StateFinished:
 		out := store.Outcome{Status: string(u.State)}
 		out.Result, err = json.Marshal(u.Replay.Result)
-		out.WriteReplay = func(path string) error { return orchestrator.WriteReplay(path, u.Replay) }
+		out.WriteReplay = func(path string) error { return orchestrator.MoveReplay(path, u.Replay) }
 		err = errors.Join(err, s.deps.Store.Finish(ctx, u.ID, out, u.At))
 		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
 	default:
