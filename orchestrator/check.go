@@ -105,8 +105,54 @@ func checkResult(req Request, rep *Replay) error {
 // replay must be as this package writes one: its fields in order, the
 // frames after the bots and before the result, nothing unknown, nothing
 // after it. It returns the replay without its frames.
+//
+// An error reading r (or writing w) is returned as it is, not as
+// ErrForeignReplay: a read cut short says nothing of the replay.
 func CheckReplayStream(req Request, r io.Reader, w io.Writer) (*Replay, error) {
-	tee := io.TeeReader(r, w)
+	src := &failingReader{r: r}
+	rep, err := checkReplayStream(req, src, w)
+	if src.err != nil {
+		return nil, fmt.Errorf("read the replay: %w", src.err)
+	}
+	return rep, err
+}
+
+// failingReader remembers the first error of its reader but the end.
+type failingReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// failingWriter remembers the first error of its writer.
+type failingWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+func checkReplayStream(req Request, r *failingReader, w io.Writer) (*Replay, error) {
+	out := &failingWriter{w: w}
+	tee := io.TeeReader(r, out)
+	defer func() {
+		if out.err != nil && r.err == nil {
+			r.err = out.err
+		}
+	}()
 	dec := json.NewDecoder(tee)
 	rep := &Replay{}
 	fields := map[string]any{

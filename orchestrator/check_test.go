@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"arena/engine/tanks"
 	"arena/orchestrator"
@@ -131,4 +133,28 @@ func resultFirst(t *testing.T, data []byte) string {
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// A read cut short, or a copy that cannot be written, is an error of
+// its own, not a forged replay.
+func TestCheckReplayStreamCutShort(t *testing.T) {
+	_, data, req := checked(t)
+	cut := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(errors.New("connection reset")))
+	if _, err := orchestrator.CheckReplayStream(req, cut, new(bytes.Buffer)); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("a cut read: %v", err)
+	}
+	full := &limitedWriter{room: len(data) / 3}
+	if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), full); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "no space") {
+		t.Errorf("a full disk: %v", err)
+	}
+}
+
+type limitedWriter struct{ room int }
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > w.room {
+		return 0, errors.New("no space left on device")
+	}
+	w.room -= len(p)
+	return len(p), nil
 }
