@@ -240,6 +240,9 @@ type joinReply struct {
 	Error string `json:"error,omitempty"`
 }
 
+func (r joinRequest) version() int { return r.V }
+func (r joinReply) version() int   { return r.V }
+
 // serveJoins answers joining workers: each is admitted under the name it
 // asks for (unless another key holds it) with its key, and the server
 // reloads its users before it answers, so the worker connects at once.

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -109,9 +110,24 @@ type Event struct {
 	Object string          `json:"object,omitempty"`
 }
 
-// decode reads a message of this package, refusing unknown versions
-// before reading anything else.
-func decode(data []byte, v any) error {
+// versioned is a message of this package: it says its version.
+type versioned interface{ version() int }
+
+func (j Job) version() int   { return j.V }
+func (e Event) version() int { return e.V }
+
+// decode reads a message of this package into v, refusing unknown
+// versions: v is set only from a message of this version. A message is
+// parsed once (a result carries its replay: a second pass would cost as
+// much again); one refused is parsed again for its version alone, to say
+// why.
+func decode[T versioned](data []byte, v *T) error {
+	var m T
+	err := json.Unmarshal(data, &m)
+	if err == nil && m.version() == Version {
+		*v = m
+		return nil
+	}
 	var head struct {
 		V int `json:"v"`
 	}
@@ -121,7 +137,33 @@ func decode(data []byte, v any) error {
 	if head.V != Version {
 		return fmt.Errorf("%w %d (this build reads %d)", ErrVersion, head.V, Version)
 	}
-	return json.Unmarshal(data, v)
+	return err
+}
+
+// encodeEvent is json.Marshal(ev), but the frame or the replay it carries
+// is written as it is: json.Marshal would check and compact it again, a
+// pass over the whole replay on every result. Both are JSON already
+// (json.Marshal's, orchestrator.EncodeReplay's).
+func encodeEvent(ev Event) ([]byte, error) {
+	var key string
+	var raw json.RawMessage
+	switch {
+	case len(ev.Replay) > 0:
+		key, raw, ev.Replay = "replay", bytes.TrimSpace(ev.Replay), nil
+	case len(ev.Frame) > 0:
+		key, raw, ev.Frame = "frame", bytes.TrimSpace(ev.Frame), nil
+	}
+	head, err := json.Marshal(ev)
+	if err != nil || key == "" {
+		return head, err
+	}
+	// The event's object without its closing brace, the raw field, the
+	// brace.
+	data := make([]byte, 0, len(head)+len(key)+len(raw)+4)
+	data = append(data, head[:len(head)-1]...)
+	data = append(data, `,"`+key+`":`...)
+	data = append(data, raw...)
+	return append(data, '}'), nil
 }
 
 // jobSubject is the subject of a match's job.
