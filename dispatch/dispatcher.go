@@ -496,8 +496,8 @@ func (d *Dispatcher) event(subject string, data []byte) {
 		d.log.Warn("event refused: not an event's subject", zap.String("subject", subject))
 		return
 	}
-	var ev Event
-	if err := decode(data, &ev); err != nil {
+	ev, rep, err := readEvent(kind, data)
+	if err != nil {
 		d.log.Warn("event refused", zap.String("subject", subject), zap.Error(err))
 		return
 	}
@@ -521,7 +521,7 @@ func (d *Dispatcher) event(subject string, data []byte) {
 			case kindHandback:
 				d.handbackLocked(w, ev)
 			case kindResult:
-				then = d.resultLocked(w, ev, then)
+				then = d.resultLocked(w, ev, rep, then)
 			default:
 				d.log.Warn("event of an unknown kind refused", zap.String("kind", ev.Kind), zap.String("worker", worker))
 			}
@@ -531,6 +531,24 @@ func (d *Dispatcher) event(subject string, data []byte) {
 	for _, f := range then {
 		f()
 	}
+}
+
+// readEvent decodes an event. A result's inline replay is decoded in the
+// same pass (rep): a second pass over it would cost as much again. One
+// that does not decode as a replay is left raw in ev.Replay, for the
+// check to refuse.
+func readEvent(kind string, data []byte) (ev Event, rep *orchestrator.Replay, err error) {
+	if kind == kindResult {
+		var in struct {
+			Event
+			Replay *orchestrator.Replay `json:"replay,omitempty"`
+		}
+		if decode(data, &in) == nil {
+			return in.Event, in.Replay, nil
+		}
+	}
+	err = decode(data, &ev)
+	return ev, nil, err
 }
 
 // admitLocked is the match an event is about, if it is to be believed:
@@ -663,9 +681,10 @@ func (d *Dispatcher) handbackLocked(w *wait, ev Event) {
 }
 
 // resultLocked: a worker reports how its delivery ended. A failure ends
-// the match; a replay is read and checked after the lock, and the match
-// ends with it only if it passes.
-func (d *Dispatcher) resultLocked(w *wait, ev Event, then []func()) []func() {
+// the match; a replay (rep, when it came inline and decoded with the
+// event) is read and checked after the lock, and the match ends with it
+// only if it passes.
+func (d *Dispatcher) resultLocked(w *wait, ev Event, rep *orchestrator.Replay, then []func()) []func() {
 	if ev.Reason != "" {
 		w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
 		d.endLocked(ev.Match, w, result{err: fmt.Errorf("%w: %s", ErrNoWorker, strings.Join(w.reasons, "; "))})
@@ -674,13 +693,14 @@ func (d *Dispatcher) resultLocked(w *wait, ev Event, then []func()) []func() {
 	w.over = true // only the first result counts, unless it is refused
 	// Reading (from the object store) and checking a replay takes a
 	// while: the other matches' events do not wait for it.
-	return append(then, func() { d.bg.Go(func() { d.check(w, ev) }) })
+	return append(then, func() { d.bg.Go(func() { d.check(w, ev, rep) }) })
 }
 
-// check reads a result's replay and checks it against the match; one
-// that fails is refused, and the match queued again.
-func (d *Dispatcher) check(w *wait, ev Event) {
-	rep, err := d.replay(ev)
+// check reads a result's replay (unless it is inline, decoded already)
+// and checks it against the match; one that fails is refused, and the
+// match queued again.
+func (d *Dispatcher) check(w *wait, ev Event, inline *orchestrator.Replay) {
+	rep, err := d.replay(ev, inline)
 	forged := err == nil || !errors.Is(err, errObjectStore)
 	if err == nil {
 		err = orchestrator.CheckReplay(w.req, rep)
@@ -879,9 +899,13 @@ func (d *Dispatcher) endLocked(id string, w *wait, r result) {
 	delete(d.waits, id)
 }
 
-// replay reads a result's replay, inline or from its worker's bucket.
-func (d *Dispatcher) replay(ev Event) (*orchestrator.Replay, error) {
+// replay reads a result's replay, inline (decoded with the event already,
+// unless it did not decode) or from its worker's bucket.
+func (d *Dispatcher) replay(ev Event, inline *orchestrator.Replay) (*orchestrator.Replay, error) {
 	if ev.Object == "" {
+		if inline != nil {
+			return inline, nil
+		}
 		var rep orchestrator.Replay
 		if err := json.Unmarshal(ev.Replay, &rep); err != nil {
 			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)

@@ -57,6 +57,10 @@ type Worker struct {
 	// cancel can overtake the delivery), with when; a match started
 	// later is stopped at once.
 	early map[string]time.Time
+	// reporting are the results being stored and their deliveries acked
+	// (see finish), while their slots take their next matches; Run waits
+	// for them.
+	reporting sync.WaitGroup
 }
 
 // delivery is a match this worker plays: which delivery of which round,
@@ -101,8 +105,9 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	// Frames are published without waiting, but at most a few hundred wait
 	// for JetStream at once: past them the frame sender waits (and the
 	// match's frames, past its backlog, are not shown live) rather than
-	// the connection holding them all in memory.
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256))
+	// the connection holding them all in memory. One whose store is not
+	// confirmed in publishAckWait is no longer waited for.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256), jetstream.WithPublishAsyncTimeout(publishAckWait))
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +177,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	stopPlay(errStopping)
 	<-done
+	w.reporting.Wait()
 	return nil
 }
 
@@ -224,8 +230,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		}
 		_ = json.Unmarshal(msg.Data(), &head)
 		if head.Match != "" {
-			w.report(ctx, Event{Kind: kindResult, Match: head.Match, Round: head.Round, Attempt: attempt, Reason: err.Error(),
-				Proof: proofOf(head.Key, head.Match, head.Round, attempt, w.cfg.Name)})
+			// Said taken first: the server believes a delivery's result
+			// only from the worker that took it.
+			e := Event{Match: head.Match, Round: head.Round, Attempt: attempt, Proof: proofOf(head.Key, head.Match, head.Round, attempt, w.cfg.Name)}
+			e.Kind = kindStart
+			w.report(ctx, e)
+			e.Kind, e.Reason = kindResult, err.Error()
+			w.report(ctx, e)
 		}
 		_ = msg.TermWithReason(err.Error())
 		return
@@ -235,13 +246,16 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		log = log.With(zap.Int("round", job.Round))
 	}
 	// Every event of this delivery: its round, and a proof made with the
-	// match's key.
+	// match's key (the same for all of them).
+	proof := proofOf(job.Key, job.Match, job.Round, attempt, w.cfg.Name)
 	ev := func(kind string) Event {
-		return Event{Kind: kind, Match: job.Match, Round: job.Round, Attempt: attempt, Owner: job.Owner,
-			Proof: proofOf(job.Key, job.Match, job.Round, attempt, w.cfg.Name)}
+		return Event{Kind: kind, Match: job.Match, Round: job.Round, Attempt: attempt, Owner: job.Owner, Proof: proof}
 	}
 	req, err := w.request(job)
 	if err != nil {
+		// Said taken first: the server believes a delivery's result only
+		// from the worker that took it.
+		w.report(ctx, ev(kindStart))
 		e := ev(kindResult)
 		e.Reason = err.Error()
 		w.report(ctx, e)
@@ -265,10 +279,14 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	// The lease is kept from now on: storing the start event may take a
 	// while (the cluster electing a leader), and the match must not be
 	// delivered again meanwhile.
-	keep := make(chan struct{})
-	var kept sync.WaitGroup
-	kept.Go(func() { w.keepLease(mctx, msg, lease, cancel, keep) })
-	w.report(ctx, ev(kindStart))
+	stopLease := w.keepLease(mctx, msg, lease, cancel)
+	// The start is sent now and stored while the match begins (its bots
+	// start), but every other event of this delivery waits for it to be
+	// stored (started): the server believes a delivery's frames and result
+	// only from the worker that said it took it, and a start stored late
+	// (its publish tried again) would come after them.
+	startStored := w.reportSoon(ctx, ev(kindStart))
+	started := make(chan struct{})
 	log.Info("match taken")
 	if attempt > 1 && w.cfg.Reap != nil {
 		// An earlier delivery's worker may have died on this host.
@@ -286,50 +304,68 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	// backlog: a connection that stalls (a cut network not yet noticed)
 	// must not stall the match, whose lease then runs out as it should.
 	// Frames past the backlog are not shown live; the replay has them all.
-	frames := make(chan Event, frameBacklog)
-	var sender sync.WaitGroup
-	sender.Go(func() {
-		for e := range frames {
+	// The backlog holds pointers to the frames alone (the events are made
+	// as they go out), so that it is small to make for every match. The
+	// same goroutine waits for the start to be stored first; sent is
+	// closed when every frame went out.
+	frames := make(chan *frameOut, frameBacklog)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		_ = startStored()
+		close(started)
+		for f := range frames {
+			e := ev(kindFrame)
+			e.Seq, e.Frame = f.seq, f.data
 			w.publishAsync(e)
 		}
-	})
+	}()
 	seq, dropped := 0, 0
 	req.OnFrame = func(f orchestrator.Frame) {
 		data, err := json.Marshal(f)
 		if err != nil {
 			return
 		}
-		e := ev(kindFrame)
-		e.Seq, e.Frame = seq, data
-		seq++
 		select {
-		case frames <- e:
+		case frames <- &frameOut{seq: seq, data: data}:
 		default:
 			dropped++
 		}
+		seq++
 	}
 	var rep *orchestrator.Replay
 	if err = context.Cause(mctx); err == nil { // else cancelled already: no bot starts
 		rep, err = w.cfg.Player.Play(mctx, req)
 	}
 	close(frames)
-	if !waitGroupWithin(&sender, frameDrain) {
-		log.Warn("frames still unsent as the match ends", zap.Int("backlog", len(frames)))
+	// A delivery played to its end is reported, whatever happened since
+	// (see afterPlay): its replay is encoded while the start may still
+	// wait to be stored.
+	var replay []byte
+	var encodeErr error
+	if err == nil {
+		rep.Result.Worker = w.cfg.Name
+		replay, encodeErr = orchestrator.EncodeReplay(rep)
+	}
+	if followStart(mctx, err, started) {
+		select {
+		case <-sent:
+		case <-time.After(frameDrain):
+			log.Warn("frames still unsent as the match ends", zap.Int("backlog", len(frames)))
+		}
 	}
 	if dropped > 0 {
 		log.Warn("frames not shown live: the connection to NATS was too slow", zap.Int("frames", dropped))
 	}
-	close(keep)
-	kept.Wait()
+	stopLease()
 	cause := context.Cause(mctx)
 	switch next := afterPlay(err, cause, attempt, maxDeliver); next {
 	case afterReport:
-		rep.Result.Worker = w.cfg.Name
-		if err := w.finish(ctx, msg, ev(kindResult), rep); err != nil {
-			log.Error("report the result", zap.Error(err))
+		if encodeErr != nil {
+			log.Error("report the result", zap.Error(encodeErr))
 			return
 		}
-		log.Info("match played", zap.Strings("winners", rep.Result.Winners))
+		w.finish(ctx, msg, ev(kindResult), replay, rep.Result.Winners, log)
 	case afterGiveUp:
 		log.Warn("match given up", zap.Error(cause))
 	case afterStopped:
@@ -354,6 +390,24 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		w.report(ctx, e)
 		_ = msg.TermWithReason(reason)
 	}
+}
+
+// followStart waits for a delivery's start to be stored (started), which
+// every other event of the delivery follows, and reports true; false
+// when the delivery is given up first (see afterPlay) without having
+// played to its end (err): it sends nothing more, and so waits for
+// nothing (its connection may be lost).
+func followStart(mctx context.Context, err error, started <-chan struct{}) bool {
+	select {
+	case <-started:
+		return true
+	case <-mctx.Done():
+	}
+	if cause := context.Cause(mctx); err != nil && (errors.Is(cause, errLeaseLost) || errors.Is(cause, errSuperseded)) {
+		return false
+	}
+	<-started
+	return true
 }
 
 // after is what a worker does once a delivery's play returned.
@@ -397,84 +451,146 @@ func afterPlay(err, cause error, attempt, maxDeliver int) after {
 	}
 }
 
-// keepLease sends progress acks while the match plays and cancels it
-// when NATS has confirmed none for most of a lease: by then JetStream
-// gives it to another worker. The acks go out from a goroutine of their
-// own: a connection stalled on a cut network (a write blocked, holding
-// every call behind it) must not keep the lease's clock from running.
-func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Duration, cancel context.CancelCauseFunc, done <-chan struct{}) {
+// keepLease sends a progress ack every quarter lease while the match
+// plays and cancels it when NATS has confirmed none for most of a lease:
+// by then JetStream gives it to another worker. The acks go out from a
+// goroutine of their own: a connection stalled on a cut network (a write
+// blocked, holding every call behind it) must not keep the lease's clock
+// from running. Nothing runs before the first ack is due, so a match
+// shorter than a quarter lease starts no goroutine. stop ends it, and
+// waits for it.
+func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Duration, cancel context.CancelCauseFunc) (stop func()) {
 	every := max(lease/4, 50*time.Millisecond)
 	var confirmed atomic.Int64
 	confirmed.Store(time.Now().UnixNano())
-	// Not waited for: a call blocked on a stalled connection returns when
-	// the connection fails (a write times out), and the goroutine then.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
+	done := make(chan struct{})
+	var kept sync.WaitGroup
+	kept.Add(1)
+	first := time.AfterFunc(every, func() {
+		defer kept.Done()
+		// Not waited for: a call blocked on a stalled connection returns
+		// when the connection fails (a write times out), and the goroutine
+		// then.
+		stopAcks := make(chan struct{})
+		defer close(stopAcks)
+		go func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
+					confirmed.Store(time.Now().UnixNano())
+				}
+				select {
+				case <-stopAcks:
+					return
+				case <-t.C:
+				}
+			}
+		}()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-done:
+				return
+			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
-			if msg.InProgress() == nil && w.nc.FlushTimeout(every) == nil {
-				confirmed.Store(time.Now().UnixNano())
+			// Past most of a lease without a confirmed ack (the worker was
+			// cut off, or frozen), JetStream may have given the match to
+			// another.
+			if time.Since(time.Unix(0, confirmed.Load())) > lease*3/4 {
+				cancel(errLeaseLost)
+				return
 			}
 		}
-	}()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	})
+	return func() {
+		close(done)
+		if first.Stop() {
+			kept.Done() // it never ran
 		}
-		// Past most of a lease without a confirmed ack (the worker was cut
-		// off, or frozen), JetStream may have given the match to another.
-		if time.Since(time.Unix(0, confirmed.Load())) > lease*3/4 {
-			cancel(errLeaseLost)
-			return
-		}
+		kept.Wait()
 	}
 }
 
-// finish reports the result (ev), then acks the delivery.
-func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, rep *orchestrator.Replay) error {
-	data, err := orchestrator.EncodeReplay(rep)
-	if err != nil {
-		return err
-	}
+// finish reports the result (ev, with its encoded replay) and, once
+// JetStream has stored it, acks the delivery. A replay that fits in a
+// message goes out at once; the wait for it to be stored (or a larger
+// replay's trip through the object store) and the ack go on in the
+// background while this slot takes its next match. Run waits for them.
+func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, data []byte, winners []string, log *zap.Logger) {
+	ctx = context.WithoutCancel(ctx)
+	var stored func() error
 	if len(data) <= w.cfg.InlineMax {
 		ev.Replay = data
+		stored = w.reportSoon(ctx, ev)
 	} else {
-		name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), data)
-		if err != nil {
-			return err
+		stored = func() error {
+			name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), data)
+			if err != nil {
+				return err
+			}
+			ev.Object = name
+			return w.report(ctx, ev)
 		}
-		ev.Object = name
 	}
-	if err := w.report(ctx, ev); err != nil {
-		return err
-	}
-	return msg.DoubleAck(ctx)
+	w.reporting.Go(func() {
+		if err := stored(); err != nil {
+			log.Error("report the result", zap.Error(err))
+			return
+		}
+		if err := msg.DoubleAck(ctx); err != nil {
+			log.Error("ack a match whose result is stored", zap.Error(err))
+			return
+		}
+		log.Info("match played", zap.Strings("winners", winners))
+	})
 }
 
 // report publishes an event under this worker's name and waits for
 // JetStream to store it.
 func (w *Worker) report(ctx context.Context, ev Event) error {
 	ev.V, ev.Worker = Version, w.cfg.Name
-	data, err := json.Marshal(ev)
+	data, err := encodeEvent(ev)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return publish(ctx, w.js, eventSubject(w.cfg.Name, ev.Kind, ev.Match), data, w.log)
+}
+
+// publishAckWait bounds the wait for JetStream to confirm an event
+// published without waiting (JetStream's own wait for a request): a frame
+// is then given up, an event sent by reportSoon published again.
+const publishAckWait = 5 * time.Second
+
+// reportSoon sends an event under this worker's name at once, and
+// returns a wait for JetStream to store it: an event whose store is not
+// confirmed then is published again, as report does.
+func (w *Worker) reportSoon(ctx context.Context, ev Event) (stored func() error) {
+	ev.V, ev.Worker = Version, w.cfg.Name
+	data, err := encodeEvent(ev)
+	if err != nil {
+		return func() error { return err }
+	}
+	subject := eventSubject(w.cfg.Name, ev.Kind, ev.Match)
+	ack, err := w.js.PublishAsync(subject, data)
+	return func() error {
+		if err == nil {
+			select {
+			case <-ack.Ok():
+				return nil
+			case err = <-ack.Err(): // publishAckWait at most
+			}
+		}
+		w.log.Warn("publish, trying again", zap.String("subject", subject), zap.Error(err))
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		return publish(ctx, w.js, subject, data, w.log)
+	}
 }
 
 // publish stores a message in JetStream, trying again while the cluster
@@ -498,11 +614,18 @@ func publish(ctx context.Context, js jetstream.JetStream, subject string, data [
 // every frame anyway.
 func (w *Worker) publishAsync(ev Event) {
 	ev.V, ev.Worker = Version, w.cfg.Name
-	data, err := json.Marshal(ev)
+	data, err := encodeEvent(ev)
 	if err != nil {
 		return
 	}
 	_, _ = w.js.PublishAsync(eventSubject(w.cfg.Name, ev.Kind, ev.Match), data)
+}
+
+// frameOut is a frame waiting to be published: its number in the
+// delivery, and the frame.
+type frameOut struct {
+	seq  int
+	data json.RawMessage
 }
 
 // frameBacklog is how many frames of a match may wait to be published;
@@ -511,18 +634,6 @@ const (
 	frameBacklog = 512
 	frameDrain   = 2 * time.Second
 )
-
-// waitGroupWithin waits for wg, for at most d; false if it timed out.
-func waitGroupWithin(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
 
 // sameObject reads an object back and checks it holds data, by digest.
 func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, data []byte) error {
