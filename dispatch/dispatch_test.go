@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,6 +164,54 @@ func TestABigReplayTravelsThroughTheObjectStore(t *testing.T) {
 	}
 	if list, _ := obs.List(t.Context()); len(list) != 0 {
 		t.Errorf("%d replays left in the object store", len(list))
+	}
+}
+
+// With a spool folder, a big replay is checked as it streams from the
+// object store into a file there: the result names the file, which holds
+// the replay as the worker sent it, and no frame is in memory. A forged
+// one is refused the same way, and leaves no file.
+func TestABigReplayIsCheckedIntoASpoolFile(t *testing.T) {
+	r := newRig(t, Config{})
+	spool := t.TempDir()
+	r.d.cfg.Spool = spool
+	honest := r.worker("w1", bots(nil), WorkerConfig{InlineMax: 1})
+	rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa3", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Frames != nil || rep.File == "" || filepath.Dir(rep.File) != spool || rep.Result.Worker != "w1" {
+		t.Fatalf("the result: %d frames, file %q, worker %q", len(rep.Frames), rep.File, rep.Result.Worker)
+	}
+	whole, err := orchestrator.ReadReplay(rep.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orchestrator.CheckReplay(request(t, "aaaaaaaaaaa3", nil), whole); err != nil || len(whole.Frames) == 0 {
+		t.Errorf("the spooled replay: %d frames, %v", len(whole.Frames), err)
+	}
+	kept := filepath.Join(t.TempDir(), "kept.json")
+	if err := orchestrator.MoveReplay(kept, rep); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(spool); len(files) != 0 {
+		t.Errorf("%d files left in the spool once the replay is kept", len(files))
+	}
+
+	honest.stop()
+	f := &forger{forge: forgeries["wrong seed"], times: 1}
+	bad := r.worker("forger", bots(nil), WorkerConfig{Player: f, InlineMax: 1})
+	var wg sync.WaitGroup
+	wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa4", nil)) })
+	waitFor(t, "the forger's big result is refused", func() bool { return r.refused("forger") == 1 })
+	bad.stop()
+	r.worker("w2", bots(nil), WorkerConfig{InlineMax: 1})
+	wg.Wait()
+	if err != nil || rep.Result.Worker != "w2" {
+		t.Fatalf("after the forgery: %v, %+v", err, rep)
+	}
+	if files, _ := os.ReadDir(spool); len(files) != 1 {
+		t.Errorf("%d files in the spool, want the honest replay's alone", len(files))
 	}
 }
 

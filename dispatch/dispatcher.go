@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +89,13 @@ type DispatcherConfig struct {
 	// than QuarantineAfter: a lone forger is quarantined before a match
 	// runs out of rounds). Past it the match fails.
 	Rounds int
-	Log    *zap.Logger
+	// Spool, when set, is a folder where a replay read from the object
+	// store (larger than a message) is checked as it streams in, into a
+	// file of its own that the result then names (Replay.File): a long
+	// match's replay is never in the server's memory. Empty: such a
+	// replay is decoded into memory and checked there.
+	Spool string
+	Log   *zap.Logger
 }
 
 // standing is what the dispatcher holds of a worker.
@@ -700,11 +708,14 @@ func (d *Dispatcher) resultLocked(w *wait, ev Event, rep *orchestrator.Replay, t
 // and checks it against the match; one that fails is refused, and the
 // match queued again.
 func (d *Dispatcher) check(w *wait, ev Event, inline *orchestrator.Replay) {
-	rep, err := d.replay(ev, inline)
-	forged := err == nil || !errors.Is(err, errObjectStore)
-	if err == nil {
+	var rep *orchestrator.Replay
+	var err error
+	if ev.Object != "" && d.cfg.Spool != "" {
+		rep, err = d.checkedObject(w.req, ev)
+	} else if rep, err = d.replay(ev, inline); err == nil {
 		err = orchestrator.CheckReplay(w.req, rep)
 	}
+	forged := err == nil || !errors.Is(err, errObjectStore)
 	if err != nil {
 		d.mu.Lock()
 		w.over = false
@@ -1005,6 +1016,68 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// checkedObject reads a result's replay from its worker's bucket into a
+// file in the spool folder, checking it as it streams in
+// (orchestrator.CheckReplayStream): the replay it returns has no frames
+// in memory, its File holds it. A read cut short is tried again, for a
+// minute, as replay does.
+func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event) (*orchestrator.Replay, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		rep, err := d.spoolObject(ctx, req, bucketOf(ev.Worker), ev.Object)
+		if err == nil || errors.Is(err, orchestrator.ErrForeignReplay) {
+			return rep, err
+		}
+		d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// spoolObject checks one object into a file of the spool folder; the
+// file is removed unless the check passed.
+func (d *Dispatcher) spoolObject(ctx context.Context, req orchestrator.Request, bucket, name string) (rep *orchestrator.Replay, err error) {
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	obs, err := d.js.ObjectStore(tctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	r, err := obs.Get(tctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := os.CreateTemp(d.cfg.Spool, ".replay-"+req.MatchID+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("spool a replay: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	buf := bufio.NewWriterSize(f, 64<<10)
+	// The check reads the object to its end, where its digest is checked.
+	if rep, err = orchestrator.CheckReplayStream(req, r, buf); err != nil {
+		return nil, err
+	}
+	if err = buf.Flush(); err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("spool a replay: %w", err)
+	}
+	rep.File = f.Name()
+	_ = obs.Delete(tctx, name)
+	return rep, nil
 }
 
 // object reads a replay from a bucket, decoding it as it streams in (it is

@@ -108,10 +108,14 @@ func vmHWM(t *testing.T, pid int) int64 {
 // The same match through arena serve and a worker joined over NATS: the
 // server's and the worker's peak memory stay bounded, measured against
 // what they had after a short quiet match. The target is 64 MiB each, met
-// by arena run; here the worker grew by 68 MiB and the server by 140 MiB
-// (it holds the frames for viewers and the decoded replay while it checks
-// it), so the bounds below are what this build holds with a margin,
-// against 2.6 GB before answers were capped.
+// by arena run. The server keeps a playing match's frames in a file and
+// checks the worker's replay into a file as it streams in, so its own
+// heap barely grows; what grows is the embedded NATS server's (JetStream
+// keeps the blocks it writes, 8 MiB each, cached for 10 s) and the
+// garbage collector's headroom: +78 to +94 MiB measured here (it was +140
+// when the server held the frames and the decoded replay, 2.6 GB before
+// answers were capped). The worker holds the replay it records: +65 to
+// +73 MiB. The bounds below are those with a margin.
 func TestOutputIsBoundedThroughServeAndAWorker(t *testing.T) {
 	cli := dockertest.Client(t)
 	bin := arenaBinary(t)
@@ -150,7 +154,7 @@ func TestOutputIsBoundedThroughServeAndAWorker(t *testing.T) {
 			t.Errorf("%s is %s (%s)", b["id"], b["status"], b["fault_detail"])
 		}
 	}
-	if peakServer-baseServer > 224<<20 {
+	if peakServer-baseServer > 128<<20 {
 		t.Errorf("the server's peak memory grew by %.1f MiB", mib(peakServer-baseServer))
 	}
 	if peakWorker-baseWorker > 96<<20 {

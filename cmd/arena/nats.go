@@ -79,8 +79,17 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		}
 		cancel()
 	}
+	dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Log: log.Named("dispatch"), Setup: &setup}
 	if err == nil {
-		dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Log: log.Named("dispatch"), Setup: &setup}
+		// Workers' big replays are checked into files beside the replays
+		// (the same file system: kept by a rename), never into memory. What
+		// a server that stopped left there is not a result of this one.
+		dc.Spool = filepath.Join(cfg.Data, "incoming")
+		if err = os.RemoveAll(dc.Spool); err == nil {
+			err = os.MkdirAll(dc.Spool, 0o700)
+		}
+	}
+	if err == nil {
 		if e := n.embedded; e != nil {
 			dc.Quarantine = func(worker, why string) {
 				if err := e.Quarantine(worker, why); err != nil {
