@@ -923,27 +923,69 @@ func (d *Dispatcher) replay(ev Event, inline *orchestrator.Replay) (*orchestrato
 		}
 		return &rep, nil
 	}
-	// While the cluster elects a new leader (a node lost), reads fail for
-	// a few seconds: try again for a minute.
+	var rep orchestrator.Replay
+	err := d.fromObject(ev, func(r io.Reader) error {
+		rep = orchestrator.Replay{}
+		if err := json.NewDecoder(r).Decode(&rep); err != nil {
+			return err
+		}
+		// To its end, where the object's digest is checked.
+		_, err := io.Copy(io.Discard, r)
+		return err
+	}, func(err error) bool {
+		var syntax *json.SyntaxError
+		var typed *json.UnmarshalTypeError
+		return errors.As(err, &syntax) || errors.As(err, &typed)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// fromObject reads a result's replay from its worker's bucket with read,
+// and deletes it there. While the cluster elects a new leader (a node
+// lost), reads fail for a few seconds: a read cut short is tried again,
+// for a minute, unless final says its error is about the replay itself.
+func (d *Dispatcher) fromObject(ev Event, read func(io.Reader) error, final func(error) bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
-		rep, err := d.object(ctx, bucketOf(ev.Worker), ev.Object)
+		err := d.readObject(ctx, bucketOf(ev.Worker), ev.Object, read)
 		if err == nil {
-			return rep, nil
+			return nil
 		}
-		var syntax *json.SyntaxError
-		var typed *json.UnmarshalTypeError
-		if errors.As(err, &syntax) || errors.As(err, &typed) {
-			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
+		if final(err) {
+			return fmt.Errorf("replay of %s: %w", ev.Match, err)
 		}
 		d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
+			return fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// readObject reads one object of a bucket with read, and deletes it once
+// read.
+func (d *Dispatcher) readObject(ctx context.Context, bucket, name string, read func(io.Reader) error) error {
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	obs, err := d.js.ObjectStore(tctx, bucket)
+	if err != nil {
+		return err
+	}
+	r, err := obs.Get(tctx, name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := read(r); err != nil {
+		return err
+	}
+	_ = obs.Delete(tctx, name)
+	return nil
 }
 
 // exhausted fails a match whose last delivery ended without a word (its
@@ -1021,39 +1063,18 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 // checkedObject reads a result's replay from its worker's bucket into a
 // file in the spool folder, checking it as it streams in
 // (orchestrator.CheckReplayStream): the replay it returns has no frames
-// in memory, its File holds it. A read cut short is tried again, for a
-// minute, as replay does.
-func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event) (*orchestrator.Replay, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for {
-		rep, err := d.spoolObject(ctx, req, bucketOf(ev.Worker), ev.Object)
-		if err == nil || errors.Is(err, orchestrator.ErrForeignReplay) {
-			return rep, err
-		}
-		d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+// in memory, its File holds it.
+func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event) (rep *orchestrator.Replay, err error) {
+	err = d.fromObject(ev, func(r io.Reader) error {
+		rep, err = d.spool(req, r)
+		return err
+	}, func(err error) bool { return errors.Is(err, orchestrator.ErrForeignReplay) })
+	return rep, err
 }
 
-// spoolObject checks one object into a file of the spool folder; the
+// spool checks a replay read from r into a file of the spool folder; the
 // file is removed unless the check passed.
-func (d *Dispatcher) spoolObject(ctx context.Context, req orchestrator.Request, bucket, name string) (rep *orchestrator.Replay, err error) {
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	obs, err := d.js.ObjectStore(tctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	r, err := obs.Get(tctx, name)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader) (rep *orchestrator.Replay, err error) {
 	f, err := os.CreateTemp(d.cfg.Spool, ".replay-"+req.MatchID+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool a replay: %w", err)
@@ -1076,32 +1097,6 @@ func (d *Dispatcher) spoolObject(ctx context.Context, req orchestrator.Request, 
 		return nil, fmt.Errorf("spool a replay: %w", err)
 	}
 	rep.File = f.Name()
-	_ = obs.Delete(tctx, name)
 	return rep, nil
 }
 
-// object reads a replay from a bucket, decoding it as it streams in (it is
-// not held twice), and deletes it there.
-func (d *Dispatcher) object(ctx context.Context, bucket, name string) (*orchestrator.Replay, error) {
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	obs, err := d.js.ObjectStore(tctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	r, err := obs.Get(tctx, name)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	var rep orchestrator.Replay
-	if err := json.NewDecoder(r).Decode(&rep); err != nil {
-		return nil, err
-	}
-	// To its end, where the object's digest is checked.
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return nil, err
-	}
-	_ = obs.Delete(tctx, name)
-	return &rep, nil
-}
