@@ -118,7 +118,9 @@ func cheapPasswords(t *testing.T) {
 	t.Cleanup(func() { *accounts.Params = saved })
 }
 
-func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (int, map[string]any) {
+// send sends a request, a JSON body if any, with the headers given as
+// name, value pairs.
+func (ts *testServer) send(t *testing.T, method, path, body string, header ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
 	if err != nil {
@@ -134,6 +136,12 @@ func (ts *testServer) do(t *testing.T, method, path, body string, header ...stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func (ts *testServer) do(t *testing.T, method, path, body string, header ...string) (int, map[string]any) {
+	t.Helper()
+	res := ts.send(t, method, path, body, header...)
 	defer res.Body.Close()
 	var out map[string]any
 	data, _ := io.ReadAll(res.Body)

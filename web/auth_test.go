@@ -165,20 +165,7 @@ func account(visitor string) string {
 // stream is closed then).
 func (ms *matrixServer) request(t *testing.T, method, path, body string, header ...string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(method, ms.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := ms.send(t, method, path, body, header...)
 	if res.Header.Get("Content-Type") == "text/event-stream" {
 		res.Body.Close()
 	} else {
