@@ -663,25 +663,39 @@ func TestUnknownVersionsAreRefused(t *testing.T) {
 	}
 }
 
-func TestAJobOfAnUnknownVersionFailsItsMatch(t *testing.T) {
-	r := newRig(t, Config{})
-	r.worker("w1", bots(nil), WorkerConfig{})
-	// A match the dispatcher waits for, then a job for it in a version
-	// from the future.
-	w := &wait{done: make(chan result, 1), key: "k", round: 1, holders: map[int]string{}}
-	r.d.mu.Lock()
-	r.d.waits["bbbbbbbbbbb1"] = w
-	r.d.mu.Unlock()
-	if _, err := r.js.Publish(t.Context(), jobSubject("bbbbbbbbbbb1"), []byte(`{"v":99,"match":"bbbbbbbbbbb1","round":1,"key":"k","game":"snake"}`)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case res := <-w.done:
-		if !errors.Is(res.err, ErrNoWorker) || !strings.Contains(res.err.Error(), "unknown message version 99") {
-			t.Errorf("got %v, want the version named", res.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no result")
+// A job a worker cannot make a match of (a version from the future, a
+// game it does not have) fails its match with the worker's reason; the
+// worker says it took it first, so its report is believed, not counted
+// against it.
+func TestAJobAWorkerCannotPlayFailsItsMatch(t *testing.T) {
+	for _, c := range []struct{ name, job, want string }{
+		{"unknown version", `{"v":99,"match":"%s","round":1,"key":"k","game":"snake"}`, "unknown message version 99"},
+		{"unknown game", fmt.Sprintf(`{"v":%d,"match":"%%s","round":1,"key":"k","game":"chess"}`, Version), "chess"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, Config{})
+			r.worker("w1", bots(nil), WorkerConfig{})
+			const id = "bbbbbbbbbbb1"
+			// A match the dispatcher waits for, then a job for it.
+			w := &wait{done: make(chan result, 1), key: "k", round: 1, holders: map[int]string{}}
+			r.d.mu.Lock()
+			r.d.waits[id] = w
+			r.d.mu.Unlock()
+			if _, err := r.js.Publish(t.Context(), jobSubject(id), []byte(fmt.Sprintf(c.job, id))); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case res := <-w.done:
+				if !errors.Is(res.err, ErrNoWorker) || !strings.Contains(res.err.Error(), c.want) {
+					t.Errorf("got %v, want %q named", res.err, c.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no result")
+			}
+			if n := r.refused("w1"); n != 0 {
+				t.Errorf("%d of the worker's reports refused", n)
+			}
+		})
 	}
 }
 
@@ -831,32 +845,5 @@ func TestAWorkerWithoutDockerHandsItsMatchesBack(t *testing.T) {
 	}
 	if rep.Result.Worker != "good" {
 		t.Errorf("played by %q, want good", rep.Result.Worker)
-	}
-}
-
-// A job a worker cannot make a match of (a game it does not have) fails
-// its match with the worker's reason; the worker says it took it first,
-// so its report is believed.
-func TestAJobOfAnUnknownGameFailsItsMatch(t *testing.T) {
-	r := newRig(t, Config{})
-	r.worker("w1", bots(nil), WorkerConfig{})
-	w := &wait{done: make(chan result, 1), key: "k", round: 1, holders: map[int]string{}}
-	r.d.mu.Lock()
-	r.d.waits["bbbbbbbbbbb2"] = w
-	r.d.mu.Unlock()
-	job := fmt.Sprintf(`{"v":%d,"match":"bbbbbbbbbbb2","round":1,"key":"k","game":"chess"}`, Version)
-	if _, err := r.js.Publish(t.Context(), jobSubject("bbbbbbbbbbb2"), []byte(job)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case res := <-w.done:
-		if !errors.Is(res.err, ErrNoWorker) || !strings.Contains(res.err.Error(), "chess") {
-			t.Errorf("got %v, want the game named", res.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no result")
-	}
-	if n := r.refused("w1"); n != 0 {
-		t.Errorf("%d of the worker's reports refused", n)
 	}
 }

@@ -1099,4 +1099,3 @@ func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader) (rep *orchestr
 	rep.File = f.Name()
 	return rep, nil
 }
-
