@@ -158,8 +158,9 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 		awaitJetStream(t, auth.url(natsServerUser, ipOf(n.name)+":4222"))
 	}
 	srv := run(p+"-server", arenaOpts, "serve", "--host", "0.0.0.0", "--port", "5006", "--data", "/data",
-		// The test reaches it at its address on the private network.
-		"--hosts", "*",
+		// The test reaches it at its address on the private network, as
+		// the one user of local mode.
+		"--hosts", "*", "--auth", "local",
 		"--nats", auth.url(natsServerUser, hosts...), "--nats-ca", auth.ca,
 		"--concurrency", "0", "--nats-replicas", "3", "--nats-lease", "2s", "--log-level", "info")
 	s := &server{url: "http://" + ipOf(srv.name) + ":5006"}
