@@ -17,6 +17,7 @@ import (
 var migrations = []string{
 	1: schema + ladderSchema,
 	2: accountsSchema,
+	3: registrySchema,
 }
 
 // SchemaVersion is the version a database has once opened.

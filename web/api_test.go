@@ -82,7 +82,10 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 			t.Fatal(err)
 		}
 	}
-	s := New(cfg, Deps{
+	if cfg.Registry.Enabled && cfg.Registry.Dir == "" {
+		cfg.Registry.Dir = t.TempDir()
+	}
+	s, err := NewWithRegistry(t.Context(), cfg, Deps{
 		Games:        games,
 		Orchestrator: orch,
 		Player:       player,
@@ -92,6 +95,9 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 		Log:          log,
 		Now:          clock.Now,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The real server: its timeouts and connection cap are under test.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

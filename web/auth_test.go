@@ -215,7 +215,8 @@ func static(path, body string) func(*testing.T, *matrixServer, string) (string, 
 // token} → the status it gets. A route the server has and the matrix
 // lacks fails the test.
 func TestAuthorizationMatrix(t *testing.T) {
-	ms := newMatrixServer(t, Config{Ladder: LadderConfig{Enabled: false}})
+	ms := newMatrixServer(t, Config{Ladder: LadderConfig{Enabled: false}, Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	_, aliceTok := ms.token(t, "alice")
 	// A finished match of alice's, for the replay and its stream.
 	_, code := ms.token(t, "alice")
 	_, created := ms.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":0}}`, "Authorization", "Bearer "+code)
@@ -319,6 +320,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"DELETE", "/api/ladders/:game/entries/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			return "/api/ladders/tanks/entries/" + ms.entry(t, "red"), ""
 		}, "401 200 403 200 200 200 401 401 200"},
+		{"GET", "/api/registry", static("/api/registry", ""), signedIn},
+		{"DELETE", "/api/registry/repositories/*", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			repo := "alice/" + ms.fresh("bot")
+			if status, body := ms.push(t, "alice", aliceTok, repo, "v1", newImage(t, nil, repo)); status != http.StatusCreated {
+				t.Fatalf("push %s: %d %s", repo, status, body)
+			}
+			return "/api/registry/repositories/" + repo, ""
+		}, "401 204 403 403 204 204 401 401 204"},
+		{"POST", "/api/registry/gc", static("/api/registry/gc", "{}"), "401 403 403 403 200 403 401 401 200"},
 	}
 
 	// Every route of the server is in the matrix.

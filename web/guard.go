@@ -40,20 +40,23 @@ func hostName(host string) string {
 }
 
 func (s *Server) allowHost(next echo.HandlerFunc) echo.HandlerFunc {
-	allowed := map[string]bool{}
-	any := false
-	for _, h := range s.cfg.Hosts {
-		if h == "*" {
-			any = true
-		}
-		allowed[hostName(h)] = true
-	}
 	return func(c echo.Context) error {
-		if any || allowed[hostName(c.Request().Host)] {
+		if s.hostAllowed(c.Request().Host) {
 			return next(c)
 		}
 		return &apiError{http.StatusForbidden, fmt.Sprintf("host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)}
 	}
+}
+
+// hostAllowed reports whether a Host header names this server.
+func (s *Server) hostAllowed(host string) bool {
+	name := hostName(host)
+	for _, h := range s.cfg.Hosts {
+		if h == "*" || hostName(h) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // changes reports whether a method may change something.

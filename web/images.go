@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -43,10 +44,36 @@ func (s *Server) listImages(c echo.Context) error {
 	}
 	out := []imageInfo{}
 	p := who(c)
+	seen := map[string]bool{}
 	for _, img := range imgs {
 		if p.MayPlay(img.Ref, s.images) == nil {
 			out = append(out, imageInfo{Image: img.Ref, ID: img.ID, CreatedAt: img.Created, Game: img.Game})
+			seen[img.Ref] = true
 		}
+	}
+	// The visitor's images pushed to the registry (not on the engine yet:
+	// a match pulls them), the game's own and the unlabelled.
+	if s.registry != nil && p.SignedIn() {
+		tags, err := s.deps.Store.Tags(c.Request().Context(), p.Owners()...)
+		if err != nil {
+			return err
+		}
+		for _, t := range tags {
+			ref := t.Repository + ":" + t.Tag
+			if !seen[ref] && (t.Game == "" || t.Game == name) {
+				out = append(out, imageInfo{Image: ref, ID: t.ImageID, CreatedAt: t.PushedAt, Game: t.Game})
+				seen[ref] = true
+			}
+		}
+		slices.SortStableFunc(out, func(a, b imageInfo) int {
+			if (a.Game == name) != (b.Game == name) {
+				if a.Game == name {
+					return -1
+				}
+				return 1
+			}
+			return b.CreatedAt.Compare(a.CreatedAt)
+		})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"images": out})
 }

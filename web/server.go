@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+	"github.com/distribution/distribution/v3/configuration"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
@@ -34,6 +35,7 @@ import (
 	"arena/engine"
 	"arena/ladder"
 	"arena/orchestrator"
+	"arena/registry"
 	"arena/store"
 )
 
@@ -101,6 +103,8 @@ type Config struct {
 	FinishOnShutdown bool
 	// Ladder is the ladders' policy.
 	Ladder LadderConfig
+	// Registry is the OCI registry's policy (see registry.go).
+	Registry RegistryConfig
 }
 
 // LadderConfig is the ladders' policy.
@@ -147,6 +151,11 @@ type Deps struct {
 	Reap func(ctx context.Context, matchID string) error
 	// Accounts are the server's accounts (accounts mode only).
 	Accounts *accounts.Service
+	// Fetch makes the engine pull an image (pull, a reference with its
+	// digest) with a credential (auth, Docker's X-Registry-Auth) and tag
+	// it tag: a pushed bot readied to play (nil: pushed images play only
+	// once present on the engine).
+	Fetch func(ctx context.Context, pull, auth, tag string) error
 	Log      *zap.Logger
 	Now      func() time.Time
 }
@@ -170,6 +179,8 @@ type Server struct {
 	// play.
 	sessions *scs.SessionManager
 	images   accounts.Images
+	// registry is the OCI registry under /v2/ (nil: none).
+	registry *registry.Registry
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -229,6 +240,12 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.Auth == AuthAccounts {
 		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
 	}
+	if cfg.Registry.CollectEvery <= 0 {
+		s.cfg.Registry.CollectEvery = 24 * time.Hour
+	}
+	if cfg.Registry.UploadDeadline <= 0 {
+		s.cfg.Registry.UploadDeadline = 30 * time.Minute
+	}
 	var player orchestrator.Player = deps.Orchestrator
 	if deps.Player != nil {
 		player = deps.Player
@@ -247,12 +264,45 @@ func New(cfg Config, deps Deps) *Server {
 	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("ladder"), Now: deps.Now,
 		Image: func(ctx context.Context, ref string) (string, error) {
+			if err := s.fetchPushed(ctx, ref); err != nil {
+				return "", err
+			}
 			img, err := deps.Orchestrator.Image(ctx, ref)
 			return img.ID, err
 		},
 	})
 	s.echo = s.routes()
 	return s
+}
+
+// NewWithRegistry is New with the OCI registry of cfg.Registry served
+// under /v2/.
+func NewWithRegistry(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
+	s := New(cfg, deps)
+	if !cfg.Registry.Enabled {
+		return s, nil
+	}
+	var storage configuration.Storage
+	for name, params := range cfg.Registry.Storage {
+		storage = configuration.Storage{name: configuration.Parameters(params)}
+	}
+	reg, err := registry.New(ctx, registry.Config{Dir: cfg.Registry.Dir, Storage: storage}, registry.Deps{
+		Authenticate: s.registryAuth,
+		Pushed:       s.recordPush,
+		Deleted: func(ctx context.Context, repo, digest string) {
+			if err := deps.Store.ForgetManifest(ctx, repo, digest); err != nil {
+				s.log.Error("forget a deleted manifest", zap.Error(err))
+			}
+		},
+		AllowPush: s.allowPush,
+		Open:      cfg.Auth != AuthAccounts && cfg.Token == "",
+		Log:       s.log.Named("registry"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.registry = reg
+	return s, nil
 }
 
 // liveFrames is the folder of the playing matches' frames in the data
@@ -272,6 +322,7 @@ func (s *Server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.Pre(s.serveRegistry)
 	e.Use(middleware.Recover())
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURI: true, LogStatus: true, LogLatency: true, LogError: true, HandleError: true,
@@ -344,6 +395,10 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/ladders/:game/entries/:id", s.getEntry, read...)
 	api.PATCH("/ladders/:game/entries/:id", s.patchEntry, changes...)
 	api.DELETE("/ladders/:game/entries/:id", s.deleteEntry, changes...)
+	// The registry's own: the visitor's images, deleting, collecting.
+	api.GET("/registry", s.getRegistry, s.signedIn)
+	api.DELETE("/registry/repositories/*", s.deleteRepository, changes...)
+	api.POST("/registry/gc", s.collect, s.guardChanges, s.adminOnly)
 
 	page, _ := fs.Sub(staticFiles, "static") // the folder is embedded above
 	e.GET("/*", echo.WrapHandler(http.FileServer(http.FS(page))))
@@ -644,7 +699,12 @@ func (s *Server) createMatch(c echo.Context) error {
 // match the queue refuses is recorded as failed.
 func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
 	// Pinned now: the match plays the images as they are when it is
-	// created, on this host or a worker's.
+	// created, on this host or a worker's (a pushed one pulled first).
+	for _, ref := range req.Images {
+		if err := s.fetchPushed(ctx, ref); err != nil {
+			return store.Match{}, err
+		}
+	}
 	req, err := s.deps.Orchestrator.Pin(ctx, req, !s.cfg.PullMissing)
 	if err != nil {
 		return store.Match{}, err

@@ -53,6 +53,13 @@ type Config struct {
 	AdminPassword string
 	UserQueueMax  int
 	ReadRate      int // -1: no limit
+	// The registry (serve): served or not, the address this host's engine
+	// pulls from, and the quotas per owner.
+	Registry         bool
+	RegistryHost     string
+	RegistryQuota    int64
+	RegistryMaxRepos int
+	RegistryMaxTags  int
 	// NATS (serve): the external cluster's URLs (empty: embedded), the
 	// embedded server's client address for other hosts' workers, and the
 	// work queue's policy.
@@ -334,6 +341,47 @@ var settings = []setting{
 	{env: "ARENA_LADDER_MAX_ENTRIES", flag: "ladder-max-entries", def: "50", usage: "entries (active or paused) one game's ladder may hold; 0: no limit", server: true, set: func(c *Config, v string) (err error) {
 		c.LadderMax, err = strconv.Atoi(v)
 		if err == nil && c.LadderMax < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_REGISTRY", flag: "registry", def: "on", usage: "on: an OCI registry under /v2/ on the page's port (docker login, docker push NAME/bot); off: none", server: true, set: func(c *Config, v string) error {
+		switch v {
+		case "on":
+			c.Registry = true
+		case "off":
+			c.Registry = false
+		default:
+			return errors.New("want on or off")
+		}
+		return nil
+	}},
+	{env: "ARENA_REGISTRY_HOST", flag: "registry-host", def: "", usage: "HOST:PORT this host's Docker engine pulls pushed bots from (empty: 127.0.0.1 and the page's port)", server: true, set: func(c *Config, v string) error {
+		if v != "" {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return err
+			}
+		}
+		c.RegistryHost = v
+		return nil
+	}},
+	{env: "ARENA_REGISTRY_QUOTA", flag: "registry-quota", def: "1g", usage: "what one user's (or team's) images may weigh in the registry (0: no bound)", server: true, set: func(c *Config, v string) (err error) {
+		c.RegistryQuota, err = units.RAMInBytes(v)
+		if err == nil && c.RegistryQuota < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_REGISTRY_MAX_REPOS", flag: "registry-max-repos", def: "20", usage: "repositories one user (or team) may have in the registry (0: no bound)", server: true, set: func(c *Config, v string) (err error) {
+		c.RegistryMaxRepos, err = strconv.Atoi(v)
+		if err == nil && c.RegistryMaxRepos < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_REGISTRY_MAX_TAGS", flag: "registry-max-tags", def: "100", usage: "tags one user (or team) may have in the registry (0: no bound)", server: true, set: func(c *Config, v string) (err error) {
+		c.RegistryMaxTags, err = strconv.Atoi(v)
+		if err == nil && c.RegistryMaxTags < 0 {
 			err = errors.New("must not be negative")
 		}
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,10 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 
 	"arena/accounts"
@@ -147,7 +151,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	defer stopWorker()
-	srv := web.New(web.Config{
+	registryHost := cfg.RegistryHost
+	if registryHost == "" {
+		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
+	}
+	srv, err := web.NewWithRegistry(ctx, web.Config{
 		Auth:             auth,
 		Public:           cfg.Public,
 		UserQueueMax:     cfg.UserQueueMax,
@@ -164,6 +172,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax},
+		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Host: registryHost,
+			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, web.Deps{
 		Games:        games(),
 		Orchestrator: orch,
@@ -183,8 +193,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		},
 		Reap:     reap,
 		Accounts: accts,
+		Fetch:    fetcher(cli),
 		Log:      log,
 	})
+	if err != nil {
+		return platformErr(fmt.Errorf("registry: %w", err))
+	}
 	if err := srv.Recover(ctx); err != nil {
 		return platformErr(err)
 	}
@@ -248,6 +262,43 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 		fmt.Fprintln(stderr, "arena: accounts mode, and no account yet: set ARENA_ADMIN_PASSWORD (for docker compose, a line in .env) and start again to make the admin account; then sign in as admin and invite people")
 	}
 	return mode, accts, nil
+}
+
+// fetcher pulls an image into the engine with a credential and tags it:
+// a bot pushed to the server's registry readied to play.
+func fetcher(cli *client.Client) func(ctx context.Context, pull, auth, tag string) error {
+	return func(ctx context.Context, pull, auth, tag string) error {
+		if _, err := cli.ImageInspect(ctx, pull); err != nil {
+			body, err := cli.ImagePull(ctx, pull, image.PullOptions{RegistryAuth: auth})
+			if err != nil {
+				return err
+			}
+			err = pullResult(body)
+			body.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return cli.ImageTag(ctx, pull, tag)
+	}
+}
+
+// pullResult reads a pull's progress to its end and returns its error.
+func pullResult(body io.Reader) error {
+	dec := json.NewDecoder(body)
+	for {
+		var msg struct {
+			Error string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error)
+		}
+	}
 }
 
 // poolIdle is how long warm containers are kept for an image nobody

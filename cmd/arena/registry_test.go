@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+
+	"arena/internal/dockertest"
+)
+
+// dockerCLI runs the docker command with a configuration folder of its own
+// (its logins), and returns what it printed.
+func dockerCLI(t *testing.T, config, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("docker", args...)
+	cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+config)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// The registry with the real docker command, against arena serve on
+// 127.0.0.1 (which the engine reaches without TLS): alice logs in with an
+// API token and pushes alice/seedbot:v1; bob may neither push to alice/
+// nor pull it, and nobody may without logging in; alice registers her
+// pushed bot on a ladder by its name, the server pulls it into its engine
+// from the registry, and the ladder plays it.
+func TestDockerPushToTheRegistry(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	port := freePort(t)
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	s := startServer(t, arenaBinary(t), t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password")
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	for _, u := range []string{"alice", "bob"} {
+		if status, body := admin.call(t, "POST", "/api/users", fmt.Sprintf(`{"name":%q,"password":"%s-password"}`, u, u)); status != 201 {
+			t.Fatalf("make %s: %d %v", u, status, body)
+		}
+	}
+	token := func(user string) string {
+		c := signedIn(t, s.url, user, user+"-password")
+		status, body := c.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
+		if status != 201 {
+			t.Fatalf("a token of %s: %d %v", user, status, body)
+		}
+		return body["token"].(string)
+	}
+	aliceCfg, bobCfg, nobodyCfg := t.TempDir(), t.TempDir(), t.TempDir()
+	pushed := host + "/alice/seedbot:v1"
+	if err := cli.ImageTag(t.Context(), bots[0], pushed); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, ref := range []string{pushed, host + "/alice/seedbot:evil", "alice/seedbot:v1"} {
+			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
+		}
+	})
+	if out, err := dockerCLI(t, aliceCfg, token("alice"), "login", host, "-u", "alice", "--password-stdin"); err != nil {
+		t.Fatalf("alice logs in: %v\n%s", err, out)
+	}
+	start := time.Now()
+	if out, err := dockerCLI(t, aliceCfg, "", "push", pushed); err != nil {
+		t.Fatalf("alice pushes: %v\n%s", err, out)
+	}
+	pushTook := time.Since(start)
+
+	if out, err := dockerCLI(t, bobCfg, token("bob"), "login", host, "-u", "bob", "--password-stdin"); err != nil {
+		t.Fatalf("bob logs in: %v\n%s", err, out)
+	}
+	if out, err := dockerCLI(t, bobCfg, "", "pull", pushed); err == nil || !strings.Contains(out, "denied") {
+		t.Errorf("bob pulls alice's bot: %v\n%s", err, out)
+	}
+	if err := cli.ImageTag(t.Context(), bots[0], host+"/alice/seedbot:evil"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := dockerCLI(t, bobCfg, "", "push", host+"/alice/seedbot:evil"); err == nil || !strings.Contains(out, "denied") {
+		t.Errorf("bob pushes to alice/: %v\n%s", err, out)
+	}
+	if out, err := dockerCLI(t, nobodyCfg, "", "pull", pushed); err == nil {
+		t.Errorf("a pull without logging in: %s", out)
+	}
+	// alice's pushed bot on the ladder, against the admin's entry: the
+	// engine does not hold it under its name until the server pulls it.
+	cli.ImageRemove(t.Context(), pushed, image.RemoveOptions{})
+	alice := signedIn(t, s.url, "alice", "alice-password")
+	_, reg := alice.call(t, "GET", "/api/registry", "")
+	if imgs, _ := reg["images"].([]any); len(imgs) != 1 || imgs[0].(map[string]any)["reference"] != "alice/seedbot:v1" {
+		t.Fatalf("alice's images: %v", reg)
+	}
+	if status, body := alice.call(t, "POST", "/api/ladders/tanks/entries", `{"name":"seedbot","image":"alice/seedbot:v1"}`); status != 201 {
+		t.Fatalf("alice registers her pushed bot: %d %v", status, body)
+	}
+	registered := time.Since(start)
+	if status, body := admin.call(t, "POST", "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":"hunter","image":%q}`, bots[1])); status != 201 {
+		t.Fatalf("the admin's entry: %d %v", status, body)
+	}
+	for {
+		_, board := alice.call(t, "GET", "/api/ladders/tanks", "")
+		if rated, _ := board["rated"].(float64); rated >= 1 {
+			t.Logf("pushed in %v; registered %v after the push began; first ladder match rated %v after it", pushTook, registered, time.Since(start))
+			for _, e := range board["entries"].([]any) {
+				if e := e.(map[string]any); e["name"] == "seedbot" && e["matches"] != float64(1) {
+					t.Errorf("seedbot's board: %v", e)
+				}
+			}
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("no ladder match rated: %v", board)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

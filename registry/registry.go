@@ -1,0 +1,375 @@
+// Package registry is Arena's OCI registry: the reference implementation
+// (github.com/distribution/distribution/v3) served under /v2/ beside the
+// page, its blobs under the data folder, so that a bot is submitted with
+// docker push and played by its reference (NAME/bot:v1).
+//
+//   - registry.go: the registry, its storage and configuration, what a
+//     push records, the images of an owner, deleting, garbage collection.
+//   - access.go: who may push and pull what (accounts, API tokens, the
+//     platform's own credential).
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/distribution/v3/registry/auth"
+	"github.com/distribution/distribution/v3/registry/handlers"
+	"github.com/distribution/distribution/v3/registry/storage"
+	"github.com/distribution/distribution/v3/registry/storage/driver/factory"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // the default storage
+	"github.com/sirupsen/logrus"
+	"go.uber.org/zap"
+)
+
+// Config is the registry's policy.
+type Config struct {
+	// Storage is the storage driver's name and parameters (the
+	// distribution registry's storage section); zero: the file system
+	// under Dir.
+	Storage configuration.Storage
+	// Dir is where blobs live by default (ARENA_DATA/registry).
+	Dir string
+}
+
+// Deps are the registry's collaborators.
+type Deps struct {
+	// Authenticate knows an account by its name and API token.
+	Authenticate Authenticator
+	// Pushed is told every tag pushed (and stored), with its manifest's
+	// digest and who pushed it; Deleted every manifest deleted.
+	Pushed  func(ctx context.Context, repo, tag, digest, by string)
+	Deleted func(ctx context.Context, repo, digest string)
+	// AllowPush, when set, may refuse a manifest before it is stored (an
+	// owner's quotas), with an error of accounts.ErrDenied.
+	AllowPush func(ctx context.Context, repo, tag string) error
+	// Open lets a request without credentials act as the admin (a server
+	// in local mode without ARENA_TOKEN: no accounts, every visitor the
+	// admin).
+	Open bool
+	Log  *zap.Logger
+}
+
+// Registry is the OCI registry of a server.
+type Registry struct {
+	cfg            Config
+	deps           Deps
+	app            *handlers.App
+	id             string
+	platformSecret string
+	// gc is held for writing by a garbage collection, for reading by
+	// every request that writes: the collector needs a registry nobody
+	// writes to.
+	gc sync.RWMutex
+}
+
+// New makes the registry.
+func New(ctx context.Context, cfg Config, deps Deps) (*Registry, error) {
+	if deps.Log == nil {
+		deps.Log = zap.NewNop()
+	}
+	if cfg.Storage == nil {
+		if cfg.Dir == "" {
+			return nil, errors.New("registry: no storage")
+		}
+		cfg.Storage = configuration.Storage{"filesystem": configuration.Parameters{"rootdirectory": cfg.Dir}}
+	}
+	// Deleting manifests (a repository deleted on the page) and the
+	// collector need it; uploads left half-done go after a day.
+	cfg.Storage["delete"] = configuration.Parameters{"enabled": true}
+	cfg.Storage["maintenance"] = configuration.Parameters{"uploadpurging": map[any]any{"enabled": true, "age": "24h", "interval": "1h", "dryrun": false}}
+	r := &Registry{cfg: cfg, deps: deps, id: secret(8), platformSecret: secret(32)}
+	registerController(r.id, controller{r})
+	conf := &configuration.Configuration{Storage: cfg.Storage}
+	conf.Auth = configuration.Auth{controllerType: configuration.Parameters{"id": r.id}}
+	conf.HTTP.Secret = secret(32)
+	conf.Log.Level = "error"
+	conf.Log.AccessLog.Disabled = true
+	// The registry logs through logrus; Arena's own log says what matters.
+	logrus.SetLevel(logrus.ErrorLevel)
+	logrus.SetOutput(io.Discard)
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil { // NewApp panics on a bad storage setting
+				err = fmt.Errorf("registry: %v", p)
+			}
+		}()
+		r.app = handlers.NewApp(context.WithoutCancel(ctx), conf)
+	}()
+	if err != nil {
+		forgetController(r.id)
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close lets the registry go.
+func (r *Registry) Close() { forgetController(r.id) }
+
+func secret(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// PlatformAuth is the platform's credential for the Docker engine's
+// pulls (its X-Registry-Auth), for the registry at host.
+func (r *Registry) PlatformAuth(host string) string {
+	b, _ := json.Marshal(map[string]string{"username": PlatformUser, "password": r.platformSecret, "serveraddress": host})
+	return base64.URLEncoding.EncodeToString(b)
+}
+
+// ServeHTTP serves /v2/: a request that may not do what it asks is
+// refused first, with a registry error saying why; a manifest pushed is
+// recorded once stored.
+func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	route := parseRoute(req.URL.Path)
+	who, err := r.identify(req)
+	if err == nil && route.repo != "" {
+		for _, action := range route.actions(req) {
+			repo := route.repo
+			if action.from != "" {
+				repo = action.from
+			}
+			if err = permit(who, resourceOf(repo), action.name); err != nil {
+				break
+			}
+		}
+		if err == nil && route.kind == "manifests" && req.Method == http.MethodPut && r.deps.AllowPush != nil {
+			err = r.deps.AllowPush(req.Context(), route.repo, route.ref)
+		}
+	}
+	if err != nil {
+		status, code := errorStatus(err)
+		r.deps.Log.Info("registry request refused", zap.String("method", req.Method), zap.String("path", req.URL.Path), zap.String("user", who.name()), zap.Error(err))
+		ociError(w, status, code, err.Error())
+		return
+	}
+	if writes(req.Method) {
+		r.gc.RLock()
+		defer r.gc.RUnlock()
+	}
+	rec := &statusRecorder{ResponseWriter: w}
+	r.app.ServeHTTP(rec, req)
+	if route.kind == "manifests" && rec.status/100 == 2 {
+		switch req.Method {
+		case http.MethodPut:
+			if d := rec.Header().Get("Docker-Content-Digest"); d != "" && r.deps.Pushed != nil && !strings.HasPrefix(route.ref, "sha256:") {
+				r.deps.Pushed(req.Context(), route.repo, route.ref, d, who.name())
+			}
+		case http.MethodDelete:
+			if r.deps.Deleted != nil {
+				r.deps.Deleted(req.Context(), route.repo, route.ref)
+			}
+		}
+	}
+}
+
+func writes(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// route is what a /v2/ path names: a repository, the kind of thing in it
+// (manifests, blobs, uploads, tags, referrers) and its reference.
+type route struct {
+	repo, kind, ref string
+}
+
+// parseRoute splits a /v2/ path; the repository's name may hold slashes,
+// so the kind is found from the end.
+func parseRoute(path string) route {
+	rest, ok := strings.CutPrefix(path, "/v2/")
+	if !ok || rest == "" || rest == "_catalog" {
+		return route{}
+	}
+	for _, kind := range []string{"/blobs/uploads", "/manifests/", "/blobs/", "/tags/", "/referrers/"} {
+		if i := strings.LastIndex(rest, kind); i > 0 {
+			return route{repo: rest[:i], kind: strings.Trim(kind, "/"), ref: strings.TrimPrefix(rest[i+len(kind):], "/")}
+		}
+	}
+	return route{}
+}
+
+// action is what a request does to a repository (or, with from, to the
+// repository a blob is mounted from).
+type action struct{ name, from string }
+
+func (rt route) actions(req *http.Request) []action {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		return []action{{name: "pull"}}
+	case http.MethodDelete:
+		return []action{{name: "delete"}}
+	}
+	out := []action{{name: "push"}, {name: "pull"}}
+	if from := req.URL.Query().Get("from"); from != "" {
+		out = append(out, action{name: "pull", from: from})
+	}
+	return out
+}
+
+// Images of the registry, as an owner's My bots shows them.
+type Image struct {
+	Repository string    `json:"repository"`
+	Tag        string    `json:"tag"`
+	Digest     string    `json:"digest"`
+	Size       int64     `json:"size"`
+	PushedAt   time.Time `json:"pushed_at"`
+	PushedBy   string    `json:"pushed_by"`
+	Game       string    `json:"game,omitempty"`
+	Authors    string    `json:"authors,omitempty"`
+	// ImageID is the image's config digest: the id the engine gives it.
+	ImageID string `json:"image_id"`
+}
+
+// Describe reads what the registry holds of repo:ref (a tag or a
+// digest): its manifest's digest, the size of its layers and config, its
+// config's digest and labels.
+func (r *Registry) Describe(ctx context.Context, repo, ref string) (Image, error) {
+	im := Image{Repository: repo, Tag: ref}
+	body, hdr, err := r.get(ctx, "/v2/"+repo+"/manifests/"+ref, "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json")
+	if err != nil {
+		return Image{}, err
+	}
+	im.Digest = hdr.Get("Docker-Content-Digest")
+	var m struct {
+		Config struct {
+			Digest string `json:"digest"`
+			Size   int64  `json:"size"`
+		} `json:"config"`
+		Layers []struct {
+			Size int64 `json:"size"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Config.Digest == "" {
+		return Image{}, fmt.Errorf("%s:%s is not an image manifest (an index or an artifact cannot play)", repo, ref)
+	}
+	im.ImageID, im.Size = m.Config.Digest, m.Config.Size
+	for _, l := range m.Layers {
+		im.Size += l.Size
+	}
+	body, _, err = r.get(ctx, "/v2/"+repo+"/blobs/"+m.Config.Digest, "")
+	if err != nil {
+		return Image{}, err
+	}
+	var c struct {
+		Config struct {
+			Labels map[string]string `json:"Labels"`
+		} `json:"config"`
+	}
+	if json.Unmarshal(body, &c) == nil {
+		im.Game, im.Authors = c.Config.Labels["io.arena.game"], c.Config.Labels["org.opencontainers.image.authors"]
+	}
+	return im, nil
+}
+
+// ErrNotFound: the registry has no such repository or tag.
+var ErrNotFound = errors.New("not in the registry")
+
+// get serves a GET of the registry's API in-process, as the platform.
+func (r *Registry) get(ctx context.Context, path, accept string) ([]byte, http.Header, error) {
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	req.SetBasicAuth(PlatformUser, r.platformSecret)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	rec := httptest.NewRecorder()
+	r.app.ServeHTTP(rec, req)
+	switch {
+	case rec.Code == http.StatusNotFound:
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, path)
+	case rec.Code != http.StatusOK:
+		return nil, nil, fmt.Errorf("registry: %s: %d %s", path, rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	return rec.Body.Bytes(), rec.Header(), nil
+}
+
+// Delete removes a manifest (every tag naming it goes with it), as the
+// platform; its blobs go at the next collection.
+func (r *Registry) Delete(ctx context.Context, repo, digest string) error {
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	req := httptest.NewRequestWithContext(ctx, http.MethodDelete, "/v2/"+repo+"/manifests/"+digest, nil)
+	req.SetBasicAuth(PlatformUser, r.platformSecret)
+	rec := httptest.NewRecorder()
+	// The platform only pulls through ServeHTTP; here it deletes what the
+	// server decided to (its owner asked).
+	r.app.ServeHTTP(rec, withDelete(req))
+	if rec.Code != http.StatusAccepted && rec.Code != http.StatusNotFound {
+		return fmt.Errorf("registry: delete %s@%s: %d %s", repo, digest, rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	if r.deps.Deleted != nil {
+		r.deps.Deleted(ctx, repo, digest)
+	}
+	return nil
+}
+
+// deleting marks the server's own deletes for the access controller.
+type deletingKey struct{}
+
+func withDelete(req *http.Request) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), deletingKey{}, true))
+}
+
+// Collect removes the blobs no manifest references, and the manifests no
+// tag names, while nobody writes to the registry (a push waits). It
+// returns how long it took.
+func (r *Registry) Collect(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	r.gc.Lock()
+	defer r.gc.Unlock()
+	params := r.cfg.Storage.Parameters()
+	d, err := factory.Create(ctx, r.cfg.Storage.Type(), params)
+	if err != nil {
+		return 0, fmt.Errorf("registry: collect: %w", err)
+	}
+	reg, err := storage.NewRegistry(ctx, d, storage.EnableDelete)
+	if err != nil {
+		return 0, fmt.Errorf("registry: collect: %w", err)
+	}
+	if err := storage.MarkAndSweep(ctx, d, reg, storage.GCOpts{RemoveUntagged: true, Quiet: true}); err != nil {
+		return 0, fmt.Errorf("registry: collect: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// resourceOf is the access controller's resource of a repository.
+func resourceOf(repo string) auth.Resource { return auth.Resource{Type: "repository", Name: repo} }

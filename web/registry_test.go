@@ -1,0 +1,163 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// image is a small OCI image, as a client pushes it: a config with the
+// labels given and one layer.
+type image struct {
+	config, layer, manifest []byte
+}
+
+func digestOf(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
+
+func newImage(t *testing.T, labels map[string]string, layer string) image {
+	t.Helper()
+	im := image{layer: []byte(layer)}
+	im.config, _ = json.Marshal(map[string]any{"architecture": "amd64", "os": "linux", "config": map[string]any{"Labels": labels},
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{digestOf(im.layer)}}})
+	im.manifest, _ = json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digestOf(im.config), "size": len(im.config)},
+		"layers": []map[string]any{{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": digestOf(im.layer), "size": len(im.layer)}}})
+	return im
+}
+
+// registryCall is one request to the registry with Basic credentials
+// (none when user is empty); it returns the status and the body.
+func (ts *testServer) registryCall(t *testing.T, user, pass, method, path, contentType string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	target := path
+	if !strings.HasPrefix(path, "http") {
+		target = ts.url + path
+	}
+	req, err := http.NewRequest(method, target, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+// push pushes an image to repo:tag as a client does (blobs, then the
+// manifest) and returns the manifest's status and body.
+func (ts *testServer) push(t *testing.T, user, pass, repo, tag string, im image) (int, string) {
+	t.Helper()
+	for _, blob := range [][]byte{im.config, im.layer} {
+		res, body := ts.registryCall(t, user, pass, "POST", "/v2/"+repo+"/blobs/uploads/", "", nil)
+		if res.StatusCode != http.StatusAccepted {
+			return res.StatusCode, string(body)
+		}
+		loc := res.Header.Get("Location")
+		sep := "?"
+		if strings.Contains(loc, "?") {
+			sep = "&"
+		}
+		res, body = ts.registryCall(t, user, pass, "PUT", loc+sep+"digest="+digestOf(blob), "application/octet-stream", blob)
+		if res.StatusCode != http.StatusCreated {
+			return res.StatusCode, string(body)
+		}
+	}
+	res, body := ts.registryCall(t, user, pass, "PUT", "/v2/"+repo+"/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json", im.manifest)
+	return res.StatusCode, string(body)
+}
+
+// The registry: alice pushes to alice/ and her team's red/, and her push
+// is recorded with what its image says; bob may neither push to alice/
+// nor pull from it, nobody anonymous may do anything, the platform pulls
+// anything; quotas refuse with a clear error; deleting a repository and
+// a collection leave no blob of it.
+func TestRegistry(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxRepos: 3, MaxTags: 4}})
+	_, aliceTok := ms.token(t, "alice")
+	_, bobTok := ms.token(t, "bob")
+	im := newImage(t, map[string]string{"io.arena.game": "tanks", "org.opencontainers.image.authors": "alice@example.org"}, "the layer")
+
+	if status, body := ms.push(t, "alice", aliceTok, "alice/tank", "v1", im); status != http.StatusCreated {
+		t.Fatalf("alice pushes alice/tank:v1: %d %s", status, body)
+	}
+	if status, body := ms.push(t, "alice", aliceTok, "red/tank", "v1", im); status != http.StatusCreated {
+		t.Fatalf("alice pushes red/tank:v1: %d %s", status, body)
+	}
+	status, body := ms.push(t, "bob", bobTok, "alice/tank", "evil", im)
+	if status != http.StatusForbidden || !strings.Contains(body, "DENIED") || !strings.Contains(body, "bob may not push to alice/tank") {
+		t.Errorf("bob pushes to alice/: %d %s", status, body)
+	}
+	for _, c := range []struct {
+		who, pass string
+		want      int
+	}{
+		{"alice", aliceTok, 200}, {"bob", bobTok, 403}, {"", "", 401}, {"alice", bobTok, 401}, {"alice", "arena_wrong", 401},
+		{"arena-platform", "guess", 401},
+	} {
+		if res, body := ms.registryCall(t, c.who, c.pass, "GET", "/v2/alice/tank/manifests/v1", "", nil); res.StatusCode != c.want {
+			t.Errorf("%q pulls alice/tank:v1: %d %s, want %d", c.who, res.StatusCode, body, c.want)
+		} else if c.want == 401 && res.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%q: a 401 without a challenge", c.who)
+		}
+	}
+	// The platform pulls everything, with its own credential.
+	if b, err := ms.registry.Describe(t.Context(), "alice/tank", "v1"); err != nil || b.Game != "tanks" {
+		t.Errorf("the platform reads alice/tank:v1: %+v %v", b, err)
+	}
+	// Pushed images are listed for their owners, with what they say.
+	_, mine := ms.do(t, "GET", "/api/registry", "", "Authorization", "Bearer "+aliceTok)
+	imgs := mine["images"].([]any)
+	if len(imgs) != 2 {
+		t.Fatalf("alice's images: %v", mine)
+	}
+	first := imgs[0].(map[string]any)
+	if first["game"] != "tanks" || first["authors"] != "alice@example.org" || first["digest"] != digestOf(im.manifest) || first["size"] != float64(len(im.config)+len(im.layer)) || first["pushed_by"] != "alice" {
+		t.Errorf("alice's image: %v", first)
+	}
+	if _, theirs := ms.do(t, "GET", "/api/registry", "", "Authorization", "Bearer "+bobTok); len(theirs["images"].([]any)) != 0 {
+		t.Errorf("bob is shown %v", theirs["images"])
+	}
+	// Quotas: a fourth repository (red's count is its own).
+	ms.push(t, "alice", aliceTok, "alice/two", "v1", im)
+	ms.push(t, "alice", aliceTok, "alice/three", "v1", im)
+	if status, body := ms.push(t, "alice", aliceTok, "alice/four", "v1", im); status != http.StatusForbidden || !strings.Contains(body, "ARENA_REGISTRY_MAX_REPOS") {
+		t.Errorf("past the repositories' quota: %d %s", status, body)
+	}
+	ms.push(t, "alice", aliceTok, "alice/tank", "v2", im)
+	if status, body := ms.push(t, "alice", aliceTok, "alice/tank", "v3", im); status != http.StatusForbidden || !strings.Contains(body, "ARENA_REGISTRY_MAX_TAGS") {
+		t.Errorf("past the tags' quota: %d %s", status, body)
+	}
+	// Deleting a repository: bob may not; alice may; its blobs go at the
+	// next collection.
+	if status, _ := ms.do(t, "DELETE", "/api/registry/repositories/alice/tank", "", "Authorization", "Bearer "+bobTok); status != http.StatusForbidden {
+		t.Errorf("bob deletes alice/tank: %d", status)
+	}
+	if status, body := ms.do(t, "DELETE", "/api/registry/repositories/alice/tank", "", "Authorization", "Bearer "+aliceTok); status != http.StatusNoContent {
+		t.Fatalf("alice deletes alice/tank: %d %v", status, body)
+	}
+	if res, _ := ms.registryCall(t, "alice", aliceTok, "GET", "/v2/alice/tank/manifests/v1", "", nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a deleted repository's tag: %d", res.StatusCode)
+	}
+	if status, _ := ms.do(t, "POST", "/api/registry/gc", "{}", "Authorization", "Bearer "+matrixAdminToken); status != http.StatusOK {
+		t.Errorf("collect: %d", status)
+	}
+	// Still pullable elsewhere: the same blobs under red/tank.
+	if res, _ := ms.registryCall(t, "alice", aliceTok, "GET", "/v2/red/tank/blobs/"+digestOf(im.layer), "", nil); res.StatusCode != http.StatusOK {
+		t.Errorf("red/tank's layer after the collection: %d", res.StatusCode)
+	}
+}
