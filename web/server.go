@@ -156,8 +156,8 @@ type Deps struct {
 	// it tag: a pushed bot readied to play (nil: pushed images play only
 	// once present on the engine).
 	Fetch func(ctx context.Context, pull, auth, tag string) error
-	Log      *zap.Logger
-	Now      func() time.Time
+	Log   *zap.Logger
+	Now   func() time.Time
 }
 
 // Server is the HTTP server and the match queue behind it.
