@@ -179,8 +179,10 @@ type Server struct {
 	// play.
 	sessions *scs.SessionManager
 	images   accounts.Images
-	// registry is the OCI registry under /v2/ (nil: none).
-	registry *registry.Registry
+	// registry is the OCI registry under /v2/ (nil: none); collecting
+	// its garbage collector's loop, started by Serve.
+	registry   *registry.Registry
+	collecting sync.WaitGroup
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -897,7 +899,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.queue.Shutdown(ctx, s.cfg.FinishOnShutdown)
 	s.once.Do(func() { close(s.closing) })
-	return s.echo.Shutdown(ctx)
+	err := s.echo.Shutdown(ctx)
+	s.collecting.Wait()
+	if s.registry != nil {
+		s.registry.Close()
+	}
+	return err
 }
 
 // startLadder runs the ladders' loop until Shutdown (once).
@@ -930,5 +937,17 @@ func (s *Server) Serve(l net.Listener) error {
 	hs.MaxHeaderBytes = 16 << 10
 	s.echo.Listener = netutil.LimitListener(l, s.cfg.MaxConnections)
 	s.startLadder()
+	if s.registry != nil {
+		// The registry's garbage goes every CollectEvery, until Shutdown.
+		s.collecting.Go(func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-s.closing
+				cancel()
+			}()
+			s.collectRegularly(ctx)
+		})
+	}
 	return s.echo.StartServer(hs)
 }
