@@ -179,6 +179,7 @@ func (s *Server) fetchPushed(ctx context.Context, ref string) error {
 
 // registryView is GET /api/registry.
 type registryView struct {
+	// Host is the registry's address as the visitor reaches it.
 	Host   string          `json:"host"`
 	Images []registryImage `json:"images"`
 	Usage  map[string]any  `json:"usage"`
@@ -213,7 +214,8 @@ func (s *Server) getRegistry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := registryView{Host: s.cfg.Registry.Host, Images: []registryImage{}, Usage: map[string]any{}}
+	// The commands name the registry as the visitor reaches the page.
+	v := registryView{Host: c.Request().Host, Images: []registryImage{}, Usage: map[string]any{}}
 	for _, t := range tags {
 		v.Images = append(v.Images, registryImage{Reference: t.Repository + ":" + t.Tag, Repository: t.Repository, Tag: t.Tag, Owner: t.Owner,
 			Digest: t.Digest, ImageID: t.ImageID, Size: t.Size, Game: t.Game, Authors: t.Authors, PushedBy: t.PushedBy, PushedAt: t.PushedAt})
@@ -227,7 +229,7 @@ func (s *Server) getRegistry(c echo.Context) error {
 		v.Usage[o] = map[string]any{"repositories": u.Repositories, "tags": u.Tags, "bytes": u.Bytes,
 			"max_repositories": q.MaxRepos, "max_tags": q.MaxTags, "max_bytes": q.MaxBytes}
 	}
-	host, name := s.cfg.Registry.Host, p.Name
+	host, name := v.Host, p.Name
 	pass := "an API token of yours (make one on your account page)"
 	if !s.accountsMode() {
 		pass = "anything"

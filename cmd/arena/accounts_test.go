@@ -128,6 +128,7 @@ func TestAccountsInTheBrowser(t *testing.T) {
 	must("open My bots", chromedp.Navigate(s.url+"/#/mybots"), chromedp.WaitVisible(chromedp.CSS("#mybots-entries")))
 	poll("alice's tank under My bots", `[...document.querySelectorAll("#mybots-entries tbody tr")].some(tr => tr.textContent.includes("alices-tank") && tr.textContent.includes("alice/tank:v1"))`)
 	poll("alice's image among those she may play", `document.querySelector("#mybots-images").textContent.includes("alice/tank:v1")`)
+	poll("the commands that push a bot", fmt.Sprintf(`document.querySelector("#registry-commands").textContent.includes("docker login %s -u alice")`, strings.TrimPrefix(s.url, "http://")))
 	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 		saveArtefact(t, "accounts-mybots.png", png)
 	}

@@ -4,7 +4,7 @@
 // images) and, for admins, #/admin (invitations, accounts); and the
 // header's account menu.
 import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
-import { escapeHTML } from "./util.js";
+import { escapeHTML, bytes } from "./util.js";
 
 const $ = (sel) => document.querySelector(sel);
 const views = ["#signin", "#signup", "#account", "#mybots", "#admin"];
@@ -244,6 +244,7 @@ export class AccountView {
         rows.push(tr);
       }
       $("#mybots-entries tbody").replaceChildren(...rows);
+      await this.loadRegistry();
       const lists = await Promise.all(this.games.map((g) => api(`/api/images?game=${encodeURIComponent(g.name)}`)));
       const seen = new Map();
       lists.forEach((l) => l.images.forEach((img) => seen.set(img.image, img)));
@@ -257,6 +258,47 @@ export class AccountView {
     } catch (e) {
       $("#mybots-error").textContent = e.message;
     }
+  }
+
+  // loadRegistry shows the visitor's images pushed to the server's
+  // registry, with the commands that push one.
+  async loadRegistry() {
+    let reg;
+    try {
+      reg = await api("/api/registry");
+    } catch (e) {
+      $("#mybots-registry").hidden = true; // no registry here
+      return;
+    }
+    $("#mybots-registry").hidden = false;
+    $("#registry-commands").textContent = reg.commands.join("\n");
+    $("#registry-images tbody").replaceChildren(
+      ...(reg.images.length ? reg.images : [null]).map((img) => {
+        const tr = document.createElement("tr");
+        if (!img) {
+          tr.innerHTML = '<td colspan="7" class="hint">nothing pushed yet</td>';
+          return tr;
+        }
+        tr.innerHTML = `<td><code>${escapeHTML(img.reference)}</code></td><td><small title="${escapeHTML(img.digest)}">${escapeHTML(img.digest.slice(7, 19))}</small></td>
+          <td>${bytes(img.size)}</td><td>${when(img.pushed_at)} <small>by ${escapeHTML(img.pushed_by)}</small></td><td>${escapeHTML(img.game || "")}</td><td>${escapeHTML(img.authors || "")}</td>
+          <td><button type="button" class="small" data-repo="${escapeHTML(img.repository)}">Delete repository</button></td>`;
+        return tr;
+      }),
+    );
+    for (const btn of document.querySelectorAll("#registry-images button[data-repo]")) {
+      btn.addEventListener("click", async () => {
+        if (!confirm(`Delete ${btn.dataset.repo} and every tag of it from the registry? Ladder entries of it keep their pinned image.`)) return;
+        try {
+          await api(`/api/registry/repositories/${btn.dataset.repo.split("/").map(encodeURIComponent).join("/")}`, { method: "DELETE" });
+          this.loadBots();
+        } catch (e) {
+          $("#mybots-error").textContent = e.message;
+        }
+      });
+    }
+    $("#registry-usage").textContent = Object.entries(reg.usage)
+      .map(([o, u]) => `${o}: ${u.repositories}${u.max_repositories ? "/" + u.max_repositories : ""} repositories, ${u.tags}${u.max_tags ? "/" + u.max_tags : ""} tags, ${bytes(u.bytes)}${u.max_bytes ? " of " + bytes(u.max_bytes) : ""}`)
+      .join(" · ");
   }
 
   async createInvite() {
