@@ -63,6 +63,7 @@ Usage:
   arena replay verify FILE            re-run the engine on a replay's answers
   arena replay rerun FILE --seat N    run a recorded bot again on its inputs; see where it answers differently
   arena ladder show|recompute GAME    a game's leaderboard; its ratings recomputed from the history
+  arena registry gc                   remove the registry's blobs no image references (server stopped)
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena join-token [--rotate]         print the token a worker joins this server's NATS with
   arena nats --config FILE [flags]    run a NATS server (JetStream), alone or as a cluster node
@@ -136,6 +137,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdCleanup(ctx, rest, stdout, stderr)
 	case "ladder":
 		err = cmdLadder(ctx, rest, stdout, stderr)
+	case "registry":
+		err = cmdRegistry(ctx, rest, stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, rest, stdout, stderr)
 	case "nats":
@@ -145,7 +148,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -185,6 +188,9 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "ladder":
 		fs, _ := ladderFlags(stdout)
 		fs.Usage()
+	case "registry":
+		fs, _ := registryFlags(stdout)
+		fs.Usage()
 	case "worker":
 		fs, _, _ := workerFlags(stdout)
 		fs.Usage()
@@ -196,7 +202,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "nats":
 		return cmdNATS(context.Background(), []string{"-h"}, stdout, stdout)
 	default:
-		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, cleanup)", args[0])
 	}
 	return nil
 }
