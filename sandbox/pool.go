@@ -43,6 +43,9 @@ type pool struct {
 	seq     atomic.Uint64
 	wg      sync.WaitGroup
 	stop    chan struct{}
+
+	closeOnce sync.Once
+	gone      chan struct{} // closed once close has removed every warm container
 }
 
 // WithPool keeps size warm containers ready for each image started
@@ -52,7 +55,7 @@ func WithPool(size int, idle time.Duration) Option {
 	return func(d *Docker) {
 		if size > 0 {
 			d.pool = &pool{d: d, size: size, idle: idle, warm: map[string][]*Container{}, used: map[string]time.Time{},
-				filling: map[string]int{}, stop: make(chan struct{})}
+				filling: map[string]int{}, stop: make(chan struct{}), gone: make(chan struct{})}
 		}
 	}
 }
@@ -134,30 +137,31 @@ func (p *pool) run() {
 	}
 }
 
-// close removes every warm container and waits for the boots in flight.
+// close removes every warm container and waits for the boots in flight;
+// a second call waits for the first's removals.
 func (p *pool) close(ctx context.Context) {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	if p.closed {
+	p.closeOnce.Do(func() {
+		defer close(p.gone)
+		p.mu.Lock()
+		p.closed = true
+		close(p.stop)
+		var all []*Container
+		for _, w := range p.warm {
+			all = append(all, w...)
+		}
+		p.warm = nil
 		p.mu.Unlock()
-		return
-	}
-	p.closed = true
-	close(p.stop)
-	var all []*Container
-	for _, w := range p.warm {
-		all = append(all, w...)
-	}
-	p.warm = nil
-	p.mu.Unlock()
-	p.wg.Wait()
-	var wg sync.WaitGroup
-	for _, c := range all {
-		wg.Go(func() { c.Close(ctx) })
-	}
-	wg.Wait()
+		p.wg.Wait()
+		var wg sync.WaitGroup
+		for _, c := range all {
+			wg.Go(func() { c.Close(ctx) })
+		}
+		wg.Wait()
+	})
+	<-p.gone
 }
 
 // assign hands a warm container to a bot: its launcher gets the bot's
@@ -200,7 +204,10 @@ func (c *Container) rename(name string) {
 	}()
 }
 
-// Close removes the runner's warm containers (see WithPool).
+// Close removes the runner's warm containers (see WithPool); it may be
+// called again, and then returns once they are gone. A server calls it
+// as soon as it is told to stop: no match takes a warm container after
+// it, and removing them must not wait for the matches to end.
 func (d *Docker) Close(ctx context.Context) { d.pool.close(ctx) }
 
 // Warm counts the warm containers ready for an image.

@@ -112,6 +112,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer cli.Close()
 	defer d.Close(context.WithoutCancel(ctx))
+	// Told to stop, the warm containers go at once, while the matches
+	// end (the deferred Close waits for them).
+	defer context.AfterFunc(ctx, func() { d.Close(context.WithoutCancel(ctx)) })()
 	log.Info("bots' stdio", zap.String("path", d.StdioPath()))
 
 	owner, err := sandbox.Self()

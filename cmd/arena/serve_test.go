@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/sandbox"
 )
 
 // server is a real `arena serve` process on a loopback port.
@@ -166,6 +168,59 @@ func TestServerShutdown(t *testing.T) {
 	s = startServer(t, bin, data, port)
 	if m := s.get(t, running); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "shutting down") {
 		t.Errorf("the match cut by the shutdown: %v", m)
+	}
+}
+
+// SIGTERM with matches let finish: the warm containers go at once, not
+// after the matches (a supervisor's grace period may end first), and
+// nothing of the server's remains once it exits.
+func TestServerShutdownRemovesWarmContainersFirst(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	slow := dockertest.TestBot(t, cli, "delay=150ms")
+	data, port := t.TempDir(), freePort(t)
+	s := startServer(t, arenaBinary(t), data, port, "--pool", "2", "--shutdown", "finish", "--shutdown-timeout", "6s")
+	// The server's containers: its owner label names its pid.
+	mine := func(warmOnly bool) int {
+		n := 0
+		for _, c := range dockertest.ArenaContainers(t, cli, "") {
+			o, err := sandbox.ParseOwner(c.Labels[sandbox.LabelOwner])
+			if err != nil || o.PID != s.cmd.Process.Pid {
+				continue
+			}
+			if !warmOnly || slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(n, "/arena-pool-") }) {
+				n++
+			}
+		}
+		return n
+	}
+	warm := func() int { return mine(true) }
+	s.waitStatus(t, s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bots[0], bots[1])), "finished")
+	running := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow))
+	s.waitStatus(t, running, "running")
+	for start := time.Now(); warm() < 4; time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("%d warm containers, want 2 for each example bot", warm())
+		}
+	}
+
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	start := time.Now()
+	for warm() > 0 {
+		if time.Since(start) > 4*time.Second {
+			t.Fatalf("%d warm containers 4 s after SIGTERM", warm())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("warm containers removed %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+	if n := matchContainers(t, cli, running); n != 2 {
+		t.Errorf("the match let finish has %d containers when the warm ones are gone, want its 2 (did it end early?)", n)
+	}
+	if err := s.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, s.stderr.String())
+	}
+	if n := mine(false); n != 0 {
+		t.Errorf("%d of the server's containers remain after it exited", n)
 	}
 }
 

@@ -113,6 +113,9 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer cli.Close()
 	defer d.Close(context.WithoutCancel(ctx))
+	// Told to stop, the warm containers go at once, while the matches
+	// end (the deferred Close waits for them).
+	defer context.AfterFunc(ctx, func() { d.Close(context.WithoutCancel(ctx)) })()
 	owner, err := sandbox.Self()
 	if err != nil {
 		return platformErr(err)
