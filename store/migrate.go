@@ -18,6 +18,7 @@ var migrations = []string{
 	1: schema + ladderSchema,
 	2: accountsSchema,
 	3: registrySchema,
+	4: checksSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -27,6 +27,25 @@ CREATE TABLE registry_tags (
 CREATE INDEX registry_tags_owner ON registry_tags(owner);
 `
 
+// The check of each pushed version (schema version 4): a tag is pending
+// until its image has played its check match, then ready or rejected
+// (Reason says why, Stderr is what the bot wrote). Tags pushed before
+// checks existed are pending, and checked at the server's next start.
+const checksSchema = `
+ALTER TABLE registry_tags ADD COLUMN state TEXT NOT NULL DEFAULT 'pending';
+ALTER TABLE registry_tags ADD COLUMN check_match TEXT NOT NULL DEFAULT '';
+ALTER TABLE registry_tags ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE registry_tags ADD COLUMN stderr TEXT NOT NULL DEFAULT '';
+ALTER TABLE registry_tags ADD COLUMN checked_at TEXT NOT NULL DEFAULT '';
+`
+
+// The states of a pushed version.
+const (
+	TagPending  = "pending"
+	TagReady    = "ready"
+	TagRejected = "rejected"
+)
+
 // Tag is a tag of the registry as the store keeps it.
 type Tag struct {
 	Repository, Tag, Owner string
@@ -36,20 +55,57 @@ type Tag struct {
 	Game, Authors   string
 	PushedBy        string
 	PushedAt        time.Time
+	// Its check: State (TagPending, TagReady or TagRejected), the match
+	// that checked it, why it was rejected (or why its check did not
+	// end), the bot's stderr in that match, and when.
+	State, CheckMatch, Reason, Stderr string
+	CheckedAt                         time.Time
 }
 
-const tagColumns = `repository, tag, owner, digest, image_id, size, game, authors, pushed_by, pushed_at`
+const tagColumns = `repository, tag, owner, digest, image_id, size, game, authors, pushed_by, pushed_at, state, check_match, reason, stderr, checked_at`
 
-// RecordTag records a tag pushed (or pushed again: it replaces the last).
+// RecordTag records a tag pushed (or pushed again: it replaces the last),
+// pending its check. The same image pushed again under the tag keeps
+// its check.
 func (s *Store) RecordTag(ctx context.Context, t Tag) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO registry_tags (`+tagColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (repository, tag) DO UPDATE SET owner = excluded.owner, digest = excluded.digest, image_id = excluded.image_id, size = excluded.size,
-		game = excluded.game, authors = excluded.authors, pushed_by = excluded.pushed_by, pushed_at = excluded.pushed_at`,
+	_, err := s.db.ExecContext(ctx, `INSERT INTO registry_tags (repository, tag, owner, digest, image_id, size, game, authors, pushed_by, pushed_at, state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')
+		ON CONFLICT (repository, tag) DO UPDATE SET owner = excluded.owner, image_id = excluded.image_id, size = excluded.size,
+		game = excluded.game, authors = excluded.authors, pushed_by = excluded.pushed_by, pushed_at = excluded.pushed_at,
+		state = CASE WHEN digest = excluded.digest THEN state ELSE 'pending' END,
+		check_match = CASE WHEN digest = excluded.digest THEN check_match ELSE '' END,
+		reason = CASE WHEN digest = excluded.digest THEN reason ELSE '' END,
+		stderr = CASE WHEN digest = excluded.digest THEN stderr ELSE '' END,
+		checked_at = CASE WHEN digest = excluded.digest THEN checked_at ELSE '' END,
+		digest = excluded.digest`,
 		t.Repository, t.Tag, t.Owner, t.Digest, t.ImageID, t.Size, t.Game, t.Authors, t.PushedBy, stamp(t.PushedAt))
 	if err != nil {
 		return fmt.Errorf("record tag %s:%s: %w", t.Repository, t.Tag, err)
 	}
 	return nil
+}
+
+// CheckTag records a check of a tag's version: the match that checks it
+// (state pending), or its verdict. A tag pushed again since (another
+// digest) is left alone: its own check decides. It reports whether the
+// tag still names that digest.
+func (s *Store) CheckTag(ctx context.Context, repo, tag, digest string, t Tag) (bool, error) {
+	checked := ""
+	if !t.CheckedAt.IsZero() {
+		checked = stamp(t.CheckedAt)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE registry_tags SET state = ?, check_match = ?, reason = ?, stderr = ?, checked_at = ?
+		WHERE repository = ? AND tag = ? AND digest = ?`, t.State, t.CheckMatch, t.Reason, t.Stderr, checked, repo, tag, digest)
+	if err != nil {
+		return false, fmt.Errorf("record the check of %s:%s: %w", repo, tag, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// PendingTags are the tags whose check has not ended, oldest first.
+func (s *Store) PendingTags(ctx context.Context) ([]Tag, error) {
+	return s.tags(ctx, ` WHERE state = 'pending' ORDER BY pushed_at, repository, tag`)
 }
 
 // ForgetManifest forgets the tags of a repository that name a manifest
@@ -65,14 +121,18 @@ func (s *Store) ForgetManifest(ctx context.Context, repo, digest string) error {
 // Tags lists the tags of the owners' repositories (all when none are
 // given), newest first.
 func (s *Store) Tags(ctx context.Context, owners ...string) ([]Tag, error) {
-	q, args := `SELECT `+tagColumns+` FROM registry_tags`, []any{}
+	q, args := "", []any{}
 	if len(owners) > 0 {
 		q += ` WHERE owner IN (` + placeholders(len(owners)) + `)`
 		for _, o := range owners {
 			args = append(args, o)
 		}
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY pushed_at DESC, repository, tag`, args...)
+	return s.tags(ctx, q+` ORDER BY pushed_at DESC, repository, tag`, args...)
+}
+
+func (s *Store) tags(ctx context.Context, where string, args ...any) ([]Tag, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+tagColumns+` FROM registry_tags`+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tags: %w", err)
 	}
@@ -80,11 +140,15 @@ func (s *Store) Tags(ctx context.Context, owners ...string) ([]Tag, error) {
 	out := []Tag{}
 	for rows.Next() {
 		var t Tag
-		var at string
-		if err := rows.Scan(&t.Repository, &t.Tag, &t.Owner, &t.Digest, &t.ImageID, &t.Size, &t.Game, &t.Authors, &t.PushedBy, &at); err != nil {
+		var at, checked string
+		if err := rows.Scan(&t.Repository, &t.Tag, &t.Owner, &t.Digest, &t.ImageID, &t.Size, &t.Game, &t.Authors, &t.PushedBy, &at,
+			&t.State, &t.CheckMatch, &t.Reason, &t.Stderr, &checked); err != nil {
 			return nil, fmt.Errorf("list tags: %w", err)
 		}
 		t.PushedAt = parseStamp(at)
+		if checked != "" {
+			t.CheckedAt = parseStamp(checked)
+		}
 		out = append(out, t)
 	}
 	return out, rows.Err()

@@ -104,6 +104,17 @@ func (s *Server) recordPush(ctx context.Context, repo, tag, digest, by string) {
 		return
 	}
 	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
+	// Checked before it plays, unless this very image was (pushed again).
+	tags, err := s.deps.Store.Tags(ctx, ns)
+	if err != nil {
+		s.log.Error("read a pushed tag", zap.Error(err))
+		return
+	}
+	for _, got := range tags {
+		if got.Repository == repo && got.Tag == tag && got.Digest == digest && got.State == store.TagPending && got.CheckMatch == "" {
+			s.checking.Go(func() { s.checkTag(context.WithoutCancel(ctx), got) })
+		}
+	}
 }
 
 // allowPush holds an owner to the quotas before a manifest is stored: a
@@ -140,39 +151,50 @@ func (s *Server) allowPush(ctx context.Context, repo, tag string) error {
 	return nil
 }
 
-// fetchPushed makes the engine hold the pushed image a bot names (a tag
-// of this registry's, NAME/bot:tag or HOST/NAME/bot:tag), pulled by its
-// digest and tagged as the bot names it; a reference that names no
-// pushed tag is left to the engine's own images.
-func (s *Server) fetchPushed(ctx context.Context, ref string) error {
-	if s.registry == nil || s.deps.Fetch == nil {
-		return nil
+// pushedTag is the pushed tag a bot's reference names (NAME/bot:tag or
+// HOST/NAME/bot:tag, this registry's), if it names one.
+func (s *Server) pushedTag(ctx context.Context, ref string) (store.Tag, bool, error) {
+	if s.registry == nil {
+		return store.Tag{}, false, nil
 	}
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
-		return nil // the pin says what is wrong with it
+		return store.Tag{}, false, nil // the pin says what is wrong with it
 	}
 	if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host && (!s.hostAllowed(d) || slices.Contains(s.cfg.Hosts, "*")) {
-		return nil // another registry's
+		return store.Tag{}, false, nil // another registry's
 	}
 	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
 	if !ok {
-		return nil
+		return store.Tag{}, false, nil
 	}
 	repo := reference.Path(named)
 	tags, err := s.deps.Store.Tags(ctx, strings.SplitN(repo, "/", 2)[0])
 	if err != nil {
-		return err
+		return store.Tag{}, false, err
 	}
 	for _, t := range tags {
-		if t.Repository != repo || t.Tag != tagged.Tag() {
-			continue
+		if t.Repository == repo && t.Tag == tagged.Tag() {
+			return t, true, nil
 		}
-		pull := s.cfg.Registry.Host + "/" + repo + "@" + t.Digest
-		if err := s.deps.Fetch(ctx, pull, s.registry.PlatformAuth(s.cfg.Registry.Host), ref); err != nil {
-			return fmt.Errorf("bot %s: pull it from the registry: %w", ref, err)
-		}
+	}
+	return store.Tag{}, false, nil
+}
+
+// fetchPushed makes the engine hold the pushed image a bot names, pulled
+// by its digest and tagged as the bot names it; a reference that names
+// no pushed tag is left to the engine's own images.
+func (s *Server) fetchPushed(ctx context.Context, ref string) error {
+	if s.deps.Fetch == nil {
 		return nil
+	}
+	t, ok, err := s.pushedTag(ctx, ref)
+	if err != nil || !ok {
+		return err
+	}
+	pull := s.cfg.Registry.Host + "/" + t.Repository + "@" + t.Digest
+	if err := s.deps.Fetch(ctx, pull, s.registry.PlatformAuth(s.cfg.Registry.Host), ref); err != nil {
+		return fmt.Errorf("bot %s: pull it from the registry: %w", ref, err)
 	}
 	return nil
 }
@@ -199,6 +221,14 @@ type registryImage struct {
 	Authors    string    `json:"authors,omitempty"`
 	PushedBy   string    `json:"pushed_by"`
 	PushedAt   time.Time `json:"pushed_at"`
+	// The version's check before it plays: pending, ready or rejected;
+	// its match, and why it was rejected (or is still pending), with what
+	// the bot wrote to stderr.
+	State      string     `json:"state"`
+	CheckMatch string     `json:"check_match,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	Stderr     string     `json:"stderr,omitempty"`
+	CheckedAt  *time.Time `json:"checked_at,omitempty"`
 }
 
 func (s *Server) getRegistry(c echo.Context) error {
@@ -218,7 +248,11 @@ func (s *Server) getRegistry(c echo.Context) error {
 	v := registryView{Host: c.Request().Host, Images: []registryImage{}, Usage: map[string]any{}}
 	for _, t := range tags {
 		v.Images = append(v.Images, registryImage{Reference: t.Repository + ":" + t.Tag, Repository: t.Repository, Tag: t.Tag, Owner: t.Owner,
-			Digest: t.Digest, ImageID: t.ImageID, Size: t.Size, Game: t.Game, Authors: t.Authors, PushedBy: t.PushedBy, PushedAt: t.PushedAt})
+			Digest: t.Digest, ImageID: t.ImageID, Size: t.Size, Game: t.Game, Authors: t.Authors, PushedBy: t.PushedBy, PushedAt: t.PushedAt,
+			State: t.State, CheckMatch: t.CheckMatch, Reason: t.Reason, Stderr: t.Stderr})
+		if !t.CheckedAt.IsZero() {
+			v.Images[len(v.Images)-1].CheckedAt = &t.CheckedAt
+		}
 	}
 	for _, o := range p.Owners() {
 		u, err := s.deps.Store.RegistryUsage(c.Request().Context(), o)

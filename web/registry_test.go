@@ -2,13 +2,18 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"arena/orchestrator/fake"
 )
 
 // image is a small OCI image, as a client pushes it: a config with the
@@ -159,5 +164,126 @@ func TestRegistry(t *testing.T) {
 	// Still pullable elsewhere: the same blobs under red/tank.
 	if res, _ := ms.registryCall(t, "alice", aliceTok, "GET", "/v2/red/tank/blobs/"+digestOf(im.layer), "", nil); res.StatusCode != http.StatusOK {
 		t.Errorf("red/tank's layer after the collection: %d", res.StatusCode)
+	}
+}
+
+// Each pushed version plays a check match before it may play: one that
+// answers is ready; one that crashes at once is rejected, with the
+// reason, the turn and its stderr, and plays neither a match nor a
+// ladder; one still being checked enters no ladder yet; an image that
+// says no game is rejected saying how to label it.
+func TestPushedBotsAreChecked(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	_, tok := ms.token(t, "alice")
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	// The engine "pulls" a pushed image: the fake launcher learns it, with
+	// the behaviour of its layer's test script.
+	scripts := map[string]fake.Script{}
+	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
+		_, digest, _ := strings.Cut(pull, "@")
+		s, ok := scripts[digest]
+		if !ok {
+			return fmt.Errorf("no test image %s", pull)
+		}
+		ms.launcher.Add(ref, s)
+		return nil
+	}
+	tanksImage := func(layer string, s fake.Script) image {
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
+		s.Game = "tanks"
+		scripts[digestOf(im.manifest)] = s
+		return im
+	}
+	good := tanksImage("good", fake.Script{})
+	bad := tanksImage("bad", fake.Script{Faults: map[int]fake.Fault{1: fake.Crash}, Stderr: func(n int) string { return fmt.Sprintf("panic: boom %d", n) }})
+	slow := tanksImage("slow", fake.Script{Hold: hold})
+	unlabelled := newImage(t, nil, "unlabelled")
+	// (The server plays one match at a time: the held one last.)
+	for _, p := range []struct {
+		repo string
+		im   image
+	}{{"alice/good", good}, {"alice/bad", bad}, {"alice/nogame", unlabelled}, {"alice/slow", slow}} {
+		if status, body := ms.push(t, "alice", tok, p.repo, "v1", p.im); status != http.StatusCreated {
+			t.Fatalf("push %s: %d %s", p.repo, status, body)
+		}
+		time.Sleep(50 * time.Millisecond) // checks queued in this order
+	}
+	auth := []string{"Authorization", "Bearer " + tok}
+	state := func() map[string]map[string]any {
+		_, reg := ms.do(t, "GET", "/api/registry", "", auth...)
+		out := map[string]map[string]any{}
+		for _, v := range reg["images"].([]any) {
+			img := v.(map[string]any)
+			out[img["reference"].(string)] = img
+		}
+		return out
+	}
+	var got map[string]map[string]any
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		got = state()
+		if got["alice/good:v1"]["state"] != "pending" && got["alice/bad:v1"]["state"] != "pending" && got["alice/nogame:v1"]["state"] != "pending" {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the checks did not end: %v", got)
+		}
+	}
+	if g := got["alice/good:v1"]; g["state"] != "ready" || g["check_match"] == nil || g["checked_at"] == nil {
+		t.Errorf("the good bot: %v", g)
+	}
+	b := got["alice/bad:v1"]
+	if b["state"] != "rejected" || !strings.Contains(fmt.Sprint(b["reason"]), "crashed at turn 1") || !strings.Contains(fmt.Sprint(b["stderr"]), "panic: boom") {
+		t.Errorf("the crashing bot: %v", b)
+	}
+	if n := got["alice/nogame:v1"]; n["state"] != "rejected" || !strings.Contains(fmt.Sprint(n["reason"]), "LABEL io.arena.game=") {
+		t.Errorf("the unlabelled image: %v", n)
+	}
+	if s := got["alice/slow:v1"]; s["state"] != "pending" || s["check_match"] == nil {
+		t.Errorf("the bot still being checked: %v", s)
+	}
+	// Its check match is alice's, in her history, against the example bot.
+	_, m := ms.do(t, "GET", "/api/matches/"+fmt.Sprint(b["check_match"]), "", auth...)
+	if m["owner"] != "alice" || fmt.Sprint(m["bots"]) != "[alice/bad:v1 arena/tanks-random]" {
+		t.Errorf("the check match: %v", m)
+	}
+
+	// The rejected version plays nothing; the pending one no ladder yet;
+	// the ready one both.
+	match := func(ref string) (int, map[string]any) {
+		return ms.do(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"tanks","bots":[%q,"arena/tanks-random"]}`, ref), auth...)
+	}
+	entry := func(ref string) (int, map[string]any) {
+		return ms.do(t, "POST", "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":%q,"image":%q}`, strings.NewReplacer("/", "-", ":", "-").Replace(ref), ref), auth...)
+	}
+	if status, body := match("alice/bad:v1"); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "rejected by its check") {
+		t.Errorf("a match of the rejected version: %d %v", status, body)
+	}
+	if status, body := entry("alice/bad:v1"); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "crashed at turn 1") {
+		t.Errorf("a ladder entry of the rejected version: %d %v", status, body)
+	}
+	if status, body := entry("alice/slow:v1"); status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "still being checked") {
+		t.Errorf("a ladder entry of the version being checked: %d %v", status, body)
+	}
+	if status, body := entry("alice/good:v1"); status != http.StatusCreated {
+		t.Errorf("a ladder entry of the ready version: %d %v", status, body)
+	}
+	if status, body := match("alice/good:v1"); status != http.StatusCreated {
+		t.Errorf("a match of the ready version: %d %v", status, body)
+	}
+	// The same image pushed again keeps its verdict; another image under
+	// the tag is checked anew (once the slow one let the only slot go).
+	release()
+	ms.push(t, "alice", tok, "alice/bad", "v1", bad)
+	if s := state()["alice/bad:v1"]; s["state"] != "rejected" || s["check_match"] != b["check_match"] {
+		t.Errorf("the rejected image pushed again: %v", s)
+	}
+	ms.push(t, "alice", tok, "alice/bad", "v1", good)
+	for start := time.Now(); state()["alice/bad:v1"]["state"] != "ready"; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the fixed version: %v", state()["alice/bad:v1"])
+		}
 	}
 }

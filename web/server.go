@@ -183,6 +183,10 @@ type Server struct {
 	// its garbage collector's loop, started by Serve.
 	registry   *registry.Registry
 	collecting sync.WaitGroup
+	// checks are the pushed versions' check matches in flight, by match
+	// id (see checks.go); checking the checks being started.
+	checks   sync.Map
+	checking sync.WaitGroup
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -266,6 +270,9 @@ func New(cfg Config, deps Deps) *Server {
 	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("ladder"), Now: deps.Now,
 		Image: func(ctx context.Context, ref string) (string, error) {
+			if err := s.pushedState(ctx, ref, true); err != nil {
+				return "", err
+			}
 			if err := s.fetchPushed(ctx, ref); err != nil {
 				return "", err
 			}
@@ -417,6 +424,10 @@ func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, a ...any) error {
 	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
+}
+
+func conflict(format string, a ...any) error {
+	return &apiError{http.StatusConflict, fmt.Sprintf(format, a...)}
 }
 
 // handleError is the one place where errors become HTTP responses:
@@ -675,6 +686,11 @@ func (s *Server) createMatch(c echo.Context) error {
 	if err := s.mayPlayAll(p, "bots", body.Bots...); err != nil {
 		return err
 	}
+	for _, ref := range body.Bots {
+		if err := s.pushedState(c.Request().Context(), ref, false); err != nil {
+			return err
+		}
+	}
 	var seed uint64
 	if body.Seed != nil {
 		seed = *body.Seed
@@ -860,8 +876,10 @@ func (s *Server) record(u orchestrator.Update) {
 	if u.State.Final() {
 		s.live.Delete(u.ID)
 	}
-	// The ladders rate their matches from what was just recorded.
+	// The ladders rate their matches from what was just recorded; a
+	// pushed version's check is decided.
 	s.ladder.Observe(u)
+	s.observeCheck(u)
 }
 
 // Recover marks the matches that were not over when the server last
@@ -882,6 +900,11 @@ func (s *Server) Recover(ctx context.Context) error {
 		}
 		s.log.Warn("match interrupted by the last shutdown", zap.String("match", id))
 	}
+	if s.registry != nil {
+		// Pushed versions whose check the stop cut, or that could not
+		// be checked, are checked now.
+		return s.checkPending(ctx)
+	}
 	return nil
 }
 
@@ -898,6 +921,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-stopped
 	}
 	s.queue.Shutdown(ctx, s.cfg.FinishOnShutdown)
+	s.checking.Wait()
 	s.once.Do(func() { close(s.closing) })
 	err := s.echo.Shutdown(ctx)
 	s.collecting.Wait()

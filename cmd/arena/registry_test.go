@@ -28,12 +28,20 @@ func dockerCLI(t *testing.T, config, stdin string, args ...string) (string, erro
 // The registry with the real docker command, against arena serve on
 // 127.0.0.1 (which the engine reaches without TLS): alice logs in with an
 // API token and pushes alice/seedbot:v1; bob may neither push to alice/
-// nor pull it, and nobody may without logging in; alice registers her
-// pushed bot on a ladder by its name, the server pulls it into its engine
-// from the registry, and the ladder plays it.
+// nor pull it, and nobody may without logging in; the server pulls it
+// into its engine from the registry and checks it (ready), alice
+// registers it on a ladder by its name, and the ladder plays it. A
+// pushed bot that crashes at turn 1 is rejected, and enters no ladder.
 func TestDockerPushToTheRegistry(t *testing.T) {
 	cli := dockertest.Client(t)
 	bots := dockertest.ExampleBots(t, cli)
+	// Bots say which game they play, as the kits' images do.
+	labelled := func(tag, from string) string {
+		dockertest.Build(t, cli, tag, "FROM "+from+"\nLABEL io.arena.game=tanks\n", nil)
+		return tag
+	}
+	seed := labelled("arena-test/seedbot:labelled", bots[0])
+	crashing := labelled("arena-test/crashbot:labelled", dockertest.TestBot(t, cli, "exit-at=1"))
 	port := freePort(t)
 	host := fmt.Sprintf("127.0.0.1:%d", port)
 	s := startServer(t, arenaBinary(t), t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password")
@@ -53,11 +61,11 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	}
 	aliceCfg, bobCfg, nobodyCfg := t.TempDir(), t.TempDir(), t.TempDir()
 	pushed := host + "/alice/seedbot:v1"
-	if err := cli.ImageTag(t.Context(), bots[0], pushed); err != nil {
+	if err := cli.ImageTag(t.Context(), seed, pushed); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, ref := range []string{pushed, host + "/alice/seedbot:evil", "alice/seedbot:v1"} {
+		for _, ref := range []string{pushed, host + "/alice/seedbot:evil", "alice/seedbot:v1", host + "/alice/crashbot:v1", "alice/crashbot:v1"} {
 			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
 		}
 	})
@@ -93,6 +101,24 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	if imgs, _ := reg["images"].([]any); len(imgs) != 1 || imgs[0].(map[string]any)["reference"] != "alice/seedbot:v1" {
 		t.Fatalf("alice's images: %v", reg)
 	}
+	// Checked first: it plays one match, then it is ready.
+	state := func(ref string) map[string]any {
+		_, reg := alice.call(t, "GET", "/api/registry", "")
+		imgs, _ := reg["images"].([]any)
+		for _, v := range imgs {
+			if img := v.(map[string]any); img["reference"] == ref {
+				return img
+			}
+		}
+		return nil
+	}
+	for img := state("alice/seedbot:v1"); img["state"] != "ready"; img = state("alice/seedbot:v1") {
+		if img["state"] == "rejected" || time.Since(start) > 2*time.Minute {
+			t.Fatalf("alice's pushed bot was not found ready: %v", img)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ready := time.Since(start)
 	if status, body := alice.call(t, "POST", "/api/ladders/tanks/entries", `{"name":"seedbot","image":"alice/seedbot:v1"}`); status != 201 {
 		t.Fatalf("alice registers her pushed bot: %d %v", status, body)
 	}
@@ -103,7 +129,7 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	for {
 		_, board := alice.call(t, "GET", "/api/ladders/tanks", "")
 		if rated, _ := board["rated"].(float64); rated >= 1 {
-			t.Logf("pushed in %v; registered %v after the push began; first ladder match rated %v after it", pushTook, registered, time.Since(start))
+			t.Logf("pushed in %v; ready %v and registered %v after the push began; first ladder match rated %v after it", pushTook, ready, registered, time.Since(start))
 			for _, e := range board["entries"].([]any) {
 				if e := e.(map[string]any); e["name"] == "seedbot" && e["matches"] != float64(1) {
 					t.Errorf("seedbot's board: %v", e)
@@ -115,5 +141,27 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 			t.Fatalf("no ladder match rated: %v", board)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+
+	// A pushed bot that crashes at turn 1: rejected, with the reason and
+	// its stderr, and kept off the ladder.
+	if err := cli.ImageTag(t.Context(), crashing, host+"/alice/crashbot:v1"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := dockerCLI(t, aliceCfg, "", "push", host+"/alice/crashbot:v1"); err != nil {
+		t.Fatalf("alice pushes her crashing bot: %v\n%s", err, out)
+	}
+	img := state("alice/crashbot:v1")
+	for start := time.Now(); img["state"] == "pending"; img = state("alice/crashbot:v1") {
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("the crashing bot's check did not end: %v", img)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if img["state"] != "rejected" || !strings.Contains(fmt.Sprint(img["reason"]), "at turn 1") {
+		t.Errorf("the crashing bot's check: %v", img)
+	}
+	if status, body := alice.call(t, "POST", "/api/ladders/tanks/entries", `{"name":"crashbot","image":"alice/crashbot:v1"}`); status != 400 || !strings.Contains(fmt.Sprint(body["error"]), "rejected") {
+		t.Errorf("alice registers her rejected bot: %d %v", status, body)
 	}
 }

@@ -276,11 +276,12 @@ export class AccountView {
       ...(reg.images.length ? reg.images : [null]).map((img) => {
         const tr = document.createElement("tr");
         if (!img) {
-          tr.innerHTML = '<td colspan="7" class="hint">nothing pushed yet</td>';
+          tr.innerHTML = '<td colspan="8" class="hint">nothing pushed yet</td>';
           return tr;
         }
         tr.innerHTML = `<td><code>${escapeHTML(img.reference)}</code></td><td><small title="${escapeHTML(img.digest)}">${escapeHTML(img.digest.slice(7, 19))}</small></td>
           <td>${bytes(img.size)}</td><td>${when(img.pushed_at)} <small>by ${escapeHTML(img.pushed_by)}</small></td><td>${escapeHTML(img.game || "")}</td><td>${escapeHTML(img.authors || "")}</td>
+          <td class="check-state">${checkCell(img)}</td>
           <td><button type="button" class="small" data-repo="${escapeHTML(img.repository)}">Delete repository</button></td>`;
         return tr;
       }),
@@ -337,4 +338,15 @@ export class AccountView {
       $("#admin-error").textContent = e.message;
     }
   }
+}
+
+// checkCell is a pushed version's check: its state, a link to its check
+// match, and for a rejected one the reason and the bot's stderr.
+function checkCell(img) {
+  const state = img.state || "pending";
+  let html = `<span class="state state-${escapeHTML(state)}">${escapeHTML(state)}</span>`;
+  if (img.check_match) html += ` <a href="#/match/${encodeURIComponent(img.check_match)}"><small>check match</small></a>`;
+  if (img.reason) html += `<br><small class="check-reason">${escapeHTML(img.reason)}</small>`;
+  if (img.stderr) html += `<details><summary><small>stderr</small></summary><pre class="check-stderr">${escapeHTML(img.stderr)}</pre></details>`;
+  return html;
 }

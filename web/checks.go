@@ -1,0 +1,208 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/orchestrator"
+	"arena/store"
+)
+
+// The check before a pushed bot plays (its activation): each version
+// pushed to the registry first plays one match against the game's
+// example bot (itself when the server has none), in the sandbox, as any
+// match. It is ready once it answered validly through its warm-up and
+// its first CheckTurns turns; a bot that faults before is rejected, with
+// the reason, the turn and its stderr kept for My bots. Only ready
+// versions enter a ladder; a rejected one plays no match at all.
+
+// CheckTurns is how many turns a pushed bot must answer validly in its
+// check match.
+const CheckTurns = 5
+
+// checkStderrMax is how much of a rejected bot's stderr is kept (its
+// last bytes).
+const checkStderrMax = 4 << 10
+
+// tagCheck is a check match in flight: the version it checks.
+type tagCheck struct{ repo, tag, digest string }
+
+// checkTag starts the check of a pushed version: its match is queued
+// (owned by whoever pushed it) and recorded on the tag. A version that
+// cannot be checked stays pending, with the reason.
+func (s *Server) checkTag(ctx context.Context, t store.Tag) {
+	log := s.log.With(zap.String("repository", t.Repository), zap.String("tag", t.Tag), zap.String("digest", t.Digest))
+	verdict := func(state, reason string) {
+		if _, err := s.deps.Store.CheckTag(ctx, t.Repository, t.Tag, t.Digest, store.Tag{State: state, Reason: reason, CheckedAt: s.now()}); err != nil {
+			log.Error("record a check", zap.Error(err))
+		}
+		log.Info("pushed bot checked", zap.String("state", state), zap.String("reason", reason))
+	}
+	if t.Game == "" {
+		verdict(store.TagRejected, `the image says no game: label it with the game it plays (LABEL io.arena.game=tanks, snake or pacman; the kits' Dockerfiles take --build-arg GAME=…) and push it again`)
+		return
+	}
+	game, err := engine.Find(s.deps.Games, t.Game)
+	if err != nil {
+		verdict(store.TagRejected, fmt.Sprintf("label io.arena.game=%q: %v", t.Game, err))
+		return
+	}
+	ref := t.Repository + ":" + t.Tag
+	opponent := ref
+	for _, b := range s.cfg.DefaultBots[game.Name()] {
+		if s.deps.HasImage == nil || s.deps.HasImage(ctx, b) {
+			opponent = b
+			break
+		}
+	}
+	m, err := game.Map(game.Maps()[0].Name)
+	if err != nil {
+		verdict(store.TagPending, "its check match: "+err.Error())
+		return
+	}
+	id := orchestrator.NewMatchID()
+	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: []string{ref, opponent},
+		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
+	s.checks.Store(id, tagCheck{t.Repository, t.Tag, t.Digest})
+	if _, err := s.deps.Store.CheckTag(ctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
+		log.Error("record a check", zap.Error(err))
+	}
+	if _, err := s.submit(ctx, req, s.deps.Store.Insert); err != nil {
+		s.checks.Delete(id)
+		verdict(store.TagPending, "its check match could not start: "+err.Error()+" (it is checked again when the server starts, or push it again)")
+		return
+	}
+	log.Info("pushed bot's check queued", zap.String("match", id), zap.String("opponent", opponent))
+}
+
+// observeCheck decides a check once its match is over.
+func (s *Server) observeCheck(u orchestrator.Update) {
+	if !u.State.Final() {
+		return
+	}
+	v, ok := s.checks.LoadAndDelete(u.ID)
+	if !ok {
+		return
+	}
+	c := v.(tagCheck)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := store.Tag{CheckMatch: u.ID, CheckedAt: s.now()}
+	switch {
+	case u.State == orchestrator.StateFinished && u.Replay != nil:
+		out.State, out.Reason = checkVerdict(u.Replay.Result, 0)
+		if out.State == store.TagRejected {
+			out.Stderr = s.checkStderr(u.ID, 0)
+		}
+	default:
+		// Not the bot's doing: the match was cancelled or failed.
+		out.State = store.TagPending
+		out.Reason = fmt.Sprintf("its check match %s: %v (it is checked again when the server starts, or push it again)", u.State, u.Err)
+	}
+	if _, err := s.deps.Store.CheckTag(ctx, c.repo, c.tag, c.digest, out); err != nil {
+		s.log.Error("record a check", zap.String("match", u.ID), zap.Error(err))
+		return
+	}
+	s.log.Info("pushed bot checked", zap.String("repository", c.repo), zap.String("tag", c.tag), zap.String("match", u.ID),
+		zap.String("state", out.State), zap.String("reason", out.Reason))
+}
+
+// checkVerdict judges the bot of a seat by its check match: rejected
+// when it faulted (did not start, crashed, answered late or wrongly, ran
+// out of memory or wrote too much) before answering CheckTurns turns.
+func checkVerdict(r orchestrator.Result, seat int) (state, reason string) {
+	if seat >= len(r.Bots) {
+		return store.TagPending, "its check match has no result for it"
+	}
+	b := r.Bots[seat]
+	if b.Status == engine.StatusOK || b.Status == "" {
+		return store.TagReady, ""
+	}
+	what := strings.ReplaceAll(string(b.Status), "_", " ")
+	detail := ""
+	if b.FaultDetail != "" {
+		detail = ": " + b.FaultDetail
+	}
+	if b.FaultTurn > CheckTurns {
+		// A weak bot, not a broken one: it plays.
+		return store.TagReady, fmt.Sprintf("%s at turn %d of its check match%s (after the %d turns a bot must answer)", what, b.FaultTurn, detail, CheckTurns)
+	}
+	if b.Status == engine.StatusStartFailed {
+		return store.TagRejected, "it did not start" + detail
+	}
+	return store.TagRejected, fmt.Sprintf("%s at turn %d%s", what, b.FaultTurn, detail)
+}
+
+// checkStderr is the last of what a seat's bot wrote to stderr in a
+// finished match, read from its replay.
+func (s *Server) checkStderr(id string, seat int) string {
+	f, err := os.Open(s.deps.Store.ReplayPath(id))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var b strings.Builder
+	errDone := errors.New("done")
+	orchestrator.ReplayFrames(bufio.NewReader(f), 0, func(_ int, raw json.RawMessage) error {
+		var fr orchestrator.Frame
+		if json.Unmarshal(raw, &fr) != nil {
+			return errDone
+		}
+		for _, fb := range fr.Bots {
+			if fb.Seat == seat && fb.Stderr != "" {
+				b.WriteString(fb.Stderr)
+				if !strings.HasSuffix(fb.Stderr, "\n") {
+					b.WriteByte('\n')
+				}
+			}
+		}
+		if b.Len() > 4*checkStderrMax {
+			return errDone
+		}
+		return nil
+	})
+	out := b.String()
+	if len(out) > checkStderrMax {
+		out = "…" + out[len(out)-checkStderrMax:]
+	}
+	return out
+}
+
+// checkPending starts the checks that have not ended: versions pushed
+// while a check could not run, or whose check the last stop cut.
+func (s *Server) checkPending(ctx context.Context) error {
+	tags, err := s.deps.Store.PendingTags(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tags {
+		s.checkTag(ctx, t)
+	}
+	return nil
+}
+
+// pushedState says whether a pushed version may play: a match refuses a
+// rejected one; a ladder takes only a ready one. A reference that names
+// no pushed tag is none of the registry's business.
+func (s *Server) pushedState(ctx context.Context, ref string, ladder bool) error {
+	t, ok, err := s.pushedTag(ctx, ref)
+	if err != nil || !ok {
+		return err
+	}
+	switch {
+	case t.State == store.TagRejected:
+		return badRequest("%s was rejected by its check (match %s): %s; push a fixed version", ref, t.CheckMatch, t.Reason)
+	case ladder && t.State == store.TagPending:
+		return conflict("%s is still being checked (its check match plays it against the example bot); register it once My bots says ready", ref)
+	}
+	return nil
+}
