@@ -64,13 +64,20 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 			break
 		}
 	}
-	m, err := game.Map(game.Maps()[0].Name)
+	info := game.Maps()[0]
+	m, err := game.Map(info.Name)
 	if err != nil {
 		verdict(store.TagPending, "its check match: "+err.Error())
 		return
 	}
 	id := orchestrator.NewMatchID()
-	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: []string{ref, opponent},
+	// The pushed bot in seat 0, the example bot in the others the
+	// game's default map needs.
+	images := []string{ref}
+	for len(images) < max(2, min(info.MinPlayers, info.MaxPlayers)) {
+		images = append(images, opponent)
+	}
+	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
 	s.checks.Store(id, tagCheck{t.Repository, t.Tag, t.Digest})
 	if _, err := s.deps.Store.CheckTag(ctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {

@@ -64,6 +64,9 @@ Usage:
   arena replay rerun FILE --seat N    run a recorded bot again on its inputs; see where it answers differently
   arena ladder show|recompute GAME    a game's leaderboard; its ratings recomputed from the history
   arena registry gc                   remove the registry's blobs no image references (server stopped)
+  arena login [SERVER]                sign in to a server with accounts; keep an API token for these commands
+  arena bots [SERVER]                 my bots pushed to the server's registry, and their checks
+  arena logout [SERVER]               revoke and forget the token of arena login
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena join-token [--rotate]         print the token a worker joins this server's NATS with
   arena nats --config FILE [flags]    run a NATS server (JetStream), alone or as a cluster node
@@ -139,6 +142,12 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdLadder(ctx, rest, stdout, stderr)
 	case "registry":
 		err = cmdRegistry(ctx, rest, stdout, stderr)
+	case "login":
+		err = cmdLogin(ctx, rest, stdout, stderr)
+	case "logout":
+		err = cmdLogout(ctx, rest, stdout, stderr)
+	case "bots":
+		err = cmdBots(ctx, rest, stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, rest, stdout, stderr)
 	case "nats":
@@ -148,7 +157,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, logout, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -191,6 +200,8 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "registry":
 		fs, _ := registryFlags(stdout)
 		fs.Usage()
+	case "login", "logout", "bots":
+		fmt.Fprint(stdout, loginUsage)
 	case "worker":
 		fs, _, _ := workerFlags(stdout)
 		fs.Usage()

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +167,61 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	}
 	if status, body := alice.call(t, "POST", "/api/ladders/tanks/entries", `{"name":"crashbot","image":"alice/crashbot:v1"}`); status != 400 || !strings.Contains(fmt.Sprint(body["error"]), "rejected") {
 		t.Errorf("alice registers her rejected bot: %d %v", status, body)
+	}
+
+	// The command line: arena login keeps a token (the owner's alone),
+	// arena bots lists both versions with their checks, arena logout
+	// revokes the token.
+	config := t.TempDir()
+	arena := func(stdin string, args ...string) (string, string, error) {
+		cmd := exec.Command(arenaBinary(t), args...)
+		cmd.Env = append(os.Environ(), "ARENA_CONFIG="+config, "ARENA_SERVER=")
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return out.String(), errOut.String(), err
+	}
+	if _, errOut, err := arena("wrong-password\n", "login", "--name", "alice", "--password-stdin", host); err == nil || !strings.Contains(errOut, "sign in") {
+		t.Errorf("a login with a wrong password: %v %q", err, errOut)
+	}
+	if _, errOut, err := arena("", "bots", host); err == nil || !strings.Contains(errOut, "not logged in to http://"+host) {
+		t.Errorf("bots before a login: %v %q", err, errOut)
+	}
+	if out, errOut, err := arena("alice-password\n", "login", "--name", "alice", "--password-stdin", host); err != nil || !strings.Contains(out, "logged in to http://"+host+" as alice") {
+		t.Fatalf("alice's login: %v %q %q", err, out, errOut)
+	}
+	fi, err := os.Stat(filepath.Join(config, "credentials.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the kept token's file: %v %v", fi, err)
+	}
+	out, errOut, err := arena("", "bots", host)
+	if err != nil {
+		t.Fatalf("arena bots: %v %q", err, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "BOT") ||
+		!strings.Contains(out, "alice/seedbot:v1") || !regexp.MustCompile(`alice/crashbot:v1 +tanks +rejected .*at turn 1`).MatchString(out) ||
+		!regexp.MustCompile(`alice/seedbot:v1 +tanks +ready`).MatchString(out) {
+		t.Errorf("arena bots:\n%s", out)
+	}
+	creds, _ := os.ReadFile(filepath.Join(config, "credentials.json"))
+	var kept struct {
+		Servers map[string]struct{ Token string }
+	}
+	json.Unmarshal(creds, &kept)
+	tok := kept.Servers["http://"+host].Token
+	if out, errOut, err := arena("", "logout", host); err != nil || !strings.Contains(out, "logged out") {
+		t.Errorf("arena logout: %v %q %q", err, out, errOut)
+	}
+	req, _ := http.NewRequest("GET", s.url+"/api/registry", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 401 {
+		t.Errorf("the token after arena logout: %s, want 401", res.Status)
 	}
 }
