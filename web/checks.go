@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/ladder"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -23,7 +24,9 @@ import (
 // match. It is ready once it answered validly through its warm-up and
 // its first CheckTurns turns; a bot that faults before is rejected, with
 // the reason, the turn and its stderr kept for My bots. Only ready
-// versions enter a ladder; a rejected one plays no match at all.
+// versions enter a ladder; a rejected one plays no match at all. A
+// ladder entry registered by a tag follows it: each version of the tag
+// found ready becomes the entry's next version.
 
 // CheckTurns is how many turns a pushed bot must answer validly in its
 // check match.
@@ -34,7 +37,7 @@ const CheckTurns = 5
 const checkStderrMax = 4 << 10
 
 // tagCheck is a check match in flight: the version it checks.
-type tagCheck struct{ repo, tag, digest string }
+type tagCheck struct{ repo, tag, digest, game string }
 
 // checkTag starts the check of a pushed version: its match is queued
 // (owned by whoever pushed it) and recorded on the tag. A version that
@@ -79,7 +82,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 	}
 	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
-	s.checks.Store(id, tagCheck{t.Repository, t.Tag, t.Digest})
+	s.checks.Store(id, tagCheck{t.Repository, t.Tag, t.Digest, game.Name()})
 	if _, err := s.deps.Store.CheckTag(ctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
 		log.Error("record a check", zap.Error(err))
 	}
@@ -115,12 +118,44 @@ func (s *Server) observeCheck(u orchestrator.Update) {
 		out.State = store.TagPending
 		out.Reason = fmt.Sprintf("its check match %s: %v (it is checked again when the server starts, or push it again)", u.State, u.Err)
 	}
-	if _, err := s.deps.Store.CheckTag(ctx, c.repo, c.tag, c.digest, out); err != nil {
+	current, err := s.deps.Store.CheckTag(ctx, c.repo, c.tag, c.digest, out)
+	if err != nil {
 		s.log.Error("record a check", zap.String("match", u.ID), zap.Error(err))
 		return
 	}
 	s.log.Info("pushed bot checked", zap.String("repository", c.repo), zap.String("tag", c.tag), zap.String("match", u.ID),
 		zap.String("state", out.State), zap.String("reason", out.Reason))
+	if current && out.State == store.TagReady {
+		// Not on the queue's path: following may pull the image.
+		s.checking.Go(func() { s.followTag(context.Background(), c) })
+	}
+}
+
+// followTag moves the ladder entries registered by a tag to its version
+// now ready: each gets a new version of its name, pinned to the new
+// image, and the old one is retired with its history. (An entry that
+// must keep a version names a tag that is never pushed again, as v3; a
+// paused entry stays on its version.)
+func (s *Server) followTag(ctx context.Context, c tagCheck) {
+	entries, err := s.deps.Store.Entries(ctx, c.game, store.EntryActive)
+	if err != nil {
+		s.log.Error("ladder entries following a tag", zap.Error(err))
+		return
+	}
+	for _, e := range entries {
+		t, ok, err := s.pushedTag(ctx, e.Image)
+		if err != nil || !ok || t.Repository != c.repo || t.Tag != c.tag {
+			continue
+		}
+		ne, created, err := s.ladder.Register(ctx, ladder.Registration{Game: e.Game, Name: e.Name, Image: e.Image, Owner: e.Owner, By: e.CreatedBy})
+		if err != nil {
+			s.log.Warn("a ladder entry could not follow its tag", zap.Int64("entry", e.ID), zap.String("image", e.Image), zap.Error(err))
+			continue
+		}
+		if created {
+			s.log.Info("ladder entry follows its tag", zap.String("game", e.Game), zap.String("name", e.Name), zap.Int64("from", e.ID), zap.Int64("to", ne.ID), zap.Int("version", ne.Version))
+		}
+	}
 }
 
 // checkVerdict judges the bot of a seat by its check match: rejected

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"arena/orchestrator/fake"
+	"arena/store"
 )
 
 // image is a small OCI image, as a client pushes it: a config with the
@@ -285,5 +286,89 @@ func TestPushedBotsAreChecked(t *testing.T) {
 		if time.Since(start) > 20*time.Second {
 			t.Fatalf("the fixed version: %v", state()["alice/bad:v1"])
 		}
+	}
+}
+
+// A ladder entry registered by a tag follows it: a new image pushed under
+// the tag, once ready, becomes the entry's next version (the old one
+// retired with its history); a rejected one leaves the entry alone.
+func TestLadderEntriesFollowTheirTag(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	_, tok := ms.token(t, "alice")
+	scripts := map[string]fake.Script{}
+	// The engine "pulls" by digest: each version is an image of its own.
+	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
+		_, digest, _ := strings.Cut(pull, "@")
+		s, ok := scripts[digest]
+		if !ok {
+			return fmt.Errorf("no test image %s", pull)
+		}
+		ms.launcher.Add(pull, s)
+		ms.launcher.Tag(pull, ref)
+		return nil
+	}
+	version := func(layer string, s fake.Script) image {
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
+		s.Game = "tanks"
+		scripts[digestOf(im.manifest)] = s
+		return im
+	}
+	auth := []string{"Authorization", "Bearer " + tok}
+	waitState := func(want string) {
+		t.Helper()
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			_, reg := ms.do(t, "GET", "/api/registry", "", auth...)
+			img := reg["images"].([]any)[0].(map[string]any)
+			if img["state"] == want {
+				return
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("alice/bot:latest never %s: %v", want, img)
+			}
+		}
+	}
+	entries := func() []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, st := range []string{store.EntryActive, store.EntryRetired} {
+			es, err := ms.store.Entries(t.Context(), "tanks", st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range es {
+				out = append(out, map[string]any{"version": e.Version, "state": e.State, "image_id": e.ImageID})
+			}
+		}
+		return out
+	}
+
+	ms.push(t, "alice", tok, "alice/bot", "latest", version("v1", fake.Script{}))
+	waitState("ready")
+	if status, body := ms.do(t, "POST", "/api/ladders/tanks/entries", `{"name":"follower","image":"alice/bot:latest"}`, auth...); status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, body)
+	}
+	first := entries()
+	// A broken version: rejected, the entry stays on v1.
+	ms.push(t, "alice", tok, "alice/bot", "latest", version("broken", fake.Script{Faults: map[int]fake.Fault{1: fake.Crash}}))
+	waitState("rejected")
+	time.Sleep(100 * time.Millisecond)
+	if got := entries(); len(got) != 1 || got[0]["version"] != 1 {
+		t.Errorf("after a rejected version: %v", got)
+	}
+	// A good one: the entry's version 2, version 1 retired.
+	ms.push(t, "alice", tok, "alice/bot", "latest", version("v2", fake.Script{}))
+	waitState("ready")
+	var got []map[string]any
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if got = entries(); len(got) == 2 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the entry did not follow its tag: %v", got)
+		}
+	}
+	if got[0]["state"] != "active" || got[0]["version"] != 2 || got[1]["state"] != "retired" || got[1]["version"] != 1 ||
+		got[0]["image_id"] == first[0]["image_id"] || got[1]["image_id"] != first[0]["image_id"] {
+		t.Errorf("after a ready version: %v (first %v)", got, first)
 	}
 }
