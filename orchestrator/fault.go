@@ -92,7 +92,7 @@ func (r *run) classify(ctx context.Context, s *seat, b budget, err error, doing 
 			f.exit = &exit
 		}
 	}
-	if why, ok := launchFailed(s, f.exit, r.rec.lastWords[s.n]); ok {
+	if why, ok := launchFailed(s, f.exit, r.rec.stderrSoFar(s.n)); ok {
 		return engine.StatusStartFailed, "its command could not be started: " + why
 	}
 	return f.judge()
@@ -124,8 +124,8 @@ type stderrPeeker interface{ PeekStderr() []byte }
 // launchFailed tells a bot whose command could not be started (its
 // launcher said why, sandbox.LaunchFailure) before its first answer,
 // having read none of its input: it never ran, and is start_failed. Its
-// words may be on stderr still, or already filed with the first frame,
-// whose last line is filed.
+// words may be on stderr still, or already filed with the first frame
+// (filed: the end of what was, sometimes the first piece of the line).
 func launchFailed(s *seat, exit *sandbox.Exit, filed string) (string, bool) {
 	if exit == nil || s.asked {
 		return "", false
@@ -145,7 +145,7 @@ func launchFailed(s *seat, exit *sandbox.Exit, filed string) (string, bool) {
 	// The launcher's last words may still be on their way (the engine's
 	// attach stream delivers them after the exit).
 	for end := time.Now().Add(launchWordsWait); ; time.Sleep(5 * time.Millisecond) {
-		said := append([]byte(filed+"\n"), p.PeekStderr()...)
+		said := append([]byte(filed), p.PeekStderr()...)
 		if why, ok := sandbox.LaunchFailure(*exit, said); ok || !time.Now().Before(end) {
 			return why, ok
 		}

@@ -170,6 +170,29 @@ func TestStartFailedSeatIsRecorded(t *testing.T) {
 	}
 }
 
+// A last line written in pieces that land in different frames (as an
+// unbuffered C stderr writes it: tini's "[FATAL tini (7)] " then the
+// reason) is the whole line in the crash's explanation.
+func TestLastWordsWrittenInPieces(t *testing.T) {
+	rep, _ := playFake(t, fake.Script{
+		Stderr: func(n int) string {
+			switch n {
+			case 3:
+				return "first line\n[FATAL "
+			case 4:
+				return "tini (7)] "
+			case 5:
+				return "exec /bot failed"
+			}
+			return ""
+		},
+		Faults: map[int]fake.Fault{5: fake.Crash},
+	}, fake.Script{})
+	if d := rep.Result.Bots[0].FaultDetail; d != "exited with code 3; its last words on stderr: [FATAL tini (7)] exec /bot failed" {
+		t.Errorf("fault detail %q", d)
+	}
+}
+
 // What a bot writes to stderr is filed with the turn it was written in; a
 // crashing bot's last line explains its crash; what it writes while being
 // stopped lands in the last frame.

@@ -21,17 +21,33 @@ type recorder struct {
 	pending map[int]*FrameBot // this turn's records, by seat
 	last    int               // the turn of the last frame; -1 before frame 0
 	// Per seat: stderr bytes over the caps, and the last line it wrote
-	// (to explain a crash in the result).
+	// (to explain a crash in the result); partial is the end of its
+	// stderr after its last newline, which the next frame's stderr may
+	// finish (one line written in pieces, as tini's are).
 	dropped   []int64
 	lastWords []string
+	partial   []string
 }
 
 func newRecorder(match engine.Match, seats []*seat, rep *Replay, onFrame func(Frame)) *recorder {
 	return &recorder{
 		match: match, seats: seats, rep: rep, onFrame: onFrame,
 		pending: map[int]*FrameBot{}, last: -1,
-		dropped: make([]int64, len(seats)), lastWords: make([]string, len(seats)),
+		dropped: make([]int64, len(seats)), lastWords: make([]string, len(seats)), partial: make([]string, len(seats)),
 	}
+}
+
+// stderrSoFar is the end of what seat n wrote to stderr and was filed:
+// its unfinished last line, which what it writes next continues, or its
+// last line and a newline.
+func (rc *recorder) stderrSoFar(n int) string {
+	if rc.partial[n] != "" {
+		return rc.partial[n]
+	}
+	if rc.lastWords[n] == "" {
+		return ""
+	}
+	return rc.lastWords[n] + "\n"
 }
 
 func (rc *recorder) entry(n int) *FrameBot {
@@ -103,8 +119,16 @@ func (rc *recorder) commit() {
 				}
 				fb.Stderr, fb.StderrDropped = validText(e.Text), e.Dropped
 				rc.dropped[s.n] += e.Dropped
-				if line := lastLine(fb.Stderr); line != "" {
+				text := rc.partial[s.n] + fb.Stderr
+				if line := lastLine(text); line != "" {
 					rc.lastWords[s.n] = line
+				}
+				rc.partial[s.n] = ""
+				if i := strings.LastIndexByte(text, '\n'); i < len(text)-1 {
+					rc.partial[s.n] = text[i+1:]
+					if len(rc.partial[s.n]) > 200 {
+						rc.partial[s.n] = strings.ToValidUTF8(rc.partial[s.n][len(rc.partial[s.n])-200:], "")
+					}
 				}
 			}
 		}
