@@ -49,14 +49,18 @@ func TestTagChecks(t *testing.T) {
 	}
 	// The same image pushed again keeps its verdict.
 	v1.PushedAt = t0.Add(time.Minute)
-	s.RecordTag(ctx, v1)
+	if err := s.RecordTag(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
 	if got := one(); got.State != TagRejected || !got.PushedAt.Equal(v1.PushedAt) {
 		t.Errorf("the same image pushed again: %+v", got)
 	}
 	// Another image under the tag starts over.
 	v2 := v1
 	v2.Digest, v2.PushedAt = "sha256:2", t0.Add(2*time.Minute)
-	s.RecordTag(ctx, v2)
+	if err := s.RecordTag(ctx, v2); err != nil {
+		t.Fatal(err)
+	}
 	if got := one(); got.State != TagPending || got.Digest != "sha256:2" || got.Reason != "" || got.Stderr != "" || got.CheckMatch != "" || !got.CheckedAt.IsZero() {
 		t.Errorf("another image under the tag: %+v", got)
 	}

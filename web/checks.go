@@ -39,13 +39,79 @@ const checkStderrMax = 4 << 10
 // tagCheck is a check match in flight: the version it checks.
 type tagCheck struct{ repo, tag, digest, game string }
 
+func (c tagCheck) key() string { return c.repo + ":" + c.tag + "@" + c.digest }
+
+// goCheck runs f for the checks (in the background, with a context
+// Shutdown cancels), unless the server is shutting down.
+func (s *Server) goCheck(f func(ctx context.Context)) bool {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	if s.checksShut {
+		return false
+	}
+	s.checking.Go(func() { f(s.checkCtx) })
+	return true
+}
+
+// shutChecks starts no more check work, cancels what runs (a version
+// whose check is cut stays pending, and is checked at the next start),
+// and waits for it, or for ctx.
+func (s *Server) shutChecks(ctx context.Context) {
+	s.checkMu.Lock()
+	s.checksShut = true
+	s.checkMu.Unlock()
+	s.stopChecks()
+	done := make(chan struct{})
+	go func() {
+		s.checking.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// startCheck checks a pushed version in the background, unless it is
+// being checked already (pushed twice at once, or its check in flight).
+func (s *Server) startCheck(t store.Tag) {
+	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest}
+	s.checkMu.Lock()
+	if s.claimed[c.key()] || s.checksShut {
+		s.checkMu.Unlock()
+		return
+	}
+	s.claimed[c.key()] = true
+	s.checkMu.Unlock()
+	if !s.goCheck(func(ctx context.Context) { s.checkTag(ctx, t) }) {
+		s.release(c)
+	}
+}
+
+// release ends a version's claim: it may be checked again.
+func (s *Server) release(c tagCheck) {
+	s.checkMu.Lock()
+	delete(s.claimed, c.key())
+	s.checkMu.Unlock()
+}
+
 // checkTag starts the check of a pushed version: its match is queued
 // (owned by whoever pushed it) and recorded on the tag. A version that
 // cannot be checked stays pending, with the reason.
 func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 	log := s.log.With(zap.String("repository", t.Repository), zap.String("tag", t.Tag), zap.String("digest", t.Digest))
+	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest}
+	queued := false
+	defer func() {
+		if !queued {
+			s.release(c)
+		}
+	}()
+	// What is recorded is recorded even as the server stops.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	verdict := func(state, reason string) {
-		if _, err := s.deps.Store.CheckTag(ctx, t.Repository, t.Tag, t.Digest, store.Tag{State: state, Reason: reason, CheckedAt: s.now()}); err != nil {
+		if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: state, Reason: reason, CheckedAt: s.now()}); err != nil {
 			log.Error("record a check", zap.Error(err))
 		}
 		log.Info("pushed bot checked", zap.String("state", state), zap.String("reason", reason))
@@ -82,8 +148,9 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 	}
 	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
-	s.checks.Store(id, tagCheck{t.Repository, t.Tag, t.Digest, game.Name()})
-	if _, err := s.deps.Store.CheckTag(ctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
+	c.game = game.Name()
+	s.checks.Store(id, c)
+	if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
 		log.Error("record a check", zap.Error(err))
 	}
 	if _, err := s.submit(ctx, req, s.deps.Store.Insert); err != nil {
@@ -91,6 +158,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 		verdict(store.TagPending, "its check match could not start: "+err.Error()+" (it is checked again when the server starts, or push it again)")
 		return
 	}
+	queued = true
 	log.Info("pushed bot's check queued", zap.String("match", id), zap.String("opponent", opponent))
 }
 
@@ -104,6 +172,7 @@ func (s *Server) observeCheck(u orchestrator.Update) {
 		return
 	}
 	c := v.(tagCheck)
+	defer s.release(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out := store.Tag{CheckMatch: u.ID, CheckedAt: s.now()}
@@ -127,7 +196,7 @@ func (s *Server) observeCheck(u orchestrator.Update) {
 		zap.String("state", out.State), zap.String("reason", out.Reason))
 	if current && out.State == store.TagReady {
 		// Not on the queue's path: following may pull the image.
-		s.checking.Go(func() { s.followTag(context.Background(), c) })
+		s.goCheck(func(ctx context.Context) { s.followTag(ctx, c) })
 	}
 }
 
@@ -185,36 +254,41 @@ func checkVerdict(r orchestrator.Result, seat int) (state, reason string) {
 }
 
 // checkStderr is the last of what a seat's bot wrote to stderr in a
-// finished match, read from its replay.
+// finished match (its last checkStderrMax bytes), read from its replay.
 func (s *Server) checkStderr(id string, seat int) string {
 	f, err := os.Open(s.deps.Store.ReplayPath(id))
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	var b strings.Builder
-	errDone := errors.New("done")
+	var tail []byte
+	cut := false
 	orchestrator.ReplayFrames(bufio.NewReader(f), 0, func(_ int, raw json.RawMessage) error {
-		var fr orchestrator.Frame
+		var fr struct {
+			Bots []orchestrator.FrameBot `json:"bots"`
+		}
 		if json.Unmarshal(raw, &fr) != nil {
-			return errDone
+			return errors.New("not a frame")
 		}
 		for _, fb := range fr.Bots {
 			if fb.Seat == seat && fb.Stderr != "" {
-				b.WriteString(fb.Stderr)
+				tail = append(tail, fb.Stderr...)
 				if !strings.HasSuffix(fb.Stderr, "\n") {
-					b.WriteByte('\n')
+					tail = append(tail, '\n')
+				}
+				if len(tail) > 2*checkStderrMax {
+					tail, cut = append([]byte(nil), tail[len(tail)-checkStderrMax:]...), true
 				}
 			}
 		}
-		if b.Len() > 4*checkStderrMax {
-			return errDone
-		}
 		return nil
 	})
-	out := b.String()
-	if len(out) > checkStderrMax {
-		out = "…" + out[len(out)-checkStderrMax:]
+	if len(tail) > checkStderrMax {
+		tail, cut = tail[len(tail)-checkStderrMax:], true
+	}
+	out := strings.ToValidUTF8(string(tail), "")
+	if cut {
+		out = "…" + out
 	}
 	return out
 }
@@ -227,7 +301,10 @@ func (s *Server) checkPending(ctx context.Context) error {
 		return err
 	}
 	for _, t := range tags {
-		s.checkTag(ctx, t)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.startCheck(t)
 	}
 	return nil
 }

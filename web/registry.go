@@ -104,15 +104,16 @@ func (s *Server) recordPush(ctx context.Context, repo, tag, digest, by string) {
 		return
 	}
 	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
-	// Checked before it plays, unless this very image was (pushed again).
+	// Checked before it plays, unless this very image was (pushed again)
+	// or is being checked.
 	tags, err := s.deps.Store.Tags(ctx, ns)
 	if err != nil {
 		s.log.Error("read a pushed tag", zap.Error(err))
 		return
 	}
 	for _, got := range tags {
-		if got.Repository == repo && got.Tag == tag && got.Digest == digest && got.State == store.TagPending && got.CheckMatch == "" {
-			s.checking.Go(func() { s.checkTag(context.WithoutCancel(ctx), got) })
+		if got.Repository == repo && got.Tag == tag && got.Digest == digest && got.State == store.TagPending {
+			s.startCheck(got)
 		}
 	}
 }

@@ -274,12 +274,45 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	if status, body := match("alice/good:v1"); status != http.StatusCreated {
 		t.Errorf("a match of the ready version: %d %v", status, body)
 	}
-	// The same image pushed again keeps its verdict; another image under
-	// the tag is checked anew (once the slow one let the only slot go).
+	// A check cut short (its match cancelled) leaves the version pending
+	// with the reason; pushing it again checks it again.
+	slowCheck := got["alice/slow:v1"]["check_match"]
+	if status, body := ms.do(t, "DELETE", "/api/matches/"+fmt.Sprint(slowCheck), "", auth...); status != http.StatusOK && status != http.StatusAccepted && status != http.StatusNoContent {
+		t.Fatalf("alice cancels the check match: %d %v", status, body)
+	}
+	for start := time.Now(); !strings.Contains(fmt.Sprint(state()["alice/slow:v1"]["reason"]), "cancelled"); time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the cancelled check: %v", state()["alice/slow:v1"])
+		}
+	}
+	if s := state()["alice/slow:v1"]; s["state"] != "pending" {
+		t.Errorf("the version whose check was cancelled: %v", s)
+	}
 	release()
+	ms.push(t, "alice", tok, "alice/slow", "v1", slow)
+	for start := time.Now(); state()["alice/slow:v1"]["state"] != "ready"; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the version pushed again after its check was cancelled: %v", state()["alice/slow:v1"])
+		}
+	}
+	if s := state()["alice/slow:v1"]; s["check_match"] == slowCheck {
+		t.Errorf("checked again by the same match: %v", s)
+	}
+
+	// The same image pushed again keeps its verdict, and plays no new
+	// check; another image under the tag is checked anew.
+	matches := func() int {
+		_, list := ms.do(t, "GET", "/api/matches?mine=1&limit=100", "", auth...)
+		return len(list["matches"].([]any))
+	}
+	before := matches()
 	ms.push(t, "alice", tok, "alice/bad", "v1", bad)
+	time.Sleep(300 * time.Millisecond)
 	if s := state()["alice/bad:v1"]; s["state"] != "rejected" || s["check_match"] != b["check_match"] {
 		t.Errorf("the rejected image pushed again: %v", s)
+	}
+	if n := matches(); n != before {
+		t.Errorf("the rejected image pushed again played %d new matches", n-before)
 	}
 	ms.push(t, "alice", tok, "alice/bad", "v1", good)
 	for start := time.Now(); state()["alice/bad:v1"]["state"] != "ready"; time.Sleep(20 * time.Millisecond) {

@@ -184,9 +184,16 @@ type Server struct {
 	registry   *registry.Registry
 	collecting sync.WaitGroup
 	// checks are the pushed versions' check matches in flight, by match
-	// id (see checks.go); checking the checks being started.
-	checks   sync.Map
-	checking sync.WaitGroup
+	// id (see checks.go); checking the work started for them (a check
+	// being queued, an entry following its tag), under checkMu with
+	// claimed (the versions being checked) and checksShut.
+	checks     sync.Map
+	checkMu    sync.Mutex
+	claimed    map[string]bool
+	checksShut bool
+	checking   sync.WaitGroup
+	checkCtx   context.Context
+	stopChecks context.CancelFunc
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -242,7 +249,8 @@ func New(cfg Config, deps Deps) *Server {
 		cfg.SignupsPerHour = 10
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{}),
-		images: accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)}}
+		images: accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)}, claimed: map[string]bool{}}
+	s.checkCtx, s.stopChecks = context.WithCancel(context.Background())
 	if cfg.Auth == AuthAccounts {
 		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
 	}
@@ -900,11 +908,6 @@ func (s *Server) Recover(ctx context.Context) error {
 		}
 		s.log.Warn("match interrupted by the last shutdown", zap.String("match", id))
 	}
-	if s.registry != nil {
-		// Pushed versions whose check the stop cut, or that could not
-		// be checked, are checked now.
-		return s.checkPending(ctx)
-	}
 	return nil
 }
 
@@ -920,8 +923,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		stop()
 		<-stopped
 	}
+	s.shutChecks(ctx)
 	s.queue.Shutdown(ctx, s.cfg.FinishOnShutdown)
-	s.checking.Wait()
 	s.once.Do(func() { close(s.closing) })
 	err := s.echo.Shutdown(ctx)
 	s.collecting.Wait()
@@ -962,6 +965,14 @@ func (s *Server) Serve(l net.Listener) error {
 	s.echo.Listener = netutil.LimitListener(l, s.cfg.MaxConnections)
 	s.startLadder()
 	if s.registry != nil {
+		// Pushed versions whose check the last stop cut, or that could
+		// not be checked, are checked now, once the registry answers
+		// (the engine pulls them from it).
+		s.goCheck(func(ctx context.Context) {
+			if err := s.checkPending(ctx); err != nil {
+				s.log.Error("check the pushed versions still pending", zap.Error(err))
+			}
+		})
 		// The registry's garbage goes every CollectEvery, until Shutdown.
 		s.collecting.Go(func() {
 			ctx, cancel := context.WithCancel(context.Background())

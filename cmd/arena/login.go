@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -34,17 +35,29 @@ func defaultServer() string {
 	return "http://localhost:5006"
 }
 
-// serverURL normalizes a server's address: HOST:PORT gets http://, and
-// the path goes.
+// serverURL normalizes a server's address: HOST:PORT gets http:// on
+// this host (loopback) and https:// elsewhere, and the path goes.
 func serverURL(s string) (string, error) {
 	if !strings.Contains(s, "://") {
-		s = "http://" + s
+		scheme := "https://"
+		if host, _, err := net.SplitHostPort(s); (err == nil && isLoopback(host)) || isLoopback(s) {
+			scheme = "http://"
+		}
+		s = scheme + s
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", fmt.Errorf("server %q: want http(s)://HOST[:PORT] or HOST:PORT", s)
 	}
 	return u.Scheme + "://" + u.Host, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // credential is what arena login keeps for a server.
@@ -186,8 +199,9 @@ const loginUsage = `Usage:
   arena logout [SERVER]
   arena bots [--json] [SERVER]
 
-login signs in to a server with accounts (SERVER: http(s)://HOST[:PORT]
-or HOST:PORT; by default ARENA_SERVER, else http://localhost:5006), makes
+login signs in to a server with accounts (SERVER: http(s)://HOST[:PORT],
+or HOST:PORT for https://, http:// on this host; by default ARENA_SERVER,
+else http://localhost:5006), makes
 an API token for this command line and keeps it in the user's
 configuration folder (arena/credentials.json, readable by the user only;
 ARENA_CONFIG names another folder). The password is asked for on the
@@ -195,7 +209,9 @@ terminal, or read from stdin with --password-stdin; --token-stdin keeps
 an API token made on the account page instead. The token is also what
 docker login takes as the password for the server's registry.
 
-logout revokes that token and forgets it.
+logout revokes the token login made and forgets it (a token given with
+--token-stdin is only forgotten: revoke it on the account page). A new
+login on a server revokes the token of the last one.
 
 bots lists the images pushed to the server's registry that are yours and
 your teams', with the state of their check (pending, ready, rejected and
@@ -226,6 +242,9 @@ func cmdLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if server, err = serverURL(server); err != nil {
 		return usageErr("%v", err)
 	}
+	if u, _ := url.Parse(server); u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		fmt.Fprintf(stderr, "arena: warning: %s is plain HTTP: the password and the token cross the network unencrypted (put TLS in front of the server and use https://)\n", server)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	a := newAPIClient(server, "")
@@ -242,8 +261,11 @@ func cmdLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *tokenStdin {
 		tok, _ := in.ReadString('\n')
 		a.token = strings.TrimSpace(tok)
-		if err := a.call(ctx, "GET", "/api/me", nil, &who); err != nil || who.User == nil {
-			return platformErr(fmt.Errorf("%s does not take that token: %v", server, err))
+		if err := a.call(ctx, "GET", "/api/me", nil, &who); err != nil {
+			return platformErr(fmt.Errorf("%s does not take that token: %w", server, err))
+		}
+		if who.User == nil {
+			return platformErr(fmt.Errorf("%s does not take that token (it is unknown, revoked, or its account disabled)", server))
 		}
 		cred.Name, cred.Token = who.User.Name, a.token
 	} else {
@@ -294,7 +316,9 @@ func cmdLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if had && old.TokenID != 0 && old.Token != cred.Token {
 		// The token of the last login on this server is not needed any more.
-		newAPIClient(server, old.Token).call(ctx, "DELETE", fmt.Sprintf("/api/tokens/%d", old.TokenID), nil, nil)
+		if err := newAPIClient(server, old.Token).call(ctx, "DELETE", fmt.Sprintf("/api/tokens/%d", old.TokenID), nil, nil); err != nil {
+			fmt.Fprintf(stderr, "arena: the previous login's token was not revoked (%v): revoke it on the account page\n", err)
+		}
 	}
 	u, _ := url.Parse(server)
 	fmt.Fprintf(stdout, "logged in to %s as %s (token kept in %s)\n", server, cred.Name, path)
@@ -335,6 +359,8 @@ func cmdLogout(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := newAPIClient(server, c.Token).call(ctx, "DELETE", fmt.Sprintf("/api/tokens/%d", c.TokenID), nil, nil); err != nil {
 			fmt.Fprintf(stderr, "arena: the token was not revoked (%v): revoke it on the account page\n", err)
 		}
+	} else {
+		fmt.Fprintln(stderr, "arena: the token was given with --token-stdin: it is forgotten here, and stays valid until revoked on the account page")
 	}
 	creds, path, err := loadCredentials()
 	if err != nil {
