@@ -168,6 +168,35 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// fakePulls makes the server's engine "pull" pushed images: the fake
+// launcher learns each by its digest, tagged as the bot names it, with
+// the behaviour of the test script its image was made with. It returns
+// how a test makes a Tanks image of a layer and a script.
+func fakePulls(t *testing.T, ms *matrixServer) func(layer string, s fake.Script) image {
+	var mu sync.Mutex
+	scripts := map[string]fake.Script{}
+	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
+		_, digest, _ := strings.Cut(pull, "@")
+		mu.Lock()
+		s, ok := scripts[digest]
+		mu.Unlock()
+		if !ok {
+			return fmt.Errorf("no test image %s", pull)
+		}
+		ms.launcher.Add(pull, s)
+		ms.launcher.Tag(pull, ref)
+		return nil
+	}
+	return func(layer string, s fake.Script) image {
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
+		s.Game = "tanks"
+		mu.Lock()
+		scripts[digestOf(im.manifest)] = s
+		mu.Unlock()
+		return im
+	}
+}
+
 // Each pushed version plays a check match before it may play: one that
 // answers is ready; one that crashes at once is rejected, with the
 // reason, the turn and its stderr, and plays neither a match nor a
@@ -180,24 +209,7 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	var once sync.Once
 	release := func() { once.Do(func() { close(hold) }) }
 	t.Cleanup(release)
-	// The engine "pulls" a pushed image: the fake launcher learns it, with
-	// the behaviour of its layer's test script.
-	scripts := map[string]fake.Script{}
-	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
-		_, digest, _ := strings.Cut(pull, "@")
-		s, ok := scripts[digest]
-		if !ok {
-			return fmt.Errorf("no test image %s", pull)
-		}
-		ms.launcher.Add(ref, s)
-		return nil
-	}
-	tanksImage := func(layer string, s fake.Script) image {
-		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
-		s.Game = "tanks"
-		scripts[digestOf(im.manifest)] = s
-		return im
-	}
+	tanksImage := fakePulls(t, ms)
 	good := tanksImage("good", fake.Script{})
 	bad := tanksImage("bad", fake.Script{Faults: map[int]fake.Fault{1: fake.Crash}, Stderr: func(n int) string { return fmt.Sprintf("panic: boom %d", n) }})
 	slow := tanksImage("slow", fake.Script{Hold: hold})
@@ -328,24 +340,7 @@ func TestPushedBotsAreChecked(t *testing.T) {
 func TestLadderEntriesFollowTheirTag(t *testing.T) {
 	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
 	_, tok := ms.token(t, "alice")
-	scripts := map[string]fake.Script{}
-	// The engine "pulls" by digest: each version is an image of its own.
-	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
-		_, digest, _ := strings.Cut(pull, "@")
-		s, ok := scripts[digest]
-		if !ok {
-			return fmt.Errorf("no test image %s", pull)
-		}
-		ms.launcher.Add(pull, s)
-		ms.launcher.Tag(pull, ref)
-		return nil
-	}
-	version := func(layer string, s fake.Script) image {
-		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
-		s.Game = "tanks"
-		scripts[digestOf(im.manifest)] = s
-		return im
-	}
+	version := fakePulls(t, ms)
 	auth := []string{"Authorization", "Bearer " + tok}
 	waitState := func(want string) {
 		t.Helper()
