@@ -10,6 +10,7 @@ import (
 
 	"arena/engine"
 	"arena/orchestrator"
+	"arena/store"
 )
 
 // imageInfo is a local image as GET /api/images suggests it for a bot
@@ -52,7 +53,8 @@ func (s *Server) listImages(c echo.Context) error {
 		}
 	}
 	// The visitor's images pushed to the registry (not on the engine yet:
-	// a match pulls them), the game's own and the unlabelled.
+	// a match pulls them), the game's own and the unlabelled, but those
+	// their check rejected (they play nothing).
 	if s.registry != nil && p.SignedIn() {
 		tags, err := s.deps.Store.Tags(c.Request().Context(), p.Owners()...)
 		if err != nil {
@@ -60,7 +62,7 @@ func (s *Server) listImages(c echo.Context) error {
 		}
 		for _, t := range tags {
 			ref := t.Repository + ":" + t.Tag
-			if !seen[ref] && (t.Game == "" || t.Game == name) {
+			if !seen[ref] && (t.Game == "" || t.Game == name) && t.State != store.TagRejected {
 				out = append(out, imageInfo{Image: ref, ID: t.ImageID, CreatedAt: t.PushedAt, Game: t.Game})
 				seen[ref] = true
 			}

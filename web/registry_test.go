@@ -257,6 +257,11 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	if s := got["alice/slow:v1"]; s["state"] != "pending" || s["check_match"] == nil {
 		t.Errorf("the bot still being checked: %v", s)
 	}
+	// The bot fields suggest the versions that may play, not the rejected.
+	_, suggested := ms.do(t, "GET", "/api/images?game=tanks", "", auth...)
+	if s := fmt.Sprint(suggested["images"]); !strings.Contains(s, "alice/good:v1") || strings.Contains(s, "alice/bad:v1") || strings.Contains(s, "alice/nogame:v1") {
+		t.Errorf("the images suggested to alice: %s", s)
+	}
 	// Its check match is alice's, in her history, against the example bot.
 	_, m := ms.do(t, "GET", "/api/matches/"+fmt.Sprint(b["check_match"]), "", auth...)
 	if m["owner"] != "alice" || fmt.Sprint(m["bots"]) != "[alice/bad:v1 arena/tanks-random]" {
