@@ -64,21 +64,33 @@ func newLimits(l Limits) *limits {
 	return &limits{cfg: l, accounts: map[string]*rate.Limiter{}, clients: map[string]*rate.Limiter{}}
 }
 
-// check refuses a sign-in whose account or client has no failure left.
-func (l *limits) check(account, client string, now time.Time) error {
+// attempt starts a sign-in: refused when its account or client has no
+// failure left; else it takes one failure from each at once, before any
+// password is compared, so that attempts made at the same moment cannot
+// all pass a check made before any of them failed. done(true), for a
+// right password, gives the client's back and clears the account's.
+func (l *limits) attempt(account, client string, now time.Time) (done func(ok bool), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b, ok := l.accounts[account]; ok {
-		if wait := waitFor(b, now); wait > 0 {
-			return &TooManyError{Of: "account " + account, RetryAfter: wait}
-		}
+	a := bucket(l.accounts, account, l.cfg.AccountBurst, l.cfg.AccountEvery, now)
+	if wait := waitFor(a, now); wait > 0 {
+		return nil, &TooManyError{Of: "account " + account, RetryAfter: wait}
 	}
-	if b, ok := l.clients[client]; ok {
-		if wait := waitFor(b, now); wait > 0 {
-			return &TooManyError{Of: "client " + client, RetryAfter: wait}
-		}
+	c := bucket(l.clients, client, l.cfg.ClientBurst, l.cfg.ClientEvery, now)
+	if wait := waitFor(c, now); wait > 0 {
+		return nil, &TooManyError{Of: "client " + client, RetryAfter: wait}
 	}
-	return nil
+	a.ReserveN(now, 1)
+	rc := c.ReserveN(now, 1)
+	return func(ok bool) {
+		if !ok {
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		rc.CancelAt(now)
+		delete(l.accounts, account)
+	}, nil
 }
 
 // waitFor is how long until the bucket holds a whole failure again.
@@ -90,15 +102,8 @@ func waitFor(b *rate.Limiter, now time.Time) time.Duration {
 	return time.Duration((1 - tokens) / float64(b.Limit()) * float64(time.Second))
 }
 
-// failed takes a failure from the account's and the client's buckets.
-func (l *limits) failed(account, client string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	take(l.accounts, account, l.cfg.AccountBurst, l.cfg.AccountEvery, now)
-	take(l.clients, client, l.cfg.ClientBurst, l.cfg.ClientEvery, now)
-}
-
-func take(m map[string]*rate.Limiter, key string, burst int, every time.Duration, now time.Time) {
+// bucket is a key's bucket, made full when it has none.
+func bucket(m map[string]*rate.Limiter, key string, burst int, every time.Duration, now time.Time) *rate.Limiter {
 	b, ok := m[key]
 	if !ok {
 		if len(m) >= maxKeys {
@@ -111,12 +116,5 @@ func take(m map[string]*rate.Limiter, key string, burst int, every time.Duration
 		b = rate.NewLimiter(rate.Every(every), burst)
 		m[key] = b
 	}
-	b.AllowN(now, 1)
-}
-
-// succeeded clears the account's failures.
-func (l *limits) succeeded(account string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.accounts, account)
+	return b
 }

@@ -191,11 +191,12 @@ func (s *Service) SignUp(ctx context.Context, by Principal, name, password, invi
 
 // SignIn checks a name and password from a client (its address), within
 // the sign-in limits: past them it fails with a *TooManyError, before
-// any password is compared. Every failure says the same, whether the
+// any password is compared (each attempt counts as a failure until its
+// password is found right). Every failure says the same, whether the
 // name exists or not.
 func (s *Service) SignIn(ctx context.Context, name, password, client string) (store.User, error) {
-	now := s.now()
-	if err := s.limits.check(name, client, now); err != nil {
+	done, err := s.limits.attempt(name, client, s.now())
+	if err != nil {
 		return store.User{}, err
 	}
 	u, err := s.store.User(ctx, name)
@@ -211,11 +212,10 @@ func (s *Service) SignIn(ctx context.Context, name, password, client string) (st
 		return store.User{}, cerr
 	}
 	if err != nil || !ok || cerr != nil || u.Disabled {
-		s.limits.failed(name, client, now)
 		s.log.Info("sign-in refused", zap.String("user", name), zap.String("client", client))
 		return store.User{}, Errorf(ErrUnauthenticated, "wrong name or password")
 	}
-	s.limits.succeeded(name)
+	done(true)
 	return u, nil
 }
 

@@ -3,6 +3,8 @@ package accounts
 import (
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,5 +189,41 @@ func TestTeams(t *testing.T) {
 	}
 	if err := s.RemoveMember(ctx, p("bob"), "red", "bob"); !errors.Is(err, ErrConflict) {
 		t.Errorf("the last member leaves: %v", err)
+	}
+}
+
+// Wrong passwords sent at the same moment count as they are tried: no
+// more passwords are compared than the limits allow, however many
+// attempts race; a right password gives its client's failure back.
+func TestSignInLimitsHoldAgainstARace(t *testing.T) {
+	ctx := t.Context()
+	s, _, _ := newService(t, SignupOpen)
+	s.SignUp(ctx, Anonymous, "alice", "alices-password", "")
+	var wg sync.WaitGroup
+	var compared, refused atomic.Int64
+	for range 200 {
+		wg.Go(func() {
+			_, err := s.SignIn(ctx, "alice", "wrong-password", "10.0.0.9")
+			var tooMany *TooManyError
+			switch {
+			case errors.As(err, &tooMany):
+				refused.Add(1)
+			case errors.Is(err, ErrUnauthenticated):
+				compared.Add(1)
+			default:
+				t.Errorf("a wrong password: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := compared.Load(); n > int64(DefaultLimits.AccountBurst) || refused.Load() != 200-n {
+		t.Errorf("200 wrong passwords at once: %d compared, %d refused; want at most %d compared", n, refused.Load(), DefaultLimits.AccountBurst)
+	}
+	// Right passwords do not use up their client's allowance.
+	s.SignUp(ctx, Anonymous, "bob", "bobs-password", "")
+	for i := range 3 * DefaultLimits.ClientBurst {
+		if _, err := s.SignIn(ctx, "bob", "bobs-password", "10.0.0.10"); err != nil {
+			t.Fatalf("right password %d: %v", i, err)
+		}
 	}
 }

@@ -10,8 +10,10 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +22,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,8 +56,10 @@ type Deps struct {
 	Pushed  func(ctx context.Context, repo, tag, digest, by string)
 	Deleted func(ctx context.Context, repo, digest string)
 	// AllowPush, when set, may refuse a manifest before it is stored (an
-	// owner's quotas), with an error of accounts.ErrDenied.
-	AllowPush func(ctx context.Context, repo, tag string) error
+	// owner's quotas), with an error of accounts.ErrDenied: the manifest's
+	// digest, and what it weighs with what it references as the registry
+	// stores them.
+	AllowPush func(ctx context.Context, repo, tag, digest string, bytes int64) error
 	// Open lets a request without credentials act as the admin (a server
 	// in local mode without ARENA_TOKEN: no accounts, every visitor the
 	// admin).
@@ -149,7 +154,16 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 		if err == nil && route.kind == "manifests" && req.Method == http.MethodPut && r.deps.AllowPush != nil {
-			err = r.deps.AllowPush(req.Context(), route.repo, route.ref)
+			// The manifest is read here (the registry takes 4 MiB at most)
+			// and handed on as it came.
+			body, rerr := io.ReadAll(io.LimitReader(req.Body, maxManifest+1))
+			req.Body.Close()
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			if rerr != nil {
+				err = rerr
+			} else {
+				err = r.deps.AllowPush(req.Context(), route.repo, route.ref, fmt.Sprintf("sha256:%x", sha256.Sum256(body)), r.size(req.Context(), route.repo, body, 0))
+			}
 		}
 	}
 	if err != nil {
@@ -260,32 +274,38 @@ type Image struct {
 	ImageID string `json:"image_id"`
 }
 
+// maxManifest is the most a manifest may weigh (the registry's own
+// limit).
+const maxManifest = 4 << 20
+
 // Describe reads what the registry holds of repo:ref (a tag or a
-// digest): its manifest's digest, the size of its layers and config, its
-// config's digest and labels.
+// digest): its manifest's digest, its size as stored (Size), and for an
+// image its config's digest and labels. An index or an artifact is
+// described without them (ImageID empty): it cannot play.
 func (r *Registry) Describe(ctx context.Context, repo, ref string) (Image, error) {
 	im := Image{Repository: repo, Tag: ref}
-	body, hdr, err := r.get(ctx, "/v2/"+repo+"/manifests/"+ref, "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json")
+	body, hdr, err := r.get(ctx, "/v2/"+repo+"/manifests/"+ref, manifestTypes)
 	if err != nil {
 		return Image{}, err
 	}
 	im.Digest = hdr.Get("Docker-Content-Digest")
+	im.Size = r.size(ctx, repo, body, 0)
 	var m struct {
-		Config struct {
-			Digest string `json:"digest"`
-			Size   int64  `json:"size"`
+		MediaType string `json:"mediaType"`
+		Config    struct {
+			MediaType string `json:"mediaType"`
+			Digest    string `json:"digest"`
 		} `json:"config"`
-		Layers []struct {
-			Size int64 `json:"size"`
-		} `json:"layers"`
 	}
-	if err := json.Unmarshal(body, &m); err != nil || m.Config.Digest == "" {
-		return Image{}, fmt.Errorf("%s:%s is not an image manifest (an index or an artifact cannot play)", repo, ref)
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Image{}, fmt.Errorf("%s:%s: its manifest is not JSON: %w", repo, ref, err)
 	}
-	im.ImageID, im.Size = m.Config.Digest, m.Config.Size
-	for _, l := range m.Layers {
-		im.Size += l.Size
+	switch m.Config.MediaType {
+	case "application/vnd.oci.image.config.v1+json", "application/vnd.docker.container.image.v1+json":
+	default:
+		return im, nil // an index, or an artifact
 	}
+	im.ImageID = m.Config.Digest
 	body, _, err = r.get(ctx, "/v2/"+repo+"/blobs/"+m.Config.Digest, "")
 	if err != nil {
 		return Image{}, err
@@ -299,6 +319,59 @@ func (r *Registry) Describe(ctx context.Context, repo, ref string) (Image, error
 		im.Game, im.Authors = c.Config.Labels["io.arena.game"], c.Config.Labels["org.opencontainers.image.authors"]
 	}
 	return im, nil
+}
+
+// manifestTypes are the manifests Describe reads: images, and indexes.
+const manifestTypes = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json, " +
+	"application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json"
+
+// size is what a manifest weighs with what it references, as the
+// registry stores them (not as the manifest declares): itself, its
+// config and layers (blobs), and for an index the manifests it lists,
+// one level down. A reference the registry does not hold counts 0 (the
+// registry refuses such a manifest itself).
+func (r *Registry) size(ctx context.Context, repo string, manifest []byte, depth int) int64 {
+	var m struct {
+		Config    struct{ Digest string } `json:"config"`
+		Layers    []struct{ Digest string }
+		Blobs     []struct{ Digest string } `json:"blobs"`
+		Manifests []struct{ Digest string } `json:"manifests"`
+	}
+	total := int64(len(manifest))
+	if json.Unmarshal(manifest, &m) != nil {
+		return total
+	}
+	blobs := append(m.Layers, m.Blobs...)
+	if m.Config.Digest != "" {
+		blobs = append(blobs, m.Config)
+	}
+	for _, b := range blobs {
+		total += r.blobSize(ctx, repo, b.Digest)
+	}
+	if depth == 0 {
+		for _, c := range m.Manifests {
+			if body, _, err := r.get(ctx, "/v2/"+repo+"/manifests/"+c.Digest, manifestTypes); err == nil {
+				total += r.size(ctx, repo, body, depth+1)
+			}
+		}
+	}
+	return total
+}
+
+// blobSize is a blob's size as stored in repo (0 when it holds none).
+func (r *Registry) blobSize(ctx context.Context, repo, digest string) int64 {
+	if digest == "" {
+		return 0
+	}
+	req := httptest.NewRequestWithContext(ctx, http.MethodHead, "/v2/"+repo+"/blobs/"+digest, nil)
+	req.SetBasicAuth(PlatformUser, r.platformSecret)
+	rec := httptest.NewRecorder()
+	r.app.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return 0
+	}
+	n, _ := strconv.ParseInt(rec.Header().Get("Content-Length"), 10, 64)
+	return n
 }
 
 // ErrNotFound: the registry has no such repository or tag.

@@ -387,6 +387,10 @@ func (s *Server) changePassword(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	// A new session token too: a copy of the old cookie is worth nothing.
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
 	s.sessions.Put(ctx, sessionEpoch, epoch)
 	token, expiry, err := s.sessions.Commit(ctx)
 	if err != nil {

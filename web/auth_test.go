@@ -544,7 +544,8 @@ func TestSessionsEnd(t *testing.T) {
 	if me(a1) != nil {
 		t.Error("a signed-out session's cookie still works")
 	}
-	// A password change ends a2, not the session that made it.
+	// A password change ends a2, not the session that made it, which
+	// goes on under a new cookie: a copy of the old one is worth nothing.
 	a3 := ms.signIn(t, "alice")
 	res = ms.request(t, "PUT", "/api/me/password", fmt.Sprintf(`{"old":%q,"new":"alices-new-password"}`, password("alice")), a3...)
 	if res.StatusCode != http.StatusNoContent {
@@ -553,9 +554,22 @@ func TestSessionsEnd(t *testing.T) {
 	if me(a2) != nil {
 		t.Error("another session outlived the password change")
 	}
-	if me(a3) == nil {
+	var renewed []string
+	for _, c := range res.Cookies() {
+		if c.Name == sessionCookie && c.Value != "" {
+			renewed = []string{"Cookie", sessionCookie + "=" + c.Value}
+		}
+	}
+	if renewed == nil || renewed[1] == a3[1] {
+		t.Fatalf("the password change's cookie: %q (was %q)", renewed, a3)
+	}
+	if me(renewed) == nil {
 		t.Error("the session that changed the password ended")
 	}
+	if me(a3) != nil {
+		t.Error("the old cookie of the session that changed the password still works")
+	}
+	a3 = renewed
 	if res := ms.request(t, "POST", "/api/session", fmt.Sprintf(`{"name":"alice","password":%q}`, password("alice"))); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the old password: %d", res.StatusCode)
 	}

@@ -116,6 +116,10 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 		}
 		log.Info("pushed bot checked", zap.String("state", state), zap.String("reason", reason))
 	}
+	if t.ImageID == "" {
+		verdict(store.TagRejected, "not an image (an index or an artifact): it cannot play; push one image (docker push of a single platform's image)")
+		return
+	}
 	if t.Game == "" {
 		verdict(store.TagRejected, `the image says no game: label it with the game it plays (LABEL io.arena.game=tanks, snake or pacman; the kits' Dockerfiles take --build-arg GAME=…) and push it again`)
 		return

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -77,7 +78,7 @@ func (s *Server) serveRegistry(next echo.HandlerFunc) echo.HandlerFunc {
 // ARENA_TOKEN set, whoever sends it).
 func (s *Server) registryAuth(ctx context.Context, name, token string) (accounts.Principal, error) {
 	admin := accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}
-	if s.cfg.Token != "" && token == s.cfg.Token && (name == accounts.AdminName || !s.accountsMode()) {
+	if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Token)) == 1 && (name == accounts.AdminName || !s.accountsMode()) {
 		return admin, nil
 	}
 	if !s.accountsMode() {
@@ -119,9 +120,10 @@ func (s *Server) recordPush(ctx context.Context, repo, tag, digest, by string) {
 }
 
 // allowPush holds an owner to the quotas before a manifest is stored: a
-// new repository past MaxRepos, a new tag past MaxTags, anything once the
-// owner's images weigh MaxBytes.
-func (s *Server) allowPush(ctx context.Context, repo, tag string) error {
+// new repository past MaxRepos, a new tag past MaxTags, an image that
+// would take the owner's images past MaxBytes (its size as stored, not
+// as its manifest declares).
+func (s *Server) allowPush(ctx context.Context, repo, tag, digest string, size int64) error {
 	ns, _, _ := strings.Cut(repo, "/")
 	u, err := s.deps.Store.RegistryUsage(ctx, ns)
 	if err != nil {
@@ -139,6 +141,9 @@ func (s *Server) allowPush(ctx context.Context, repo, tag string) error {
 				newTag = false
 			}
 		}
+		if t.Digest == digest {
+			size = 0 // counted once, however many tags name it
+		}
 	}
 	q := s.cfg.Registry
 	switch {
@@ -146,8 +151,9 @@ func (s *Server) allowPush(ctx context.Context, repo, tag string) error {
 		return accounts.Errorf(accounts.ErrDenied, "quota: %s has %d repositories, the most one may (ARENA_REGISTRY_MAX_REPOS); delete one on My bots", ns, u.Repositories)
 	case q.MaxTags > 0 && newTag && u.Tags >= q.MaxTags:
 		return accounts.Errorf(accounts.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
-	case q.MaxBytes > 0 && u.Bytes >= q.MaxBytes:
-		return accounts.Errorf(accounts.ErrDenied, "quota: %s's images weigh %d MiB, the most one may hold is %d MiB (ARENA_REGISTRY_QUOTA); delete a repository on My bots", ns, u.Bytes>>20, q.MaxBytes>>20)
+	case q.MaxBytes > 0 && u.Bytes+size > q.MaxBytes:
+		return accounts.Errorf(accounts.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA); delete a repository on My bots",
+			ns, mib(u.Bytes), mib(size), mib(q.MaxBytes))
 	}
 	return nil
 }
@@ -350,3 +356,6 @@ func (s *Server) collectRegularly(ctx context.Context) {
 		}
 	}
 }
+
+// mib is a byte count in MiB, with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

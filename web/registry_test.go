@@ -132,7 +132,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("alice's images: %v", mine)
 	}
 	first := imgs[0].(map[string]any)
-	if first["game"] != "tanks" || first["authors"] != "alice@example.org" || first["digest"] != digestOf(im.manifest) || first["size"] != float64(len(im.config)+len(im.layer)) || first["pushed_by"] != "alice" {
+	if first["game"] != "tanks" || first["authors"] != "alice@example.org" || first["digest"] != digestOf(im.manifest) || first["size"] != float64(len(im.manifest)+len(im.config)+len(im.layer)) || first["pushed_by"] != "alice" {
 		t.Errorf("alice's image: %v", first)
 	}
 	if _, theirs := ms.do(t, "GET", "/api/registry", "", "Authorization", "Bearer "+bobTok); len(theirs["images"].([]any)) != 0 {
@@ -403,5 +403,70 @@ func TestLadderEntriesFollowTheirTag(t *testing.T) {
 	if got[0]["state"] != "active" || got[0]["version"] != 2 || got[1]["state"] != "retired" || got[1]["version"] != 1 ||
 		got[0]["image_id"] == first[0]["image_id"] || got[1]["image_id"] != first[0]["image_id"] {
 		t.Errorf("after a ready version: %v (first %v)", got, first)
+	}
+}
+
+// The quotas hold against what a client may lie about: an image whose
+// manifest declares a layer of 1 byte is weighed as stored, a push that
+// would take the owner past the bytes' quota is refused (not only the one
+// after it), and an index weighs what it lists, counts as a tag, shows on
+// My bots and is rejected by its check (it cannot play).
+func TestRegistryQuotasAgainstLies(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 500 << 10, MaxTags: 4}})
+	_, tok := ms.token(t, "alice")
+	auth := []string{"Authorization", "Bearer " + tok}
+	// A 200 KiB layer declared as 1 byte.
+	big := newImage(t, map[string]string{"io.arena.game": "tanks"}, strings.Repeat("x", 200<<10))
+	var m map[string]any
+	json.Unmarshal(big.manifest, &m)
+	m["layers"].([]any)[0].(map[string]any)["size"] = 1
+	big.manifest, _ = json.Marshal(m)
+	if status, body := ms.push(t, "alice", tok, "alice/big", "v1", big); status != http.StatusCreated {
+		t.Fatalf("push alice/big:v1: %d %s", status, body)
+	}
+	_, reg := ms.do(t, "GET", "/api/registry", "", auth...)
+	if size := reg["images"].([]any)[0].(map[string]any)["size"].(float64); size < 200<<10 {
+		t.Errorf("a 200 KiB layer declared as 1 byte was weighed %v bytes", size)
+	}
+	// An index of it: it weighs what it lists (another 200 KiB).
+	index, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+		"manifests": []map[string]any{{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": digestOf(big.manifest), "size": len(big.manifest),
+			"platform": map[string]string{"architecture": "amd64", "os": "linux"}}}})
+	putIndex := func(tag string) (*http.Response, []byte) {
+		return ms.registryCall(t, "alice", tok, "PUT", "/v2/alice/big/manifests/"+tag, "application/vnd.oci.image.index.v1+json", index)
+	}
+	if res, body := putIndex("multi"); res.StatusCode != http.StatusCreated {
+		t.Fatalf("push an index: %d %s", res.StatusCode, body)
+	}
+	// Another 200 KiB image would pass the 500 KiB quota: refused now.
+	other := newImage(t, map[string]string{"io.arena.game": "tanks"}, strings.Repeat("y", 200<<10))
+	if status, body := ms.push(t, "alice", tok, "alice/other", "v1", other); status != http.StatusForbidden || !strings.Contains(body, "ARENA_REGISTRY_QUOTA") {
+		t.Errorf("a push past the bytes' quota: %d %s", status, body)
+	}
+	// The same image, or index, under another tag weighs nothing more;
+	// but each is a tag.
+	if status, body := ms.push(t, "alice", tok, "alice/big", "v2", big); status != http.StatusCreated {
+		t.Errorf("the same image under another tag: %d %s", status, body)
+	}
+	if res, body := putIndex("multi2"); res.StatusCode != http.StatusCreated {
+		t.Errorf("the same index under another tag: %d %s", res.StatusCode, body)
+	}
+	if res, body := putIndex("multi3"); res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "ARENA_REGISTRY_MAX_TAGS") {
+		t.Errorf("a fifth tag, an index's: %d %s", res.StatusCode, body)
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		_, reg = ms.do(t, "GET", "/api/registry", "", auth...)
+		var multi map[string]any
+		for _, v := range reg["images"].([]any) {
+			if img := v.(map[string]any); img["reference"] == "alice/big:multi" {
+				multi = img
+			}
+		}
+		if multi != nil && multi["state"] == "rejected" && strings.Contains(fmt.Sprint(multi["reason"]), "not an image") {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the index on My bots: %v", multi)
+		}
 	}
 }
