@@ -303,6 +303,9 @@ func (s *Server) signUp(c echo.Context) error {
 		return err
 	}
 	p := who(c)
+	if err := s.operatorNamespace(strings.TrimSpace(body.Name)); err != nil {
+		return err
+	}
 	u, err := s.deps.Accounts.SignUp(c.Request().Context(), p, strings.TrimSpace(body.Name), body.Password, body.Invite)
 	if err != nil {
 		return err
@@ -314,6 +317,23 @@ func (s *Server) signUp(c echo.Context) error {
 	}
 	c.Response().Header().Set("Location", "/api/users/"+u.Name)
 	return c.JSON(http.StatusCreated, viewUser(u))
+}
+
+// operatorNamespace refuses a user or team name that is the namespace of
+// the operator's images (ARENA_ALLOW's patterns, the example bots): its
+// owner could push images of those names to the registry, which the
+// engine would then hold in place of the operator's.
+func (s *Server) operatorNamespace(name string) error {
+	refs := append([]string{}, s.cfg.Allow...)
+	for _, bots := range s.cfg.DefaultBots {
+		refs = append(refs, bots...)
+	}
+	for _, ref := range refs {
+		if ns, _, ok := strings.Cut(ref, "/"); ok && ns == name {
+			return accounts.Errorf(accounts.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
+		}
+	}
+	return nil
 }
 
 // signIn is POST /api/session.
@@ -521,6 +541,9 @@ func (s *Server) createTeam(c echo.Context) error {
 		return err
 	}
 	name := strings.TrimSpace(body.Name)
+	if err := s.operatorNamespace(name); err != nil {
+		return err
+	}
 	if err := s.deps.Accounts.CreateTeam(c.Request().Context(), who(c), name); err != nil {
 		return err
 	}

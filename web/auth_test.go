@@ -752,3 +752,21 @@ func TestFairShareOfTheQueue(t *testing.T) {
 		ms.do(t, "DELETE", "/api/matches/"+id, "", alice...)
 	}
 }
+
+// Nobody takes the namespace of the operator's images (ARENA_ALLOW's,
+// the example bots'): its owner could push images of those names, which
+// the engine would then hold in their place.
+func TestOperatorNamespacesAreReserved(t *testing.T) {
+	ms := newMatrixServer(t, Config{})
+	admin := []string{"Authorization", "Bearer " + matrixAdminToken}
+	if status, body := ms.do(t, "POST", "/api/users", `{"name":"bots","password":"a-long-password"}`, admin...); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "reserved") {
+		t.Errorf("an account named after ARENA_ALLOW's bots/*: %d %v", status, body)
+	}
+	alice := ms.signIn(t, "alice")
+	if status, body := ms.do(t, "POST", "/api/teams", `{"name":"bots"}`, alice...); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "reserved") {
+		t.Errorf("a team named after ARENA_ALLOW's bots/*: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", "/api/users", `{"name":"botsy","password":"a-long-password"}`, admin...); status != http.StatusCreated {
+		t.Errorf("another name: %d %v", status, body)
+	}
+}

@@ -314,17 +314,23 @@ func (s *Server) checkPending(ctx context.Context) error {
 }
 
 // pushedState says whether a pushed version may play: a match refuses a
-// rejected one; a ladder takes only a ready one. A reference that names
-// no pushed tag is none of the registry's business.
-func (s *Server) pushedState(ctx context.Context, ref string, ladder bool) error {
+// rejected one; a ladder (forLadder) takes only a ready one. A reference
+// that names no pushed tag is none of the registry's business.
+func (s *Server) pushedState(ctx context.Context, ref string, forLadder bool) error {
 	t, ok, err := s.pushedTag(ctx, ref)
 	if err != nil || !ok {
 		return err
 	}
 	switch {
 	case t.State == store.TagRejected:
-		return badRequest("%s was rejected by its check (match %s): %s; push a fixed version", ref, t.CheckMatch, t.Reason)
-	case ladder && t.State == store.TagPending:
+		by := "its check"
+		if t.CheckMatch != "" {
+			by += " (match " + t.CheckMatch + ")"
+		}
+		return badRequest("%s was rejected by %s: %s; push a fixed version", ref, by, t.Reason)
+	case forLadder && t.State == store.TagPending && t.Reason != "":
+		return conflict("%s is not checked yet: %s; register it once My bots says ready", ref, t.Reason)
+	case forLadder && t.State == store.TagPending:
 		return conflict("%s is still being checked (its check match plays it against the example bot); register it once My bots says ready", ref)
 	}
 	return nil
