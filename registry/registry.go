@@ -78,6 +78,44 @@ type Registry struct {
 	// every request that writes: the collector needs a registry nobody
 	// writes to.
 	gc sync.RWMutex
+	// owners serializes the manifest pushes of each namespace, from the
+	// quotas' check to the push recorded: pushes at the same moment
+	// cannot all pass a check made before any is counted.
+	owners keyedMutex
+}
+
+// keyedMutex is a mutex per key, kept while in use.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	sync.Mutex
+	users int
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.users++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
 }
 
 // New makes the registry.
@@ -154,6 +192,8 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 		if err == nil && route.kind == "manifests" && req.Method == http.MethodPut && r.deps.AllowPush != nil {
+			ns, _, _ := strings.Cut(route.repo, "/")
+			defer r.owners.lock(ns)()
 			// The manifest is read here (the registry takes 4 MiB at most)
 			// and handed on as it came.
 			body, rerr := io.ReadAll(io.LimitReader(req.Body, maxManifest+1))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +69,16 @@ func (ts *testServer) registryCall(t *testing.T, user, pass, method, path, conte
 // manifest) and returns the manifest's status and body.
 func (ts *testServer) push(t *testing.T, user, pass, repo, tag string, im image) (int, string) {
 	t.Helper()
+	if status, body := ts.pushBlobs(t, user, pass, repo, im); status != http.StatusCreated {
+		return status, body
+	}
+	res, body := ts.registryCall(t, user, pass, "PUT", "/v2/"+repo+"/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json", im.manifest)
+	return res.StatusCode, string(body)
+}
+
+// pushBlobs uploads an image's config and layer to repo.
+func (ts *testServer) pushBlobs(t *testing.T, user, pass, repo string, im image) (int, string) {
+	t.Helper()
 	for _, blob := range [][]byte{im.config, im.layer} {
 		res, body := ts.registryCall(t, user, pass, "POST", "/v2/"+repo+"/blobs/uploads/", "", nil)
 		if res.StatusCode != http.StatusAccepted {
@@ -83,8 +94,7 @@ func (ts *testServer) push(t *testing.T, user, pass, repo, tag string, im image)
 			return res.StatusCode, string(body)
 		}
 	}
-	res, body := ts.registryCall(t, user, pass, "PUT", "/v2/"+repo+"/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json", im.manifest)
-	return res.StatusCode, string(body)
+	return http.StatusCreated, ""
 }
 
 // The registry: alice pushes to alice/ and her team's red/, and her push
@@ -468,5 +478,37 @@ func TestRegistryQuotasAgainstLies(t *testing.T) {
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("the index on My bots: %v", multi)
 		}
+	}
+}
+
+// Manifests pushed at the same moment cannot all pass the quotas: each is
+// checked once the one before it is counted.
+func TestRegistryQuotasHoldAgainstARace(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxTags: 3}})
+	_, tok := ms.token(t, "alice")
+	var images []image
+	for i := range 8 {
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, fmt.Sprintf("layer %d", i))
+		if status, body := ms.pushBlobs(t, "alice", tok, "alice/many", im); status != http.StatusCreated {
+			t.Fatalf("blobs %d: %d %s", i, status, body)
+		}
+		images = append(images, im)
+	}
+	var wg sync.WaitGroup
+	var accepted atomic.Int64
+	for i, im := range images {
+		wg.Go(func() {
+			res, body := ms.registryCall(t, "alice", tok, "PUT", fmt.Sprintf("/v2/alice/many/manifests/v%d", i), "application/vnd.oci.image.manifest.v1+json", im.manifest)
+			switch {
+			case res.StatusCode == http.StatusCreated:
+				accepted.Add(1)
+			case res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "ARENA_REGISTRY_MAX_TAGS"):
+				t.Errorf("tag v%d: %d %s", i, res.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	if n := accepted.Load(); n != 3 {
+		t.Errorf("8 tags pushed at once under a quota of 3: %d accepted", n)
 	}
 }
