@@ -97,6 +97,23 @@ func (d *Docker) pullImage(ctx context.Context, ref string) error {
 		return fmt.Errorf("image %s not found locally and the pull failed: %w", ref, err)
 	}
 	defer body.Close()
+	var reported *PullError
+	if err := PullProgress(body); errors.As(err, &reported) {
+		return fmt.Errorf("image %s not found locally and the pull failed: %s", ref, reported.Msg)
+	} else if err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	return nil
+}
+
+// PullError is the error an engine's pull reported in its progress.
+type PullError struct{ Msg string }
+
+func (e *PullError) Error() string { return e.Msg }
+
+// PullProgress reads an engine pull's progress to its end: nil, the
+// error the pull reported (a *PullError), or the stream's own.
+func PullProgress(body io.Reader) error {
 	dec := json.NewDecoder(body)
 	for {
 		var msg struct {
@@ -105,10 +122,10 @@ func (d *Docker) pullImage(ctx context.Context, ref string) error {
 		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
 			return nil
 		} else if err != nil {
-			return fmt.Errorf("pull %s: %w", ref, err)
+			return err
 		}
 		if msg.Error != "" {
-			return fmt.Errorf("image %s not found locally and the pull failed: %s", ref, msg.Error)
+			return &PullError{msg.Error}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -276,31 +275,13 @@ func fetcher(cli *client.Client) func(ctx context.Context, pull, auth, tag strin
 			if err != nil {
 				return err
 			}
-			err = pullResult(body)
+			err = sandbox.PullProgress(body)
 			body.Close()
 			if err != nil {
 				return err
 			}
 		}
 		return cli.ImageTag(ctx, pull, tag)
-	}
-}
-
-// pullResult reads a pull's progress to its end and returns its error.
-func pullResult(body io.Reader) error {
-	dec := json.NewDecoder(body)
-	for {
-		var msg struct {
-			Error string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if msg.Error != "" {
-			return errors.New(msg.Error)
-		}
 	}
 }
 
