@@ -103,6 +103,15 @@ func (s *Store) CheckTag(ctx context.Context, repo, tag, digest string, t Tag) (
 	return n > 0, nil
 }
 
+// TagOf is a repository's tag, if it was pushed.
+func (s *Store) TagOf(ctx context.Context, repo, tag string) (Tag, bool, error) {
+	tags, err := s.tags(ctx, ` WHERE repository = ? AND tag = ?`, repo, tag)
+	if err != nil || len(tags) == 0 {
+		return Tag{}, false, err
+	}
+	return tags[0], true, nil
+}
+
 // PendingTags are the tags whose check has not ended, oldest first.
 func (s *Store) PendingTags(ctx context.Context) ([]Tag, error) {
 	return s.tags(ctx, ` WHERE state = 'pending' ORDER BY pushed_at, repository, tag`)

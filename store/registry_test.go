@@ -31,6 +31,12 @@ func TestTagChecks(t *testing.T) {
 	if got := one(); got.State != TagPending || got.CheckMatch != "" {
 		t.Fatalf("a new push: %+v", got)
 	}
+	if got, ok, err := s.TagOf(ctx, "alice/bot", "latest"); !ok || err != nil || got.Digest != "sha256:1" {
+		t.Errorf("TagOf: %+v %v %v", got, ok, err)
+	}
+	if _, ok, err := s.TagOf(ctx, "alice/bot", "v9"); ok || err != nil {
+		t.Errorf("TagOf a tag never pushed: %v %v", ok, err)
+	}
 	if pending, _ := s.PendingTags(ctx); len(pending) != 1 {
 		t.Errorf("pending: %+v", pending)
 	}

@@ -107,15 +107,13 @@ func (s *Server) recordPush(ctx context.Context, repo, tag, digest, by string) {
 	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
 	// Checked before it plays, unless this very image was (pushed again)
 	// or is being checked.
-	tags, err := s.deps.Store.Tags(ctx, ns)
+	got, ok, err := s.deps.Store.TagOf(ctx, repo, tag)
 	if err != nil {
 		s.log.Error("read a pushed tag", zap.Error(err))
 		return
 	}
-	for _, got := range tags {
-		if got.Repository == repo && got.Tag == tag && got.Digest == digest && got.State == store.TagPending {
-			s.startCheck(got)
-		}
+	if ok && got.Digest == digest && got.State == store.TagPending {
+		s.startCheck(got)
 	}
 }
 
@@ -175,17 +173,7 @@ func (s *Server) pushedTag(ctx context.Context, ref string) (store.Tag, bool, er
 	if !ok {
 		return store.Tag{}, false, nil
 	}
-	repo := reference.Path(named)
-	tags, err := s.deps.Store.Tags(ctx, strings.SplitN(repo, "/", 2)[0])
-	if err != nil {
-		return store.Tag{}, false, err
-	}
-	for _, t := range tags {
-		if t.Repository == repo && t.Tag == tagged.Tag() {
-			return t, true, nil
-		}
-	}
-	return store.Tag{}, false, nil
+	return s.deps.Store.TagOf(ctx, reference.Path(named), tagged.Tag())
 }
 
 // fetchPushed makes the engine hold the pushed image a bot names, pulled
