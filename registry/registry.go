@@ -403,10 +403,7 @@ func (r *Registry) blobSize(ctx context.Context, repo, digest string) int64 {
 	if digest == "" {
 		return 0
 	}
-	req := httptest.NewRequestWithContext(ctx, http.MethodHead, "/v2/"+repo+"/blobs/"+digest, nil)
-	req.SetBasicAuth(PlatformUser, r.platformSecret)
-	rec := httptest.NewRecorder()
-	r.app.ServeHTTP(rec, req)
+	rec := r.platform(ctx, http.MethodHead, "/v2/"+repo+"/blobs/"+digest, "")
 	if rec.Code != http.StatusOK {
 		return 0
 	}
@@ -419,13 +416,7 @@ var ErrNotFound = errors.New("not in the registry")
 
 // get serves a GET of the registry's API in-process, as the platform.
 func (r *Registry) get(ctx context.Context, path, accept string) ([]byte, http.Header, error) {
-	req := httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil)
-	req.SetBasicAuth(PlatformUser, r.platformSecret)
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	rec := httptest.NewRecorder()
-	r.app.ServeHTTP(rec, req)
+	rec := r.platform(ctx, http.MethodGet, path, accept)
 	switch {
 	case rec.Code == http.StatusNotFound:
 		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, path)
@@ -440,12 +431,9 @@ func (r *Registry) get(ctx context.Context, path, accept string) ([]byte, http.H
 func (r *Registry) Delete(ctx context.Context, repo, digest string) error {
 	r.gc.RLock()
 	defer r.gc.RUnlock()
-	req := httptest.NewRequestWithContext(ctx, http.MethodDelete, "/v2/"+repo+"/manifests/"+digest, nil)
-	req.SetBasicAuth(PlatformUser, r.platformSecret)
-	rec := httptest.NewRecorder()
 	// The platform only pulls through ServeHTTP; here it deletes what the
 	// server decided to (its owner asked).
-	r.app.ServeHTTP(rec, withDelete(req))
+	rec := r.platform(withDelete(ctx), http.MethodDelete, "/v2/"+repo+"/manifests/"+digest, "")
 	if rec.Code != http.StatusAccepted && rec.Code != http.StatusNotFound {
 		return fmt.Errorf("registry: delete %s@%s: %d %s", repo, digest, rec.Code, strings.TrimSpace(rec.Body.String()))
 	}
@@ -458,8 +446,21 @@ func (r *Registry) Delete(ctx context.Context, repo, digest string) error {
 // deleting marks the server's own deletes for the access controller.
 type deletingKey struct{}
 
-func withDelete(req *http.Request) *http.Request {
-	return req.WithContext(context.WithValue(req.Context(), deletingKey{}, true))
+func withDelete(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deletingKey{}, true)
+}
+
+// platform serves one request of the registry's API in-process, as the
+// platform (accept: its Accept header, if any).
+func (r *Registry) platform(ctx context.Context, method, path, accept string) *httptest.ResponseRecorder {
+	req := httptest.NewRequestWithContext(ctx, method, path, nil)
+	req.SetBasicAuth(PlatformUser, r.platformSecret)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	rec := httptest.NewRecorder()
+	r.app.ServeHTTP(rec, req)
+	return rec
 }
 
 // Collect removes the blobs no manifest references, and the manifests no
