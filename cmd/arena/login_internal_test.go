@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +61,28 @@ func TestCredentialsFile(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".credentials-*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// A server in local mode needs no login, and says so; a server that is
+// not there is named in the error.
+func TestLoginWhereThereIsNoAccount(t *testing.T) {
+	t.Setenv("ARENA_CONFIG", t.TempDir())
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"mode":"local","user":null}`))
+	}))
+	defer local.Close()
+	var out, errOut bytes.Buffer
+	if err := cmdLogin(t.Context(), []string{local.URL}, &out, &errOut); err != nil || !strings.Contains(errOut.String(), "has no accounts (local mode)") {
+		t.Errorf("login to a local-mode server: %v %q", err, errOut.String())
+	}
+	if c, _, _ := loadCredentials(); len(c.Servers) != 0 {
+		t.Errorf("a local-mode login kept %v", c.Servers)
+	}
+	local.Close()
+	err := cmdLogin(t.Context(), []string{local.URL}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "is an arena server at "+local.URL) {
+		t.Errorf("login to no server: %v", err)
 	}
 }

@@ -224,4 +224,18 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	if res.StatusCode != 401 {
 		t.Errorf("the token after arena logout: %s, want 401", res.Status)
 	}
+	// A token made on the account page: a wrong one is refused, a right
+	// one kept; logging out only forgets it, and says so.
+	if _, errOut, err := arena("arena_not-a-token\n", "login", "--token-stdin", host); err == nil || !strings.Contains(errOut, "does not take that token") {
+		t.Errorf("a login with a wrong token: %v %q", err, errOut)
+	}
+	if out, errOut, err := arena(token("alice")+"\n", "login", "--token-stdin", host); err != nil || !strings.Contains(out, "as alice") {
+		t.Fatalf("a login with a token: %v %q %q", err, out, errOut)
+	}
+	if out, errOut, err := arena("", "bots", host); err != nil || !strings.Contains(out, "alice/seedbot:v1") {
+		t.Errorf("arena bots with a given token: %v %q %q", err, out, errOut)
+	}
+	if _, errOut, err := arena("", "logout", host); err != nil || !strings.Contains(errOut, "stays valid until revoked") {
+		t.Errorf("arena logout of a given token: %v %q", err, errOut)
+	}
 }
