@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -41,15 +42,35 @@ type tagCheck struct{ repo, tag, digest, game string }
 
 func (c tagCheck) key() string { return c.repo + ":" + c.tag + "@" + c.digest }
 
+// checks are the checks' state: the matches in flight (by match id),
+// the work started for them (a check being queued, an entry following its
+// tag), and under mu the versions being checked and whether the server
+// is shutting down.
+type checks struct {
+	inFlight sync.Map // match id → tagCheck
+	work     sync.WaitGroup
+	ctx      context.Context
+	stop     context.CancelFunc
+
+	mu      sync.Mutex
+	claimed map[string]bool
+	shut    bool
+}
+
+func (k *checks) init() {
+	k.claimed = map[string]bool{}
+	k.ctx, k.stop = context.WithCancel(context.Background())
+}
+
 // goCheck runs f for the checks (in the background, with a context
 // Shutdown cancels), unless the server is shutting down.
 func (s *Server) goCheck(f func(ctx context.Context)) bool {
-	s.checkMu.Lock()
-	defer s.checkMu.Unlock()
-	if s.checksShut {
+	s.checks.mu.Lock()
+	defer s.checks.mu.Unlock()
+	if s.checks.shut {
 		return false
 	}
-	s.checking.Go(func() { f(s.checkCtx) })
+	s.checks.work.Go(func() { f(s.checks.ctx) })
 	return true
 }
 
@@ -57,13 +78,13 @@ func (s *Server) goCheck(f func(ctx context.Context)) bool {
 // whose check is cut stays pending, and is checked at the next start),
 // and waits for it, or for ctx.
 func (s *Server) shutChecks(ctx context.Context) {
-	s.checkMu.Lock()
-	s.checksShut = true
-	s.checkMu.Unlock()
-	s.stopChecks()
+	s.checks.mu.Lock()
+	s.checks.shut = true
+	s.checks.mu.Unlock()
+	s.checks.stop()
 	done := make(chan struct{})
 	go func() {
-		s.checking.Wait()
+		s.checks.work.Wait()
 		close(done)
 	}()
 	select {
@@ -76,13 +97,13 @@ func (s *Server) shutChecks(ctx context.Context) {
 // being checked already (pushed twice at once, or its check in flight).
 func (s *Server) startCheck(t store.Tag) {
 	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest}
-	s.checkMu.Lock()
-	if s.claimed[c.key()] || s.checksShut {
-		s.checkMu.Unlock()
+	s.checks.mu.Lock()
+	if s.checks.claimed[c.key()] || s.checks.shut {
+		s.checks.mu.Unlock()
 		return
 	}
-	s.claimed[c.key()] = true
-	s.checkMu.Unlock()
+	s.checks.claimed[c.key()] = true
+	s.checks.mu.Unlock()
 	if !s.goCheck(func(ctx context.Context) { s.checkTag(ctx, t) }) {
 		s.release(c)
 	}
@@ -90,9 +111,9 @@ func (s *Server) startCheck(t store.Tag) {
 
 // release ends a version's claim: it may be checked again.
 func (s *Server) release(c tagCheck) {
-	s.checkMu.Lock()
-	delete(s.claimed, c.key())
-	s.checkMu.Unlock()
+	s.checks.mu.Lock()
+	delete(s.checks.claimed, c.key())
+	s.checks.mu.Unlock()
 }
 
 // checkTag starts the check of a pushed version: its match is queued
@@ -153,12 +174,12 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
 	c.game = game.Name()
-	s.checks.Store(id, c)
+	s.checks.inFlight.Store(id, c)
 	if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
 		log.Error("record a check", zap.Error(err))
 	}
 	if _, err := s.submit(ctx, req, s.deps.Store.Insert); err != nil {
-		s.checks.Delete(id)
+		s.checks.inFlight.Delete(id)
 		verdict(store.TagPending, "its check match could not start: "+err.Error()+" (it is checked again when the server starts, or push it again)")
 		return
 	}
@@ -171,7 +192,7 @@ func (s *Server) observeCheck(u orchestrator.Update) {
 	if !u.State.Final() {
 		return
 	}
-	v, ok := s.checks.LoadAndDelete(u.ID)
+	v, ok := s.checks.inFlight.LoadAndDelete(u.ID)
 	if !ok {
 		return
 	}

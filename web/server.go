@@ -183,17 +183,8 @@ type Server struct {
 	// its garbage collector's loop, started by Serve.
 	registry   *registry.Registry
 	collecting sync.WaitGroup
-	// checks are the pushed versions' check matches in flight, by match
-	// id (see checks.go); checking the work started for them (a check
-	// being queued, an entry following its tag), under checkMu with
-	// claimed (the versions being checked) and checksShut.
-	checks     sync.Map
-	checkMu    sync.Mutex
-	claimed    map[string]bool
-	checksShut bool
-	checking   sync.WaitGroup
-	checkCtx   context.Context
-	stopChecks context.CancelFunc
+	// checks are the pushed versions' checks (checks.go).
+	checks checks
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -249,8 +240,8 @@ func New(cfg Config, deps Deps) *Server {
 		cfg.SignupsPerHour = 10
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{}),
-		images: accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)}, claimed: map[string]bool{}}
-	s.checkCtx, s.stopChecks = context.WithCancel(context.Background())
+		images: accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)}}
+	s.checks.init()
 	if cfg.Auth == AuthAccounts {
 		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
 	}
