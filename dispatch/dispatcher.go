@@ -95,7 +95,10 @@ type DispatcherConfig struct {
 	// match's replay is never in the server's memory. Empty: such a
 	// replay is decoded into memory and checked there.
 	Spool string
-	Log   *zap.Logger
+	// Images, when set, hands the workers the pushed bots their engines
+	// lack (see images.go).
+	Images ImageSource
+	Log    *zap.Logger
 }
 
 // standing is what the dispatcher holds of a worker.
@@ -215,9 +218,20 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 		d.unfollow()
 		return nil, err
 	}
+	var images *nats.Subscription
+	if cfg.Images != nil {
+		if images, err = d.serveImages(cfg.Images); err != nil {
+			d.unfollow()
+			_ = sub.Unsubscribe()
+			return nil, err
+		}
+	}
 	d.stop = func() {
 		d.unfollow()
 		_ = sub.Unsubscribe()
+		if images != nil {
+			_ = images.Unsubscribe()
+		}
 	}
 	if cfg.Setup != nil {
 		d.bg.Go(d.heal)
@@ -766,15 +780,20 @@ func (d *Dispatcher) requeueLocked(w *wait, ev Event, why error) []func() {
 	}}
 }
 
+// bucketConfig is a worker's bucket's configuration.
+func (d *Dispatcher) bucketConfig(worker string) jetstream.ObjectStoreConfig {
+	cfg := d.buckets
+	cfg.Bucket, cfg.Description = bucketOf(worker), "arena: replays of worker "+worker+" larger than a message, and images it asked for"
+	return cfg
+}
+
 // makeBucket makes a worker's replay bucket (a worker may not make
 // streams).
 func (d *Dispatcher) makeBucket(worker string) {
 	ctx, cancel := context.WithTimeout(d.bgCtx, time.Minute)
 	defer cancel()
-	cfg := d.buckets
-	cfg.Bucket, cfg.Description = bucketOf(worker), "arena: replays of worker "+worker+" larger than a message"
 	for {
-		_, err := d.js.CreateOrUpdateObjectStore(ctx, cfg)
+		_, err := d.js.CreateOrUpdateObjectStore(ctx, d.bucketConfig(worker))
 		if err == nil {
 			return
 		}

@@ -25,8 +25,10 @@ const joinSubject = "arena.join"
 const joinInbox = "_INBOX_join"
 
 // WorkerPermissions are a worker's rights: take matches from the
-// workers' consumer and ack them, publish events under its own name,
-// hear cancels, read its own replies, and use its own replay bucket. It
+// workers' consumer and ack them, publish events under its own name, ask
+// for the pushed bots its engine lacks under its own name, hear cancels,
+// read its own replies, and use its own replay bucket (where the server
+// puts the images it asked for). It
 // cannot publish jobs, read the events stream or other workers' replies,
 // create consumers on the work queue or the events, or delete or purge
 // any stream but its bucket's.
@@ -38,6 +40,8 @@ func WorkerPermissions(worker string) *server.Permissions {
 			"$JS.API.CONSUMER.MSG.NEXT." + MatchesStream + "." + ConsumerName,
 			"$JS.ACK." + MatchesStream + "." + ConsumerName + ".>",
 			eventsPrefix + worker + ".>",
+			// Ask for a pushed bot its engine lacks (images.go).
+			imageSubject(worker),
 			// Its own replay bucket: put, read back, delete.
 			"$O." + bucketOf(worker) + ".>",
 			"$JS.API.STREAM.INFO." + obj,

@@ -34,7 +34,7 @@ type secured struct {
 	url   string
 }
 
-func newSecured(t *testing.T) *secured {
+func newSecured(t *testing.T, opts ...func(*DispatcherConfig)) *secured {
 	t.Helper()
 	trust, err := OpenTrust(t.TempDir())
 	if err != nil {
@@ -56,7 +56,11 @@ func newSecured(t *testing.T) *secured {
 	if err := Setup(t.Context(), js, Config{}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDispatcher(t.Context(), nc, "server", nil, zaptest.NewLogger(t).Named("dispatcher"))
+	cfg := DispatcherConfig{Name: "server", Log: zaptest.NewLogger(t).Named("dispatcher")}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d, err := NewDispatcherWith(t.Context(), nc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +108,9 @@ func (s *secured) remoteWorker(c *Credentials, cfg WorkerConfig) {
 		s.t.Errorf("worker %s: NATS: %v", c.Name, err)
 	})
 	cfg.Name, cfg.Games = c.Name, []engine.Game{snake.New()}
-	cfg.Player = orchestrator.New(fake.NewLauncher(bots(nil)))
+	if cfg.Player == nil {
+		cfg.Player = orchestrator.New(fake.NewLauncher(bots(nil)))
+	}
 	cfg.Log = zaptest.NewLogger(s.t).Named(c.Name)
 	w, err := NewWorker(nc, cfg)
 	if err != nil {
@@ -232,6 +238,9 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	// Report as another worker.
 	nc.Publish(eventSubject("w2", kindResult, "ggggggggggg1"), []byte(`{}`))
 	wasDenied("publish", eventSubject("w2", kindResult, "ggggggggggg1"))
+	// Ask for images as another worker (they would go to its bucket).
+	nc.Publish(imageSubject("w2"), []byte(`{"v":2,"id":"sha256:`+strings.Repeat("a", 64)+`"}`))
+	wasDenied("publish", imageSubject("w2"))
 	// Listen to everything, or to the other workers' events.
 	nc.Subscribe("arena.>", func(*nats.Msg) {})
 	wasDenied("subscription", "arena.>")

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"arena/engine"
 	"arena/orchestrator"
@@ -41,7 +42,10 @@ type WorkerConfig struct {
 	// told to stop, before they are handed back (default 0: hand back at
 	// once).
 	Grace time.Duration
-	Log   *zap.Logger
+	// Images, when set, is this host's engine: a pinned image it lacks is
+	// fetched from the server (see images.go).
+	Images ImageStore
+	Log    *zap.Logger
 }
 
 // Worker takes matches from the work queue and plays them.
@@ -61,6 +65,9 @@ type Worker struct {
 	// (see finish), while their slots take their next matches; Run waits
 	// for them.
 	reporting sync.WaitGroup
+	// fetches: one fetch of an image at a time, for every match that
+	// needs it.
+	fetches singleflight.Group
 }
 
 // delivery is a match this worker plays: which delivery of which round,
@@ -294,6 +301,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 			log.Warn("remove an earlier delivery's containers", zap.Error(err))
 		}
 	}
+	w.fetchImages(mctx, job, log)
 	req.Attempt = attempt
 	if maxDeliver > 0 && attempt >= maxDeliver {
 		// The last delivery: a bot whose image is not here either is

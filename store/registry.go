@@ -112,6 +112,12 @@ func (s *Store) TagOf(ctx context.Context, repo, tag string) (Tag, bool, error) 
 	return tags[0], true, nil
 }
 
+// TagsOfImage are the tags that name an image, by its engine id (its
+// config's digest), newest first.
+func (s *Store) TagsOfImage(ctx context.Context, imageID string) ([]Tag, error) {
+	return s.tags(ctx, ` WHERE image_id = ? ORDER BY pushed_at DESC, repository, tag`, imageID)
+}
+
 // PendingTags are the tags whose check has not ended, oldest first.
 func (s *Store) PendingTags(ctx context.Context) ([]Tag, error) {
 	return s.tags(ctx, ` WHERE state = 'pending' ORDER BY pushed_at, repository, tag`)

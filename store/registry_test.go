@@ -37,6 +37,12 @@ func TestTagChecks(t *testing.T) {
 	if _, ok, err := s.TagOf(ctx, "alice/bot", "v9"); ok || err != nil {
 		t.Errorf("TagOf a tag never pushed: %v %v", ok, err)
 	}
+	if got, err := s.TagsOfImage(ctx, "sha256:c1"); err != nil || len(got) != 1 || got[0].Digest != "sha256:1" {
+		t.Errorf("TagsOfImage: %+v %v", got, err)
+	}
+	if got, err := s.TagsOfImage(ctx, "sha256:c9"); err != nil || len(got) != 0 {
+		t.Errorf("TagsOfImage of an image never pushed: %+v %v", got, err)
+	}
 	if pending, _ := s.PendingTags(ctx); len(pending) != 1 {
 		t.Errorf("pending: %+v", pending)
 	}

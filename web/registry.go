@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
+	"arena/dispatch"
 	"arena/store"
 )
 
@@ -347,3 +349,25 @@ func (s *Server) collectRegularly(ctx context.Context) {
 
 // mib is a byte count in MiB, with one decimal.
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// ExportPushed writes the pushed bot whose engine id is id as an archive
+// the engine loads, read from the registry: what a joined worker whose
+// engine lacks it is given (dispatch.ImageSource). Only images a tag
+// names now, and whose check did not reject them, are handed out.
+func (s *Server) ExportPushed(ctx context.Context, id string, w io.Writer) error {
+	if s.registry == nil {
+		return dispatch.ErrNotHandedOut
+	}
+	tags, err := s.deps.Store.TagsOfImage(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, t := range tags {
+		if t.State == store.TagRejected {
+			continue
+		}
+		_, err := s.registry.Export(ctx, t.Repository, t.Digest, w)
+		return err
+	}
+	return dispatch.ErrNotHandedOut
+}

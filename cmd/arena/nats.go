@@ -33,7 +33,7 @@ type natsSide struct {
 // startNATS connects the server to NATS (the embedded server, JetStream
 // under the data folder, unless cfg.NATS is set) and sets the work queue
 // up. pin resolves a bot's image to its id.
-func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(context.Context, string) (string, error)) (*natsSide, error) {
+func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(context.Context, string) (string, error), images dispatch.ImageSource) (*natsSide, error) {
 	n := &natsSide{remote: cfg.NATS != "" || cfg.NATSListen != ""}
 	var err error
 	if cfg.NATS != "" {
@@ -79,7 +79,7 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		}
 		cancel()
 	}
-	dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Log: log.Named("dispatch"), Setup: &setup}
+	dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Images: images, Log: log.Named("dispatch"), Setup: &setup}
 	if err == nil {
 		// Workers' big replays are checked into files beside the replays
 		// (the same file system: kept by a rename), never into memory. What

@@ -239,3 +239,98 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 		t.Errorf("arena logout of a given token: %v %q", err, errOut)
 	}
 }
+
+// A joined worker whose engine lacks a pushed bot gets it from the
+// server: alice pushes, the server pins the image and queues its check,
+// the image is then removed from the engine, and the worker that joins
+// afterwards (the server plays no match itself) fetches it from the
+// registry through NATS, loads it and plays the check.
+func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	bin := arenaBinary(t)
+	data := t.TempDir()
+	port, natsAddr := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	s := startServer(t, bin, data, port, "--auth", "accounts", "--admin-password", "the-admin-password", "--concurrency", "0", "--nats-listen", natsAddr)
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	if status, body := admin.call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
+		t.Fatalf("make alice: %d %v", status, body)
+	}
+	alice := signedIn(t, s.url, "alice", "alice-password")
+	status, body := alice.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
+	if status != 201 {
+		t.Fatalf("alice's token: %d %v", status, body)
+	}
+	// An image of its own (a label no other test's image has): removing
+	// it from the engine below takes no other test's image with it.
+	pushed := host + "/alice/fetched:v1"
+	dockertest.Build(t, cli, pushed, "FROM "+bots[0]+"\nLABEL io.arena.game=tanks io.arena.test=fetched\n", nil)
+	t.Cleanup(func() {
+		for _, ref := range []string{pushed, "alice/fetched:v1"} {
+			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
+		}
+	})
+	config := t.TempDir()
+	if out, err := dockerCLI(t, config, body["token"].(string), "login", host, "-u", "alice", "--password-stdin"); err != nil {
+		t.Fatalf("alice logs in: %v\n%s", err, out)
+	}
+	if out, err := dockerCLI(t, config, "", "push", pushed); err != nil {
+		t.Fatalf("alice pushes: %v\n%s", err, out)
+	}
+	// The server pulls it into the engine and queues its check: no
+	// worker takes it yet.
+	var check string
+	for start := time.Now(); check == ""; time.Sleep(100 * time.Millisecond) {
+		_, list := admin.call(t, "GET", "/api/matches", "")
+		ms, _ := list["matches"].([]any)
+		for _, v := range ms {
+			if m := v.(map[string]any); strings.Contains(fmt.Sprint(m["bots"]), "alice/fetched:v1") {
+				check = m["id"].(string)
+			}
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("no check match queued: %v", list)
+		}
+	}
+	info, err := cli.ImageInspect(t.Context(), "alice/fetched:v1")
+	if err != nil {
+		t.Fatalf("the server did not pull the pushed bot: %v", err)
+	}
+	if _, err := cli.ImageRemove(t.Context(), info.ID, image.RemoveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ImageInspect(t.Context(), info.ID); err == nil {
+		t.Fatal("the image is still on the engine")
+	}
+
+	out, err := exec.Command(bin, "join-token", "--data", data).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startProc(t, "w1", bin, "worker", "--nats", "nats://"+natsAddr, "--join", strings.TrimSpace(string(out)), "--data", t.TempDir(),
+		"--name", "w1", "--concurrency", "1", "--log-level", "info")
+	m := s.waitStatus(t, check, "finished", "failed")
+	if m["status"] != "finished" || strings.Contains(fmt.Sprint(m["result"]), "start_failed") {
+		t.Fatalf("the check on the worker: %v\nworker's log:\n%s", m, w.stderr.String())
+	}
+	// On the first delivery: not handed back for want of the image.
+	if line := regexp.MustCompile(`.*image fetched from the server.*`).FindString(w.stderr.String()); !strings.Contains(line, `"attempt": 1,`) {
+		t.Errorf("the worker's log says no fetch on the first delivery:\n%s", w.stderr.String())
+	} else {
+		t.Logf("the worker: %s (an image of %d MB)", line, info.Size>>20)
+	}
+	if _, err := cli.ImageInspect(t.Context(), info.ID); err != nil {
+		t.Errorf("the worker's engine does not hold the image: %v", err)
+	}
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		_, reg := alice.call(t, "GET", "/api/registry", "")
+		imgs, _ := reg["images"].([]any)
+		if len(imgs) == 1 && imgs[0].(map[string]any)["state"] == "ready" {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("alice's bot is not ready: %v", reg)
+		}
+	}
+}

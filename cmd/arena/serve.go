@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
@@ -130,9 +131,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Matches go through NATS JetStream: the embedded server unless
 	// ARENA_NATS names a cluster. This host plays ARENA_CONCURRENCY of
 	// them at once itself, as a worker in this process.
+	// The workers that lack a pushed bot get it from the registry, once
+	// the page (which holds it) is up.
+	var page atomic.Pointer[web.Server]
 	ns, err := startNATS(ctx, cfg, log, func(ctx context.Context, ref string) (string, error) {
 		img, err := orch.Image(ctx, ref)
 		return img.ID, err
+	}, func(ctx context.Context, id string, w io.Writer) error {
+		if srv := page.Load(); srv != nil {
+			return srv.ExportPushed(ctx, id, w)
+		}
+		return errors.New("the server is starting")
 	})
 	if err != nil {
 		return err
@@ -201,6 +210,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return platformErr(fmt.Errorf("registry: %w", err))
 	}
+	page.Store(srv)
 	if err := srv.Recover(ctx); err != nil {
 		return platformErr(err)
 	}

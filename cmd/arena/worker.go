@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/docker/docker/client"
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
@@ -137,6 +138,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
 		Name: o.name, Concurrency: n, Games: games(), Grace: o.grace, Log: log,
 		Player: orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...),
+		Images: engineImages{cli},
 		Reap: func(ctx context.Context, id string) error {
 			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err
@@ -224,4 +226,22 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 		return nil, platformErr(err)
 	}
 	return nc, nil
+}
+
+// engineImages is the worker's engine as the dispatcher fetches pushed
+// bots into it (dispatch.ImageStore).
+type engineImages struct{ cli *client.Client }
+
+func (e engineImages) Has(ctx context.Context, id string) bool {
+	_, err := e.cli.ImageInspect(ctx, id)
+	return err == nil
+}
+
+func (e engineImages) Load(ctx context.Context, r io.Reader) error {
+	resp, err := e.cli.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return sandbox.PullProgress(resp.Body)
 }

@@ -1,0 +1,112 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Export writes the image repo@digest (a manifest's digest) to w as an
+// archive the Docker engine loads (docker load), read as the platform
+// from the registry's storage: how a joined worker gets a pushed bot its
+// engine does not hold. Layers are streamed, never held whole. It
+// returns the image's id (its config's digest), which the engine gives
+// the loaded image.
+func (r *Registry) Export(ctx context.Context, repo, digest string, w io.Writer) (string, error) {
+	ref, err := name.NewDigest(exportHost+"/"+repo+"@"+digest, name.Insecure)
+	if err != nil {
+		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
+	}
+	img, err := remote.Image(ref, remote.WithContext(ctx), remote.WithAuth(authn.Anonymous), remote.WithTransport(&inProcess{r: r}))
+	if err != nil {
+		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
+	}
+	id, err := img.ConfigName()
+	if err != nil {
+		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
+	}
+	if err := tarball.Write(ref, img, w); err != nil {
+		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
+	}
+	return id.String(), nil
+}
+
+// exportHost is the name the in-process transport answers to.
+const exportHost = "arena.registry.internal"
+
+// inProcess is an http.RoundTripper that serves each request with the
+// registry itself, as the platform, streaming the response's body.
+type inProcess struct{ r *Registry }
+
+func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != exportHost {
+		return nil, fmt.Errorf("registry: in-process request to %s", req.URL.Host)
+	}
+	in := req.Clone(req.Context())
+	in.SetBasicAuth(PlatformUser, t.r.platformSecret)
+	in.RequestURI = req.URL.RequestURI()
+	in.Host = exportHost
+	pr, pw := io.Pipe()
+	w := &pipeResponse{header: http.Header{}, body: pw, ready: make(chan struct{})}
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				w.start(http.StatusInternalServerError)
+				pw.CloseWithError(fmt.Errorf("registry: %v", p))
+				return
+			}
+			w.start(http.StatusOK) // a handler that wrote nothing
+			pw.Close()
+		}()
+		t.r.app.ServeHTTP(w, in)
+	}()
+	select {
+	case <-w.ready:
+	case <-req.Context().Done():
+		pr.CloseWithError(req.Context().Err())
+		return nil, req.Context().Err()
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", w.code, http.StatusText(w.code)), StatusCode: w.code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.sent, Body: pr, ContentLength: -1, Request: req,
+	}, nil
+}
+
+// pipeResponse is a ResponseWriter whose body goes down a pipe: the
+// header is handed over (ready) at the first write.
+type pipeResponse struct {
+	header, sent http.Header
+	body         *io.PipeWriter
+	once         sync.Once
+	ready        chan struct{}
+	code         int
+}
+
+func (p *pipeResponse) Header() http.Header { return p.header }
+
+func (p *pipeResponse) WriteHeader(code int) { p.start(code) }
+
+func (p *pipeResponse) start(code int) {
+	p.once.Do(func() {
+		p.code, p.sent = code, p.header.Clone()
+		close(p.ready)
+	})
+}
+
+func (p *pipeResponse) Write(b []byte) (int, error) {
+	p.start(http.StatusOK)
+	n, err := p.body.Write(b)
+	if errors.Is(err, io.ErrClosedPipe) {
+		return n, http.ErrAbortHandler
+	}
+	return n, err
+}
