@@ -52,6 +52,11 @@ type Bot interface {
 	Lifecycle
 }
 
+// freezeSwitch is a bot that can be let run between its answers rather
+// than frozen at each (sandbox.Container, sandbox.Process); a bot that
+// cannot is frozen at each, when it can be frozen at all.
+type freezeSwitch interface{ FreezeAtAnswers(on bool) }
+
 // stdioPather is a bot that says how its stdio travels (optional).
 type stdioPather interface{ StdioPath() string }
 

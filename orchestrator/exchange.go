@@ -93,8 +93,9 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome 
 }
 
 // serve sends a seat its messages and, when awaited, thaws it and reads
-// its answer within its budget (timing.go). A seat only written to stays
-// frozen: its input waits in its pipe.
+// its answer within its budget (timing.go). A seat only written to is not
+// thawed: frozen, its input waits in its pipe; let run, whatever it does
+// with it is charged to its next answer.
 func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, turn int) outcome {
 	o := outcome{seat: s.n, asked: awaited}
 	if !awaited {
@@ -130,6 +131,12 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	o.budget = b
 	if s.asked && cpuKnown {
 		tolerance := r.lim.stopTolerance(s.frozen == "")
+		if f, ok := s.bot.(freezeSwitch); ok && charged > tolerance && s.frozenFrom == 0 && s.frozen == "" {
+			// It ran while it should have been stopped: frozen at its
+			// answers from now on.
+			f.FreezeAtAnswers(true)
+			s.frozenFrom = turn
+		}
 		s.stoppedExcess += max(0, charged-tolerance)
 		if s.stoppedExcess > r.lim.AnswerTimeout {
 			o.stopped = charged
@@ -189,8 +196,9 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 // sampleBefore reads the figures an answer's window starts from: its CPU
 // time afresh, and the waiting time read at its last answer. A bot the
 // cgroup freezer held since cannot have waited for a CPU meanwhile (a
-// frozen thread is not runnable); one not frozen (gVisor) has its waits
-// between answers counted to the next, never beyond its time. Reading the
+// frozen thread is not runnable); one not frozen (let run, or under
+// gVisor) has its waits between answers counted to the next, never
+// beyond its time. Reading the
 // waiting time means reading every thread's run delay: once a turn, not
 // twice.
 func (r *run) sampleBefore(s *seat) (sandbox.Sample, bool) {

@@ -442,6 +442,40 @@ func TestCPUWhileStoppedIsCharged(t *testing.T) {
 			t.Errorf("bot: %s at turn %d (%s)", a.Status, a.FaultTurn, a.FaultDetail)
 		}
 	})
+	// A bot that can be let run between its answers is, until it runs
+	// there past the tolerance: frozen from then on, it runs no more
+	// there. What it ran is charged either way.
+	t.Run("let run within the tolerance", func(t *testing.T) {
+		rep, l := playFake(t, fake.Script{Switch: true, StoppedCPU: 500 * time.Microsecond}, fake.Script{Switch: true})
+		for i, a := range rep.Result.Bots {
+			if a.Status != engine.StatusOK || a.Timing != "cpu time; let run between answers, as it ran no more there than the tolerance" {
+				t.Errorf("bot %d: %s (%s), timing %q", i, a.Status, a.FaultDetail, a.Timing)
+			}
+		}
+		for _, b := range l.Bots() {
+			if b.FrozenAtAnswers() {
+				t.Errorf("%s is frozen at its answers", b.Spec().BotID)
+			}
+		}
+		if a := rep.Result.Bots[0]; a.StoppedCPUMS != 0.5*float64(a.Answers-1) {
+			t.Errorf("stopped CPU %v ms over %d answers, want 0.5 ms each after the first", a.StoppedCPUMS, a.Answers)
+		}
+	})
+	t.Run("let run, then frozen", func(t *testing.T) {
+		rep, l := playFake(t, fake.Script{Switch: true, StoppedCPU: 2 * time.Millisecond}, fake.Script{Switch: true})
+		a := rep.Result.Bots[0]
+		if a.Status != engine.StatusOK || a.StoppedCPUMS != 2 || a.Timing != "cpu time, frozen between answers from turn 2, having run there" {
+			t.Errorf("bot: %s (%s), stopped %v ms, timing %q", a.Status, a.FaultDetail, a.StoppedCPUMS, a.Timing)
+		}
+		if fb := record(t, rep, 2, 0); fb.StoppedCPUUS != 2000 {
+			t.Errorf("turn 2: stopped %d µs, want 2000", fb.StoppedCPUUS)
+		}
+		for _, b := range l.Bots() { // started at once, in any order
+			if frozen := b.FrozenAtAnswers(); frozen != (b.Spec().BotID == "bots/a") {
+				t.Errorf("%s frozen at its answers: %v", b.Spec().BotID, frozen)
+			}
+		}
+	})
 	t.Run("adding up", func(t *testing.T) {
 		// 21 ms a turn: 20 ms beyond the tolerance, over 100 ms at the
 		// sixth answer after the warm-up, the seventh in all.

@@ -47,8 +47,11 @@ type seat struct {
 	last   sandbox.Sample
 	lastOK bool
 	// timing is "cpu" once an answer's CPU time was counted (timing.go);
-	// frozen says why the bot could not be frozen between turns, if so.
+	// frozen says why the bot could not be frozen between turns, if so;
+	// frozenFrom is the turn from which it was, for running there (0:
+	// let run).
 	timing, frozen string
+	frozenFrom     int
 	asked          bool // answered at least once: the warm-up is over
 	out            bool // the game is done with it
 	stopped        bool // its bot is being or has been stopped
@@ -155,6 +158,10 @@ func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 					r.log.Warn("bot did not start", zap.String("bot", s.id), zap.Error(err))
 				}
 				return
+			}
+			// Let run between its answers until it runs there (timing.go).
+			if f, ok := bot.(freezeSwitch); ok {
+				f.FreezeAtAnswers(false)
 			}
 			s.bot = bot
 		})

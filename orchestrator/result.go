@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -96,10 +97,19 @@ func timingOf(s *seat) string {
 	case s.frozen != "":
 		return "cpu time; not frozen between answers: " + s.frozen
 	}
+	method := ""
 	if f, ok := s.bot.(freezingTeller); ok && f.Freezing() != "" {
-		return "cpu time, frozen between answers by " + f.Freezing()
+		method = " by " + f.Freezing()
 	}
-	return "cpu time, frozen between answers"
+	switch _, switched := s.bot.(freezeSwitch); {
+	case !switched:
+		return "cpu time, frozen between answers" + method
+	case s.frozenFrom > 0:
+		return fmt.Sprintf("cpu time, frozen between answers%s from turn %d, having run there", method, s.frozenFrom)
+	case method != "":
+		return "cpu time; let run between answers, as it ran no more there than the tolerance (else frozen" + method + ")"
+	}
+	return "cpu time; let run between answers, as it ran no more there than the tolerance"
 }
 
 // freezingTeller is a bot that says how it is frozen between answers

@@ -16,16 +16,20 @@ import (
 //     the moment it may run (it is thawed, then its input is written) until
 //     its answer is read. Time spent waiting for a CPU that other programs
 //     hold does not count.
-//   - Between its answer and its next input the bot is frozen, the whole
-//     cgroup at once where the kernel's freezer can be used: it does not
-//     run on the other bots' time. Whatever CPU its cgroup still uses then
-//     (where it is stopped by signals, or not at all under gVisor) is
-//     charged to its next answer, against that answer's limit; a bot whose
-//     CPU while stopped adds up, beyond a tolerance a turn, to more than
-//     one answer time is faulted (timeout) for it. The tolerance is a
-//     millisecond for a frozen bot (what runs between its answer's arrival
-//     and its freeze), a tenth of the answer time for one that is not
+//   - Between its answer and its next input the bot should be idle:
+//     whatever CPU its cgroup uses then is charged to its next answer,
+//     against that answer's limit; a bot whose CPU while it should be
+//     stopped adds up, beyond a tolerance a turn, to more than one answer
+//     time is faulted (timeout) for it. The tolerance is a millisecond
+//     (what runs between its answer's arrival and its freeze, for a frozen
+//     bot), a tenth of the answer time for a bot that cannot be frozen
 //     (under gVisor, whose own work for the bot goes on between turns).
+//   - A bot is let run between its answers until it uses more than the
+//     tolerance there once; from then on it is frozen at each answer, the
+//     whole cgroup at once where the kernel's freezer can be used (else by
+//     signals), so it does not run on the other bots' time. A bot that
+//     runs nothing there is not frozen: a freeze and a thaw wake each of
+//     its threads twice a turn, for nothing (serve decides).
 //   - The answer must also arrive within a wall-clock cap, ten times the
 //     answer time and at least a second, which only a bot that waits
 //     (sleeps, blocks) rather than computes can reach. Time the bot spent

@@ -5,29 +5,38 @@ import (
 	"sync/atomic"
 )
 
-// The freezer: between its answer and its next input a bot is stopped
-// (SIGSTOP to every process of its cgroup, see accounting.freeze), so it
-// does not think on the other bots' time, and the CPU time it is charged
-// for a turn is what it used to answer. The runner freezes a bot as its
-// answer arrives; the orchestrator thaws it when it asks again.
+// The freezer: between its answer and its next input a bot can be
+// stopped (its cgroup frozen, see accounting.freeze), so that it does not
+// think on the other bots' time, and the CPU time it is charged for a
+// turn is what it used to answer. The runner freezes a bot as its answer
+// arrives; the orchestrator thaws it when it asks again. The orchestrator
+// may instead let a bot run between its answers (FreezeAtAnswers(false)),
+// charging what it uses then to its next answer: a freeze and a thaw wake
+// every thread of the bot twice a turn, which costs more than the round
+// trip of the answer itself.
 
 // freezer freezes and thaws one bot.
 type freezer struct {
 	acct *accounting
-	// armed: the bot was thawed to answer, and is frozen at its answer.
-	armed atomic.Bool
-	mu    sync.Mutex
+	// armed: the bot was thawed to answer (it is answering); at its
+	// answer it is frozen unless letRun.
+	armed  atomic.Bool
+	letRun atomic.Bool
+	mu     sync.Mutex
 	// gone: released for good (the bot is being stopped).
 	gone bool
+	// frozen: a freeze of this freezer's holds the bot.
+	frozen bool
 }
 
 // answered runs as a message of the bot arrives: the first after a thaw
-// freezes it.
+// freezes it, unless the bot is let run.
 func (f *freezer) answered() {
-	if f.armed.CompareAndSwap(true, false) {
+	if f.armed.CompareAndSwap(true, false) && !f.letRun.Load() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if !f.gone && f.acct != nil {
+			f.frozen = true // a freeze that failed halfway is undone too
 			f.acct.freeze()
 		}
 	}
@@ -45,6 +54,10 @@ func (f *freezer) thaw() error {
 		return errFreezer(why)
 	}
 	f.armed.Store(true)
+	if !f.frozen {
+		return nil
+	}
+	f.frozen = false
 	return f.acct.thaw()
 }
 
@@ -57,6 +70,14 @@ func (f *freezer) release() {
 	}
 	f.gone = true
 }
+
+// FreezeAtAnswers says whether the bot is frozen at each answer (the
+// default), or let run between its answers (off).
+func (c *Container) FreezeAtAnswers(on bool) { c.freezer.letRun.Store(!on) }
+
+// FreezeAtAnswers says whether the bot is frozen at each answer (see
+// Container.FreezeAtAnswers).
+func (p *Process) FreezeAtAnswers(on bool) { p.freezer.letRun.Store(!on) }
 
 type errFreezer string
 

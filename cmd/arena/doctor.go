@@ -42,8 +42,11 @@ type doctorReport struct {
 	RTTRatioP50       float64 `json:"rtt_ratio_p50"`
 	RTTRatioP99       float64 `json:"rtt_ratio_p99"`
 	// TurnRTT* are a whole turn's round trip: the container's with the
-	// orchestrator's work around the answer (thaw, freeze, figures);
-	// TurnRatio* its ratio to the pipe, the headline figure.
+	// orchestrator's work around the answer (its figures read, the bot
+	// let run between answers as one that runs nothing there is);
+	// TurnRatio* its ratio to the pipe, the headline figure. The paths
+	// also hold a frozen bot's turn (container_turn_frozen: thawed, and
+	// frozen at its answer, as a bot that ran between answers is).
 	TurnRTTP50US   float64 `json:"turn_rtt_p50_us"`
 	TurnRTTP99US   float64 `json:"turn_rtt_p99_us"`
 	TurnRatioP50   float64 `json:"turn_ratio_p50"`
@@ -198,9 +201,17 @@ func measureRoundTrips(ctx context.Context, cfg Config, cli *client.Client, owne
 	})
 	add("container", func() (botConn, error) { return d.Start(ctx, echo) })
 	// The same container, with the orchestrator's work around each answer.
-	if c := add("container_turn_accounting", func() (botConn, error) { return d.Start(ctx, echo) }); c != nil {
-		p := &paths[len(paths)-1]
-		p.before, p.after = turnAccounting(c.(*sandbox.Container))
+	for _, frozen := range []bool{false, true} {
+		name := "container_turn_accounting"
+		if frozen {
+			name = "container_turn_frozen"
+		}
+		if c := add(name, func() (botConn, error) { return d.Start(ctx, echo) }); c != nil {
+			ct := c.(*sandbox.Container)
+			ct.FreezeAtAnswers(frozen)
+			p := &paths[len(paths)-1]
+			p.before, p.after = turnAccounting(ct)
+		}
 	}
 	variant := func(name string, change func(*sandbox.Policy), opts ...sandbox.Option) {
 		p := cfg.Policy()
@@ -245,6 +256,7 @@ func measureRoundTrips(ctx context.Context, cfg Config, cli *client.Client, owne
 		"cpu_quota":       round2(c - figures["container_no_cpu_quota"].P50US),
 		"container_bare":  round2(figures["container_bare"].P50US - rep.PipeRTTP50US),
 		"turn_accounting": round2(figures["container_turn_accounting"].P50US - c),
+		"turn_frozen":     round2(figures["container_turn_frozen"].P50US - c),
 	}
 }
 
@@ -360,7 +372,8 @@ func printDoctor(w io.Writer, r doctorReport) {
 	for _, p := range []struct{ key, label string }{
 		{"pipe", "local pipe"},
 		{"container", "container (" + strings.SplitN(r.StdioPath, " ", 2)[0] + ")"},
-		{"container_turn_accounting", "  a whole turn: + thaw, freeze and figures"},
+		{"container_turn_accounting", "  a whole turn: + its figures"},
+		{"container_turn_frozen", "  a frozen bot's turn: + thaw, freeze, figures"},
 		{"container_no_seccomp", "  without seccomp"},
 		{"container_no_cpu_quota", "  without the CPU quota"},
 		{"container_bare", "  without either"},
@@ -377,8 +390,8 @@ func printDoctor(w io.Writer, r doctorReport) {
 		fmt.Fprintf(w, "container / pipe: p50 %.2f×, p99 %.2f×\n", r.RTTRatioP50, r.RTTRatioP99)
 	}
 	if len(r.CostsUS) > 0 {
-		fmt.Fprintf(w, "What a container adds at p50: seccomp %.1f µs, CPU quota %.1f µs, the bare container %.1f µs; the per-turn work %.1f µs\n",
-			r.CostsUS["seccomp"], r.CostsUS["cpu_quota"], r.CostsUS["container_bare"], r.CostsUS["turn_accounting"])
+		fmt.Fprintf(w, "What a container adds at p50: seccomp %.1f µs, CPU quota %.1f µs, the bare container %.1f µs; the per-turn work %.1f µs (%.1f µs for a bot frozen between answers)\n",
+			r.CostsUS["seccomp"], r.CostsUS["cpu_quota"], r.CostsUS["container_bare"], r.CostsUS["turn_accounting"], r.CostsUS["turn_frozen"])
 	}
 	fmt.Fprintf(w, "Two bots from request to first state written: p50 %.1f ms, max %.1f ms with warm containers; p50 %.0f ms, max %.0f ms without\n",
 		r.StartMSP50, r.StartMSMax, r.ColdStartMSP50, r.ColdStartMSMax)

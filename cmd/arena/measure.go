@@ -90,8 +90,10 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 }
 
 // turnAccounting is what the orchestrator does around an answer: before
-// it, read the bot's CPU time and thaw it (it is frozen again as its
-// answer arrives); after it, read its figures and its memory peak.
+// it, read the bot's CPU time and thaw it (a thaw of a bot let run
+// between answers writes nothing; one frozen at its answers is frozen
+// again as its answer arrives); after it, read its figures and its
+// memory peak.
 func turnAccounting(c *sandbox.Container) (before, after func() error) {
 	before = func() error {
 		if _, ok := c.CPUTime(); !ok {

@@ -95,6 +95,10 @@ type Script struct {
 	// should be stopped (a process its freeze missed): it shows in the
 	// first reading of its CPU after its answer's own sample.
 	StoppedCPU time.Duration
+	// Switch makes the bot one the orchestrator can let run between its
+	// answers (FreezeAtAnswers), as a container: it then runs its
+	// StoppedCPU only while it is let run.
+	Switch bool
 }
 
 // Launcher starts scripted bots for the images it knows.
@@ -214,9 +218,30 @@ func (l *Launcher) Launch(_ context.Context, s sandbox.Spec) (orchestrator.Bot, 
 	if script.StartErr != nil {
 		return nil, script.StartErr
 	}
-	b := &Bot{script: script, spec: s, started: time.Now(), exited: make(chan struct{})}
+	b := &Bot{script: script, spec: s, started: time.Now(), exited: make(chan struct{}), freezes: true}
 	l.bots = append(l.bots, b)
+	if script.Switch {
+		return switching{b}, nil
+	}
 	return b, nil
+}
+
+// switching is a bot of Script.Switch.
+type switching struct{ *Bot }
+
+// FreezeAtAnswers says whether the bot is frozen at its answers (and so
+// runs none of its StoppedCPU).
+func (s switching) FreezeAtAnswers(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.freezes = on
+}
+
+// FrozenAtAnswers says whether the bot is frozen at its answers now.
+func (b *Bot) FrozenAtAnswers() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.freezes
 }
 
 // Bots are the bots started so far, in start order.
@@ -255,12 +280,14 @@ type Bot struct {
 	// once the answer's own sample was read; the next reading sees it.
 	stopping int
 	runnable bool // kept from a CPU right now (StarvedNow)
-	hung     bool // sleeps for good (Timeout): no answer, no CPU
-	stderr   strings.Builder
-	exit     *sandbox.Exit // set once it ended
-	exited   chan struct{}
-	closed   bool
-	stops    int
+	// freezes: frozen at its answers (a Switch bot may be let run).
+	freezes bool
+	hung    bool // sleeps for good (Timeout): no answer, no CPU
+	stderr  strings.Builder
+	exit    *sandbox.Exit // set once it ended
+	exited  chan struct{}
+	closed  bool
+	stops   int
 	// read is every message the bot read, in order; pending those sent
 	// but not read yet (ReadDelay), sent the count of messages sent.
 	read    [][]byte
@@ -385,7 +412,7 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	b.runnable = false
 	b.readUpTo(b.sent) // it reads its input to answer it
 	b.answers++
-	if b.script.StoppedCPU > 0 {
+	if b.script.StoppedCPU > 0 && (!b.script.Switch || !b.freezes) {
 		b.stopping = 1
 	}
 	n := b.answers
