@@ -132,6 +132,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Registry, error) {
 	// Deleting manifests (a repository deleted on the page) and the
 	// collector need it; uploads left half-done go after a day.
 	cfg.Storage["delete"] = configuration.Parameters{"enabled": true}
+	// Blobs are served by the registry itself, never by a redirect to the
+	// store (an S3 endpoint may be private; the platform reads
+	// in-process).
+	cfg.Storage["redirect"] = configuration.Parameters{"disable": true}
 	cfg.Storage["maintenance"] = configuration.Parameters{"uploadpurging": map[any]any{"enabled": true, "age": "24h", "interval": "1h", "dryrun": false}}
 	r := &Registry{cfg: cfg, deps: deps, id: secret(8), platformSecret: secret(32)}
 	registerController(r.id, controller{r})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/distribution/v3/configuration"
 	"github.com/distribution/reference"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -37,9 +38,9 @@ type RegistryConfig struct {
 	// Enabled serves the registry under /v2/.
 	Enabled bool
 	// Dir is where its blobs live; Storage, when set, is a storage
-	// driver's configuration instead (see registry.Config).
+	// driver's configuration instead (see registry.ParseStorage).
 	Dir     string
-	Storage map[string]map[string]any
+	Storage configuration.Storage
 	// Host is the address this host's engine pulls from (HOST:PORT),
 	// the one docker login and docker push name.
 	Host string

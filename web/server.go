@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
-	"github.com/distribution/distribution/v3/configuration"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
@@ -290,11 +289,7 @@ func NewWithRegistry(ctx context.Context, cfg Config, deps Deps) (*Server, error
 	if !cfg.Registry.Enabled {
 		return s, nil
 	}
-	var storage configuration.Storage
-	for name, params := range cfg.Registry.Storage {
-		storage = configuration.Storage{name: configuration.Parameters(params)}
-	}
-	reg, err := registry.New(ctx, registry.Config{Dir: cfg.Registry.Dir, Storage: storage}, registry.Deps{
+	reg, err := registry.New(ctx, registry.Config{Dir: cfg.Registry.Dir, Storage: cfg.Registry.Storage}, registry.Deps{
 		Authenticate: s.registryAuth,
 		Pushed:       s.recordPush,
 		Deleted: func(ctx context.Context, repo, digest string) {

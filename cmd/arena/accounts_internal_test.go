@@ -70,14 +70,23 @@ func TestStartAccounts(t *testing.T) {
 func TestSecretSettingsAreNotShown(t *testing.T) {
 	t.Setenv("ARENA_ADMIN_PASSWORD", "do-not-show-me")
 	t.Setenv("ARENA_TOKEN", "nor-me")
+	t.Setenv("ARENA_REGISTRY_STORAGE", `{"s3": {"bucket": "arena", "secretkey": "nor-my-key"}}`)
 	var help bytes.Buffer
 	fs, vals := serveFlags(&help)
 	fs.Usage()
-	if strings.Contains(help.String(), "do-not-show-me") || strings.Contains(help.String(), "nor-me") {
-		t.Errorf("help shows a secret:\n%s", help.String())
+	for _, secret := range []string{"do-not-show-me", "nor-me", "nor-my-key"} {
+		if strings.Contains(help.String(), secret) {
+			t.Errorf("help shows a secret:\n%s", help.String())
+		}
 	}
 	cfg, err := loadOnly(vals)
-	if err != nil || cfg.AdminPassword != "do-not-show-me" || cfg.Token != "nor-me" {
-		t.Errorf("the secrets from the environment: %q %q, %v", cfg.AdminPassword, cfg.Token, err)
+	if err != nil || cfg.AdminPassword != "do-not-show-me" || cfg.Token != "nor-me" || cfg.RegistryStorage.Parameters()["secretkey"] != "nor-my-key" {
+		t.Errorf("the secrets from the environment: %q %q %v, %v", cfg.AdminPassword, cfg.Token, cfg.RegistryStorage, err)
+	}
+	// A bad storage setting is named, and its value not shown.
+	t.Setenv("ARENA_REGISTRY_STORAGE", `{"gcs": {"secret": "nor-this"}}`)
+	_, vals = serveFlags(&help)
+	if _, err := loadOnly(vals); err == nil || !strings.Contains(err.Error(), "ARENA_REGISTRY_STORAGE = (secret): storage driver \"gcs\": not one of") || strings.Contains(err.Error(), "nor-this") {
+		t.Errorf("a bad storage setting: %v", err)
 	}
 }

@@ -14,12 +14,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/distribution/v3/configuration"
 	"github.com/docker/go-units"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
 	"arena/orchestrator"
+	"arena/registry"
 	"arena/sandbox"
 )
 
@@ -57,6 +59,7 @@ type Config struct {
 	// pulls from, and the quotas per owner.
 	Registry         bool
 	RegistryHost     string
+	RegistryStorage  configuration.Storage
 	RegistryQuota    int64
 	RegistryMaxRepos int
 	RegistryMaxTags  int
@@ -364,6 +367,10 @@ var settings = []setting{
 		}
 		c.RegistryHost = v
 		return nil
+	}},
+	{env: "ARENA_REGISTRY_STORAGE", flag: "registry-storage", def: "", secret: true, usage: "where the registry keeps its blobs: the distribution registry's storage section in YAML or JSON, e.g. {\"s3\": {\"bucket\": \"arena\", \"region\": \"us-east-1\", …}} (empty: ARENA_DATA/registry)", server: true, set: func(c *Config, v string) (err error) {
+		c.RegistryStorage, err = registry.ParseStorage(v)
+		return err
 	}},
 	{env: "ARENA_REGISTRY_QUOTA", flag: "registry-quota", def: "1g", usage: "what one user's (or team's) images may weigh in the registry (0: no bound)", server: true, set: func(c *Config, v string) (err error) {
 		c.RegistryQuota, err = units.RAMInBytes(v)

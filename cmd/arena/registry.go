@@ -16,16 +16,17 @@ import (
 func registryFlags(out io.Writer) (*flag.FlagSet, map[string]*string) {
 	fs := flag.NewFlagSet("arena registry", flag.ContinueOnError)
 	fs.SetOutput(out)
-	vals := registerOnly(fs, "data")
+	vals := registerOnly(fs, "data", "registry-storage")
 	fs.Usage = func() {
 		fmt.Fprint(out, `Usage:
-  arena registry gc [--data DIR]
+  arena registry gc [--data DIR] [--registry-storage SECTION]
 
-gc removes from the server's registry (DIR/registry) the blobs no image
-references and the manifests no tag names: what deleted repositories and
-overwritten tags left. The server does it every day by itself, and an
-admin now with POST /api/registry/gc; this command does it with the
-server stopped (the data folder must not be in use).
+gc removes from the server's registry (DIR/registry, or the store that
+ARENA_REGISTRY_STORAGE names) the blobs no image references and the
+manifests no tag names: what deleted repositories and overwritten tags
+left. The server does it every day by itself, and an admin now with POST
+/api/registry/gc; this command does it with the server stopped (the data
+folder must not be in use).
 
 `)
 		fs.PrintDefaults()
@@ -50,7 +51,7 @@ func cmdRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usageErr("%v", err)
 	}
 	dir := filepath.Join(cfg.Data, "registry")
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := os.Stat(dir); err != nil && cfg.RegistryStorage == nil {
 		return platformErr(fmt.Errorf("no registry in %s: %w", cfg.Data, err))
 	}
 	// The data folder's lock: no server writes to the registry meanwhile.
@@ -60,11 +61,19 @@ func cmdRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return platformErr(fmt.Errorf("%w (a running server collects its registry itself: POST /api/registry/gc as an admin)", err))
 	}
 	defer st.Close()
-	reg, err := registry.New(ctx, registry.Config{Dir: dir}, registry.Deps{})
+	reg, err := registry.New(ctx, registry.Config{Dir: dir, Storage: cfg.RegistryStorage}, registry.Deps{})
 	if err != nil {
 		return platformErr(err)
 	}
 	defer reg.Close()
+	if cfg.RegistryStorage != nil {
+		took, err := reg.Collect(ctx)
+		if err != nil {
+			return platformErr(err)
+		}
+		fmt.Fprintf(stdout, "registry (%s storage) collected in %v\n", cfg.RegistryStorage.Type(), took.Round(1e6))
+		return nil
+	}
 	before, _ := folderSize(dir)
 	took, err := reg.Collect(ctx)
 	if err != nil {

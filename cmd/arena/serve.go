@@ -183,7 +183,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax},
-		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Host: registryHost,
+		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, web.Deps{
 		Games:        games(),
