@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,7 +195,10 @@ func TestCreateMatchRejectsBadInput(t *testing.T) {
 		{"missing image", `{"game":"tanks","bots":["arena/tanks-random","arena/not-built"]}`, 400, "image arena/not-built is not known"},
 		{"local bot", `{"game":"tanks","bots":["arena/tanks-random","exec:./bot"]}`, 403, "not allowed"},
 		{"bad settings", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":-1}}`, 400, "zone_radius -1 is outside"},
-		{"negative seed", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":-1}`, 400, "cannot unmarshal number -1"},
+		{"negative seed", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":-1}`, 400, "seed must be a whole number from 0 to 18446744073709551615 (as a string above 2^53, which JSON numbers lose in JavaScript), not -1"},
+		{"seed past 2^64-1", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":"18446744073709551616"}`, 400, `not "18446744073709551616"`},
+		{"seed as a float", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":1e+23}`, 400, "not 1e+23"},
+		{"seed not digits", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"seed":"7a"}`, 400, `not "7a"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +213,33 @@ func TestCreateMatchRejectsBadInput(t *testing.T) {
 	}
 	if n := len(ts.launcher.Bots()); n != 0 {
 		t.Errorf("bad requests started %d bots", n)
+	}
+}
+
+// Seeds are exact end to end, up to 2^64−1: given as a string (as the
+// page sends them) or as a number, played and shown as given.
+func TestSeedsAreExact(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	for _, seed := range []string{`"18446744073709551615"`, `"9007199254740993"`, `9007199254740993`} {
+		status, created := ts.do(t, "POST", "/api/matches", `{"game":"tanks","seed":`+seed+`,"bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":5}}`)
+		if status != 201 {
+			t.Fatalf("create with seed %s: %d %v", seed, status, created)
+		}
+		m := ts.waitFinal(t, created["id"].(string))
+		want := strings.Trim(seed, `"`)
+		if m["seed_text"] != want || m["status"] != "finished" {
+			t.Errorf("seed %s: the match shows %v (%v)", seed, m["seed_text"], m["status"])
+		}
+		var rep struct{ Seed uint64 }
+		resp, err := http.Get(ts.url + "/api/matches/" + created["id"].(string) + "/replay")
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(resp.Body).Decode(&rep)
+		resp.Body.Close()
+		if strconv.FormatUint(rep.Seed, 10) != want {
+			t.Errorf("seed %s: the replay was played with %d", seed, rep.Seed)
+		}
 	}
 }
 
@@ -228,7 +259,7 @@ func TestMatchLifecycle(t *testing.T) {
 	}
 	id := created["id"].(string)
 	m := ts.waitFinal(t, id)
-	if m["status"] != "finished" || m["replay"] != "/api/matches/"+id+"/replay" || m["seed"].(float64) != 7 {
+	if m["status"] != "finished" || m["replay"] != "/api/matches/"+id+"/replay" || m["seed"].(float64) != 7 || m["seed_text"] != "7" {
 		t.Fatalf("match: %v", m)
 	}
 	res := m["result"].(map[string]any)

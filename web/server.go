@@ -570,19 +570,43 @@ func (s *Server) listGames(c echo.Context) error {
 type createRequest struct {
 	Game     string          `json:"game"`
 	Map      string          `json:"map"`
-	Seed     *uint64         `json:"seed"`
+	Seed     *seedValue      `json:"seed"`
 	Bots     []string        `json:"bots"`
 	Settings json.RawMessage `json:"settings"`
 }
 
+// seedValue is a match's seed as a request gives it: a JSON number, or
+// a string of its digits (JavaScript's numbers are exact only up to 2^53,
+// seeds go up to 2^64−1).
+type seedValue uint64
+
+func (v *seedValue) UnmarshalJSON(b []byte) error {
+	digits := strings.TrimSuffix(strings.TrimPrefix(string(b), `"`), `"`)
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return &badSeed{string(b)}
+	}
+	*v = seedValue(n)
+	return nil
+}
+
+// badSeed is a seed that is not a whole number from 0 to 2^64−1.
+type badSeed struct{ got string }
+
+func (e *badSeed) Error() string {
+	return fmt.Sprintf("seed must be a whole number from 0 to %d (as a string above 2^53, which JSON numbers lose in JavaScript), not %s", uint64(math.MaxUint64), e.got)
+}
+
 // matchView is a match as the API shows it.
 type matchView struct {
-	ID         string          `json:"id"`
-	Status     string          `json:"status"`
-	Position   int             `json:"position,omitempty"`
-	Game       string          `json:"game"`
-	Map        string          `json:"map"`
-	Seed       uint64          `json:"seed"`
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Position int    `json:"position,omitempty"`
+	Game     string `json:"game"`
+	Map      string `json:"map"`
+	Seed     uint64 `json:"seed"`
+	// SeedText is the seed in digits: exact in JavaScript too.
+	SeedText   string          `json:"seed_text"`
 	Bots       []string        `json:"bots"`
 	Settings   json.RawMessage `json:"settings,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
@@ -598,7 +622,7 @@ type matchView struct {
 }
 
 func (s *Server) view(m store.Match) matchView {
-	v := matchView{ID: m.ID, Status: m.Status, Game: m.Game, Map: m.Map, Seed: m.Seed, Bots: m.Bots,
+	v := matchView{ID: m.ID, Status: m.Status, Game: m.Game, Map: m.Map, Seed: m.Seed, SeedText: strconv.FormatUint(m.Seed, 10), Bots: m.Bots,
 		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result, Owner: m.Owner}
 	if !m.StartedAt.IsZero() {
 		v.StartedAt = &m.StartedAt
@@ -623,7 +647,7 @@ func liveView(m store.Match, l orchestrator.Live) matchView {
 	if m.StartedAt.IsZero() {
 		m.StartedAt = l.Started
 	}
-	v := matchView{ID: m.ID, Status: m.Status, Position: l.Position, Game: m.Game, Map: m.Map, Seed: m.Seed, Bots: m.Bots,
+	v := matchView{ID: m.ID, Status: m.Status, Position: l.Position, Game: m.Game, Map: m.Map, Seed: m.Seed, SeedText: strconv.FormatUint(m.Seed, 10), Bots: m.Bots,
 		Settings: m.Settings, CreatedAt: m.CreatedAt, Owner: m.Owner}
 	if !m.StartedAt.IsZero() {
 		v.StartedAt = &m.StartedAt
@@ -653,6 +677,10 @@ func (s *Server) createMatch(c echo.Context) error {
 		var he *echo.HTTPError
 		if errors.As(err, &he) {
 			return err // the body limit
+		}
+		var bad *badSeed
+		if errors.As(err, &bad) {
+			return badRequest("%v", bad)
 		}
 		return badRequest("request body is not a JSON match request: %v", err)
 	}
@@ -687,7 +715,7 @@ func (s *Server) createMatch(c echo.Context) error {
 	}
 	var seed uint64
 	if body.Seed != nil {
-		seed = *body.Seed
+		seed = uint64(*body.Seed)
 	} else {
 		seed = orchestrator.RandomSeed()
 	}

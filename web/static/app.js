@@ -79,10 +79,11 @@ async function start(ev) {
   const seed = $("#seed").value.trim();
   if (seed !== "") {
     if (!/^\d+$/.test(seed)) {
-      $("#form-error").textContent = "seed must be a whole number";
+      $("#form-error").textContent = "seed must be a whole number from 0 to 18446744073709551615";
       return;
     }
-    body.seed = Number(seed);
+    // As a string: JavaScript's numbers are exact only up to 2^53.
+    body.seed = seed;
   }
   $("#start").disabled = true;
   try {

@@ -82,7 +82,7 @@ export class Viewer {
     this.ids = botIds(m.bots);
     // A ladder's match plays images by id: its entries' names say who.
     this.names = this.ids.map((id, seat) => (m.ladder && m.ladder[seat] ? m.ladder[seat].name : id));
-    $("#match-title").textContent = `${m.game} · ${m.map} · seed ${m.seed}` + (m.ladder ? " · ladder" : "");
+    $("#match-title").textContent = `${m.game} · ${m.map} · seed ${m.seed_text ?? m.seed}` + (m.ladder ? " · ladder" : "");
     const st = $("#match-status");
     st.className = `status ${m.status}`;
     st.textContent = m.status + (m.position ? ` (#${m.position} in line)` : "");
