@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"arena/engine"
@@ -85,6 +86,24 @@ func median(ds []time.Duration) (p50, most time.Duration) {
 	sorted := slices.Clone(ds)
 	slices.Sort(sorted)
 	return sorted[(len(sorted)-1)/2], sorted[len(sorted)-1]
+}
+
+// Draw says whether the match was a draw: nobody won, or every bot did
+// (in Tanks, tanks that die together share the win).
+func (r Result) Draw() bool {
+	return len(r.Winners) == 0 || len(r.Bots) > 1 && len(r.Winners) == len(r.Bots)
+}
+
+// Outcome says how the match ended, in words: "draw", "winner A", or
+// "shared win: A, B" (some of the bots won together).
+func (r Result) Outcome() string {
+	switch {
+	case r.Draw():
+		return "draw"
+	case len(r.Winners) == 1:
+		return "winner " + r.Winners[0]
+	}
+	return "shared win: " + strings.Join(r.Winners, ", ")
 }
 
 // timingOf says how a seat's answers were timed (see timing.go).

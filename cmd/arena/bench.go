@@ -324,7 +324,7 @@ func (c *benchCSV) write(game string, out orchestrator.BenchOutcome) {
 	} else {
 		r := out.Result
 		winner := "draw"
-		if len(r.Winners) > 0 {
+		if !r.Draw() {
 			winner = strings.Join(r.Winners, " ")
 		}
 		b0, b1 := r.Bots[0], r.Bots[1]
@@ -557,9 +557,7 @@ func outcomeText(out orchestrator.BenchOutcome) string {
 	switch {
 	case out.Result == nil:
 		return "error: " + fmt.Sprint(out.Err)
-	case len(out.Result.Winners) == 0:
-		return "draw"
 	default:
-		return "winner " + strings.Join(out.Result.Winners, ", ")
+		return out.Result.Outcome()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -181,10 +182,13 @@ func TestHumanSummary(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"tanks on classic, seed 7", "winner:", "SEAT", bots[0] + "#2", "ok"} {
+	for _, want := range []string{"tanks on classic, seed 7", "SEAT", bots[0] + "#2", "ok"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
+	}
+	if !regexp.MustCompile(`turns in [0-9.]+s; (winner \S+|draw|shared win: .+)\n`).MatchString(stdout) {
+		t.Errorf("summary lacks the outcome:\n%s", stdout)
 	}
 }
 

@@ -244,11 +244,7 @@ func checkWritableDir(path string) error {
 }
 
 func printSummary(w io.Writer, r orchestrator.Result) {
-	winners := "none"
-	if len(r.Winners) > 0 {
-		winners = strings.Join(r.Winners, ", ")
-	}
-	fmt.Fprintf(w, "%s on %s, seed %d: %d turns in %.1fs; winner: %s\n\n", r.Game, r.Map, r.Seed, r.Turns, r.DurationMS/1000, winners)
+	fmt.Fprintf(w, "%s on %s, seed %d: %d turns in %.1fs; %s\n\n", r.Game, r.Map, r.Seed, r.Turns, r.DurationMS/1000, r.Outcome())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEAT\tBOT\tSTATUS\tSCORE\tDIED\tANSWERS\tWARM-UP MS\tP50 MS\tMAX MS\tCPU MS\tMEM PEAK")
 	for _, b := range r.Bots {

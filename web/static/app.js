@@ -108,7 +108,9 @@ function winnerText(m) {
   if (m.status !== "finished" || !m.result) return m.error ? m.error.slice(0, 60) : "";
   const ids = botIds(m.bots);
   const shown = names(m);
-  return m.result.winners.length ? m.result.winners.map((w) => (ids.includes(w) ? shown[ids.indexOf(w)] : w)).join(", ") : "draw";
+  const w = m.result.winners;
+  if (!w.length || (m.result.bots.length > 1 && w.length === m.result.bots.length)) return "draw";
+  return (w.length > 1 ? "shared: " : "") + w.map((x) => (ids.includes(x) ? shown[ids.indexOf(x)] : x)).join(", ");
 }
 
 function historyRow(m) {

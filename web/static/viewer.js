@@ -301,7 +301,9 @@ export class Viewer {
       return;
     }
     const r = m.result;
-    const winners = r.winners.length ? "Winner: " + r.winners.map((w) => escapeHTML(this.label(w))).join(", ") : "Draw";
+    // A draw: nobody won, or every bot did (tanks that die together share the win).
+    const draw = !r.winners.length || (r.bots.length > 1 && r.winners.length === r.bots.length);
+    const winners = draw ? "Draw" : (r.winners.length > 1 ? "Shared win: " : "Winner: ") + r.winners.map((w) => escapeHTML(this.label(w))).join(", ");
     const rows = r.bots
       .map((b) => {
         const status = b.status === "ok" ? '<span class="good">ok</span>' : `<span class="bad">${escapeHTML(b.status)} at turn ${b.fault_turn}</span>`;
