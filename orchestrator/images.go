@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
+
+	"github.com/distribution/reference"
 
 	"arena/sandbox"
 )
@@ -42,11 +45,27 @@ func suggest(all []sandbox.LocalImage, game string) []sandbox.LocalImage {
 		}
 	}
 	for _, img := range all {
-		if img.Game == "" {
+		if img.Game == "" && mayBeABot(img.Ref) {
 			out = append(out, img)
 		}
 	}
 	return slices.Clip(out)
+}
+
+// notBots are Arena's own images: the platform's, and arena doctor's
+// probe.
+var notBots = []string{"arena/arena", "arena/probe"}
+
+// mayBeABot says whether an unlabelled image may be a bot: not one of
+// Arena's own, nor a base image (an official image, named without a
+// namespace: python, golang, debian…).
+func mayBeABot(ref string) bool {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return false
+	}
+	path := reference.Path(named) // library/python for python
+	return strings.Contains(path, "/") && !strings.HasPrefix(path, "library/") && !slices.Contains(notBots, path)
 }
 
 func (r router) Images(ctx context.Context) ([]sandbox.LocalImage, error) {

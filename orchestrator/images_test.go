@@ -13,6 +13,9 @@ func TestSuggest(t *testing.T) {
 	all := []sandbox.LocalImage{
 		{Ref: "me/new"}, {Ref: "arena/snake-greedy", Game: "snake"},
 		{Ref: "arena/tanks-hunter", Game: "tanks"}, {Ref: "me/old"}, {Ref: "arena/tanks-random", Game: "tanks"},
+		// Not bots: Arena's own images and base images, unlabelled.
+		{Ref: "arena/arena:latest"}, {Ref: "arena/probe:123-456"}, {Ref: "python:3.14-slim-trixie"},
+		{Ref: "golang:1.26-trixie"}, {Ref: "docker.io/library/debian:bookworm"}, {Ref: "localhost:5000/debian"},
 	}
 	tests := []struct {
 		give string

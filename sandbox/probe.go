@@ -51,6 +51,24 @@ func ProbeImage(ctx context.Context, api interface {
 	DockerAPI
 	ImageImport(ctx context.Context, source image.ImportSource, ref string, options image.ImportOptions) (io.ReadCloser, error)
 }, binary string) (string, error) {
+	ref, _, err := MakeProbeImage(ctx, api, binary)
+	return ref, err
+}
+
+// MakeProbeImage is ProbeImage that also says whether it made the image
+// (made: it was not there), for a caller that removes what it made.
+func MakeProbeImage(ctx context.Context, api interface {
+	DockerAPI
+	ImageImport(ctx context.Context, source image.ImportSource, ref string, options image.ImportOptions) (io.ReadCloser, error)
+}, binary string) (ref string, made bool, err error) {
+	ref, err = probeImage(ctx, api, binary, &made)
+	return ref, made, err
+}
+
+func probeImage(ctx context.Context, api interface {
+	DockerAPI
+	ImageImport(ctx context.Context, source image.ImportSource, ref string, options image.ImportOptions) (io.ReadCloser, error)
+}, binary string, made *bool) (string, error) {
 	static, err := IsStatic(binary)
 	if err != nil {
 		return "", err
@@ -83,6 +101,7 @@ func ProbeImage(ctx context.Context, api interface {
 	if _, err := io.Copy(io.Discard, body); err != nil {
 		return "", fmt.Errorf("import the probe image: %w", err)
 	}
+	*made = true
 	return ref, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"arena/sandbox"
@@ -139,10 +140,15 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 
 	exe, _ := os.Executable()
-	probe, err := sandbox.ProbeImage(ctx, cli, exe)
+	probe, made, err := sandbox.MakeProbeImage(ctx, cli, exe)
 	if err != nil {
 		rep.Checks["probe"] = check{false, "cannot make the probe image: " + err.Error()}
 		return finishDoctor(rep, *asJSON, stdout)
+	}
+	if made {
+		// Removed once every container of it is (the deferred closes
+		// below run first): the doctor leaves no image behind.
+		defer cli.ImageRemove(context.WithoutCancel(ctx), probe, image.RemoveOptions{PruneChildren: true})
 	}
 	img, err := d.Image(ctx, probe)
 	if err != nil {

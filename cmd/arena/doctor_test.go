@@ -1,9 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+
+	"arena/internal/dockertest"
 	"arena/sandbox"
 	"arena/sandbox/probe"
 )
@@ -55,5 +62,33 @@ func TestPolicyChecks(t *testing.T) {
 		if !ok || got.Pass != tt.wantPass || !strings.Contains(got.Reason, tt.wantReason) {
 			t.Errorf("%s for %+v: %+v, want pass %v with %q", tt.check, tt.give, got, tt.wantPass, tt.wantReason)
 		}
+	}
+}
+
+// arena doctor leaves no image behind: the probe image it makes is
+// removed when it is done (one it found is kept).
+func TestDoctorLeavesNoImage(t *testing.T) {
+	cli := dockertest.Client(t)
+	bin := arenaBinary(t)
+	probes := func() []string {
+		list, err := cli.ImageList(t.Context(), image.ListOptions{Filters: filters.NewArgs(filters.Arg("reference", "arena/probe"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []string
+		for _, img := range list {
+			refs = append(refs, img.RepoTags...)
+		}
+		slices.Sort(refs)
+		return refs
+	}
+	before := probes()
+	out, err := exec.Command(bin, "doctor", "--rounds", "100", "--json").CombinedOutput()
+	var rep struct{ Checks map[string]check }
+	if jerr := json.Unmarshal(out, &rep); jerr != nil || !rep.Checks["no_network"].Pass || !rep.Checks["stdio"].Pass {
+		t.Fatalf("arena doctor: %v, %v\n%s", err, jerr, out)
+	}
+	if after := probes(); !slices.Equal(before, after) {
+		t.Errorf("probe images before arena doctor %v, after %v", before, after)
 	}
 }
