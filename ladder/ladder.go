@@ -73,6 +73,10 @@ type Deps struct {
 	// Image resolves an image reference to its id; errors wrap
 	// orchestrator.ErrImageNotFound when the image is absent.
 	Image func(ctx context.Context, ref string) (string, error)
+	// Game, when set, says which game an image is labelled for
+	// (io.arena.game; "" if none): an image labelled for another game
+	// is refused.
+	Game func(ctx context.Context, ref string) (string, error)
 	Log   *zap.Logger
 	Now   func() time.Time
 }
@@ -200,6 +204,15 @@ func (l *Ladder) Register(ctx context.Context, r Registration) (store.Entry, boo
 	id, err := l.deps.Image(ctx, image)
 	if err != nil {
 		return store.Entry{}, false, err
+	}
+	if l.deps.Game != nil {
+		labelled, err := l.deps.Game(ctx, id)
+		if err != nil {
+			return store.Entry{}, false, err
+		}
+		if labelled != "" && labelled != g.Name() {
+			return store.Entry{}, false, fmt.Errorf("%w: image: %s is labelled for %s (io.arena.game=%s), not %s: it would fault every match here; register it on the %s ladder", ErrInvalid, image, labelled, labelled, g.Name(), labelled)
+		}
 	}
 	rating := l.cfg.Model.New()
 	e, created, err := l.deps.Store.RegisterEntry(ctx, store.Entry{Game: g.Name(), Name: name, Image: image, ImageID: id, Mu: rating.Mu, Sigma: rating.Sigma, CreatedAt: l.now(), Owner: r.Owner, CreatedBy: r.By}, l.cfg.MaxEntries)
@@ -528,14 +541,19 @@ func (l *Ladder) start(ctx context.Context, g engine.Game) error {
 	if err != nil {
 		return err
 	}
+	// Each bot plays under its image's reference as its entry was
+	// registered (NAME/bot:v3), as in a match started by hand, pinned to
+	// its version's image: a bot that finds itself by its image's name
+	// (as the original TankFight bots do) finds itself.
 	images := make([]string, len(p.Entries))
+	ids := make([]string, len(p.Entries))
 	seats := make([]store.LadderSeat, len(p.Entries))
 	for i, id := range p.Entries {
-		images[i] = byID[id].ImageID
+		images[i], ids[i] = byID[id].Image, byID[id].ImageID
 		seats[i] = store.LadderSeat{Seat: i, EntryID: id}
 	}
 	id := orchestrator.NewMatchID()
-	req := orchestrator.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, Limits: l.cfg.Limits, MatchID: id, Background: true}
+	req := orchestrator.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, ImageIDs: ids, Limits: l.cfg.Limits, MatchID: id, Background: true}
 	l.mu.Lock()
 	l.inFlight[id] = g.Name()
 	l.mu.Unlock()

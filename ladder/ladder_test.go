@@ -83,7 +83,8 @@ func TestLadderSubmitsSettlesAndRecovers(t *testing.T) {
 		t.Fatalf("%d matches submitted, want 2 (InFlight)", len(q.reqs))
 	}
 	for _, r := range q.reqs {
-		if !r.Background || !strings.HasPrefix(r.Images[0], "sha256:bots/") || r.Seed >= 1<<53 {
+		// Named by their images' references, pinned to their ids.
+		if !r.Background || !strings.HasPrefix(r.Images[0], "bots/") || r.ImageIDs[0] != "sha256:"+r.Images[0] || r.Seed >= 1<<53 {
 			t.Errorf("request %+v", r)
 		}
 	}

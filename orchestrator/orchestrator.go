@@ -148,8 +148,21 @@ func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) e
 // pulled at play time) nothing is pinned.
 func (o *Orchestrator) Pin(ctx context.Context, req Request, images bool) (Request, error) {
 	_, imgs, _, err := o.prepare(ctx, req, images)
-	if err != nil || !images || len(req.ImageIDs) > 0 {
+	if err != nil || !images {
 		return req, err
+	}
+	if len(req.ImageIDs) > 0 {
+		// Pinned already (a ladder's entries): the digests to pull them by
+		// elsewhere, if none were given.
+		if len(req.ImageDigests) == 0 {
+			req.ImageDigests = make([]string, len(imgs))
+			for i, img := range imgs {
+				if req.ImageIDs[i] != "" {
+					req.ImageDigests[i] = digestFor(img)
+				}
+			}
+		}
+		return req, nil
 	}
 	req.ImageIDs = make([]string, len(imgs))
 	req.ImageDigests = make([]string, len(imgs))

@@ -51,6 +51,15 @@ func TestPinnedImages(t *testing.T) {
 	if again, _ := o.Pin(t.Context(), orchestrator.Request{Game: g, Map: m, Images: req.Images, ImageIDs: []string{"sha256:1", "sha256:2"}}, true); len(again.ImageIDs) != 2 || again.ImageIDs[0] != "sha256:1" {
 		t.Errorf("Pin of a pinned request: %v", again.ImageIDs)
 	}
+	// A request pinned without digests (a ladder's) gets the digests of
+	// the images it is pinned to.
+	digest := "registry.example/bot/a@sha256:" + strings.Repeat("a", 64)
+	od := orchestrator.New(fake.NewLauncher(map[string]fake.Script{"bot/a": {Digest: digest}, "bot/b": up}))
+	withIDs := req
+	withIDs.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}
+	if p, err := od.Pin(t.Context(), withIDs, true); err != nil || !slices.Equal(p.ImageDigests, []string{digest, ""}) || !slices.Equal(p.ImageIDs, withIDs.ImageIDs) {
+		t.Errorf("Pin of a request pinned without digests: %v %v, %v", p.ImageIDs, p.ImageDigests, err)
+	}
 	if unpinned, err := o.Pin(t.Context(), req, false); err != nil || unpinned.ImageIDs != nil {
 		t.Errorf("Pin without images: %v, %v", unpinned.ImageIDs, err)
 	}

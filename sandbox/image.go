@@ -27,6 +27,8 @@ type Image struct {
 	// which it can be pulled; none for an image built here and never
 	// pushed or pulled.
 	Digests []string
+	// Game is the game the image says it plays (GameLabel), if any.
+	Game string
 }
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
@@ -79,7 +81,7 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 	}
 	img := Image{Ref: ref, ID: info.ID, Digests: info.RepoDigests}
 	if info.Config != nil {
-		img.User = info.Config.User
+		img.User, img.Game = info.Config.User, info.Config.Labels[GameLabel]
 		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd
 		for v := range info.Config.Volumes {
 			img.Volumes = append(img.Volumes, v)

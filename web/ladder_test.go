@@ -2,17 +2,18 @@ package web
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"crypto/sha256"
-
 	"arena/ladder"
 	"arena/ladder/skill"
+	"arena/orchestrator/fake"
 )
 
 func (ts *testServer) register(t *testing.T, name, image string) map[string]any {
@@ -40,11 +41,13 @@ func (ts *testServer) waitBoard(t *testing.T, what string, ok func(b map[string]
 func TestLadderRejectsBadInput(t *testing.T) {
 	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/*"}, Ladder: LadderConfig{MaxEntries: 2}}, 1)
 	ts.register(t, "hunter", "arena/tanks-hunter")
+	ts.launcher.Add("bots/snaky", fake.Script{Game: "snake"})
 	tests := []struct {
 		name, path, body string
 		status           int
 		want             string
 	}{
+		{"another game's bot", "/api/ladders/tanks/entries", `{"name":"a","image":"bots/snaky"}`, 400, "image: bots/snaky is labelled for snake (io.arena.game=snake), not tanks: it would fault every match here; register it on the snake ladder"},
 		{"unknown game", "/api/ladders/chess/entries", `{"name":"a","image":"arena/tanks-random"}`, 404, `unknown game "chess"`},
 		{"not JSON", "/api/ladders/tanks/entries", `hello`, 400, "request body is not a JSON ladder entry"},
 		{"unknown field", "/api/ladders/tanks/entries", `{"name":"a","image":"arena/tanks-random","seat":1}`, 400, `unknown field "seat"`},
@@ -195,8 +198,15 @@ func TestLadderPlaysRatesAndRanks(t *testing.T) {
 		t.Errorf("fault breakdown: %v", f)
 	}
 	mid := page["recent_matches"].([]any)[0].(map[string]any)["match_id"].(string)
-	if _, m := ts.do(t, "GET", "/api/matches/"+mid, ""); len(m["ladder"].([]any)) != len(m["bots"].([]any)) || m["bots"].([]any)[0].(string)[:7] != "sha256:" {
+	// The ladder's bots play under their images' references.
+	_, m = ts.do(t, "GET", "/api/matches/"+mid, "")
+	if len(m["ladder"].([]any)) != len(m["bots"].([]any)) {
 		t.Errorf("the ladder's match: %v", m)
+	}
+	for _, b := range m["bots"].([]any) {
+		if b := b.(string); !slices.Contains([]string{"bots/crashy", "arena/tanks-hunter", "arena/tanks-random"}, b) {
+			t.Errorf("a ladder bot named %q", b)
+		}
 	}
 
 	// Pause everyone; once the matches in flight are settled, the

@@ -277,6 +277,10 @@ func New(cfg Config, deps Deps) *Server {
 			img, err := deps.Orchestrator.Image(ctx, ref)
 			return img.ID, err
 		},
+		Game: func(ctx context.Context, id string) (string, error) {
+			img, err := deps.Orchestrator.Image(ctx, id)
+			return img.Game, err
+		},
 	})
 	s.echo = s.routes()
 	return s

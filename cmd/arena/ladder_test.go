@@ -227,3 +227,56 @@ func mustText(t *testing.T, ctx context.Context, sel string) string {
 	}
 	return v
 }
+
+// Ladder bots play under their images' names, as in a match started by
+// hand: a bot that finds its tank by its image's name, as the original
+// TankFight bots do, plays its ladder matches ok (it crashed at turn 1
+// of every one when the ladder named bots by image id).
+func TestLadderBotsFindThemselvesByName(t *testing.T) {
+	cli := dockertest.Client(t)
+	base := dockertest.TestBot(t, cli, "find-self")
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--concurrency", "1")
+	for _, name := range []string{"a", "b"} {
+		ref := "arena-test/selfbot:" + name
+		dockertest.Build(t, cli, ref, "FROM "+base+"\nENV ARENA_TEST_SELF="+ref+"\n", nil)
+		if status, e := s.call(t, "POST", "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":"self-%s","image":%q}`, name, ref)); status != 201 {
+			t.Fatalf("register %s: %d %v", ref, status, e)
+		}
+	}
+	var b map[string]any
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		_, b = s.call(t, "GET", "/api/ladders/tanks", "")
+		if rated, _ := b["rated"].(float64); rated >= 2 {
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("no ladder match rated: %v", b)
+		}
+	}
+	for _, e := range b["entries"].([]any) {
+		e := e.(map[string]any)
+		f := e["faults"].(map[string]any)
+		if crash := f["crash"].(map[string]any)["percent"].(float64); crash != 0 {
+			t.Errorf("%s crashed in %.0f%% of its matches: %v", e["name"], crash, e)
+		}
+	}
+	// And the match says so: each bot under its image's name, ok.
+	_, list := s.call(t, "GET", "/api/matches", "")
+	finished := 0
+	for _, m := range list["matches"].([]any) {
+		m := m.(map[string]any)
+		if m["status"] != "finished" {
+			continue
+		}
+		finished++
+		for _, bot := range m["result"].(map[string]any)["bots"].([]any) {
+			bot := bot.(map[string]any)
+			if bot["status"] != "ok" || !strings.HasPrefix(bot["id"].(string), "arena-test/selfbot:") {
+				t.Errorf("a ladder bot: %s %s (%v)", bot["id"], bot["status"], bot["fault_detail"])
+			}
+		}
+	}
+	if finished < 2 {
+		t.Errorf("%d matches finished: %v", finished, list)
+	}
+}

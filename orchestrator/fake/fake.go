@@ -95,6 +95,8 @@ type Script struct {
 	// should be stopped (a process its freeze missed): it shows in the
 	// first reading of its CPU after its answer's own sample.
 	StoppedCPU time.Duration
+	// Digest is the image's registry digest (REPO@sha256:…), if any.
+	Digest string
 	// Switch makes the bot one the orchestrator can let run between its
 	// answers (FreezeAtAnswers), as a container: it then runs its
 	// StoppedCPU only while it is let run.
@@ -136,10 +138,15 @@ func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 		target = to
 	}
 	l.mu.Unlock()
-	if _, ok := l.script(target); !ok {
+	s, ok := l.script(target)
+	if !ok {
 		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
 	}
-	return sandbox.Image{Ref: ref, ID: ImageID(target)}, nil
+	img := sandbox.Image{Ref: ref, ID: ImageID(target), Game: s.Game}
+	if s.Digest != "" {
+		img.Digests = []string{s.Digest}
+	}
+	return img, nil
 }
 
 // Tag makes ref name the image known as image from now on, as docker tag

@@ -31,6 +31,10 @@
 //	                   clone(CLONE_VFORK)) and exits, forever, while the bot
 //	                   answers at once (it reaps the helpers)
 //	hopper             one helper of hop
+//	find-self          find its own tank by the name ARENA_TEST_SELF holds (its
+//	                   image's name, baked into the image), as the original
+//	                   TankFight bots find theirs by their image's name; exit 3
+//	                   ("no tank of mine") if no tank has that UserId
 package main
 
 import (
@@ -115,10 +119,25 @@ func main() {
 		}
 	}
 
+	_, findSelf := opts["find-self"]
+	self := os.Getenv("ARENA_TEST_SELF")
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	for turn := 1; ; turn++ {
-		if _, err := in.ReadBytes('\n'); err != nil {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
 			return
+		}
+		if findSelf {
+			var state struct{ ContentsInfo []struct{ UserId string } }
+			json.Unmarshal(line, &state)
+			mine := false
+			for _, c := range state.ContentsInfo {
+				mine = mine || c.UserId != "" && c.UserId == self
+			}
+			if !mine {
+				fmt.Fprintf(os.Stderr, "no tank of mine (%q) at turn %d\n", self, turn)
+				os.Exit(3)
+			}
 		}
 		if turn == 1 {
 			time.Sleep(dur("first-delay"))
