@@ -77,8 +77,8 @@ type Deps struct {
 	// (io.arena.game; "" if none): an image labelled for another game
 	// is refused.
 	Game func(ctx context.Context, ref string) (string, error)
-	Log   *zap.Logger
-	Now   func() time.Time
+	Log  *zap.Logger
+	Now  func() time.Time
 }
 
 // Ladder runs the ladders of every game.
