@@ -149,8 +149,8 @@ class Game {
     log(`level ${this.level}: ${this.size}x${this.size}, ${this.beansLeft} beans`);
   }
 
-  // playRound replays one round of the rules (shared/specs/pacman.md, "One
-  // round") on the submitted actions.
+  // playRound replays one round of the rules (as Arena's
+  // engine/pacman plays it) on the submitted actions.
   playRound(pac, ghosts) {
     pac = legal(pac);
     ghosts = [0, 1, 2].map((j) => legal(ghosts[j]));

@@ -145,8 +145,8 @@ class Game:
         log("level %d: %dx%d, %d beans" % (self.level, self.size, self.size, self.beans_left))
 
     def play_round(self, pac, ghosts):
-        """Replay one round of the rules (shared/specs/pacman.md, "One
-        round") on the submitted actions."""
+        """Replay one round of the rules (as Arena's
+        engine/pacman plays it) on the submitted actions."""
         pac = legal(pac)
         ghosts = [legal(a) for a in ghosts]
         self.round += 1

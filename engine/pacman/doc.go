@@ -1,7 +1,7 @@
 // Package pacman implements the Pac-Man-vs-ghosts game of the Saiblo
 // platform ("卷王"): one bot plays the Pac-Man, the other the three ghosts,
-// over three levels of seed-generated boards. The rules are in
-// shared/specs/pacman.md; this package is pure and deterministic: every
+// over three levels of seed-generated boards. The rules are documented here
+// and in the kits' READMEs; this package is pure and deterministic: every
 // board comes from engine.Rand streams of the match seed (one per level).
 //
 // # Map and settings

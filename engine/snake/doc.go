@@ -1,6 +1,7 @@
 // Package snake implements Snake ("snaker"): two snakes on an n×m grid eat
-// apples and shields while the walls close in ring by ring. The rules are in
-// shared/specs/snake.md; this package is pure and deterministic.
+// apples and shields while the walls close in ring by ring. The rules are
+// documented here and in the Snake kits' READMEs; this package is pure and
+// deterministic.
 //
 // # Coordinates
 //

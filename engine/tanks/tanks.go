@@ -1,6 +1,7 @@
 // Package tanks implements TankFight: tanks on a grid shoot each other and
-// the barriers in their way while a square zone closes in. The rules are in
-// shared/specs/tanks.md; this package is pure and deterministic.
+// the barriers in their way while a square zone closes in. The rules are
+// documented here and in the kits' READMEs; this package is pure and
+// deterministic.
 package tanks
 
 import (

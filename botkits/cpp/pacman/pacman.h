@@ -181,8 +181,8 @@ struct Game {
     log("level %d: %dx%d, %d beans", level, size, size, beans_left);
   }
 
-  // play_round replays one round of the rules (shared/specs/pacman.md, "One
-  // round") on the submitted actions.
+  // play_round replays one round of the rules (as Arena's
+  // engine/pacman plays it) on the submitted actions.
   void play_round(int pac, const int ghost_actions[3]) {
     pac = legal(pac);
     int gh[3];

@@ -1,7 +1,7 @@
 package pacman
 
-// play replays one round of the rules (shared/specs/pacman.md, "One
-// round") on the submitted actions, so that the Game stays in step with
+// play replays one round of the rules (as Arena's
+// engine/pacman plays it) on the submitted actions, so that the Game stays in step with
 // the platform's board without being sent it.
 func (g *Game) play(pac int, ghosts [3]int) {
 	pac = legal(pac)
