@@ -118,6 +118,25 @@ func TestPageForBotAuthors(t *testing.T) {
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 		saveArtefact(t, "web-charts.png", shot)
 	}
+
+	// The largest seed, typed, plays exactly; two bots that crash at the
+	// same turn share the win: a draw, said so on the banner and in the
+	// History.
+	must("open the form", chromedp.Evaluate[chromedp.Void](`location.hash = ""`), chromedp.WaitVisible(chromedp.CSS(`input[name="bot1"]`)))
+	must("play a draw with the largest seed",
+		chromedp.SetValue(chromedp.CSS(`input[name="bot0"]`), crasher),
+		chromedp.SetValue(chromedp.CSS(`input[name="bot1"]`), crasher),
+		chromedp.SetValue(chromedp.CSS("#seed"), "18446744073709551615"),
+		chromedp.Click(chromedp.CSS("#start")),
+		chromedp.Poll[chromedp.Void](`/seed 18446744073709551615/.test(document.querySelector("#match-title").textContent) && document.querySelector("#result.visible strong") !== null`, chromedp.WithPollingTimeout(60*time.Second)))
+	if got := eval(`document.querySelector("#result strong").textContent`); got != "Draw" {
+		t.Errorf("the banner of two bots crashing together says %q, want Draw", got)
+	}
+	drawID := eval(`location.hash.split("/").pop()`)
+	row := fmt.Sprintf(`(document.querySelector('#history tr[data-id=%q]') || {textContent: "(no row)"}).textContent`, drawID)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](row+`.includes("draw")`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Errorf("the draw's row in the History: %q (%v)", eval(row), err)
+	}
 	// A ladder's registration suggests the images of its game too.
 	must("open the Snake ladder", chromedp.Evaluate[chromedp.Void](`location.hash = "#/ladder/snake"`),
 		chromedp.WaitVisible(chromedp.CSS("#entry-image")))
