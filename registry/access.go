@@ -52,8 +52,16 @@ func (c caller) name() string {
 	return c.principal.Name
 }
 
+// actingKey marks an in-process request made on behalf of an account (a
+// bot built from an upload, pushed as its owner): only this process can
+// set a context value.
+type actingKey struct{}
+
 // identify authenticates a request's Basic credentials.
 func (r *Registry) identify(req *http.Request) (caller, error) {
+	if p, ok := req.Context().Value(actingKey{}).(accounts.Principal); ok {
+		return caller{principal: p}, nil
+	}
 	name, secret, ok := req.BasicAuth()
 	if !ok && r.deps.Open {
 		return caller{principal: accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaLocal}}, nil
@@ -199,4 +207,10 @@ func errorStatus(err error) (int, string) {
 		return http.StatusForbidden, "DENIED"
 	}
 	return http.StatusInternalServerError, "UNKNOWN"
+}
+
+// MayPush says whether an account may push to a repository (its own or
+// its teams' namespace), with the reason it may not.
+func (r *Registry) MayPush(p accounts.Principal, repo string) error {
+	return permit(caller{principal: p}, resourceOf(repo), "push")
 }

@@ -10,8 +10,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"arena/accounts"
 )
 
 // Export writes the image repo@digest (a manifest's digest) to w as an
@@ -42,16 +45,45 @@ func (r *Registry) Export(ctx context.Context, repo, digest string, w io.Writer)
 // exportHost is the name the in-process transport answers to.
 const exportHost = "arena.registry.internal"
 
+// Push stores an image under repo:tag as an account would push it (a
+// bot built from an upload, pushed as its owner): the same permissions,
+// quotas and records as a docker push. It returns the manifest's digest.
+func (r *Registry) Push(ctx context.Context, as accounts.Principal, repo, tag string, img v1.Image) (string, error) {
+	ref, err := name.NewTag(exportHost+"/"+repo+":"+tag, name.Insecure)
+	if err != nil {
+		return "", fmt.Errorf("registry: push %s:%s: %w", repo, tag, err)
+	}
+	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuth(authn.Anonymous), remote.WithTransport(&inProcess{r: r, as: &as})); err != nil {
+		return "", fmt.Errorf("registry: push %s:%s: %w", repo, tag, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return "", err
+	}
+	return d.String(), nil
+}
+
 // inProcess is an http.RoundTripper that serves each request with the
-// registry itself, as the platform, streaming the response's body.
-type inProcess struct{ r *Registry }
+// registry itself, as the platform (or as an account), streaming the
+// response's body.
+type inProcess struct {
+	r  *Registry
+	as *accounts.Principal
+}
 
 func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host != exportHost {
 		return nil, fmt.Errorf("registry: in-process request to %s", req.URL.Host)
 	}
 	in := req.Clone(req.Context())
-	in.SetBasicAuth(PlatformUser, t.r.platformSecret)
+	if t.as != nil {
+		in = in.WithContext(context.WithValue(in.Context(), actingKey{}, *t.as))
+	} else {
+		in.SetBasicAuth(PlatformUser, t.r.platformSecret)
+	}
+	if in.Body == nil {
+		in.Body = http.NoBody // as a server sees a request without one
+	}
 	in.RequestURI = req.URL.RequestURI()
 	in.Host = exportHost
 	pr, pw := io.Pipe()
@@ -66,7 +98,7 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 			w.start(http.StatusOK) // a handler that wrote nothing
 			pw.Close()
 		}()
-		t.r.app.ServeHTTP(w, in)
+		t.r.ServeHTTP(w, in)
 	}()
 	select {
 	case <-w.ready:

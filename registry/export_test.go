@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"arena/accounts"
 )
 
 // An image pushed is exported as an archive docker load takes: the same
@@ -103,5 +106,45 @@ func TestExport(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("%d bytes written for images not held", out.Len())
+	}
+}
+
+// An image pushed in-process as an account is that account's push: its
+// namespaces only, recorded as pushed by it.
+func TestPushAsAnAccount(t *testing.T) {
+	ctx := context.Background()
+	var pushed []string
+	r, err := New(ctx, Config{Dir: t.TempDir()}, Deps{Pushed: func(_ context.Context, repo, tag, digest, by string) {
+		pushed = append(pushed, repo+":"+tag+" by "+by)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	img, err := random.Image(1000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := accounts.Principal{Name: "alice", Role: accounts.RolePlayer}
+	digest, err := r.Push(ctx, alice, "alice/built", "v1", img)
+	if want, _ := img.Digest(); err != nil || digest != want.String() {
+		t.Fatalf("alice's push: %s %v", digest, err)
+	}
+	if _, err := r.Push(ctx, alice, "bob/built", "v1", img); err == nil || !strings.Contains(err.Error(), "DENIED") {
+		t.Errorf("alice's push to bob/: %v", err)
+	}
+	if len(pushed) != 1 || pushed[0] != "alice/built:v1 by alice" {
+		t.Errorf("pushes recorded: %v", pushed)
+	}
+	// From outside, nobody is alice without her token.
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/v2/alice/built/tags/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an anonymous read of alice's repository: %s", res.Status)
 	}
 }

@@ -104,6 +104,8 @@ type Config struct {
 	Ladder LadderConfig
 	// Registry is the OCI registry's policy (see registry.go).
 	Registry RegistryConfig
+	// Builds is how uploads are built (with Deps.Builder).
+	Builds BuildsConfig
 }
 
 // LadderConfig is the ladders' policy.
@@ -155,8 +157,11 @@ type Deps struct {
 	// it tag: a pushed bot readied to play (nil: pushed images play only
 	// once present on the engine).
 	Fetch func(ctx context.Context, pull, auth, tag string) error
-	Log   *zap.Logger
-	Now   func() time.Time
+	// Builder, when set, builds bots from uploaded source (POST
+	// /api/builds; it needs the registry, where it pushes them).
+	Builder Builder
+	Log     *zap.Logger
+	Now     func() time.Time
 }
 
 // Server is the HTTP server and the match queue behind it.
@@ -178,6 +183,9 @@ type Server struct {
 	// play.
 	sessions *scs.SessionManager
 	images   accounts.Images
+	// builds are the uploads built (nil: none), building their runner.
+	builds   *builds
+	building sync.WaitGroup
 	// registry is the OCI registry under /v2/ (nil: none); collecting
 	// its garbage collector's loop, started by Serve.
 	registry   *registry.Registry
@@ -309,6 +317,7 @@ func NewWithRegistry(ctx context.Context, cfg Config, deps Deps) (*Server, error
 		return nil, err
 	}
 	s.registry = reg
+	s.newBuilds()
 	return s, nil
 }
 
@@ -346,7 +355,9 @@ func (s *Server) routes() *echo.Echo {
 			return nil
 		},
 	}))
-	e.Use(middleware.BodyLimit(fmt.Sprintf("%dB", s.cfg.MaxBodyBytes)))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: fmt.Sprintf("%dB", s.cfg.MaxBodyBytes),
+		// An upload to build is bounded by its own limit (builds.go).
+		Skipper: isUpload}))
 	e.Use(s.allowHost, s.sameOrigin, s.identify)
 	starts := []echo.MiddlewareFunc{s.guardChanges}
 	if s.cfg.StartsPerMinute > 0 {
@@ -391,6 +402,8 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/images", s.listImages, s.signedIn)
 	api.GET("/matches", s.listMatches, read...)
 	api.POST("/matches", s.createMatch, starts...)
+	api.POST("/builds", s.createBuild, starts...)
+	api.GET("/builds/:id", s.getBuild, s.guardChanges)
 	api.GET("/matches/:id", s.getMatch, read...)
 	api.DELETE("/matches/:id", s.cancelMatch, changes...)
 	api.GET("/matches/:id/replay", s.getReplay, read...)
@@ -946,6 +959,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.once.Do(func() { close(s.closing) })
 	err := s.echo.Shutdown(ctx)
 	s.collecting.Wait()
+	s.building.Wait()
 	if s.registry != nil {
 		s.registry.Close()
 	}
@@ -982,6 +996,7 @@ func (s *Server) Serve(l net.Listener) error {
 	hs.MaxHeaderBytes = 16 << 10
 	s.echo.Listener = netutil.LimitListener(l, s.cfg.MaxConnections)
 	s.startLadder()
+	s.runBuilds()
 	if s.registry != nil {
 		// Pushed versions whose check the last stop cut, or that could
 		// not be checked, are checked now, once the registry answers

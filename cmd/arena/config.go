@@ -60,6 +60,8 @@ type Config struct {
 	Registry         bool
 	RegistryHost     string
 	RegistryStorage  configuration.Storage
+	BuildMemory      int64
+	BuildTimeout     time.Duration
 	RegistryQuota    int64
 	RegistryMaxRepos int
 	RegistryMaxTags  int
@@ -370,6 +372,20 @@ var settings = []setting{
 	}},
 	{env: "ARENA_REGISTRY_STORAGE", flag: "registry-storage", def: "", secret: true, usage: "where the registry keeps its blobs: the distribution registry's storage section in YAML or JSON, e.g. {\"s3\": {\"bucket\": \"arena\", \"region\": \"us-east-1\", …}} (empty: ARENA_DATA/registry)", server: true, set: func(c *Config, v string) (err error) {
 		c.RegistryStorage, err = registry.ParseStorage(v)
+		return err
+	}},
+	{env: "ARENA_BUILD_MEMORY", flag: "build-memory", def: "2g", usage: "memory of a bot's build from an upload (its caches in /tmp count against it; no swap)", server: true, set: func(c *Config, v string) (err error) {
+		c.BuildMemory, err = units.RAMInBytes(v)
+		if err == nil && c.BuildMemory < 64<<20 {
+			err = errors.New("a build needs at least 64m")
+		}
+		return err
+	}},
+	{env: "ARENA_BUILD_TIMEOUT", flag: "build-timeout", def: "5m", usage: "how long a bot's build from an upload may run", server: true, set: func(c *Config, v string) (err error) {
+		c.BuildTimeout, err = time.ParseDuration(v)
+		if err == nil && c.BuildTimeout <= 0 {
+			err = errors.New("must be positive")
+		}
 		return err
 	}},
 	{env: "ARENA_REGISTRY_QUOTA", flag: "registry-quota", def: "1g", usage: "what one user's (or team's) images may weigh in the registry (0: no bound)", server: true, set: func(c *Config, v string) (err error) {

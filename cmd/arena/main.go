@@ -26,7 +26,7 @@ import (
 	"arena/sandbox/probe"
 )
 
-// Exit codes (DESIGN.md): 0 the command did its work, 1 the platform could
+// Exit codes (README, The command line): 0 the command did its work, 1 the platform could
 // not (no engine, image missing, verification failed), 2 bad usage or input.
 const (
 	exitOK       = 0
@@ -66,6 +66,7 @@ Usage:
   arena registry gc                   remove the registry's blobs no image references (server stopped)
   arena login [SERVER]                sign in to a server with accounts; keep an API token for these commands
   arena bots [SERVER]                 my bots pushed to the server's registry, and their checks
+  arena submit DIR --game GAME        build a bot's folder on the server (no Docker needed) and push it
   arena logout [SERVER]               revoke and forget the token of arena login
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena join-token [--rotate]         print the token a worker joins this server's NATS with
@@ -148,6 +149,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdLogout(ctx, rest, stdout, stderr)
 	case "bots":
 		err = cmdBots(ctx, rest, stdout, stderr)
+	case "submit":
+		err = cmdSubmit(ctx, rest, stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, rest, stdout, stderr)
 	case "nats":
@@ -157,7 +160,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, logout, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, logout, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -202,6 +205,8 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fs.Usage()
 	case "login", "logout", "bots":
 		fmt.Fprint(stdout, loginUsage)
+	case "submit":
+		fmt.Fprint(stdout, submitUsage)
 	case "worker":
 		fs, _, _ := workerFlags(stdout)
 		fs.Usage()

@@ -334,3 +334,83 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 		}
 	}
 }
+
+// A bot's folder, sent with arena submit, is built on the server in the
+// sandbox with its kit's recipe, pushed as its owner's and checked, for
+// each kit; a build that reaches for the network fails, its log saying
+// why, and so does one that runs past its limit.
+func TestSubmitEachKit(t *testing.T) {
+	bin := arenaBinary(t)
+	port := freePort(t)
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	s := startServer(t, bin, t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password")
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	if status, body := admin.call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
+		t.Fatalf("make alice: %d %v", status, body)
+	}
+	config := t.TempDir()
+	arena := func(stdin string, args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "ARENA_CONFIG="+config, "ARENA_SERVER=")
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := arena("alice-password\n", "login", "--name", "alice", "--password-stdin", host); err != nil {
+		t.Fatalf("alice's login: %v\n%s", err, out)
+	}
+	kits := filepath.Join(dockertest.Root(), "botkits")
+	for _, kit := range []string{"python", "javascript", "cpp", "go"} {
+		start := time.Now()
+		out, err := arena("", "submit", filepath.Join(kits, kit), "--game", "tanks", "--name", "alice/"+kit+"-bot:v1", host)
+		if err != nil || !strings.Contains(out, "alice/"+kit+"-bot:v1 is ready") || !strings.Contains(out, "kit "+kit) {
+			t.Errorf("arena submit of the %s kit: %v\n%s", kit, err, out)
+			continue
+		}
+		t.Logf("the %s kit: uploaded, built, pushed and ready in %v", kit, time.Since(start).Round(100*time.Millisecond))
+	}
+	// It plays as what it was pushed as.
+	alice := signedIn(t, s.url, "alice", "alice-password")
+	status, m := alice.call(t, "POST", "/api/matches", `{"game":"tanks","bots":["alice/go-bot:v1","alice/python-bot:v1"]}`)
+	if status != 201 {
+		t.Fatalf("a match of built bots: %d %v", status, m)
+	}
+	id := m["id"].(string)
+	for start := time.Now(); m["status"] != "finished" && m["status"] != "failed"; time.Sleep(200 * time.Millisecond) {
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("the match of built bots did not end: %v", m)
+		}
+		_, m = alice.call(t, "GET", "/api/matches/"+id, "")
+	}
+	if m["status"] != "finished" || strings.Contains(fmt.Sprint(m["result"]), "start_failed") {
+		t.Errorf("a match of built bots: %v", m)
+	}
+
+	// A module that needs the network to build: refused by the sandbox,
+	// said in the log.
+	net := t.TempDir()
+	os.WriteFile(filepath.Join(net, "go.mod"), []byte("module netbot\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n"), 0o644)
+	os.WriteFile(filepath.Join(net, "go.sum"), []byte("github.com/google/uuid v1.6.0 h1:NIvaJDMOsjHA8n1jAhLSgzrAzy1Hgr+hNrb57e+94F0=\ngithub.com/google/uuid v1.6.0/go.mod h1:TIyPZe4MgqvfeYDBFedMoGGpEw/LqOeaOT+nhxU+yHo=\n"), 0o644)
+	os.WriteFile(filepath.Join(net, "main.go"), []byte("package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/google/uuid\"\n)\n\nfunc main() { fmt.Println(uuid.New()) }\n"), 0o644)
+	out, err := arena("", "submit", net, "--game", "tanks", "--name", "alice/netbot:v1", host)
+	if err == nil || !regexp.MustCompile(`proxy\.golang\.org.*(dial tcp|no such host|network is unreachable)`).MatchString(out) {
+		t.Errorf("a build that needs the network: %v\n%s", err, out)
+	} else {
+		t.Logf("a build that needs the network:\n%s", out)
+	}
+
+	// A build past its limit (2 s here, for the Go kit's cold build).
+	port2 := freePort(t)
+	host2 := fmt.Sprintf("127.0.0.1:%d", port2)
+	s2 := startServer(t, bin, t.TempDir(), port2, "--auth", "accounts", "--admin-password", "the-admin-password", "--build-timeout", "2s")
+	if status, body := signedIn(t, s2.url, "admin", "the-admin-password").call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
+		t.Fatalf("make alice: %d %v", status, body)
+	}
+	if out, err := arena("alice-password\n", "login", "--name", "alice", "--password-stdin", host2); err != nil {
+		t.Fatalf("alice's login: %v\n%s", err, out)
+	}
+	out, err = arena("", "submit", filepath.Join(kits, "go"), "--game", "tanks", "--name", "alice/slow:v1", host2)
+	if err == nil || !strings.Contains(out, "the build ran past its limit of 2s") {
+		t.Errorf("a build past its limit: %v\n%s", err, out)
+	}
+}

@@ -162,6 +162,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	defer stopWorker()
+	// Uploads are built in the sandbox and pushed to the registry.
+	var bld web.Builder
+	if cfg.Registry {
+		b, err := builder(ctx, cfg, cli, owner, log, stderr)
+		if err != nil {
+			return err
+		}
+		bld = b
+	}
 	registryHost := cfg.RegistryHost
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
@@ -205,6 +214,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Reap:     reap,
 		Accounts: accts,
 		Fetch:    fetcher(cli),
+		Builder:  bld,
 		Log:      log,
 	})
 	if err != nil {

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"go.uber.org/zap"
+
+	"arena/sandbox"
+	"arena/sourcebuild"
+)
+
+// Building bots from uploads on the server (web/builds.go, sourcebuild/).
+
+// builder is the server's builder of uploads: the sandbox of the matches,
+// under a build's limits (ARENA_BUILD_MEMORY, ARENA_BUILD_TIMEOUT; the
+// runtime of the matches, gVisor when set), and the engine's base images
+// for the kits that run on one.
+func builder(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.Owner, log *zap.Logger, stderr io.Writer) (*sourcebuild.Builder, error) {
+	rt, err := runtimeOf(ctx, cli, cfg.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	p := cfg.Policy()
+	// A compiler's needs, within bounds: its memory (the caches in /tmp
+	// count against it), its threads and files.
+	p.MemoryBytes = cfg.BuildMemory
+	p.TmpfsBytes = cfg.BuildMemory / 2
+	p.PidsLimit = 512
+	p.NoFile = 4096
+	p.FileSizeBytes = 512 << 20
+	opts := append(dockerOptions(cfg, cli, rt, log.Named("build"), stderr), sandbox.WithStderrCaps(sandbox.StderrCaps{PerTake: 256 << 10, Total: 256 << 10}))
+	d, err := sandbox.NewDocker(cli, p, owner, opts...)
+	if err != nil {
+		return nil, err
+	}
+	bases := filepath.Join(cfg.Data, "builds")
+	return &sourcebuild.Builder{Sandbox: d, Timeout: cfg.BuildTimeout, MaxBinary: 96 << 20,
+		Base: func(ctx context.Context, ref string) (v1.Image, error) { return baseImage(ctx, cli, bases, ref) }}, nil
+}
+
+// baseImage reads a base image from the engine, saved once per image id
+// into dir (the build's layers are assembled on it).
+func baseImage(ctx context.Context, cli *client.Client, dir, ref string) (v1.Image, error) {
+	info, err := cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("not on this server's engine (%v)", err)
+	}
+	path := filepath.Join(dir, "base-"+strings.TrimPrefix(info.ID, "sha256:")+".tar")
+	if _, err := os.Stat(path); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		body, err := cli.ImageSave(ctx, []string{info.ID})
+		if err != nil {
+			return nil, err
+		}
+		tmp, err := os.CreateTemp(dir, "saving-*")
+		if err != nil {
+			body.Close()
+			return nil, err
+		}
+		_, err = io.Copy(tmp, body)
+		body.Close()
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return nil, fmt.Errorf("save it: %w", err)
+		}
+	}
+	return tarball.ImageFromPath(path, nil)
+}
+
+const submitUsage = `Usage:
+  arena submit DIR --game GAME [--name REPOSITORY[:TAG]] [--kit KIT] [--bot FILE] [--authors WHO] [SERVER]
+
+Sends a bot's folder to a server (arena login first), which builds it
+with the starter kit's recipe inside its sandbox (no network), pushes the
+image to your repository in its registry and checks it, as a docker push
+would. It prints the build's log, then the check's verdict.
+
+  DIR        the bot's folder, as the kit lays it out (botkits/python, …)
+  --game     the game it plays (its io.arena.game label)
+  --name     where it goes: NAME/bot[:TAG] (default: your name/the folder's name:latest)
+  --kit      go, cpp, python or javascript (default: told from the files:
+             go.mod, a .cpp, .py or .js file)
+  --bot      the main file (python bot.py, javascript bot.js) or, for Go, the
+             main package's folder (bot, else the module's root)
+  --authors  who to contact for the awards (org.opencontainers.image.authors)
+
+Uploads are built offline: vendor what the bot needs (go mod vendor,
+node_modules, pure-Python files next to it).
+`
+
+// submitSkipped are the folders arena submit leaves out.
+var submitSkipped = []string{".git", ".hg", ".svn", "__pycache__", ".idea", ".vscode"}
+
+func cmdSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fset := flag.NewFlagSet("arena submit", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	game := fset.String("game", "", "the game the bot plays")
+	name := fset.String("name", "", "NAME/bot[:TAG] to push to")
+	kit := fset.String("kit", "", "go, cpp, python or javascript")
+	bot := fset.String("bot", "", "the main file or package")
+	authors := fset.String("authors", "", "who to contact for the awards")
+	fset.Usage = func() { fmt.Fprint(stderr, submitUsage) }
+	pos, err := parseInterspersed(fset, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena help submit)", err)
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageErr("usage: arena submit DIR --game GAME [--name NAME/bot[:TAG]] [SERVER] (see arena help submit)")
+	}
+	if *game == "" {
+		return usageErr("--game: which game the bot plays (tanks, snake, pacman)")
+	}
+	dir := pos[0]
+	server, c, err := loggedIn(pos[1:])
+	if err != nil {
+		return err
+	}
+	repo, tag, _ := strings.Cut(*name, ":")
+	if repo == "" {
+		base := strings.ToLower(filepath.Base(filepath.Clean(dir)))
+		if abs, err := filepath.Abs(dir); err == nil {
+			base = strings.ToLower(filepath.Base(abs))
+		}
+		repo = c.Name + "/" + base
+	}
+	files, err := folderFiles(dir)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var body bytes.Buffer
+	if err := sourcebuild.TarGz(files, &body); err != nil {
+		return platformErr(err)
+	}
+	q := url.Values{"repository": {repo}, "game": {*game}}
+	for k, v := range map[string]string{"tag": tag, "kit": *kit, "bot": *bot, "authors": *authors} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	fmt.Fprintf(stderr, "arena: sending %s (%d files, %d bytes) to %s\n", dir, len(files), body.Len(), server)
+	var b struct {
+		ID, State, Error, Log, Reference, Digest string
+	}
+	if err := postUpload(ctx, server, c.Token, "/api/builds?"+q.Encode(), body.Bytes(), &b); err != nil {
+		return platformErr(err)
+	}
+	api := newAPIClient(server, c.Token)
+	shown := 0
+	for b.State == "queued" || b.State == "building" {
+		select {
+		case <-ctx.Done():
+			return platformErr(fmt.Errorf("build %s: %w (it goes on on the server)", b.ID, ctx.Err()))
+		case <-time.After(500 * time.Millisecond):
+		}
+		if err := api.call(ctx, "GET", "/api/builds/"+b.ID, nil, &b); err != nil {
+			return platformErr(err)
+		}
+		fmt.Fprint(stdout, b.Log[min(shown, len(b.Log)):])
+		shown = len(b.Log)
+	}
+	fmt.Fprint(stdout, b.Log[min(shown, len(b.Log)):])
+	if b.State != "pushed" {
+		return platformErr(fmt.Errorf("build %s failed: %s", b.ID, b.Error))
+	}
+	// Then its check, as for a push.
+	for start := time.Now(); ; {
+		var reg struct {
+			Images []struct{ Reference, State, Reason, Digest string }
+		}
+		if err := api.call(ctx, "GET", "/api/registry", nil, &reg); err != nil {
+			return platformErr(err)
+		}
+		for _, im := range reg.Images {
+			if im.Reference != b.Reference || im.Digest != b.Digest || im.State == "pending" {
+				continue
+			}
+			if im.State == "ready" {
+				fmt.Fprintf(stdout, "%s is ready: it plays as %s\n", b.Reference, b.Reference)
+				return nil
+			}
+			return platformErr(fmt.Errorf("%s was %s by its check: %s", b.Reference, im.State, im.Reason))
+		}
+		if time.Since(start) > 5*time.Minute {
+			return platformErr(fmt.Errorf("%s: its check has not ended after 5 minutes (arena bots tells)", b.Reference))
+		}
+		select {
+		case <-ctx.Done():
+			return platformErr(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// folderFiles reads a bot's folder for an upload: its regular files,
+// leaving version control's and editors' folders out; a link refuses it.
+func folderFiles(dir string) ([]sourcebuild.File, error) {
+	var files []sourcebuild.File
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && p != dir && slices.Contains(submitSkipped, d.Name()):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a link: an upload holds only files", p)
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, sourcebuild.File{Name: rel, Data: data, Exec: info.Mode()&0o111 != 0})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s holds no file", dir)
+	}
+	return files, nil
+}
+
+// postUpload sends an archive to the server and decodes its answer.
+func postUpload(ctx context.Context, server, token, path string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", server+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/gzip")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", server, err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	if res.StatusCode/100 != 2 {
+		var e struct{ Error string }
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return fmt.Errorf("the upload: %s (%d)", e.Error, res.StatusCode)
+		}
+		return fmt.Errorf("the upload: %s", res.Status)
+	}
+	return json.Unmarshal(data, out)
+}

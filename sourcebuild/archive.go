@@ -1,0 +1,289 @@
+// Package sourcebuild turns a bot's source, uploaded as a folder's archive,
+// into a bot image: the starter kit's fixed build steps run in the same
+// sandbox as a match (no network, limits of their own), and the image is
+// assembled from their output with go-containerregistry, never by the
+// engine running the uploader's Dockerfile.
+//
+//   - archive.go: reading an upload (zip or tar.gz), and what is refused.
+//   - kits.go: the kits' recipes (Go, Python, C++, JavaScript).
+//   - build.go: the build in the sandbox and the image's assembly.
+package sourcebuild
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Limits bound an upload.
+type Limits struct {
+	// Files is how many files and folders it may hold, Bytes what they
+	// may weigh unpacked.
+	Files int
+	Bytes int64
+}
+
+// DefaultLimits are an upload's bounds: a bot's source, not its data.
+var DefaultLimits = Limits{Files: 2000, Bytes: 64 << 20}
+
+// File is one file of an upload.
+type File struct {
+	Name string // a clean relative path, with slashes
+	Data []byte
+	Exec bool // executable
+}
+
+// Source is an upload's files, by name.
+type Source struct {
+	Files []File
+}
+
+// Has says whether the source holds a file of that name.
+func (s Source) Has(name string) bool { return s.file(name) != nil }
+
+func (s Source) file(name string) *File {
+	for i := range s.Files {
+		if s.Files[i].Name == name {
+			return &s.Files[i]
+		}
+	}
+	return nil
+}
+
+// Any says whether a file's name matches a pattern (path.Match).
+func (s Source) Any(pattern string) bool {
+	for _, f := range s.Files {
+		if ok, _ := path.Match(pattern, f.Name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrArchive is the kind of every error about an upload's archive.
+var ErrArchive = errors.New("the archive is refused")
+
+func refuse(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrArchive, fmt.Sprintf(format, args...))
+}
+
+// Read reads an upload: a zip or a gzipped tar (told by their first
+// bytes). Only regular files and folders are taken; a link, a device, an
+// absolute path or one that climbs out (..) refuses the whole archive,
+// naming the entry, as do more files or bytes than the limits. A single
+// folder holding everything (a folder zipped whole) is stepped into.
+func Read(data []byte, lim Limits) (Source, error) {
+	var files []File
+	var err error
+	switch {
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")):
+		files, err = readZip(data, lim)
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		files, err = readTarGz(data, lim)
+	default:
+		return Source{}, refuse("not a zip or a .tar.gz archive")
+	}
+	if err != nil {
+		return Source{}, err
+	}
+	if len(files) == 0 {
+		return Source{}, refuse("it holds no file")
+	}
+	files = stepIn(files)
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return Source{Files: files}, nil
+}
+
+// entry checks one entry's name; "" for a folder's or the root's own.
+func entry(name string) (string, error) {
+	if strings.ContainsRune(name, 0) || strings.Contains(name, `\`) {
+		return "", refuse("entry %q: not a plain path", name)
+	}
+	if strings.HasPrefix(name, "/") {
+		return "", refuse("entry %q: an absolute path", name)
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return "", refuse("entry %q: a path that climbs out of the folder (..)", name)
+		}
+	}
+	clean := path.Clean(name)
+	if clean == "." {
+		return "", nil
+	}
+	return clean, nil
+}
+
+// counter enforces the limits as entries come.
+type counter struct {
+	lim   Limits
+	files int
+	bytes int64
+	seen  map[string]bool
+}
+
+func (c *counter) add(name string, size int64) error {
+	c.files++
+	if c.files > c.lim.Files {
+		return refuse("more than %d files and folders", c.lim.Files)
+	}
+	c.bytes += size
+	if size < 0 || c.bytes > c.lim.Bytes {
+		return refuse("more than %d bytes unpacked", c.lim.Bytes)
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if c.seen[name] {
+		return refuse("entry %q: twice", name)
+	}
+	c.seen[name] = true
+	return nil
+}
+
+// readAll reads an entry's data, at most size bytes as it declared.
+func (c *counter) readAll(name string, r io.Reader, size int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return nil, refuse("entry %q: %v", name, err)
+	}
+	if int64(len(data)) != size {
+		return nil, refuse("entry %q: not the size it declares", name)
+	}
+	return data, nil
+}
+
+func readZip(data []byte, lim Limits) ([]File, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, refuse("not a zip archive: %v", err)
+	}
+	c := &counter{lim: lim}
+	var files []File
+	for _, f := range zr.File {
+		name, err := entry(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		mode := f.Mode()
+		switch {
+		case mode.IsDir():
+			if err := c.add(name+"/", 0); err != nil {
+				return nil, err
+			}
+			continue
+		case !mode.IsRegular():
+			return nil, refuse("entry %q: not a regular file or a folder (%v)", f.Name, mode.Type())
+		case name == "":
+			return nil, refuse("entry %q: a file without a name", f.Name)
+		}
+		size := int64(f.UncompressedSize64)
+		if err := c.add(name, size); err != nil {
+			return nil, err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, refuse("entry %q: %v", f.Name, err)
+		}
+		body, err := c.readAll(f.Name, rc, size)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: name, Data: body, Exec: mode&0o111 != 0})
+	}
+	return files, nil
+}
+
+func readTarGz(data []byte, lim Limits) ([]File, error) {
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, refuse("not a gzip stream: %v", err)
+	}
+	tr := tar.NewReader(gz)
+	c := &counter{lim: lim}
+	var files []File
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, refuse("not a tar archive: %v", err)
+		}
+		name, err := entry(h.Name)
+		if err != nil {
+			return nil, err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := c.add(name+"/", 0); err != nil {
+				return nil, err
+			}
+		case tar.TypeReg:
+			if name == "" {
+				return nil, refuse("entry %q: a file without a name", h.Name)
+			}
+			if err := c.add(name, h.Size); err != nil {
+				return nil, err
+			}
+			body, err := c.readAll(h.Name, tr, h.Size)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Name: name, Data: body, Exec: h.Mode&0o111 != 0})
+		case tar.TypeXGlobalHeader:
+		default:
+			return nil, refuse("entry %q: not a regular file or a folder (a link, a device…)", h.Name)
+		}
+	}
+}
+
+// stepIn removes the folder every file is in, when there is one.
+func stepIn(files []File) []File {
+	for {
+		top, _, ok := strings.Cut(files[0].Name, "/")
+		if !ok {
+			return files
+		}
+		for _, f := range files {
+			if !strings.HasPrefix(f.Name, top+"/") {
+				return files
+			}
+		}
+		for i := range files {
+			files[i].Name = strings.TrimPrefix(files[i].Name, top+"/")
+		}
+	}
+}
+
+// TarGz packs a folder's files as Read takes them back (arena submit):
+// regular files only, skipping version control's folders; links are
+// refused, naming them.
+func TarGz(files []File, w io.Writer) error {
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	for _, f := range files {
+		mode := int64(0o644)
+		if f.Exec {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: mode, Size: int64(len(f.Data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
