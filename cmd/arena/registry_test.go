@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
+	"arena/sourcebuild"
 )
 
 // dockerCLI runs the docker command with a configuration folder of its own
@@ -412,5 +415,101 @@ func TestSubmitEachKit(t *testing.T) {
 	out, err = arena("", "submit", filepath.Join(kits, "go"), "--game", "tanks", "--name", "alice/slow:v1", host2)
 	if err == nil || !strings.Contains(out, "the build ran past its limit of 2s") {
 		t.Errorf("a build past its limit: %v\n%s", err, out)
+	}
+}
+
+// The page uploads a bot's source too: an archive picked, and a folder's
+// files dropped (packed into a .tar.gz by the page), are built, pushed as
+// the visitor's and checked, the build's log shown as it comes.
+func TestUploadInTheBrowser(t *testing.T) {
+	bin := arenaBinary(t)
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--auth", "accounts", "--admin-password", "the-admin-password", "--ladder", "off")
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	if status, body := admin.call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
+		t.Fatalf("make alice: %d %v", status, body)
+	}
+	kit := filepath.Join(dockertest.Root(), "botkits", "python")
+	files, err := folderFiles(kit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var archive bytes.Buffer
+	if err := sourcebuild.TarGz(files, &archive); err != nil {
+		t.Fatal(err)
+	}
+	archivePath := filepath.Join(t.TempDir(), "pybot.tar.gz")
+	if err := os.WriteFile(archivePath, archive.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newBrowser(t, 1400, 1400)
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	built := func(what string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`["pushed", "failed"].includes(document.querySelector("#upload-log").dataset.state)`, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, eval(`document.querySelector("#upload-log").textContent`))
+		}
+		if log := eval(`document.querySelector("#upload-log").textContent`); eval(`document.querySelector("#upload-log").dataset.state`) != "pushed" || !strings.Contains(log, "kit python") {
+			t.Errorf("%s: the build's log:\n%s", what, log)
+		}
+	}
+	run("sign in",
+		chromedp.Navigate(s.url+"/#/signin"),
+		chromedp.WaitVisible(chromedp.CSS("#signin-form")),
+		chromedp.SetValue(chromedp.CSS("#signin-name"), "alice"),
+		chromedp.SetValue(chromedp.CSS("#signin-password"), "alice-password"),
+		chromedp.Click(chromedp.CSS("#signin-submit")),
+		chromedp.Poll[chromedp.Void](`!!document.querySelector('#account-menu a[href="#/mybots"]')`, chromedp.WithPollingTimeout(10*time.Second)))
+	run("upload an archive",
+		chromedp.Evaluate[chromedp.Void](`location.hash = "#/mybots"`),
+		chromedp.WaitVisible(chromedp.CSS("#upload-form")),
+		chromedp.SetValue(chromedp.CSS("#upload-repo"), "alice/from-archive"),
+		chromedp.SetUploadFiles(chromedp.CSS("#upload-archive"), []string{archivePath}),
+		chromedp.Click(chromedp.CSS("#upload-start")))
+	built("an archive")
+	// A folder's files dropped: the page packs them.
+	var js strings.Builder
+	js.WriteString(`(() => { const dt = new DataTransfer();`)
+	for _, f := range files {
+		if strings.HasSuffix(f.Name, ".py") {
+			fmt.Fprintf(&js, `dt.items.add(new File([%q], %q));`, f.Data, f.Name)
+		}
+	}
+	js.WriteString(`document.querySelector("#upload-log").dataset.state = "";
+		document.querySelector("#upload-repo").value = "alice/dropped";
+		document.querySelector("#upload-drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true })); })()`)
+	run("drop a folder's files", chromedp.Evaluate[chromedp.Void](js.String()))
+	built("dropped files")
+	// Both are alice's, and checked ready.
+	alice := signedIn(t, s.url, "alice", "alice-password")
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		_, reg := alice.call(t, "GET", "/api/registry", "")
+		ready := 0
+		for _, v := range reg["images"].([]any) {
+			if img := v.(map[string]any); img["state"] == "ready" && img["pushed_by"] == "alice" {
+				ready++
+			}
+		}
+		if ready == 2 {
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("the uploaded bots were not checked ready: %v", reg)
+		}
+	}
+	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+		saveArtefact(t, "web-upload.png", shot)
 	}
 }

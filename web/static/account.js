@@ -5,6 +5,7 @@
 // header's account menu.
 import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
 import { escapeHTML, bytes } from "./util.js";
+import { Uploader } from "./upload.js";
 
 const $ = (sel) => document.querySelector(sel);
 const views = ["#signin", "#signup", "#account", "#mybots", "#admin"];
@@ -16,6 +17,7 @@ function when(iso) {
 export class AccountView {
   constructor(games) {
     this.games = games;
+    this.uploader = new Uploader(games, () => this.loadRegistry());
     $("#signin-form").addEventListener("submit", (e) => this.signIn(e));
     $("#signup-form").addEventListener("submit", (e) => this.signUp(e));
     $("#password-form").addEventListener("submit", (e) => this.changePassword(e));
