@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -165,7 +166,7 @@ func (s *Server) createBuild(c echo.Context) error {
 		return err
 	}
 	mt, _, _ := mime.ParseMediaType(c.Request().Header.Get("Content-Type"))
-	if !contains(buildUploadTypes, mt) {
+	if !slices.Contains(buildUploadTypes, mt) {
 		return &apiError{http.StatusUnsupportedMediaType, "the body must be the bot's folder as a .zip or .tar.gz, sent with Content-Type: " + strings.Join(buildUploadTypes, ", ")}
 	}
 	max := s.cfg.Builds.MaxUpload
@@ -269,13 +270,4 @@ func (s *Server) getBuild(c echo.Context) error {
 		return &apiError{http.StatusNotFound, fmt.Sprintf("no build %q", c.Param("id"))}
 	}
 	return c.JSON(http.StatusOK, view)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
