@@ -198,9 +198,8 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 // cgroup freezer held since cannot have waited for a CPU meanwhile (a
 // frozen thread is not runnable); one not frozen (let run, or under
 // gVisor) has its waits between answers counted to the next, never
-// beyond its time. Reading the
-// waiting time means reading every thread's run delay: once a turn, not
-// twice.
+// beyond its time. Reading the waiting time means reading every thread's
+// run delay: once a turn, not twice.
 func (r *run) sampleBefore(s *seat) (sandbox.Sample, bool) {
 	if !s.lastOK {
 		return s.bot.Sample()
