@@ -33,6 +33,8 @@ import (
 //
 // A build's image is pushed to the registry as its owner would push it
 // (their namespaces, their quotas), and is then checked as any push is.
+// Builds run on the server's engine, one at a time, and are remembered
+// in memory (the last 200): a restart forgets them, not what they pushed.
 
 // Builder builds a bot's image from an upload (sourcebuild.Builder).
 type Builder interface {
@@ -161,6 +163,9 @@ func (s *Server) createBuild(c echo.Context) error {
 	}
 	if _, err := engine.Find(s.deps.Games, game); err != nil {
 		return badRequest("game: %v", err)
+	}
+	if kit := q.Get("kit"); kit != "" && !slices.Contains(sourcebuild.KitNames(), kit) {
+		return badRequest("kit %q: one of %s (or none: told from the files)", kit, strings.Join(sourcebuild.KitNames(), ", "))
 	}
 	if err := s.registry.MayPush(p, repo); err != nil {
 		return err

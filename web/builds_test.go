@@ -144,6 +144,7 @@ func TestBuildsFromUploads(t *testing.T) {
 		{"not an archive", alice, "repository=alice/built&game=tanks", "application/octet-stream", []byte("print()"), 400, "not a zip or a .tar.gz archive"},
 		{"no game", alice, "repository=alice/built", "application/zip", good, 400, "game"},
 		{"no namespace", alice, "repository=built&game=tanks", "application/zip", good, 400, "want NAME/bot"},
+		{"unknown kit", alice, "repository=alice/built&game=tanks&kit=rust", "application/zip", good, 400, `kit "rust": one of go, cpp, python, javascript`},
 	} {
 		status, v := upload(c.tok, c.query, c.contentType, c.body)
 		if status != c.status || !strings.Contains(fmt.Sprint(v["error"]), c.want) {
