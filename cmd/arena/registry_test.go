@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -246,21 +247,37 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 // A joined worker whose engine lacks a pushed bot gets it from the
 // server: alice pushes, the server pins the image and queues its check,
 // the image is then removed from the engine, and the worker that joins
-// afterwards (the server plays no match itself) fetches it from the
-// registry through NATS, loads it and plays the check.
+// afterwards (the server plays no match itself), a container on a private
+// Docker network that reaches the server's NATS port through the
+// network's gateway, fetches it from the registry through NATS, loads it
+// into the engine and plays the check.
 func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 	cli := dockertest.Client(t)
 	bots := dockertest.ExampleBots(t, cli)
 	bin := arenaBinary(t)
 	data := t.TempDir()
-	port, natsAddr := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	// The worker's network, private to the test; the server's NATS port
+	// listens where the worker reaches it, the network's gateway.
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	network := fmt.Sprintf("arena-fetch-%x", rnd)
+	docker(t, "network", "create", "--label", "arena-test="+network, network)
+	t.Cleanup(func() { exec.Command("docker", "network", "rm", network).Run() })
+	gateway := docker(t, "network", "inspect", "-f", "{{(index .IPAM.Config 0).Gateway}}", network)
+	port, natsPort := freePort(t), freePort(t)
 	host := fmt.Sprintf("127.0.0.1:%d", port)
-	s := startServer(t, bin, data, port, "--auth", "accounts", "--admin-password", "the-admin-password", "--concurrency", "0", "--nats-listen", natsAddr)
+	s := startServer(t, bin, data, port, "--auth", "accounts", "--admin-password", "the-admin-password", "--concurrency", "0", "--nats-listen", fmt.Sprintf("0.0.0.0:%d", natsPort))
 	admin := signedIn(t, s.url, "admin", "the-admin-password")
 	if status, body := admin.call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
 		t.Fatalf("make alice: %d %v", status, body)
 	}
 	alice := signedIn(t, s.url, "alice", "alice-password")
+	// The worker's image: the arena binary alone, as in the NATS cluster
+	// test.
+	workerImage := dockertest.Build(t, cli, "arena-test/arena-worker:"+fmt.Sprintf("%x", rnd),
+		"FROM scratch\nCOPY arena /arena\nCOPY tmp/ /tmp/\nCOPY data/ /data/\nENTRYPOINT [\"/arena\"]\n",
+		map[string]string{"arena": "@" + bin, "tmp/.keep": "", "data/.keep": ""})
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), workerImage, image.RemoveOptions{Force: true}) })
 	status, body := alice.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
 	if status != 201 {
 		t.Fatalf("alice's token: %d %v", status, body)
@@ -311,17 +328,32 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := startProc(t, "w1", bin, "worker", "--nats", "nats://"+natsAddr, "--join", strings.TrimSpace(string(out)), "--data", t.TempDir(),
-		"--name", "w1", "--concurrency", "1", "--log-level", "info")
+	// What compose gives Arena: the engine's socket, the host's cgroups
+	// and pid namespace, the FIFO folder at the same path.
+	stdio := t.TempDir()
+	worker := "arena-fetch-w1-" + fmt.Sprintf("%x", rnd)
+	docker(t, "run", "-d", "--name", worker, "--label", "arena-test="+network, "--network", network,
+		"-v", "/var/run/docker.sock:/var/run/docker.sock", "-v", "/sys/fs/cgroup:/host/sys/fs/cgroup:ro", "-v", stdio+":"+stdio, "--pid", "host",
+		"-e", "ARENA_CGROUP_ROOT=/host/sys/fs/cgroup", "-e", "ARENA_STDIO_DIR="+stdio,
+		workerImage, "worker", "--nats", fmt.Sprintf("nats://%s:%d", gateway, natsPort), "--join", strings.TrimSpace(string(out)),
+		"--data", "/data", "--name", "w1", "--concurrency", "1", "--log-level", "info")
+	logs := func() string {
+		out, _ := exec.Command("docker", "logs", worker).CombinedOutput()
+		return string(out)
+	}
+	t.Cleanup(func() {
+		exec.Command("docker", "stop", "-t", "20", worker).Run()
+		exec.Command("docker", "rm", "-f", "-v", worker).Run()
+	})
 	m := s.waitStatus(t, check, "finished", "failed")
 	if m["status"] != "finished" || strings.Contains(fmt.Sprint(m["result"]), "start_failed") {
-		t.Fatalf("the check on the worker: %v\nworker's log:\n%s", m, w.stderr.String())
+		t.Fatalf("the check on the worker: %v\nworker's log:\n%s", m, logs())
 	}
 	// On the first delivery: not handed back for want of the image.
-	if line := regexp.MustCompile(`.*image fetched from the server.*`).FindString(w.stderr.String()); !strings.Contains(line, `"attempt": 1,`) {
-		t.Errorf("the worker's log says no fetch on the first delivery:\n%s", w.stderr.String())
+	if line := regexp.MustCompile(`.*image fetched from the server.*`).FindString(logs()); !strings.Contains(line, `"attempt": 1,`) {
+		t.Errorf("the worker's log says no fetch on the first delivery:\n%s", logs())
 	} else {
-		t.Logf("the worker: %s (an image of %d MB)", line, info.Size>>20)
+		t.Logf("the worker, in a container on %s: %s (an image of %d MB)", network, line, info.Size>>20)
 	}
 	if _, err := cli.ImageInspect(t.Context(), info.ID); err != nil {
 		t.Errorf("the worker's engine does not hold the image: %v", err)
