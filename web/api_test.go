@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -604,5 +606,33 @@ func TestAMatchPlaysTheImagesItWasCreatedWith(t *testing.T) {
 	_, rep = ts.do(t, "GET", "/api/matches/"+later["id"].(string)+"/replay", "")
 	if b := rep["bots"].([]any)[0].(map[string]any); b["image_id"] != fake.ImageID("bots/crashy") {
 		t.Errorf("a match created after the rebuild played %v, want %s", b["image_id"], fake.ImageID("bots/crashy"))
+	}
+}
+
+// The server offers its own arena binary for download (compose users have
+// no Go), and says so when it has none.
+func TestDownloadArena(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	res, err := http.Get(ts.url + "/download/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("without a binary: %s", res.Status)
+	}
+	bin := filepath.Join(t.TempDir(), "arena")
+	if err := os.WriteFile(bin, []byte("\x7fELF a static binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts.deps.Binary = bin
+	res, err = http.Get(ts.url + "/download/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(body) != "\x7fELF a static binary" || res.Header.Get("Content-Disposition") != `attachment; filename="arena"` {
+		t.Errorf("the binary: %s %q %q", res.Status, body, res.Header.Get("Content-Disposition"))
 	}
 }

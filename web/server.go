@@ -160,8 +160,12 @@ type Deps struct {
 	// Builder, when set, builds bots from uploaded source (POST
 	// /api/builds; it needs the registry, where it pushes them).
 	Builder Builder
-	Log     *zap.Logger
-	Now     func() time.Time
+	// Binary, when set, is the arena command's static binary, offered at
+	// /download/arena: the command line for those who run the server
+	// with compose and have no Go.
+	Binary string
+	Log    *zap.Logger
+	Now    func() time.Time
 }
 
 // Server is the HTTP server and the match queue behind it.
@@ -369,6 +373,7 @@ func (s *Server) routes() *echo.Echo {
 	admin := []echo.MiddlewareFunc{s.accountsOnly, s.adminOnly}
 
 	e.GET("/healthz", s.health)
+	e.GET("/download/arena", s.downloadBinary, read...)
 	api := e.Group("/api")
 	if s.accountsMode() && s.cfg.ReadsPerMinute > 0 {
 		api.Use(s.limitAnonymousReads(s.cfg.ReadsPerMinute))
@@ -979,6 +984,26 @@ func (s *Server) startLadder() {
 		defer close(s.ladderStopped)
 		s.ladder.Run(ctx)
 	}()
+}
+
+// downloadBinary is GET /download/arena: this server's own arena command,
+// a static Linux binary (the one that runs it, in compose too).
+func (s *Server) downloadBinary(c echo.Context) error {
+	if s.deps.Binary == "" {
+		return &apiError{http.StatusNotFound, "this server offers no arena binary (it was not built static: make build)"}
+	}
+	f, err := os.Open(s.deps.Binary)
+	if err != nil {
+		return &apiError{http.StatusNotFound, "this server's arena binary cannot be read: " + err.Error()}
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="arena"`)
+	http.ServeContent(c.Response(), c.Request(), "arena", info.ModTime(), f)
+	return nil
 }
 
 // Serve serves HTTP on l until Shutdown; it then returns

@@ -171,6 +171,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		bld = b
 	}
+	// The command line for compose users: this binary, when static.
+	binary, _ := os.Executable()
+	if static, err := sandbox.IsStatic(binary); err != nil || !static {
+		binary = ""
+	}
 	registryHost := cfg.RegistryHost
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
@@ -215,6 +220,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Accounts: accts,
 		Fetch:    fetcher(cli),
 		Builder:  bld,
+		Binary:   binary,
 		Log:      log,
 	})
 	if err != nil {

@@ -274,7 +274,7 @@ export class Viewer {
         (b.wait_us ? `<br><small>waited ${msOf(b.wait_us)}</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
       const cmd = b && b.asked ? this.rerunCommand(seat, f.turn) : "";
-      const rerun = cmd ? `<br><code class="rerun" title="reproduce this answer: download the replay, then run this">${escapeHTML(cmd)}</code>` : "";
+      const rerun = cmd ? `<br><code class="rerun" title="reproduce this answer: download the replay, then run this">${escapeHTML(cmd)}</code> <small><a href="/download/arena" download="arena" class="get-arena" title="the arena command, a static Linux binary (chmod +x arena)">get arena</a></small>` : "";
       tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(this.label(ids[seat]))}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code>${rerun}</td><td>${time}</td><td>${stderr}</td>`;
       rows.push(tr);
     }
