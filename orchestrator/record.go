@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -27,6 +28,21 @@ type recorder struct {
 	dropped   []int64
 	lastWords []string
 	partial   []string
+	// tail is the end of what each seat wrote to stderr (tailKept bytes),
+	// where a crash's reason is looked for (crashReason).
+	tail []string
+}
+
+// tailKept is how much of a bot's stderr is kept to explain its crash.
+const tailKept = 8 << 10
+
+// keepTail adds text to seat n's tail.
+func (rc *recorder) keepTail(n int, text string) {
+	t := rc.tail[n] + text
+	if len(t) > tailKept {
+		t = strings.ToValidUTF8(t[len(t)-tailKept:], "")
+	}
+	rc.tail[n] = t
 }
 
 func newRecorder(match engine.Match, seats []*seat, rep *Replay, onFrame func(Frame)) *recorder {
@@ -34,6 +50,7 @@ func newRecorder(match engine.Match, seats []*seat, rep *Replay, onFrame func(Fr
 		match: match, seats: seats, rep: rep, onFrame: onFrame,
 		pending: map[int]*FrameBot{}, last: -1,
 		dropped: make([]int64, len(seats)), lastWords: make([]string, len(seats)), partial: make([]string, len(seats)),
+		tail: make([]string, len(seats)),
 	}
 }
 
@@ -119,6 +136,7 @@ func (rc *recorder) commit() {
 				}
 				fb.Stderr, fb.StderrDropped = validText(e.Text), e.Dropped
 				rc.dropped[s.n] += e.Dropped
+				rc.keepTail(s.n, fb.Stderr)
 				text := rc.partial[s.n] + fb.Stderr
 				if line := lastLine(text); line != "" {
 					rc.lastWords[s.n] = line
@@ -161,6 +179,7 @@ func (rc *recorder) late() {
 			last.Bots = append(last.Bots, FrameBot{Seat: s.n, Status: s.status})
 			i = len(last.Bots) - 1
 		}
+		rc.keepTail(s.n, validText(e.Text))
 		dropped := e.Dropped
 		if last.Bots[i].Stderr != "" {
 			dropped += int64(len(e.Text))
@@ -182,6 +201,67 @@ func lastLine(s string) string {
 	}
 	if len(s) > 200 {
 		s = strings.ToValidUTF8(s[len(s)-200:], "")
+	}
+	return s
+}
+
+// crashReason is what a crashed bot's stderr says of its crash, its
+// reason first: a Go panic's message and the first frame of the
+// panicking goroutine; a Python traceback's exception and its deepest
+// frame; else the last line it wrote.
+func crashReason(tail string) string {
+	lines := strings.Split(strings.ReplaceAll(tail, "\r\n", "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "panic: ") && !strings.HasPrefix(lines[i], "fatal error: ") {
+			continue
+		}
+		reason := clipReason(lines[i])
+		// The frame: the function line after "goroutine N [running]:",
+		// then its file and line.
+		for j := i + 1; j+2 < len(lines); j++ {
+			if strings.HasPrefix(lines[j], "goroutine ") && strings.HasSuffix(lines[j], ":") {
+				fn, at := strings.TrimSpace(lines[j+1]), strings.TrimSpace(lines[j+2])
+				for k := j + 1; k+1 < len(lines) && strings.HasPrefix(fn, "panic("); k += 2 {
+					fn, at = strings.TrimSpace(lines[k+2]), strings.TrimSpace(lines[min(k+3, len(lines)-1)])
+				}
+				if p := strings.LastIndex(at, " +0x"); p > 0 {
+					at = at[:p]
+				}
+				return clipReason(fmt.Sprintf("%s (at %s, %s)", reason, fn, at))
+			}
+		}
+		return reason
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "Traceback (most recent call last):") {
+			continue
+		}
+		frame, exc := "", ""
+		for _, l := range lines[i+1:] {
+			switch {
+			case strings.HasPrefix(l, "  File "):
+				frame = strings.TrimSpace(l)
+			case l != "" && !strings.HasPrefix(l, " "):
+				exc = l
+			}
+			if exc != "" {
+				break
+			}
+		}
+		if exc != "" {
+			if frame != "" {
+				return clipReason(exc + " (" + frame + ")")
+			}
+			return clipReason(exc)
+		}
+	}
+	return lastLine(tail)
+}
+
+// clipReason bounds a reason to 300 bytes.
+func clipReason(s string) string {
+	if len(s) > 300 {
+		return strings.ToValidUTF8(s[:300], "") + "…"
 	}
 	return s
 }

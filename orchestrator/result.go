@@ -27,8 +27,10 @@ func (r *run) result(took time.Duration) Result {
 			Status: s.status, FaultTurn: s.turn, FaultDetail: s.detail,
 			Answers: len(s.times), StderrDropped: r.rec.dropped[s.n],
 		}
-		if s.status == engine.StatusCrashed && r.rec.lastWords[s.n] != "" {
-			br.FaultDetail += "; its last words on stderr: " + r.rec.lastWords[s.n]
+		if s.status == engine.StatusCrashed {
+			if why := crashReason(r.rec.tail[s.n]); why != "" {
+				br.FaultDetail += "; its last words on stderr: " + why
+			}
 		}
 		if s.n < len(er.Seats) {
 			sr := er.Seats[s.n]

@@ -100,6 +100,10 @@ func TestPageForBotAuthors(t *testing.T) {
 	if got := eval(`document.querySelector("#chart-time").dataset.faults`); got != "1:crashed@8" {
 		t.Errorf("faults marked: %q, want 1:crashed@8", got)
 	}
+	// The banner says why it crashed.
+	if got := eval(`[...document.querySelectorAll("#result .fault-detail")].map(li => li.textContent).join("\n")`); !strings.Contains(got, "crashed at turn 8: exited with code 3") {
+		t.Errorf("the banner's reasons: %q, want the crash's exit", got)
+	}
 	// Click the answer-time chart where turn 5 is.
 	must("click turn 5", chromedp.Evaluate[chromedp.Void](`(() => {
 		const c = document.querySelector("#chart-time"), r = c.getBoundingClientRect();

@@ -113,15 +113,19 @@ function winnerText(m) {
   return (w.length > 1 ? "shared: " : "") + w.map((x) => (ids.includes(x) ? shown[ids.indexOf(x)] : x)).join(", ");
 }
 
+// breakable lets an image name wrap after its slashes and colons, not
+// in the middle of a word.
+const breakable = (name) => escapeHTML(name).replace(/([/:])/g, "$1<wbr>");
+
 function historyRow(m) {
   const tr = document.createElement("tr");
   tr.dataset.id = m.id;
   const when = new Date(m.created_at).toLocaleString();
   const cells = [
     escapeHTML(`${m.game} · ${m.map}`) + (m.ladder ? " · ladder" : "") + `<br><small>${escapeHTML(when)}</small>`,
-    names(m).map(escapeHTML).join("<br>"),
+    names(m).map(breakable).join("<br>"),
     `<span class="status ${m.status}">${m.status}${m.position ? " #" + m.position : ""}</span>`,
-    escapeHTML(winnerText(m)),
+    breakable(winnerText(m)),
   ];
   for (const html of cells) {
     const td = document.createElement("td");

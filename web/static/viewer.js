@@ -312,8 +312,13 @@ export class Viewer {
         return `<tr><td><span class="swatch" style="background:${seatColour(b.seat)}"></span> ${escapeHTML(this.label(b.id))}</td><td>${status}</td><td>${b.score}</td><td>${died}</td><td>${b.answer_ms_p50.toFixed(2)} / ${b.answer_ms_max.toFixed(2)} ms</td><td>${cpu}</td><td>${bytes(b.mem_peak_bytes)}</td></tr>`;
       })
       .join("");
+    // Why each faulted bot faulted: a crash's exit and its reason on stderr.
+    const why = r.bots
+      .filter((b) => b.status !== "ok" && b.fault_detail)
+      .map((b) => `<li class="fault-detail"><span class="swatch" style="background:${seatColour(b.seat)}"></span> ${escapeHTML(this.label(b.id))} ${escapeHTML(b.status)} at turn ${b.fault_turn}: ${escapeHTML(b.fault_detail)}</li>`)
+      .join("");
     el.className = "result visible";
     el.innerHTML = `<strong>${winners}</strong> after ${r.turns} turns
-      <table><thead><tr><th>Bot</th><th>Status</th><th>Score</th><th>Died</th><th>Answer p50 / max</th><th>CPU</th><th>Memory peak</th></tr></thead><tbody>${rows}</tbody></table>`;
+      <table><thead><tr><th>Bot</th><th>Status</th><th>Score</th><th>Died</th><th>Answer p50 / max</th><th>CPU</th><th>Memory peak</th></tr></thead><tbody>${rows}</tbody></table>${why ? `<ul class="plain faults">${why}</ul>` : ""}`;
   }
 }
