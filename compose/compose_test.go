@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -197,6 +198,34 @@ func TestDockerCompose(t *testing.T) {
 	// The bots' stdio takes the FIFO path from inside the container too.
 	if health["stdio"] != "fifo" {
 		t.Errorf("stdio path in compose: %q", health["stdio"])
+	}
+
+	// The command line without Go: the server's own binary, downloaded,
+	// runs here; and a command runs in the platform's container.
+	res, err := http.Get(a.url + "/download/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "arena")
+	f, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(f, res.Body)
+	res.Body.Close()
+	f.Close()
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /download/arena: %s %v", res.Status, err)
+	}
+	if out := run(t, nil, bin, "help"); !strings.Contains(out, "arena submit DIR") {
+		t.Errorf("the downloaded arena's help:\n%s", out)
+	}
+	doctor := exec.Command(compose[0], composeArgs("run", "--rm", "arena", "doctor", "--rounds", "100")...)
+	doctor.Dir, doctor.Env = dockertest.Root(), append(os.Environ(), env...)
+	if out, err := doctor.CombinedOutput(); !strings.Contains(string(out), "ok  docker") || !strings.Contains(string(out), "One JSON line out and back") {
+		t.Errorf("arena doctor in the platform's container: %v\n%s", err, out)
+	} else {
+		t.Logf("arena doctor in the platform's container: %v", err)
 	}
 
 	// The example bots exist right after up, and play each game.
