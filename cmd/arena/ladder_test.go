@@ -115,11 +115,17 @@ func TestLadderWithRealBots(t *testing.T) {
 	if crash := last["faults"].(map[string]any)["crash"].(map[string]any); last["name"] != "crasher" || crash["percent"].(float64) != 100 {
 		t.Errorf("the crasher: %v", last)
 	}
-	// A match played by image id, with the entries' names.
+	// A match of the entries' images, under their references, with the
+	// entries' names.
 	id := b["recent"].([]any)[0].(map[string]any)["match_id"].(string)
 	m := s.get(t, id)
-	if m["status"] != "finished" || len(m["ladder"].([]any)) < 2 || !strings.HasPrefix(m["bots"].([]any)[0].(string), "sha256:") {
+	if m["status"] != "finished" || len(m["ladder"].([]any)) < 2 {
 		t.Errorf("a ladder match: %v", m)
+	}
+	for _, bot := range m["bots"].([]any) {
+		if !slices.Contains([]string{bots[0], bots[1], idle, crasher}, bot.(string)) {
+			t.Errorf("a ladder bot named %q", bot)
+		}
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.cmd.Wait()
