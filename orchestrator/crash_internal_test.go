@@ -13,7 +13,7 @@ func TestCrashReason(t *testing.T) {
 		goPanic:                      "panic: runtime error: index out of range [5] with length 3 (at main.move(...), /src/bot/main.go:42)",
 		goExplicit:                   "panic: no tank of mine (at main.main(), /src/bot/main.go:9)",
 		python:                       `IndexError: list index out of range (File "/bot/tanks.py", line 12, in decide)`,
-		"a\nlast words\n":             "last words",
+		"a\nlast words\n":            "last words",
 		"":                           "",
 		"fatal error: out of memory": "fatal error: out of memory",
 	} {
