@@ -218,6 +218,19 @@ func TestCreateMatchRejectsBadInput(t *testing.T) {
 	}
 }
 
+// A bot labelled for another game plays, with a warning saying so.
+func TestAnotherGamesBotIsWarnedOf(t *testing.T) {
+	ts := newTestServer(t, Config{}, 1)
+	status, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/snake-greedy"],"settings":{"zone_radius":5}}`)
+	want := "bots[1]: image arena/snake-greedy is labelled for snake (io.arena.game), not tanks: it will likely fault"
+	if w, _ := m["warnings"].([]any); status != 201 || len(w) != 1 || w[0] != want || m["id"] == nil {
+		t.Errorf("%d %v, want 201 with the warning %q", status, m, want)
+	}
+	if status, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":5}}`); status != 201 || m["warnings"] != nil {
+		t.Errorf("bots of the game: %d %v", status, m)
+	}
+}
+
 // Seeds are exact end to end, up to 2^64−1: given as a string (as the
 // page sends them) or as a number, played and shown as given.
 func TestSeedsAreExact(t *testing.T) {

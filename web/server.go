@@ -752,8 +752,18 @@ func (s *Server) createMatch(c echo.Context) error {
 		return err
 	}
 	v := s.view(rec)
+	// A bot labelled for another game plays, but will likely fault: say so.
+	var warnings []string
+	for i, ref := range body.Bots {
+		if img, err := s.deps.Orchestrator.Image(c.Request().Context(), ref); err == nil && img.Game != "" && img.Game != game.Name() {
+			warnings = append(warnings, fmt.Sprintf("bots[%d]: image %s is labelled for %s (io.arena.game), not %s: it will likely fault", i, ref, img.Game, game.Name()))
+		}
+	}
 	c.Response().Header().Set("Location", "/api/matches/"+id)
-	return c.JSON(http.StatusCreated, v)
+	return c.JSON(http.StatusCreated, struct {
+		matchView
+		Warnings []string `json:"warnings,omitempty"`
+	}{v, warnings})
 }
 
 // submit checks a match request, records it with insert and queues it:

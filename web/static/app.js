@@ -89,6 +89,8 @@ async function start(ev) {
   try {
     const m = await api("/api/matches", { method: "POST", body: JSON.stringify(body) });
     location.hash = `#/match/${m.id}`;
+    // A bot labelled for another game plays, warned of.
+    $("#form-error").textContent = (m.warnings || []).join("; ");
     loadHistory();
   } catch (e) {
     $("#form-error").textContent = e.message;
@@ -97,8 +99,8 @@ async function start(ev) {
   }
 }
 
-// names are the bots as the history shows them: a ladder's match plays
-// images by id, and names its entries instead.
+// names are the bots as the history shows them: a ladder's match names
+// its entries instead of their images.
 function names(m) {
   const ids = botIds(m.bots);
   return ids.map((id, seat) => (m.ladder && m.ladder[seat] ? m.ladder[seat].name : id));
