@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -224,6 +226,19 @@ func TestAuthorizationMatrix(t *testing.T) {
 	ms.waitFinal(t, finished)
 	running := ms.match(t, "alice", "bots/held", "bots/held")
 	aliceEntry := ms.entry(t, "alice")
+	// The server's binary to download, and a build of alice's.
+	ms.deps.Binary = filepath.Join(t.TempDir(), "arena")
+	os.WriteFile(ms.deps.Binary, []byte("arena"), 0o755)
+	ms.deps.Builder = &fakeBuilder{}
+	ms.deps.Fetch = func(context.Context, string, string, string) error { return nil }
+	req, _ := http.NewRequest("POST", ms.url+"/api/builds?repository=alice/built&game=tanks", bytes.NewReader(zipped(t, map[string]string{"bot.py": "x"})))
+	req.Header.Set("Authorization", "Bearer "+aliceTok)
+	req.Header.Set("Content-Type", "application/zip")
+	status, b := doJSON(t, req)
+	if status != http.StatusAccepted {
+		t.Fatalf("alice's build: %d %v", status, b)
+	}
+	aliceBuild := b["id"].(string)
 
 	// visitors:                  anonymous alice bob carol admin token revoked expired admintoken
 	const (
@@ -329,6 +344,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "/api/registry/repositories/" + repo, ""
 		}, "401 204 403 403 204 204 401 401 204"},
 		{"POST", "/api/registry/gc", static("/api/registry/gc", "{}"), "401 403 403 403 200 403 401 401 200"},
+		{"GET", "/download/arena", static("/download/arena", ""), open},
+		// Past who may push to alice/, the body (JSON here) is refused.
+		{"POST", "/api/builds", static("/api/builds?repository=alice/built&game=tanks", "{}"), "401 415 403 403 415 415 401 401 415"},
+		{"GET", "/api/builds/:id", static("/api/builds/"+aliceBuild, ""), "401 200 404 404 200 200 401 401 200"},
 	}
 
 	// Every route of the server is in the matrix.
