@@ -131,11 +131,13 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	o.budget = b
 	if s.asked && cpuKnown {
 		tolerance := r.lim.stopTolerance(s.frozen == "")
-		if f, ok := s.bot.(freezeSwitch); ok && charged > tolerance && s.frozenFrom == 0 && s.frozen == "" {
+		if charged > tolerance && s.frozenFrom == 0 && s.frozen == "" {
 			// It ran while it should have been stopped: frozen at its
 			// answers from now on.
-			f.FreezeAtAnswers(true)
-			s.frozenFrom = turn
+			if f, ok := s.bot.(freezeSwitch); ok {
+				f.FreezeAtAnswers(true)
+				s.frozenFrom = turn
+			}
 		}
 		s.stoppedExcess += max(0, charged-tolerance)
 		if s.stoppedExcess > r.lim.AnswerTimeout {

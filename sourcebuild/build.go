@@ -65,9 +65,6 @@ var ErrBuild = errors.New("the build failed")
 // Build builds the bot of an upload and returns its image, writing the
 // build's log as it goes.
 func (b *Builder) Build(ctx context.Context, req Request, log io.Writer) (v1.Image, error) {
-	if req.Kit != "" && !knownKit(req.Kit) {
-		return nil, fmt.Errorf("%w: unknown kit %q: one of %s", ErrBuild, req.Kit, strings.Join(KitNames(), ", "))
-	}
 	kit, err := FindKit(req.Kit, req.Source)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBuild, err)

@@ -3,7 +3,6 @@ package sourcebuild
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -166,6 +165,3 @@ func (k Kit) mainOf(s Source, main string) (string, error) {
 	}
 	return main, nil
 }
-
-// knownKit says whether a kit of that name exists.
-func knownKit(name string) bool { return slices.Contains(KitNames(), name) }

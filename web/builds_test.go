@@ -190,3 +190,41 @@ func doJSON(t *testing.T, req *http.Request) (int, map[string]any) {
 	}
 	return res.StatusCode, v
 }
+
+// heldBuilder builds nothing until released.
+type heldBuilder struct{ release chan struct{} }
+
+func (h heldBuilder) Build(ctx context.Context, _ sourcebuild.Request, _ io.Writer) (v1.Image, error) {
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+	}
+	return nil, fmt.Errorf("%w: held", sourcebuild.ErrBuild)
+}
+
+// One build at a time per user: a second upload while the first is not
+// done is 429, saying which build it waits for; another user's is taken.
+func TestOneBuildAtATimePerUser(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	h := heldBuilder{release: make(chan struct{})}
+	ms.deps.Builder = h
+	defer close(h.release)
+	upload := func(user, repo string) (int, map[string]any) {
+		t.Helper()
+		_, tok := ms.token(t, user)
+		req, _ := http.NewRequest("POST", ms.url+"/api/builds?game=tanks&repository="+repo, bytes.NewReader(zipped(t, map[string]string{"bot.py": "x"})))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/zip")
+		return doJSON(t, req)
+	}
+	status, first := upload("alice", "alice/one")
+	if status != http.StatusAccepted {
+		t.Fatalf("alice's first build: %d %v", status, first)
+	}
+	if status, v := upload("alice", "alice/two"); status != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(v["error"]), "your build "+first["id"].(string)+" is not done yet") {
+		t.Errorf("alice's second build: %d %v", status, v)
+	}
+	if status, v := upload("bob", "bob/one"); status != http.StatusAccepted {
+		t.Errorf("bob's build beside alice's: %d %v", status, v)
+	}
+}

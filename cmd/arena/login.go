@@ -148,17 +148,21 @@ func newAPIClient(server, token string) *apiClient {
 // call sends a JSON request and decodes a JSON answer into out; an
 // answer that is not 2xx becomes an error with the server's message.
 func (a *apiClient) call(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+	if body == nil {
+		return a.send(ctx, method, path, "", nil, out)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.server+path, rd)
+	b, _ := json.Marshal(body)
+	return a.send(ctx, method, path, "application/json", bytes.NewReader(b), out)
+}
+
+// send is call with a body of any type (an upload's archive).
+func (a *apiClient) send(ctx context.Context, method, path, contentType string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, a.server+path, body)
 	if err != nil {
 		return err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if a.token != "" {
 		req.Header.Set("Authorization", "Bearer "+a.token)

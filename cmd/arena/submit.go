@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -169,10 +167,13 @@ func cmdSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var b struct {
 		ID, State, Error, Log, Reference, Digest string
 	}
-	if err := postUpload(ctx, server, c.Token, "/api/builds?"+q.Encode(), body.Bytes(), &b); err != nil {
+	api := newAPIClient(server, c.Token)
+	// The upload has its own deadline: 16 MiB over a slow link.
+	upload := newAPIClient(server, c.Token)
+	upload.http.Timeout = 5 * time.Minute
+	if err := upload.send(ctx, "POST", "/api/builds?"+q.Encode(), "application/gzip", &body, &b); err != nil {
 		return platformErr(err)
 	}
-	api := newAPIClient(server, c.Token)
 	shown := 0
 	for b.State == "queued" || b.State == "building" {
 		select {
@@ -257,28 +258,4 @@ func folderFiles(dir string) ([]sourcebuild.File, error) {
 		return nil, fmt.Errorf("%s holds no file", dir)
 	}
 	return files, nil
-}
-
-// postUpload sends an archive to the server and decodes its answer.
-func postUpload(ctx context.Context, server, token, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, "POST", server+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/gzip")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", server, err)
-	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
-	if res.StatusCode/100 != 2 {
-		var e struct{ Error string }
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("the upload: %s (%d)", e.Error, res.StatusCode)
-		}
-		return fmt.Errorf("the upload: %s", res.Status)
-	}
-	return json.Unmarshal(data, out)
 }
