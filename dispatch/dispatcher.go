@@ -147,6 +147,8 @@ type wait struct {
 	// holders are the workers that took each delivery of the round.
 	holders map[int]string
 	frames  int // frames passed on
+	// early are live frames that came before their delivery's start.
+	early   []Event
 	reasons []string
 	done    chan result // buffered: the result is sent once
 	// over: the match ended, or a result is being checked.
@@ -218,17 +220,30 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 		d.unfollow()
 		return nil, err
 	}
+	live, err := nc.Subscribe(livePrefix+"*."+kindFrame+".*", func(m *nats.Msg) { d.liveFrame(m.Subject, m.Data) })
+	if err == nil {
+		// A match's frames come faster than a viewer needs them; past
+		// this backlog (on a slow server) they are dropped, not held.
+		err = live.SetPendingLimits(4096, 64<<20)
+	}
+	if err != nil {
+		d.unfollow()
+		_ = sub.Unsubscribe()
+		return nil, err
+	}
 	var images *nats.Subscription
 	if cfg.Images != nil {
 		if images, err = d.serveImages(cfg.Images); err != nil {
 			d.unfollow()
 			_ = sub.Unsubscribe()
+			_ = live.Unsubscribe()
 			return nil, err
 		}
 	}
 	d.stop = func() {
 		d.unfollow()
 		_ = sub.Unsubscribe()
+		_ = live.Unsubscribe()
 		if images != nil {
 			_ = images.Unsubscribe()
 		}
@@ -555,6 +570,50 @@ func (d *Dispatcher) event(subject string, data []byte) {
 	}
 }
 
+// liveFrame handles a live frame, a plain NATS message: it is passed on
+// if it is believed as an event of the stream is (see admitLocked). One
+// that comes before its delivery's start was handled (the start travels
+// through the events stream, the frame does not) waits for it, a few at
+// most; one of a delivery no longer current is dropped without a word.
+func (d *Dispatcher) liveFrame(subject string, data []byte) {
+	worker, kind, match, ok := parseEventSubject(subject)
+	if !ok || kind != kindFrame {
+		return
+	}
+	ev, _, err := readEvent(kind, data)
+	if err != nil {
+		d.log.Warn("live frame refused", zap.String("subject", subject), zap.Error(err))
+		return
+	}
+	var then []func()
+	d.mu.Lock()
+	w, known := d.waits[match]
+	switch {
+	case ev.Kind != kind || ev.Match != match || ev.Worker != worker:
+		then = d.refuseLocked(worker, match, "its live frame names another worker, kind or match than its subject", then)
+	case d.unknownLocked(ev) || d.retellLocked(ev):
+		then = append(then, func() { d.tellStop(ev.Match) })
+	case !known || w.over:
+	case ev.Round == w.round && w.holders[ev.Attempt] == "" && hmac.Equal([]byte(ev.Proof), []byte(proofOf(w.key, ev.Match, ev.Round, ev.Attempt, ev.Worker))):
+		// Its start is not handled yet.
+		if len(w.early) < earlyFrames {
+			w.early = append(w.early, ev)
+		}
+	case ev.Round == w.round && ev.Attempt == w.attempt && w.holders[ev.Attempt] == ev.Worker:
+		if w, then = d.admitLocked(ev, then); w != nil {
+			then = d.frameLocked(w, ev, then)
+		}
+	}
+	d.mu.Unlock()
+	for _, f := range then {
+		f()
+	}
+}
+
+// earlyFrames bounds the live frames of a match kept until its start is
+// handled.
+const earlyFrames = 64
+
 // readEvent decodes an event. A result's inline replay is decoded in the
 // same pass (rep): a second pass over it would cost as much again. One
 // that does not decode as a replay is left raw in ev.Replay, for the
@@ -662,6 +721,13 @@ func (d *Dispatcher) standingLocked(worker string) *standing {
 // first time it is seen.
 func (d *Dispatcher) startLocked(w *wait, ev Event, then []func()) []func() {
 	d.log.Info("match taken", zap.String("match", ev.Match), zap.Int("attempt", ev.Attempt), zap.String("worker", ev.Worker))
+	early := w.early
+	w.early = nil
+	for _, f := range early {
+		if f.Worker == ev.Worker && f.Attempt == ev.Attempt && f.Round == ev.Round {
+			then = d.frameLocked(w, f, then)
+		}
+	}
 	if s := d.standingLocked(ev.Worker); !s.bucket {
 		s.bucket = true
 		then = append(then, func() { d.bg.Go(func() { d.makeBucket(ev.Worker) }) })

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"arena/orchestrator"
 )
@@ -199,5 +201,62 @@ func TestAfterPlay(t *testing.T) {
 		if got := afterPlay(tt.err, tt.cause, tt.attempt, tt.limit); got != tt.want {
 			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// Live frames travel as plain NATS messages: the holder's frame with its
+// proof is shown, even when it comes before its start was handled; one
+// without a valid proof is refused (counted against the worker); one of
+// a worker that does not hold the delivery is dropped.
+func TestLiveFramesAreBelievedAsEventsAre(t *testing.T) {
+	r := newRig(t, Config{})
+	id := "lllllllllll1"
+	var mu sync.Mutex
+	var shown []int
+	go r.d.Play(t.Context(), request(t, id, func(f orchestrator.Frame) {
+		mu.Lock()
+		shown = append(shown, f.Turn)
+		mu.Unlock()
+	}))
+	waitFor(t, "the match is queued", func() bool { return r.queued() == 1 })
+	nc := connect(t, r.ns)
+	r.d.mu.Lock()
+	key, round := r.d.waits[id].key, r.d.waits[id].round
+	r.d.mu.Unlock()
+	live := func(worker string, seq int, proof string) {
+		ev := Event{V: Version, Kind: kindFrame, Match: id, Worker: worker, Round: round, Attempt: 1, Seq: seq, Proof: proof,
+			Frame: json.RawMessage(fmt.Sprintf(`{"turn":%d}`, seq+1))}
+		data, _ := json.Marshal(ev)
+		if err := nc.Publish(liveSubject(worker, id), data); err != nil {
+			t.Fatal(err)
+		}
+		nc.Flush()
+	}
+	turns := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(shown)
+	}
+	// Before its start: kept, and shown once the start is handled.
+	live("w1", 0, proofOf(key, id, round, 1, "w1"))
+	time.Sleep(100 * time.Millisecond)
+	if got := turns(); len(got) != 0 {
+		t.Fatalf("a frame was shown before its delivery's start: %v", got)
+	}
+	r.send("w1", Event{Kind: kindStart, Match: id, Attempt: 1})
+	waitFor(t, "the early frame is shown", func() bool { return len(turns()) == 1 })
+	live("w1", 1, proofOf(key, id, round, 1, "w1"))
+	waitFor(t, "the next frame is shown", func() bool { return len(turns()) == 2 })
+	// Another worker, with its own valid proof: it holds nothing.
+	live("w2", 2, proofOf(key, id, round, 1, "w2"))
+	// The holder's name, a forged proof.
+	live("w1", 2, "forged")
+	waitFor(t, "the forged frame is refused", func() bool { return r.refused("w1") == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if got := turns(); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("shown %v, want the holder's two genuine frames", got)
+	}
+	if n := r.refused("w2"); n != 0 {
+		t.Errorf("a frame of a worker holding no delivery counted %d refusals", n)
 	}
 }

@@ -238,6 +238,12 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	// Report as another worker.
 	nc.Publish(eventSubject("w2", kindResult, "ggggggggggg1"), []byte(`{}`))
 	wasDenied("publish", eventSubject("w2", kindResult, "ggggggggggg1"))
+	// Show live frames as another worker.
+	nc.Publish(liveSubject("w2", "ggggggggggg1"), []byte(`{}`))
+	wasDenied("publish", liveSubject("w2", "ggggggggggg1"))
+	// Hear the other workers' live frames.
+	nc.Subscribe(livePrefix+">", func(*nats.Msg) {})
+	wasDenied("subscription", livePrefix+">")
 	// Ask for images as another worker (they would go to its bucket).
 	nc.Publish(imageSubject("w2"), []byte(`{"v":2,"id":"sha256:`+strings.Repeat("a", 64)+`"}`))
 	wasDenied("publish", imageSubject("w2"))

@@ -34,6 +34,10 @@ const (
 	// publish under its own name only).
 	EventsStream = "ARENA_EVENTS"
 	eventsPrefix = "arena.ev."
+	// livePrefix begins the subjects of live frames: plain NATS messages,
+	// not stored (the replay has every frame), so that a match's frames
+	// cost the server no stream.
+	livePrefix   = "arena.live."
 	cancelPrefix = "arena.cancel."
 	// supersededPrefix+MATCH carries a round and a delivery, R:N: the
 	// deliveries of the match before delivery N of round R are over (a
@@ -174,12 +178,20 @@ func eventSubject(worker, kind, match string) string {
 	return eventsPrefix + worker + "." + kind + "." + match
 }
 
+// liveSubject is the subject of a worker's live frame of a match.
+func liveSubject(worker, match string) string {
+	return livePrefix + worker + "." + kindFrame + "." + match
+}
+
 // parseEventSubject reads the worker, the kind and the match from an
-// event's subject: the worker's name there is the one NATS checked.
+// event's subject (or a live frame's): the worker's name there is the
+// one NATS checked.
 func parseEventSubject(s string) (worker, kind, match string, ok bool) {
 	rest, ok := strings.CutPrefix(s, eventsPrefix)
 	if !ok {
-		return "", "", "", false
+		if rest, ok = strings.CutPrefix(s, livePrefix); !ok {
+			return "", "", "", false
+		}
 	}
 	parts := strings.Split(rest, ".")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {

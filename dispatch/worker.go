@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,11 @@ type WorkerConfig struct {
 	// InlineMax is the largest replay sent inside a message (default
 	// 512 KiB); larger ones go through the object store.
 	InlineMax int
+	// Spool is the folder where a played match's replay waits, encoded,
+	// until it is reported (default: the system's temporary folder): a
+	// replay is never held encoded in memory. What a killed worker left
+	// there is removed when a worker starts.
+	Spool string
 	// Grace is how long running matches may finish once the worker is
 	// told to stop, before they are handed back (default 0: hand back at
 	// once).
@@ -109,11 +115,16 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if err := ValidWorkerName(cfg.Name); err != nil {
 		return nil, err
 	}
-	// Frames are published without waiting, but at most a few hundred wait
-	// for JetStream at once: past them the frame sender waits (and the
-	// match's frames, past its backlog, are not shown live) rather than
-	// the connection holding them all in memory. One whose store is not
-	// confirmed in publishAckWait is no longer waited for.
+	if cfg.Spool != "" {
+		if err := os.MkdirAll(cfg.Spool, 0o700); err != nil {
+			return nil, fmt.Errorf("worker: its spool: %w", err)
+		}
+		clearSpool(cfg.Spool)
+	}
+	// Starts and results are published without waiting (reportSoon), but
+	// at most a few hundred wait for JetStream at once, rather than the
+	// connection holding them all in memory. One whose store is not
+	// confirmed in publishAckWait is published again.
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256), jetstream.WithPublishAsyncTimeout(publishAckWait))
 	if err != nil {
 		return nil, err
@@ -325,7 +336,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		for f := range frames {
 			e := ev(kindFrame)
 			e.Seq, e.Frame = f.seq, f.data
-			w.publishAsync(e)
+			w.publishFrame(e)
 		}
 	}()
 	seq, dropped := 0, 0
@@ -349,11 +360,17 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	// A delivery played to its end is reported, whatever happened since
 	// (see afterPlay): its replay is encoded while the start may still
 	// wait to be stored.
-	var replay []byte
+	var replay *spooled
+	defer func() {
+		if replay != nil {
+			replay.remove()
+		}
+	}()
 	var encodeErr error
 	if err == nil {
 		rep.Result.Worker = w.cfg.Name
-		replay, encodeErr = orchestrator.EncodeReplay(rep)
+		replay, encodeErr = w.spool(rep)
+		rep.Frames = nil // in the spool now: let them go
 	}
 	if followStart(mctx, err, started) {
 		select {
@@ -374,6 +391,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 			return
 		}
 		w.finish(ctx, msg, ev(kindResult), replay, rep.Result.Winners, log)
+		replay = nil // finish removes it
 	case afterGiveUp:
 		log.Warn("match given up", zap.Error(cause))
 	case afterStopped:
@@ -528,15 +546,22 @@ func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Du
 // message goes out at once; the wait for it to be stored (or a larger
 // replay's trip through the object store) and the ack go on in the
 // background while this slot takes its next match. Run waits for them.
-func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, data []byte, winners []string, log *zap.Logger) {
+func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, replay *spooled, winners []string, log *zap.Logger) {
 	ctx = context.WithoutCancel(ctx)
 	var stored func() error
-	if len(data) <= w.cfg.InlineMax {
+	if replay.size <= int64(w.cfg.InlineMax) {
+		data, err := replay.bytes()
+		replay.remove()
+		if err != nil {
+			log.Error("report the result", zap.Error(err))
+			return
+		}
 		ev.Replay = data
 		stored = w.reportSoon(ctx, ev)
 	} else {
 		stored = func() error {
-			name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), data)
+			defer replay.remove()
+			name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), replay)
 			if err != nil {
 				return err
 			}
@@ -618,15 +643,15 @@ func publish(ctx context.Context, js jetstream.JetStream, subject string, data [
 	}
 }
 
-// publishAsync publishes a frame without waiting: the replay carries
-// every frame anyway.
-func (w *Worker) publishAsync(ev Event) {
+// publishFrame sends a live frame as a plain NATS message, not stored:
+// the replay carries every frame anyway.
+func (w *Worker) publishFrame(ev Event) {
 	ev.V, ev.Worker = Version, w.cfg.Name
 	data, err := encodeEvent(ev)
 	if err != nil {
 		return
 	}
-	_, _ = w.js.PublishAsync(eventSubject(w.cfg.Name, ev.Kind, ev.Match), data)
+	_ = w.nc.Publish(liveSubject(w.cfg.Name, ev.Match), data)
 }
 
 // frameOut is a frame waiting to be published: its number in the
@@ -643,8 +668,9 @@ const (
 	frameDrain   = 2 * time.Second
 )
 
-// sameObject reads an object back and checks it holds data, by digest.
-func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, data []byte) error {
+// sameObject reads an object back and checks it holds size bytes of
+// digest sum (SHA-256).
+func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, size int64, sum []byte) error {
 	r, err := obs.Get(ctx, name)
 	if err != nil {
 		return err
@@ -655,7 +681,7 @@ func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, dat
 	if err != nil {
 		return err
 	}
-	if want := sha256.Sum256(data); n != int64(len(data)) || !bytes.Equal(h.Sum(nil), want[:]) {
+	if n != size || !bytes.Equal(h.Sum(nil), sum) {
 		return errors.New("the replay read back differs")
 	}
 	return nil
@@ -681,7 +707,7 @@ func (w *Worker) request(j Job) (orchestrator.Request, error) {
 // again (under a new name) for a minute while the cluster elects a leader:
 // a put cut by the loss of a node can leave an object whose chunks do not
 // match its digest. It returns the name the replay is stored under.
-func (w *Worker) putReplay(ctx context.Context, base string, data []byte) (string, error) {
+func (w *Worker) putReplay(ctx context.Context, base string, replay *spooled) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	for try := 1; ; try++ {
@@ -693,11 +719,14 @@ func (w *Worker) putReplay(ctx context.Context, base string, data []byte) (strin
 			if err != nil {
 				return err
 			}
-			if _, err := obs.PutBytes(tctx, name, data); err != nil {
+			if _, err := replay.f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			if _, err := obs.Put(tctx, jetstream.ObjectMeta{Name: name}, io.LimitReader(replay.f, replay.size)); err != nil {
 				return err
 			}
 			// Read back as a digest: the replay is not held twice.
-			if err := sameObject(tctx, obs, name, data); err != nil {
+			if err := sameObject(tctx, obs, name, replay.size, replay.sum); err != nil {
 				_ = obs.Delete(tctx, name)
 				return err
 			}

@@ -240,12 +240,71 @@ func EncodeReplay(r *Replay) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// encodeReplay writes a replay's JSON to w.
+// EncodeReplayTo writes a replay as its file holds it to w, a frame at a
+// time (see encodeReplay).
+func EncodeReplayTo(w io.Writer, r *Replay) error { return encodeReplay(w, r) }
+
+// encodeReplay writes a replay's JSON to w, a frame at a time: the
+// encoding of a long match is never held whole (encoding/json builds a
+// value's whole text before writing it). The bytes are those of
+// encoding/json with HTML left unescaped.
 func encodeReplay(w io.Writer, r *Replay) error {
-	enc := json.NewEncoder(w)
+	fail := func(err error) error { return fmt.Errorf("encode the replay of %s: %w", r.MatchID, err) }
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("encode the replay of %s: %w", r.MatchID, err)
+	// value is v's encoding, without the newline Encode ends it with.
+	value := func(v any) ([]byte, error) {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	// The fields before the frames: the replay's encoding with neither
+	// frames nor result, cut where its frames begin. The encoding of a
+	// Replay ends with its frames and its result (a test holds it).
+	head := *r
+	head.Frames, head.Result = nil, Result{}
+	b, err := value(&head)
+	if err != nil {
+		return fail(err)
+	}
+	zero, err := json.Marshal(Result{})
+	if err != nil {
+		return fail(err)
+	}
+	tail := append([]byte(`,"frames":null,"result":`), zero...)
+	tail = append(tail, '}')
+	cut, ok := bytes.CutSuffix(b, tail)
+	if !ok {
+		return fail(errors.New("a replay's encoding does not end with its frames and result"))
+	}
+	open, end := `,"frames":[`, "]"
+	if r.Frames == nil {
+		open, end = `,"frames":null`, "" // encoding/json's text for no frames
+	}
+	if _, err := w.Write(append(cut, open...)); err != nil {
+		return fail(err)
+	}
+	for i := range r.Frames {
+		b, err := value(&r.Frames[i])
+		if err != nil {
+			return fail(fmt.Errorf("frame %d: %w", i, err))
+		}
+		if i > 0 {
+			b = append([]byte{','}, b...)
+		}
+		if _, err := w.Write(b); err != nil {
+			return fail(err)
+		}
+	}
+	b, err = value(&r.Result)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := w.Write(append(append([]byte(end+`,"result":`), b...), "}\n"...)); err != nil {
+		return fail(err)
 	}
 	return nil
 }

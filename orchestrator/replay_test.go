@@ -148,3 +148,32 @@ func TestReplayFrames(t *testing.T) {
 		}
 	}
 }
+
+// A replay is encoded a frame at a time, to the very bytes encoding/json
+// gives the whole (HTML unescaped): with frames and a full result, with
+// no frames, and with an empty list of them.
+func TestEncodeReplayStreamsEncodingJSON(t *testing.T) {
+	played, _ := playFake(t, hunter(), fake.Script{})
+	played.Frames[0].State = json.RawMessage(`{"note":"<a&b>"}`)
+	played.StdioPath = "fifo"
+	none, empty := *played, *played
+	none.Frames, empty.Frames = nil, []orchestrator.Frame{}
+	for name, rep := range map[string]*orchestrator.Replay{"played": played, "no frames": &none, "empty frames": &empty} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			t.Fatal(err)
+		}
+		got, err := orchestrator.EncodeReplay(rep)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s: streamed\n%.300s\nencoding/json\n%.300s", name, got, want.Bytes())
+		}
+	}
+	if len(played.Frames) < 2 || len(played.Result.Bots) == 0 {
+		t.Fatalf("the played replay is too small to tell: %d frames", len(played.Frames))
+	}
+}

@@ -123,7 +123,7 @@ var settings = []setting{
 		}
 		return err
 	}},
-	{env: "ARENA_DATA", flag: "data", def: "arena-data", usage: "data folder: serve's match history (SQLite), replays and NATS trust; a worker's key and the server's CA", server: true, set: func(c *Config, v string) error {
+	{env: "ARENA_DATA", flag: "data", def: "arena-data", usage: "data folder: serve's match history (SQLite), replays and NATS trust; a worker's key, the server's CA and the replays it is reporting", server: true, set: func(c *Config, v string) error {
 		if v == "" {
 			return errors.New("empty")
 		}

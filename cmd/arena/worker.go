@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -78,6 +79,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return usageErr("%v (see arena help worker)", err)
 	}
+	tuneGC()
 	if fs.NArg() > 0 {
 		return usageErr("worker takes no arguments, got %q", fs.Args())
 	}
@@ -137,6 +139,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
 		Name: o.name, Concurrency: n, Games: games(), Grace: o.grace, Log: log,
+		Spool:  filepath.Join(o.data, "outgoing"),
 		Player: orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...),
 		Images: engineImages{cli},
 		Reap: func(ctx context.Context, id string) error {
