@@ -19,6 +19,7 @@ var migrations = []string{
 	2: accountsSchema,
 	3: registrySchema,
 	4: checksSchema,
+	5: contestsSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -1,0 +1,463 @@
+package contest
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"arena/engine"
+	"arena/engine/tanks"
+	"arena/orchestrator"
+	"arena/store"
+)
+
+// Every pair plays every map Rounds times, half in each seat order, with
+// the same seeds for every pairing and both orders.
+func TestSchedule(t *testing.T) {
+	games := Schedule([]int64{3, 1, 2}, []string{"a", "b"}, 4, 42)
+	if len(games) != 3*2*4 {
+		t.Fatalf("%d games, want 24", len(games))
+	}
+	type key struct {
+		a, b int64
+		m    string
+	}
+	count := map[key]int{}
+	seeds := map[string]map[uint64]int{}
+	for i, g := range games {
+		if g.Idx != i {
+			t.Errorf("game %d has index %d", i, g.Idx)
+		}
+		count[key{g.First, g.Second, g.Map}]++
+		if seeds[g.Map] == nil {
+			seeds[g.Map] = map[uint64]int{}
+		}
+		seeds[g.Map][g.Seed]++
+	}
+	for _, p := range [][2]int64{{1, 2}, {1, 3}, {2, 3}} {
+		for _, m := range []string{"a", "b"} {
+			if count[key{p[0], p[1], m}] != 2 || count[key{p[1], p[0], m}] != 2 {
+				t.Errorf("%v on %s: %d and %d games by seat order, want 2 and 2", p, m, count[key{p[0], p[1], m}], count[key{p[1], p[0], m}])
+			}
+		}
+	}
+	for m, s := range seeds {
+		// Two seeds a map (rounds/2), each used by the 3 pairings twice.
+		if len(s) != 2 {
+			t.Errorf("map %s: %d seeds, want 2", m, len(s))
+		}
+		for seed, n := range s {
+			if n != 6 || seed >= 1<<53 {
+				t.Errorf("map %s: seed %d used %d times, want 6 (and below 2^53)", m, seed, n)
+			}
+		}
+	}
+	if !slices.Equal(Schedule([]int64{1, 2, 3}, []string{"a", "b"}, 4, 42), games) {
+		t.Error("the schedule depends on the entries' order")
+	}
+	if slices.Equal(Schedule([]int64{1, 2, 3}, []string{"a", "b"}, 4, 43), games) {
+		t.Error("another contest seed gives the same schedule")
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	for _, r := range []Result{{1, 0, "ok", "crashed"}, {0, 1, "timeout", "ok"}, {0.5, 0.5, "ok", "ok"}} {
+		got, err := DecodeOutcome(EncodeOutcome(r))
+		if err != nil || got != r {
+			t.Errorf("%+v → %q → %+v, %v", r, EncodeOutcome(r), got, err)
+		}
+	}
+	for _, bad := range []string{"", "1-1:ok,ok", "2-0", "x"} {
+		if _, err := DecodeOutcome(bad); err == nil {
+			t.Errorf("%q read as an outcome", bad)
+		}
+	}
+}
+
+// Points, then head to head among the tied, then Sonneborn–Berger; a
+// disqualified entry last and unranked; faults counted with their
+// matches; intervals around the score.
+func TestCompute(t *testing.T) {
+	ents := []Entrant{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}, {ID: 3, Name: "c"}, {ID: 4, Name: "d", Disqualified: true}}
+	win := func(a, b int64, m string) Played { return Played{First: a, Second: b, MatchID: m, Result: Result{1, 0, "ok", "ok"}} }
+	games := []Played{
+		win(1, 2, "m1"), // a beats b
+		win(2, 3, "m2"), // b beats c
+		win(3, 1, "m3"), // c beats a: a, b, c on 1 point each… until d
+		win(1, 4, "m4"),
+		{First: 2, Second: 4, MatchID: "m5", Result: Result{1, 0, "ok", "crashed"}},
+		{First: 3, Second: 4, MatchID: "m6", Result: Result{0.5, 0.5, "ok", "ok"}},
+	}
+	s := Compute(ents, games, []string{HeadToHead, SonnebornBerger})
+	var order []string
+	for _, r := range s.Rows {
+		order = append(order, fmt.Sprintf("%d:%s:%g", r.Rank, r.Name, r.Points))
+	}
+	// a and b have 2 points, c 1.5; a beat b head to head.
+	if want := []string{"1:a:2", "2:b:2", "3:c:1.5", "0:d:0.5"}; !slices.Equal(order, want) {
+		t.Errorf("standings %v, want %v", order, want)
+	}
+	d := s.Rows[3]
+	if d.Faults != 1 || !slices.Equal(d.FaultMatches, []string{"m5"}) || d.Played != 3 || d.Losses != 2 || d.Draws != 1 {
+		t.Errorf("d: %+v", d)
+	}
+	a := s.Rows[0]
+	if a.Interval[0] >= 2.0/3 || a.Interval[1] <= 2.0/3 || a.Interval[0] < 0 || a.Interval[1] > 1 {
+		t.Errorf("a's interval %v does not hold its score 2/3", a.Interval)
+	}
+	if s.HeadToHead[0][1] != 1 || s.HeadToHead[1][0] != 0 || s.HeadToHead[0][0] != -1 {
+		t.Errorf("head to head %v", s.HeadToHead)
+	}
+	// Equal in everything: the same rank.
+	same := Compute([]Entrant{{ID: 1, Name: "x"}, {ID: 2, Name: "y"}}, []Played{{First: 1, Second: 2, Result: Result{0.5, 0.5, "ok", "ok"}}}, []string{HeadToHead})
+	if same.Rows[0].Rank != 1 || same.Rows[1].Rank != 1 {
+		t.Errorf("a draw gives ranks %d and %d", same.Rows[0].Rank, same.Rows[1].Rank)
+	}
+}
+
+// fakeQueue plays a match at once: the stronger bot (by its image's
+// place in strength) wins; a bot named "crash" crashes; with void set,
+// a match fails as an interrupted one does, once per game.
+type fakeQueue struct {
+	st       *store.Store
+	mu       sync.Mutex
+	strength []string
+	voidOnce map[uint64]bool
+	played   []string
+	hold     bool
+	held     []string
+}
+
+func (q *fakeQueue) Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error {
+	m := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, CreatedAt: time.Now()}
+	if err := insert(ctx, m); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.played = append(q.played, fmt.Sprintf("%s %s %s %d", req.Images[0], req.Images[1], req.Map.Info().Name, req.Seed))
+	if q.hold {
+		q.held = append(q.held, req.MatchID)
+		return nil
+	}
+	return q.finish(ctx, req)
+}
+
+func (q *fakeQueue) finish(ctx context.Context, req orchestrator.Request) error {
+	key := req.Seed ^ uint64(len(req.Images[0]))
+	if q.voidOnce != nil && !q.voidOnce[key] {
+		q.voidOnce[key] = true
+		return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
+	}
+	res := orchestrator.Result{MatchID: req.MatchID, Game: req.Game.Name(), Turns: 10}
+	rank := func(img string) int { return slices.Index(q.strength, img) }
+	for i, img := range req.Images {
+		b := orchestrator.BotResult{Seat: i, ID: img, Image: img, Status: engine.StatusOK}
+		if strings.Contains(img, "crash") {
+			b.Status = engine.StatusCrashed
+		}
+		res.Bots = append(res.Bots, b)
+	}
+	if rank(req.Images[0]) < rank(req.Images[1]) {
+		res.Winners = []string{req.Images[0]}
+	} else {
+		res.Winners = []string{req.Images[1]}
+	}
+	data, _ := json.Marshal(res)
+	return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(orchestrator.StateFinished), Result: data}, time.Now())
+}
+
+type rig struct {
+	st  *store.Store
+	q   *fakeQueue
+	c   *Contests
+	now time.Time
+	mu  sync.Mutex
+}
+
+func (r *rig) clock() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
+func (r *rig) advance(d time.Duration) {
+	r.mu.Lock()
+	r.now = r.now.Add(d)
+	r.mu.Unlock()
+}
+
+func newRig(t *testing.T, dir string) *rig {
+	st, err := store.Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := &rig{st: st, now: time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)}
+	r.q = &fakeQueue{st: st, strength: []string{"good", "random", "slow", "crash"}}
+	r.c = r.contests()
+	return r
+}
+
+func (r *rig) contests() *Contests {
+	return New(Config{InFlight: 3}, Deps{Store: r.st, Games: []engine.Game{tanks.New()}, Queue: r.q, Now: r.clock,
+		Image: func(ctx context.Context, ref string) (string, error) {
+			if strings.Contains(ref, "missing") {
+				return "", fmt.Errorf("%w: %s", orchestrator.ErrImageNotFound, ref)
+			}
+			if _, tag, ok := strings.Cut(ref, "@sha256:d"); ok {
+				ref = "img" + tag // a pushed version, by its digest
+			}
+			return "sha256:" + strings.Repeat("0", 64-len(ref)) + ref, nil
+		},
+		Authors: func(ctx context.Context, id string) string { return "someone <a@b.c>" },
+	})
+}
+
+func (r *rig) create(t *testing.T) store.Contest {
+	t.Helper()
+	ct, err := r.c.Create(t.Context(), Spec{Name: "Cup", Game: "tanks", Maps: []string{"classic"}, Rounds: 2, FreezeAt: r.now.Add(time.Minute), Seed: 7}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ct
+}
+
+func (r *rig) runToEnd(t *testing.T, id int64) Board {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		if err := r.c.Step(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ct, err := r.st.Contest(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct.State == store.ContestDone {
+			b, err := r.c.Standings(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
+	t.Fatal("the final did not end")
+	return Board{}
+}
+
+// A contest of four bots of known strength: nothing plays before the
+// freeze; after it every pair plays with the seats swapped, the
+// standings rank them in their order, the export matches them; an entry
+// after the freeze is refused and plays nothing.
+func TestAContestRunsItsFinalAtTheFreeze(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	ct := r.create(t)
+	for _, img := range []string{"slow", "crash", "random", "good"} {
+		if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "u-" + img, By: "u-" + img, Image: img}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "x", By: "x", Image: "good"}); err == nil {
+		t.Error("the same image entered twice")
+	}
+	if err := r.c.Step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.q.played) != 0 {
+		t.Fatalf("%d matches before the freeze", len(r.q.played))
+	}
+	r.advance(time.Minute)
+	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "late", By: "late", Image: "late"}); !errors.Is(err, store.ErrContestClosed) {
+		t.Errorf("an entry after the deadline: %v", err)
+	}
+	b := r.runToEnd(t, ct.ID)
+	if len(r.q.played) != 12 {
+		t.Errorf("%d matches, want 12 (6 pairs, both seat orders)", len(r.q.played))
+	}
+	var names []string
+	for _, row := range b.Rows {
+		names = append(names, row.Name)
+		if row.Played != 6 {
+			t.Errorf("%s played %d games, want 6", row.Name, row.Played)
+		}
+	}
+	if want := []string{"good", "random", "slow", "crash"}; !slices.Equal(names, want) {
+		t.Errorf("standings %v, want %v", names, want)
+	}
+	if b.Rows[3].Faults != 6 || len(b.Rows[3].FaultMatches) != 6 || !b.Final {
+		t.Errorf("crash: %d faults; final %v", b.Rows[3].Faults, b.Final)
+	}
+	for _, p := range r.q.played {
+		if strings.Contains(p, "late") {
+			t.Errorf("the late entry played: %s", p)
+		}
+	}
+	var buf bytes.Buffer
+	if err := b.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("csv: %v, %d records", err, len(recs))
+	}
+	for i, row := range b.Rows {
+		if recs[i+1][2] != row.Name || recs[i+1][4] != fmt.Sprint(row.Points) || recs[i+1][0] != fmt.Sprint(row.Rank) {
+			t.Errorf("csv row %d %v, standings %+v", i+1, recs[i+1], row)
+		}
+	}
+}
+
+// A final cut in the middle (the server killed: its matches left
+// unfinished, then marked interrupted) resumes in a new runner: no
+// finished game is played again, the interrupted ones are, and the
+// standings are those of an uninterrupted final with the same seed.
+func TestAFinalResumesAfterARestart(t *testing.T) {
+	whole := newRig(t, t.TempDir())
+	wct := whole.create(t)
+	cut := newRig(t, t.TempDir())
+	cct := cut.create(t)
+	for _, img := range []string{"slow", "crash", "random", "good"} {
+		for _, r := range []*rig{whole, cut} {
+			id := wct.ID
+			if r == cut {
+				id = cct.ID
+			}
+			if _, err := r.c.Enter(t.Context(), id, Entry{Owner: img, By: img, Image: img}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	whole.advance(time.Minute)
+	cut.advance(time.Minute)
+	want := whole.runToEnd(t, wct.ID)
+
+	// Two steps, then matches held (playing) when the server dies.
+	for i := 0; i < 2; i++ {
+		if err := cut.c.Step(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut.q.hold = true
+	if err := cut.c.Step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	held := slices.Clone(cut.q.held)
+	if len(held) == 0 {
+		t.Fatal("no match was playing at the cut")
+	}
+	finishedBefore := len(cut.q.played) - len(held)
+	// The restart: unfinished matches are interrupted (Server.Recover),
+	// a new runner takes over.
+	for _, id := range held {
+		if err := cut.st.Finish(t.Context(), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut.q.hold = false
+	cut.c = cut.contests()
+	got := cut.runToEnd(t, cct.ID)
+	if n := len(cut.q.played); n != 12+len(held) {
+		t.Errorf("%d matches queued in all, want 12 + the %d interrupted", n, len(held))
+	}
+	seen := map[string]int{}
+	for _, p := range cut.q.played[:finishedBefore] {
+		seen[p]++
+	}
+	for _, p := range cut.q.played[finishedBefore+len(held):] {
+		if seen[p] > 0 {
+			t.Errorf("a finished game was played again: %s", p)
+		}
+	}
+	// The same but for the matches' ids (each server names its own).
+	for _, b := range []*Board{&got, &want} {
+		for i := range b.Rows {
+			b.Rows[i].FaultMatches = nil
+		}
+	}
+	if fmt.Sprint(got.Standings) != fmt.Sprint(want.Standings) {
+		t.Errorf("standings after the cut\n%+v\nuninterrupted\n%+v", got.Standings, want.Standings)
+	}
+}
+
+// A game the platform could not play is played again, not scored.
+func TestAVoidGameIsPlayedAgain(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	r.q.voidOnce = map[uint64]bool{}
+	ct := r.create(t)
+	for _, img := range []string{"good", "random"} {
+		if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: img, By: img, Image: img}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.advance(time.Minute)
+	b := r.runToEnd(t, ct.ID)
+	if len(r.q.played) != 4 || b.Rows[0].Played != 2 || b.Rows[0].Name != "good" || b.Rows[0].Points != 2 {
+		t.Errorf("%d matches; %+v", len(r.q.played), b.Rows)
+	}
+}
+
+// At the freeze a pushed bot's final version is the chosen one if it was
+// ready before the deadline, else the newest that was; a version pushed
+// after the deadline is never chosen.
+func TestTheFinalVersionIsPinnedAtTheFreeze(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	ct := r.create(t)
+	push := func(tag string, at time.Time, state string) {
+		t.Helper()
+		id := "img" + tag
+		if err := r.st.RecordTag(t.Context(), store.Tag{Repository: "alice/bot", Tag: tag, Owner: "alice", Digest: "sha256:d" + tag, ImageID: "sha256:" + strings.Repeat("0", 64-len(id)) + id, PushedBy: "alice", PushedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if state != store.TagPending {
+			if _, err := r.st.CheckTag(t.Context(), "alice/bot", tag, "sha256:d"+tag, store.Tag{State: state}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	push("v1", r.now, store.TagReady)
+	push("v2", r.now.Add(10*time.Second), store.TagReady)
+	e, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "alice", By: "alice", Repository: "alice/bot", Tag: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "bob", By: "bob", Repository: "alice/bot"}); err == nil {
+		t.Error("bob entered alice's bot")
+	}
+	// The owner changes their mind: the latest.
+	latest := ""
+	if _, err := r.c.ChangeEntry(t.Context(), ct.ID, e.ID, Change{Version: &latest, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	// Pushed after the deadline: not chosen.
+	push("v3", r.now.Add(2*time.Minute), store.TagReady)
+	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "bob", By: "bob", Image: "good"}); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(3 * time.Minute)
+	if err := r.c.Step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := r.st.ContestEntries(t.Context(), ct.ID)
+	if entries[0].FinalRef != "alice/bot:v2" || entries[0].FinalDigest != "alice/bot@sha256:dv2" {
+		t.Errorf("alice's final version %q (%q), want v2", entries[0].FinalRef, entries[0].FinalDigest)
+	}
+	v := "v1"
+	if _, err := r.c.ChangeEntry(t.Context(), ct.ID, e.ID, Change{Version: &v, By: "alice"}); !errors.Is(err, store.ErrContestClosed) {
+		t.Errorf("a version chosen after the freeze: %v", err)
+	}
+	why := "copied code"
+	if _, err := r.c.ChangeEntry(t.Context(), ct.ID, e.ID, Change{Disqualify: &why, By: "admin"}); err != nil {
+		t.Errorf("a disqualification after the freeze: %v", err)
+	}
+	log, _ := r.st.AuditLog(t.Context(), ct.ID)
+	var actions []string
+	for _, a := range log {
+		actions = append(actions, a.Action)
+	}
+	if !slices.Equal(actions, []string{"create", "freeze", "disqualify"}) {
+		t.Errorf("audit %v", actions)
+	}
+}

@@ -1,0 +1,584 @@
+package contest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/ladder"
+	"arena/orchestrator"
+	"arena/store"
+)
+
+// Deps are the contests' collaborators.
+type Deps struct {
+	Store *store.Store
+	Games []engine.Game
+	// Queue plays the final's matches (the server's queue).
+	Queue ladder.Queue
+	// Image resolves an image reference to its id, fetching a pushed bot
+	// onto the engine; errors wrap orchestrator.ErrImageNotFound.
+	Image func(ctx context.Context, ref string) (string, error)
+	// Authors reads an image's org.opencontainers.image.authors label.
+	Authors func(ctx context.Context, id string) string
+	Log     *zap.Logger
+	Now     func() time.Time
+}
+
+// Config is the contests' policy.
+type Config struct {
+	// InFlight bounds each final's matches waiting or playing at once
+	// (0: 2).
+	InFlight int
+	// Tries bounds how often a game the platform could not play is
+	// played again before it is void (0: 5).
+	Tries int
+	// Tick is how often the runner looks at the clock (0: 1 s).
+	Tick time.Duration
+}
+
+// Contests runs every contest: their freezes and finals.
+type Contests struct {
+	cfg  Config
+	deps Deps
+	log  *zap.Logger
+	kick chan struct{}
+	// mu: one step at a time (the loop's, a staff action's).
+	mu sync.Mutex
+}
+
+// New returns the contests; Run plays their finals.
+func New(cfg Config, deps Deps) *Contests {
+	if cfg.InFlight <= 0 {
+		cfg.InFlight = 2
+	}
+	if cfg.Tries <= 0 {
+		cfg.Tries = 5
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if deps.Log == nil {
+		deps.Log = zap.NewNop()
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	return &Contests{cfg: cfg, deps: deps, log: deps.Log, kick: make(chan struct{}, 1)}
+}
+
+func (c *Contests) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Observe is told every change of a match's state: a match that is over
+// wakes the runner (it settles the final's games from the store).
+func (c *Contests) Observe(u orchestrator.Update) {
+	if u.State.Final() {
+		c.wake()
+	}
+}
+
+// Run freezes contests at their deadlines and plays their finals until
+// ctx ends. A final is resumable: each of its games is a row that names
+// the match playing it, so after a restart finished games stay scored,
+// interrupted ones are played again, and none is played twice.
+func (c *Contests) Run(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Tick)
+	defer t.Stop()
+	for {
+		if err := c.Step(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("contests", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.kick:
+		}
+	}
+}
+
+// Step does what is due: freezes the open contests past their deadline,
+// settles and feeds the finals, and closes the finals whose games are
+// all over.
+func (c *Contests) Step(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	open, err := c.deps.Store.Contests(ctx, store.ContestOpen)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ct := range open {
+		if !c.deps.Now().Before(ct.FreezeAt) {
+			if err := c.freeze(ctx, ct); err != nil {
+				errs = append(errs, fmt.Errorf("contest %d: freeze: %w", ct.ID, err))
+			}
+		}
+	}
+	finals, err := c.deps.Store.Contests(ctx, store.ContestFinal)
+	if err != nil {
+		return err
+	}
+	for _, ct := range finals {
+		if err := c.play(ctx, ct); err != nil {
+			errs = append(errs, fmt.Errorf("contest %d: final: %w", ct.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// spec reads a contest's settings.
+func spec(ct store.Contest) (Spec, error) {
+	var s Spec
+	if err := json.Unmarshal(ct.Spec, &s); err != nil {
+		return Spec{}, fmt.Errorf("contest %d: its settings: %w", ct.ID, err)
+	}
+	return s, nil
+}
+
+// Create records a new contest, its settings checked; a seed is picked
+// when none is given.
+func (c *Contests) Create(ctx context.Context, s Spec, by string) (store.Contest, error) {
+	if err := s.Check(c.deps.Games); err != nil {
+		return store.Contest{}, err
+	}
+	if s.Seed == 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return store.Contest{}, err
+		}
+		s.Seed = max(1, binary.BigEndian.Uint64(b[:])>>11)
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return store.Contest{}, err
+	}
+	ct, err := c.deps.Store.CreateContest(ctx, store.Contest{Name: s.Name, Game: s.Game, Spec: data, FreezeAt: s.FreezeAt, CreatedBy: by, CreatedAt: c.deps.Now()})
+	if err == nil {
+		c.log.Info("contest created", zap.Int64("contest", ct.ID), zap.String("name", ct.Name), zap.Time("freeze_at", ct.FreezeAt))
+		c.wake()
+	}
+	return ct, err
+}
+
+// Update changes an open contest's deadline or rules (a staff action,
+// audited).
+func (c *Contests) Update(ctx context.Context, id int64, freezeAt *time.Time, rules *string, by string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return err
+	}
+	s, err := spec(ct)
+	if err != nil {
+		return err
+	}
+	var what []string
+	if freezeAt != nil {
+		what = append(what, fmt.Sprintf("freeze_at %s → %s", s.FreezeAt.UTC().Format(time.RFC3339), freezeAt.UTC().Format(time.RFC3339)))
+		s.FreezeAt = *freezeAt
+	}
+	if rules != nil {
+		what = append(what, "rules changed")
+		s.Rules = *rules
+	}
+	if err := s.Check(c.deps.Games); err != nil {
+		return err
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := c.deps.Store.UpdateContest(ctx, id, data, s.FreezeAt, c.deps.Now(), by, "update", strings.Join(what, "; ")); err != nil {
+		return err
+	}
+	c.wake()
+	return nil
+}
+
+// Entry is what an entrant enters: a pushed bot's repository (with the
+// tag to play in the final, "" for the latest ready one), or an image of
+// the engine (Image, pinned now).
+type Entry struct {
+	Owner, By  string
+	Repository string
+	Tag        string
+	Image      string
+}
+
+// Enter enters a bot in an open contest.
+func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestEntry, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return store.ContestEntry{}, err
+	}
+	if ct.State != store.ContestOpen || !c.deps.Now().Before(ct.FreezeAt) {
+		return store.ContestEntry{}, fmt.Errorf("%w: the deadline (%s) has passed: no new entry plays the final", store.ErrContestClosed, ct.FreezeAt.UTC().Format(time.RFC3339))
+	}
+	s, err := spec(ct)
+	if err != nil {
+		return store.ContestEntry{}, err
+	}
+	if !s.MayEnter(e.Owner) {
+		return store.ContestEntry{}, invalid("%s is not on the list of who may enter %q", e.Owner, s.Name)
+	}
+	entries, err := c.deps.Store.ContestEntries(ctx, id)
+	if err != nil {
+		return store.ContestEntry{}, err
+	}
+	rec := store.ContestEntry{ContestID: id, Owner: e.Owner, CreatedBy: e.By, CreatedAt: c.deps.Now()}
+	switch {
+	case e.Repository != "":
+		tags, err := c.versions(ctx, e.Repository, time.Time{})
+		if err != nil {
+			return store.ContestEntry{}, err
+		}
+		if len(tags) == 0 {
+			return store.ContestEntry{}, invalid("bot: %s has no pushed version", e.Repository)
+		}
+		if tags[0].Owner != e.Owner {
+			return store.ContestEntry{}, invalid("bot: %s is %s's, not %s's", e.Repository, tags[0].Owner, e.Owner)
+		}
+		for _, t := range tags {
+			if t.Game != "" && t.Game != s.Game {
+				return store.ContestEntry{}, invalid("bot: %s:%s is labelled for %s (io.arena.game), not %s", t.Repository, t.Tag, t.Game, s.Game)
+			}
+		}
+		if e.Tag != "" && !hasTag(tags, e.Tag) {
+			return store.ContestEntry{}, invalid("bot: %s has no version %q", e.Repository, e.Tag)
+		}
+		rec.Bot, rec.Image, rec.Version = e.Repository, e.Repository, e.Tag
+	case e.Image != "":
+		imgID, err := c.deps.Image(ctx, e.Image)
+		if err != nil {
+			return store.ContestEntry{}, err
+		}
+		rec.Image, rec.FinalRef, rec.FinalID = e.Image, e.Image, imgID
+		if c.deps.Authors != nil {
+			rec.Authors = c.deps.Authors(ctx, imgID)
+		}
+	default:
+		return store.ContestEntry{}, invalid(`send {"bot": "NAME/bot[:tag]"} (a pushed bot) or {"image": …}`)
+	}
+	for _, o := range entries {
+		if o.State == store.EntryEntered && o.Image == rec.Image {
+			return store.ContestEntry{}, invalid("%s is entered already (entry %d)", rec.Image, o.ID)
+		}
+	}
+	out, err := c.deps.Store.AddContestEntry(ctx, rec)
+	if err == nil {
+		c.log.Info("contest entry", zap.Int64("contest", id), zap.Int64("entry", out.ID), zap.String("bot", out.Image), zap.String("owner", out.Owner))
+	}
+	return out, err
+}
+
+func hasTag(tags []store.Tag, tag string) bool {
+	for _, t := range tags {
+		if t.Tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// versions are a repository's pushed versions, newest first; with
+// before set, only the ready ones pushed by then.
+func (c *Contests) versions(ctx context.Context, repo string, before time.Time) ([]store.Tag, error) {
+	owner, _, _ := strings.Cut(repo, "/")
+	all, err := c.deps.Store.Tags(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Tag
+	for _, t := range all {
+		if t.Repository != repo {
+			continue
+		}
+		if !before.IsZero() && (t.State != store.TagReady || t.PushedAt.After(before)) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Versions are the versions of an entry that may play its contest's
+// final: the ready ones pushed before its deadline, newest first.
+func (c *Contests) Versions(ctx context.Context, ct store.Contest, e store.ContestEntry) ([]store.Tag, error) {
+	if e.Bot == "" {
+		return nil, nil
+	}
+	return c.versions(ctx, e.Bot, ct.FreezeAt)
+}
+
+// Change is an entry's change: the version chosen for the final, a
+// withdrawal (owner), a disqualification with its reason (staff).
+type Change struct {
+	Version    *string
+	Withdraw   bool
+	Disqualify *string
+	By         string
+}
+
+// ChangeEntry changes an entry. Its version and withdrawal, only before
+// the freeze; a disqualification, at any time (audited).
+func (c *Contests) ChangeEntry(ctx context.Context, id, eid int64, ch Change) (store.ContestEntry, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return store.ContestEntry{}, err
+	}
+	e, err := c.entry(ctx, id, eid)
+	if err != nil {
+		return store.ContestEntry{}, err
+	}
+	open := ct.State == store.ContestOpen && c.deps.Now().Before(ct.FreezeAt)
+	action, detail := "", ""
+	switch {
+	case ch.Disqualify != nil:
+		why := strings.TrimSpace(*ch.Disqualify)
+		if why == "" {
+			return store.ContestEntry{}, invalid("disqualify: give the reason")
+		}
+		e.State, e.Reason = store.EntryDisqualified, why
+		action, detail = "disqualify", fmt.Sprintf("entry %d (%s): %s", e.ID, e.Image, why)
+	case !open:
+		return store.ContestEntry{}, fmt.Errorf("%w: the deadline (%s) has passed: versions are final", store.ErrContestClosed, ct.FreezeAt.UTC().Format(time.RFC3339))
+	case ch.Withdraw:
+		e.State, e.Reason = store.EntryWithdrawn, "withdrawn by "+ch.By
+	case ch.Version != nil:
+		if e.Bot == "" {
+			return store.ContestEntry{}, invalid("version: entry %d is an image of the engine, pinned when it was entered", e.ID)
+		}
+		v := strings.TrimSpace(*ch.Version)
+		if v != "" {
+			tags, err := c.versions(ctx, e.Bot, time.Time{})
+			if err != nil {
+				return store.ContestEntry{}, err
+			}
+			if !hasTag(tags, v) {
+				return store.ContestEntry{}, invalid("version: %s has no version %q", e.Bot, v)
+			}
+		}
+		e.Version = v
+	default:
+		return store.ContestEntry{}, invalid(`send {"version": "TAG"}, {"withdraw": true} or (staff) {"disqualify": "why"}`)
+	}
+	if err := c.deps.Store.SetContestEntry(ctx, e, ch.Disqualify != nil, c.deps.Now(), ch.By, action, detail); err != nil {
+		return store.ContestEntry{}, err
+	}
+	return e, nil
+}
+
+func (c *Contests) entry(ctx context.Context, id, eid int64) (store.ContestEntry, error) {
+	entries, err := c.deps.Store.ContestEntries(ctx, id)
+	if err != nil {
+		return store.ContestEntry{}, err
+	}
+	for _, e := range entries {
+		if e.ID == eid {
+			return e, nil
+		}
+	}
+	return store.ContestEntry{}, fmt.Errorf("%w: no entry %d in contest %d", store.ErrNoContest, eid, id)
+}
+
+// freeze pins each entry's final version and starts the final.
+func (c *Contests) freeze(ctx context.Context, ct store.Contest) error {
+	s, err := spec(ct)
+	if err != nil {
+		return err
+	}
+	entries, err := c.deps.Store.ContestEntries(ctx, ct.ID)
+	if err != nil {
+		return err
+	}
+	var playing []int64
+	for i, e := range entries {
+		if e.State != store.EntryEntered {
+			continue
+		}
+		if e.Bot != "" {
+			entries[i] = c.pin(ctx, ct, e)
+		}
+		if entries[i].State == store.EntryEntered {
+			playing = append(playing, e.ID)
+		}
+	}
+	var games []store.ContestGame
+	for _, g := range Schedule(playing, s.Maps, s.Rounds, s.Seed) {
+		games = append(games, store.ContestGame{Idx: g.Idx, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed})
+	}
+	started, err := c.deps.Store.StartFinal(ctx, ct.ID, entries, games, c.deps.Now())
+	if started {
+		c.log.Info("contest frozen: the final starts", zap.Int64("contest", ct.ID), zap.Int("entries", len(playing)), zap.Int("games", len(games)))
+	}
+	return err
+}
+
+// pin is an entry of a pushed bot with its final version pinned: the
+// chosen tag if it is ready and was pushed before the deadline, else
+// the newest that is; none: the entry plays no final.
+func (c *Contests) pin(ctx context.Context, ct store.Contest, e store.ContestEntry) store.ContestEntry {
+	tags, err := c.versions(ctx, e.Bot, ct.FreezeAt)
+	if err != nil || len(tags) == 0 {
+		e.State, e.Reason = store.EntryNoVersion, "no ready version was pushed before the deadline"
+		return e
+	}
+	pick := tags[0]
+	for _, t := range tags {
+		if t.Tag == e.Version {
+			pick = t
+		}
+	}
+	if e.Version != "" && pick.Tag != e.Version {
+		e.Reason = fmt.Sprintf("the chosen version %s was not ready before the deadline (or was pushed again since): %s plays", e.Version, pick.Tag)
+	}
+	ref := pick.Repository + ":" + pick.Tag
+	// The version as it was at the deadline, by its digest.
+	id, err := c.deps.Image(ctx, pick.Repository+"@"+pick.Digest)
+	if err != nil || id != pick.ImageID {
+		e.State, e.Reason = store.EntryNoVersion, fmt.Sprintf("its version %s could not be fetched: %v", ref, err)
+		return e
+	}
+	e.FinalRef, e.FinalID, e.FinalDigest, e.Authors = ref, pick.ImageID, pick.Repository+"@"+pick.Digest, pick.Authors
+	return e
+}
+
+// play settles a final's games whose matches are over, plays the next
+// ones, and closes the final when every game is over.
+func (c *Contests) play(ctx context.Context, ct store.Contest) error {
+	s, err := spec(ct)
+	if err != nil {
+		return err
+	}
+	g, err := engine.Find(c.deps.Games, s.Game)
+	if err != nil {
+		return err
+	}
+	games, err := c.deps.Store.ContestGames(ctx, ct.ID)
+	if err != nil {
+		return err
+	}
+	entries, err := c.deps.Store.ContestEntries(ctx, ct.ID)
+	if err != nil {
+		return err
+	}
+	byID := map[int64]store.ContestEntry{}
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	busy, open := 0, 0
+	for i := range games {
+		gm := &games[i]
+		if gm.State != store.GamePending {
+			continue
+		}
+		open++
+		if gm.MatchID == "" {
+			continue
+		}
+		m, err := c.deps.Store.Get(ctx, gm.MatchID)
+		if err != nil {
+			return err
+		}
+		if !orchestrator.State(m.Status).Final() {
+			busy++
+			continue
+		}
+		var res *orchestrator.Result
+		if len(m.Result) > 0 {
+			res = new(orchestrator.Result)
+			if json.Unmarshal(m.Result, res) != nil {
+				res = nil
+			}
+		}
+		v := ladder.Judge(m.Status, m.Error, res, 2)
+		state, outcome, note := store.GameScored, "", ""
+		switch {
+		case v.Void != "" && gm.Tries >= c.cfg.Tries:
+			state, note = store.GameVoid, fmt.Sprintf("not scored: the platform could not play it in %d tries; the last: %s", gm.Tries, v.Void)
+		case v.Void != "":
+			state, note = store.GamePending, v.Void
+		default:
+			r := Result{FirstStatus: v.Statuses[0], SecondStatus: v.Statuses[1]}
+			switch {
+			case v.Places[0] < v.Places[1]:
+				r.First = 1
+			case v.Places[0] > v.Places[1]:
+				r.Second = 1
+			default:
+				r.First, r.Second = 0.5, 0.5
+			}
+			outcome = EncodeOutcome(r)
+		}
+		if _, err := c.deps.Store.SettleContestGame(ctx, ct.ID, gm.Idx, gm.MatchID, state, outcome, note); err != nil {
+			return err
+		}
+		if state == store.GamePending {
+			c.log.Warn("contest game to be played again", zap.Int64("contest", ct.ID), zap.Int("game", gm.Idx), zap.String("match", gm.MatchID), zap.String("why", v.Void))
+			gm.MatchID = ""
+		} else {
+			open--
+		}
+	}
+	if open == 0 {
+		if err := c.deps.Store.FinishContest(ctx, ct.ID, c.deps.Now()); err != nil {
+			return err
+		}
+		c.log.Info("contest done: the standings are final", zap.Int64("contest", ct.ID))
+		return nil
+	}
+	for i := range games {
+		if busy >= c.cfg.InFlight {
+			break
+		}
+		gm := games[i]
+		if gm.State != store.GamePending || gm.MatchID != "" {
+			continue
+		}
+		m, err := g.Map(gm.Map)
+		if err != nil {
+			return err
+		}
+		a, b := byID[gm.First], byID[gm.Second]
+		req := orchestrator.Request{
+			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: orchestrator.NewMatchID(), Background: true,
+			Images:       []string{a.FinalRef, b.FinalRef},
+			ImageIDs:     []string{a.FinalID, b.FinalID},
+			ImageDigests: []string{a.FinalDigest, b.FinalDigest},
+		}
+		err = c.deps.Queue.Submit(ctx, req, func(ctx context.Context, m store.Match) error {
+			return c.deps.Store.InsertContestMatch(ctx, m, ct.ID, gm.Idx)
+		})
+		if errors.Is(err, store.ErrGameTaken) {
+			continue
+		}
+		if err != nil {
+			// Recorded and refused by the queue: settled (and played
+			// again) at the next step.
+			c.log.Warn("queue a contest game", zap.Int64("contest", ct.ID), zap.Int("game", gm.Idx), zap.Error(err))
+			return err
+		}
+		busy++
+	}
+	return nil
+}

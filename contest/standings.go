@@ -1,0 +1,237 @@
+package contest
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Result is how a scored game ended, seen from its first seat: its
+// points (1, ½ or 0) and each seat's status ("ok" or the fault).
+type Result struct {
+	First, Second             float64
+	FirstStatus, SecondStatus string
+}
+
+// EncodeOutcome is a result as the store keeps it: "1-0", "0-1" or
+// "½-½", then the statuses ("1-0:ok,crashed").
+func EncodeOutcome(r Result) string {
+	p := func(v float64) string {
+		switch v {
+		case 1:
+			return "1"
+		case 0.5:
+			return "½"
+		}
+		return "0"
+	}
+	return p(r.First) + "-" + p(r.Second) + ":" + r.FirstStatus + "," + r.SecondStatus
+}
+
+// DecodeOutcome reads EncodeOutcome's text.
+func DecodeOutcome(s string) (Result, error) {
+	score, statuses, _ := strings.Cut(s, ":")
+	a, b, ok := strings.Cut(score, "-")
+	p := func(v string) (float64, bool) {
+		switch v {
+		case "1":
+			return 1, true
+		case "½":
+			return 0.5, true
+		case "0":
+			return 0, true
+		}
+		return 0, false
+	}
+	x, ok1 := p(a)
+	y, ok2 := p(b)
+	fs, ss, _ := strings.Cut(statuses, ",")
+	if !ok || !ok1 || !ok2 || x+y != 1 {
+		return Result{}, fmt.Errorf("not an outcome: %q", s)
+	}
+	return Result{First: x, Second: y, FirstStatus: fs, SecondStatus: ss}, nil
+}
+
+// Entrant is an entry as the standings name it.
+type Entrant struct {
+	ID           int64
+	Name, Owner  string
+	Disqualified bool
+}
+
+// Played is a scored game of the final.
+type Played struct {
+	First, Second int64
+	MatchID       string
+	Result        Result
+}
+
+// Row is an entry's line in the standings.
+type Row struct {
+	// Rank is its place (equal rows share one); 0 for a disqualified
+	// entry, listed last.
+	Rank   int     `json:"rank"`
+	Entry  int64   `json:"entry"`
+	Name   string  `json:"name"`
+	Owner  string  `json:"owner"`
+	Points float64 `json:"points"`
+	Played int     `json:"played"`
+	Wins   int     `json:"wins"`
+	Draws  int     `json:"draws"`
+	Losses int     `json:"losses"`
+	// Faults counts its games where it faulted (timeout, crash, bad
+	// output…); FaultMatches names those matches.
+	Faults       int      `json:"faults"`
+	FaultMatches []string `json:"fault_matches"`
+	// Interval is a 95% interval of its points per game (Wilson's score
+	// interval on Points/Played), [0, 1] before any game.
+	Interval [2]float64 `json:"interval"`
+	// TieBreaks are its values of the contest's tie-breaks, in order.
+	TieBreaks    []float64 `json:"tiebreaks"`
+	Disqualified bool      `json:"disqualified,omitempty"`
+}
+
+// Standings are the final's standings: the rows in rank order and the
+// head-to-head matrix (HeadToHead[i][j]: the points row i's entry scored
+// against row j's, -1 on the diagonal).
+type Standings struct {
+	Rows       []Row       `json:"rows"`
+	HeadToHead [][]float64 `json:"head_to_head"`
+}
+
+// Compute ranks the entrants by their points in the scored games, then
+// by the tie-breaks in order; disqualified entries are listed last,
+// unranked (their games still count for their opponents).
+func Compute(entrants []Entrant, games []Played, tieBreaks []string) Standings {
+	idx := map[int64]int{}
+	rows := make([]Row, len(entrants))
+	for i, e := range entrants {
+		idx[e.ID] = i
+		rows[i] = Row{Entry: e.ID, Name: e.Name, Owner: e.Owner, Disqualified: e.Disqualified, FaultMatches: []string{}, TieBreaks: []float64{}}
+	}
+	n := len(entrants)
+	h2h := make([][]float64, n)
+	for i := range h2h {
+		h2h[i] = make([]float64, n)
+	}
+	score := func(i int, pts float64, status, match string) {
+		r := &rows[i]
+		r.Points += pts
+		r.Played++
+		switch pts {
+		case 1:
+			r.Wins++
+		case 0.5:
+			r.Draws++
+		default:
+			r.Losses++
+		}
+		if status != "" && status != "ok" {
+			r.Faults++
+			r.FaultMatches = append(r.FaultMatches, match)
+		}
+	}
+	for _, g := range games {
+		a, okA := idx[g.First]
+		b, okB := idx[g.Second]
+		if !okA || !okB {
+			continue
+		}
+		score(a, g.Result.First, g.Result.FirstStatus, g.MatchID)
+		score(b, g.Result.Second, g.Result.SecondStatus, g.MatchID)
+		h2h[a][b] += g.Result.First
+		h2h[b][a] += g.Result.Second
+	}
+	for i := range rows {
+		rows[i].Interval = wilson(rows[i].Points, rows[i].Played)
+	}
+	// Tie-break values.
+	for i := range rows {
+		for _, t := range tieBreaks {
+			switch t {
+			case HeadToHead:
+				// Points against the entries tied with it on points.
+				v := 0.0
+				for j := range rows {
+					if j != i && rows[j].Points == rows[i].Points {
+						v += h2h[i][j]
+					}
+				}
+				rows[i].TieBreaks = append(rows[i].TieBreaks, v)
+			case SonnebornBerger:
+				v := 0.0
+				for j := range rows {
+					if j != i {
+						v += h2h[i][j] * rows[j].Points
+					}
+				}
+				rows[i].TieBreaks = append(rows[i].TieBreaks, v)
+			}
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	compare := func(x, y Row) int {
+		if x.Disqualified != y.Disqualified {
+			if x.Disqualified {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(y.Points, x.Points); c != 0 {
+			return c
+		}
+		for k := range x.TieBreaks {
+			if c := cmp.Compare(y.TieBreaks[k], x.TieBreaks[k]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		if c := compare(rows[i], rows[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(rows[i].Entry, rows[j].Entry)
+	})
+	out := Standings{Rows: make([]Row, n), HeadToHead: make([][]float64, n)}
+	for k, i := range order {
+		r := rows[i]
+		switch {
+		case r.Disqualified:
+			r.Rank = 0
+		case k > 0 && compare(out.Rows[k-1], r) == 0:
+			r.Rank = out.Rows[k-1].Rank
+		default:
+			r.Rank = k + 1
+		}
+		out.Rows[k] = r
+		out.HeadToHead[k] = make([]float64, n)
+		for l, j := range order {
+			out.HeadToHead[k][l] = h2h[i][j]
+			if i == j {
+				out.HeadToHead[k][l] = -1
+			}
+		}
+	}
+	return out
+}
+
+// wilson is the 95% Wilson score interval of points/played.
+func wilson(points float64, played int) [2]float64 {
+	if played == 0 {
+		return [2]float64{0, 1}
+	}
+	const z = 1.959964
+	n := float64(played)
+	p := points / n
+	den := 1 + z*z/n
+	center := (p + z*z/(2*n)) / den
+	half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / den
+	round := func(v float64) float64 { return math.Round(v*1000) / 1000 }
+	return [2]float64{round(max(0, center-half)), round(min(1, center+half))}
+}

@@ -1,0 +1,291 @@
+package contest
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"arena/store"
+)
+
+// View is a contest's page: its settings and limits, its phase and
+// deadline, its entries, the final's progress and (for staff) its audit
+// log. The seed is published once the contest is done.
+type View struct {
+	ID       int64     `json:"id"`
+	Name     string    `json:"name"`
+	Game     string    `json:"game"`
+	Phase    string    `json:"phase"`
+	FreezeAt time.Time `json:"freeze_at"`
+	Now      time.Time `json:"now"`
+	// Spec is the contest's settings (its seed zeroed until it is done,
+	// unless the viewer is staff).
+	Spec    Spec        `json:"spec"`
+	Entries []EntryView `json:"entries"`
+	// Games and Played count the final's games and those over.
+	Games  int `json:"games"`
+	Played int `json:"played"`
+	// Audit is the staff's actions, for staff only.
+	Audit     []store.AuditRecord `json:"audit,omitempty"`
+	CreatedBy string              `json:"created_by"`
+}
+
+// EntryView is an entry as its contest's page shows it. Authors (the
+// image's org.opencontainers.image.authors label: the contact for the
+// awards) is shown to staff only.
+type EntryView struct {
+	ID       int64    `json:"id"`
+	Owner    string   `json:"owner"`
+	Bot      string   `json:"bot"`
+	Version  string   `json:"version,omitempty"`
+	State    string   `json:"state"`
+	Reason   string   `json:"reason,omitempty"`
+	Final    string   `json:"final,omitempty"`
+	Authors  string   `json:"authors,omitempty"`
+	Versions []string `json:"versions,omitempty"`
+}
+
+// Viewer is who looks: staff sees the audit log, the authors and the
+// seed; an entrant sees the versions of their own entries.
+type Viewer struct {
+	Staff  bool
+	Owners []string
+}
+
+func (v Viewer) owns(o string) bool {
+	for _, x := range v.Owners {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// Phase is a contest's phase now.
+func Phase(ct store.Contest, now time.Time) string {
+	switch ct.State {
+	case store.ContestFinal:
+		return PhaseFinal
+	case store.ContestDone:
+		return PhaseDone
+	}
+	if now.Before(ct.FreezeAt) {
+		return PhasePractice
+	}
+	return PhaseFreeze
+}
+
+// List is every contest, newest first, as pages without entries.
+func (c *Contests) List(ctx context.Context) ([]View, error) {
+	all, err := c.deps.Store.Contests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []View{}
+	for _, ct := range all {
+		s, err := spec(ct)
+		if err != nil {
+			return nil, err
+		}
+		if ct.State != store.ContestDone {
+			s.Seed = 0
+		}
+		out = append(out, View{ID: ct.ID, Name: ct.Name, Game: ct.Game, Phase: Phase(ct, c.deps.Now()), FreezeAt: ct.FreezeAt, Now: c.deps.Now(), Spec: s, Entries: []EntryView{}, CreatedBy: ct.CreatedBy})
+	}
+	return out, nil
+}
+
+// Page is a contest's page for a viewer.
+func (c *Contests) Page(ctx context.Context, id int64, v Viewer) (View, error) {
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return View{}, err
+	}
+	s, err := spec(ct)
+	if err != nil {
+		return View{}, err
+	}
+	if ct.State != store.ContestDone && !v.Staff {
+		s.Seed = 0
+	}
+	out := View{ID: ct.ID, Name: ct.Name, Game: ct.Game, Phase: Phase(ct, c.deps.Now()), FreezeAt: ct.FreezeAt, Now: c.deps.Now(), Spec: s, Entries: []EntryView{}, CreatedBy: ct.CreatedBy}
+	entries, err := c.deps.Store.ContestEntries(ctx, id)
+	if err != nil {
+		return View{}, err
+	}
+	for _, e := range entries {
+		ev := EntryView{ID: e.ID, Owner: e.Owner, Bot: e.Image, Version: e.Version, State: e.State, Reason: e.Reason, Final: e.FinalRef}
+		if v.Staff {
+			ev.Authors = e.Authors
+		}
+		if (v.Staff || v.owns(e.Owner)) && e.Bot != "" {
+			tags, err := c.versions(ctx, e.Bot, time.Time{})
+			if err != nil {
+				return View{}, err
+			}
+			for _, t := range tags {
+				ev.Versions = append(ev.Versions, fmt.Sprintf("%s (%s, pushed %s)", t.Tag, t.State, t.PushedAt.UTC().Format(time.RFC3339)))
+			}
+		}
+		out.Entries = append(out.Entries, ev)
+	}
+	games, err := c.deps.Store.ContestGames(ctx, id)
+	if err != nil {
+		return View{}, err
+	}
+	out.Games = len(games)
+	for _, g := range games {
+		if g.State != store.GamePending {
+			out.Played++
+		}
+	}
+	if v.Staff {
+		if out.Audit, err = c.deps.Store.AuditLog(ctx, id); err != nil {
+			return View{}, err
+		}
+	}
+	return out, nil
+}
+
+// Board is GET /api/contests/{id}/standings: the phase, whether the
+// standings are final (the contest is done), the rows, the head-to-head
+// matrix, and each scored game with its match (so anyone can watch or
+// rerun it: the seed is in the match).
+type Board struct {
+	Contest int64  `json:"contest"`
+	Phase   string `json:"phase"`
+	Final   bool   `json:"final"`
+	Standings
+	Games []GameView `json:"games"`
+}
+
+// GameView is a final's game.
+type GameView struct {
+	Idx     int    `json:"idx"`
+	First   int64  `json:"first"`
+	Second  int64  `json:"second"`
+	Map     string `json:"map"`
+	Seed    uint64 `json:"seed,string"`
+	MatchID string `json:"match_id,omitempty"`
+	State   string `json:"state"`
+	Outcome string `json:"outcome,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Standings are a contest's standings: those of its final's scored games
+// (none before the final).
+func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return Board{}, err
+	}
+	s, err := spec(ct)
+	if err != nil {
+		return Board{}, err
+	}
+	entries, err := c.deps.Store.ContestEntries(ctx, id)
+	if err != nil {
+		return Board{}, err
+	}
+	games, err := c.deps.Store.ContestGames(ctx, id)
+	if err != nil {
+		return Board{}, err
+	}
+	inFinal := map[int64]bool{}
+	for _, g := range games {
+		inFinal[g.First], inFinal[g.Second] = true, true
+	}
+	var ents []Entrant
+	for _, e := range entries {
+		if !inFinal[e.ID] {
+			continue
+		}
+		name := e.FinalRef
+		if name == "" {
+			name = e.Image
+		}
+		ents = append(ents, Entrant{ID: e.ID, Name: name, Owner: e.Owner, Disqualified: e.State == store.EntryDisqualified})
+	}
+	var played []Played
+	b := Board{Contest: id, Phase: Phase(ct, c.deps.Now()), Final: ct.State == store.ContestDone, Games: []GameView{}}
+	for _, g := range games {
+		b.Games = append(b.Games, GameView{Idx: g.Idx, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed, MatchID: g.MatchID, State: g.State, Outcome: g.Outcome, Note: g.Note})
+		if g.State != store.GameScored {
+			continue
+		}
+		r, err := DecodeOutcome(g.Outcome)
+		if err != nil {
+			return Board{}, fmt.Errorf("contest %d, game %d: %w", id, g.Idx, err)
+		}
+		played = append(played, Played{First: g.First, Second: g.Second, MatchID: g.MatchID, Result: r})
+	}
+	b.Standings = Compute(ents, played, s.TieBreak)
+	return b, nil
+}
+
+// WriteCSV writes the standings' rows as CSV, with a header.
+func (b Board) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"rank", "entry", "name", "owner", "points", "played", "wins", "draws", "losses", "faults", "interval_low", "interval_high", "disqualified"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range b.Rows {
+		cw.Write([]string{strconv.Itoa(r.Rank), strconv.FormatInt(r.Entry, 10), r.Name, r.Owner, f(r.Points), strconv.Itoa(r.Played),
+			strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses), strconv.Itoa(r.Faults), f(r.Interval[0]), f(r.Interval[1]), strconv.FormatBool(r.Disqualified)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Rerun gives the games between two entries back to be played again (a
+// staff action, audited): the final is open again until they are over.
+func (c *Contests) Rerun(ctx context.Context, id, a, b int64, by string) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if ct.State == store.ContestOpen {
+		return 0, invalid("rerun: the final has not started")
+	}
+	games, err := c.deps.Store.ContestGames(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	var idxs []int
+	for _, g := range games {
+		if (g.First == a && g.Second == b || g.First == b && g.Second == a) && g.State != store.GamePending {
+			idxs = append(idxs, g.Idx)
+		}
+	}
+	if len(idxs) == 0 {
+		return 0, invalid("rerun: entries %d and %d have no game over to play again", a, b)
+	}
+	if err := c.deps.Store.ReopenContestGames(ctx, id, idxs, c.deps.Now(), by, fmt.Sprintf("the %d games between entries %d and %d", len(idxs), a, b)); err != nil {
+		return 0, err
+	}
+	c.wake()
+	return len(idxs), nil
+}
+
+// Clone makes a new contest with another's settings, a new name and
+// deadline, and a new seed.
+func (c *Contests) Clone(ctx context.Context, id int64, name string, freezeAt time.Time, by string) (store.Contest, error) {
+	ct, err := c.deps.Store.Contest(ctx, id)
+	if err != nil {
+		return store.Contest{}, err
+	}
+	s, err := spec(ct)
+	if err != nil {
+		return store.Contest{}, err
+	}
+	s.Name, s.FreezeAt, s.Seed = name, freezeAt, 0
+	out, err := c.Create(ctx, s, by)
+	if err == nil {
+		err = c.deps.Store.Audit(ctx, out.ID, c.deps.Now(), by, "clone", fmt.Sprintf("cloned from contest %d", id))
+	}
+	return out, err
+}

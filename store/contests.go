@@ -1,0 +1,471 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Contests (schema version 5): a contest's settings (Spec, as JSON), its
+// entries, the matches of its final (one row per game of the schedule,
+// made at the freeze, each naming the match that plays it) and the audit
+// log of its staff's actions.
+const contestsSchema = `
+CREATE TABLE contests (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	name       TEXT NOT NULL,
+	game       TEXT NOT NULL,
+	spec       TEXT NOT NULL,
+	freeze_at  TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	created_by TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	final_at   TEXT NOT NULL DEFAULT '',
+	done_at    TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE contest_entries (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	contest_id INTEGER NOT NULL REFERENCES contests(id),
+	owner      TEXT NOT NULL,
+	bot        TEXT NOT NULL,
+	image      TEXT NOT NULL,
+	version    TEXT NOT NULL DEFAULT '',
+	state      TEXT NOT NULL,
+	reason     TEXT NOT NULL DEFAULT '',
+	final_ref  TEXT NOT NULL DEFAULT '',
+	final_id   TEXT NOT NULL DEFAULT '',
+	final_digest TEXT NOT NULL DEFAULT '',
+	authors    TEXT NOT NULL DEFAULT '',
+	created_by TEXT NOT NULL,
+	created_at TEXT NOT NULL
+);
+CREATE INDEX contest_entries_contest ON contest_entries(contest_id);
+CREATE TABLE contest_games (
+	contest_id INTEGER NOT NULL REFERENCES contests(id),
+	idx        INTEGER NOT NULL,
+	first      INTEGER NOT NULL,
+	second     INTEGER NOT NULL,
+	map        TEXT NOT NULL,
+	seed       TEXT NOT NULL,
+	match_id   TEXT NOT NULL DEFAULT '',
+	tries      INTEGER NOT NULL DEFAULT 0,
+	state      TEXT NOT NULL DEFAULT 'pending',
+	outcome    TEXT NOT NULL DEFAULT '',
+	note       TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (contest_id, idx)
+);
+CREATE TABLE contest_audit (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	contest_id INTEGER NOT NULL REFERENCES contests(id),
+	at         TEXT NOT NULL,
+	actor      TEXT NOT NULL,
+	action     TEXT NOT NULL,
+	detail     TEXT NOT NULL
+);
+`
+
+// A contest's states: open (registration and practice, until its freeze),
+// final (its final tournament is being played), done (standings final).
+const (
+	ContestOpen  = "open"
+	ContestFinal = "final"
+	ContestDone  = "done"
+)
+
+// A contest entry's states.
+const (
+	EntryEntered      = "entered"
+	EntryWithdrawn    = "withdrawn"
+	EntryDisqualified = "disqualified"
+	// EntryNoVersion: at the freeze it had no ready version pushed
+	// before the deadline; it plays no final.
+	EntryNoVersion = "no_version"
+)
+
+// A final game's states: pending (to play, or playing: MatchID names
+// the match), scored, void (the platform could not play it, past its
+// tries: not scored).
+const (
+	GamePending = "pending"
+	GameScored  = "scored"
+	GameVoid    = "void"
+)
+
+// Contest is a contest as the store keeps it: Spec is its settings as
+// JSON (package contest reads it).
+type Contest struct {
+	ID              int64
+	Name, Game      string
+	Spec            json.RawMessage
+	FreezeAt        time.Time
+	State           string
+	CreatedBy       string
+	CreatedAt       time.Time
+	FinalAt, DoneAt time.Time
+}
+
+// ContestEntry is a bot entered in a contest by its owner (a user or a
+// team): Bot is its registry repository (NAME/bot) or, for an image of
+// the engine entered by an admin, empty; Image is the reference entered;
+// Version the tag the owner chose for the final ("" for the latest).
+// At the freeze, its final version is pinned: FinalRef, FinalID (the
+// engine's image id) and FinalDigest (the registry's, "" for an image of
+// the engine).
+type ContestEntry struct {
+	ID, ContestID                  int64
+	Owner, Bot, Image, Version     string
+	State, Reason                  string
+	FinalRef, FinalID, FinalDigest string
+	Authors                        string
+	CreatedBy                      string
+	CreatedAt                      time.Time
+}
+
+// ContestGame is one game of a final's schedule: First plays the first
+// seat, Second the second (entry ids). Outcome, once scored, is "1-0",
+// "0-1" or "½-½" seen from First, with each bot's status after a colon
+// when one faulted ("0-1:crashed,ok").
+type ContestGame struct {
+	ContestID            int64
+	Idx                  int
+	First, Second        int64
+	Map                  string
+	Seed                 uint64
+	MatchID              string
+	Tries                int
+	State, Outcome, Note string
+}
+
+// AuditRecord is a staff action on a contest.
+type AuditRecord struct {
+	At                    time.Time
+	Actor, Action, Detail string
+}
+
+// ErrNoContest: no such contest (or entry of it).
+var ErrNoContest = errors.New("no such contest")
+
+// CreateContest records a new contest, open, and its creation in its
+// audit log.
+func (s *Store) CreateContest(ctx context.Context, c Contest) (Contest, error) {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO contests (name, game, spec, freeze_at, state, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			c.Name, c.Game, string(c.Spec), stamp(c.FreezeAt), ContestOpen, c.CreatedBy, stamp(c.CreatedAt))
+		if err != nil {
+			return err
+		}
+		c.ID, _ = res.LastInsertId()
+		c.State = ContestOpen
+		return audit(ctx, tx, c.ID, c.CreatedAt, c.CreatedBy, "create", string(c.Spec))
+	})
+	if err != nil {
+		return Contest{}, fmt.Errorf("record contest %s: %w", c.Name, err)
+	}
+	return c, nil
+}
+
+func audit(ctx context.Context, tx execer, id int64, at time.Time, actor, action, detail string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO contest_audit (contest_id, at, actor, action, detail) VALUES (?, ?, ?, ?, ?)`, id, stamp(at), actor, action, detail)
+	return err
+}
+
+// Audit records a staff action on a contest.
+func (s *Store) Audit(ctx context.Context, id int64, at time.Time, actor, action, detail string) error {
+	if err := audit(ctx, s.db, id, at, actor, action, detail); err != nil {
+		return fmt.Errorf("record the audit of contest %d: %w", id, err)
+	}
+	return nil
+}
+
+// AuditLog is a contest's audit log, oldest first.
+func (s *Store) AuditLog(ctx context.Context, id int64) ([]AuditRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT at, actor, action, detail FROM contest_audit WHERE contest_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read the audit of contest %d: %w", id, err)
+	}
+	defer rows.Close()
+	out := []AuditRecord{}
+	for rows.Next() {
+		var a AuditRecord
+		var at string
+		if err := rows.Scan(&at, &a.Actor, &a.Action, &a.Detail); err != nil {
+			return nil, err
+		}
+		a.At = parseStamp(at)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+const contestColumns = `id, name, game, spec, freeze_at, state, created_by, created_at, final_at, done_at`
+
+func scanContest(row interface{ Scan(...any) error }) (Contest, error) {
+	var c Contest
+	var spec, freeze, created, final, done string
+	if err := row.Scan(&c.ID, &c.Name, &c.Game, &spec, &freeze, &c.State, &c.CreatedBy, &created, &final, &done); err != nil {
+		return Contest{}, err
+	}
+	c.Spec = json.RawMessage(spec)
+	c.FreezeAt, c.CreatedAt, c.FinalAt, c.DoneAt = parseStamp(freeze), parseStamp(created), parseStamp(final), parseStamp(done)
+	return c, nil
+}
+
+// Contest returns a contest.
+func (s *Store) Contest(ctx context.Context, id int64) (Contest, error) {
+	c, err := scanContest(s.db.QueryRowContext(ctx, `SELECT `+contestColumns+` FROM contests WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Contest{}, ErrNoContest
+	}
+	if err != nil {
+		return Contest{}, fmt.Errorf("read contest %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// Contests lists the contests, newest first; states, when given, keep
+// those in them.
+func (s *Store) Contests(ctx context.Context, states ...string) ([]Contest, error) {
+	q, args := `SELECT `+contestColumns+` FROM contests`, []any{}
+	if len(states) > 0 {
+		q += ` WHERE state IN (` + placeholders(len(states)) + `)`
+		for _, st := range states {
+			args = append(args, st)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id DESC`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list contests: %w", err)
+	}
+	defer rows.Close()
+	out := []Contest{}
+	for rows.Next() {
+		c, err := scanContest(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UpdateContest changes an open contest's settings and deadline (spec
+// and freezeAt), recording the change in its audit log. A contest no
+// longer open is not changed: ErrContestClosed.
+func (s *Store) UpdateContest(ctx context.Context, id int64, spec json.RawMessage, freezeAt, at time.Time, actor, action, detail string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE contests SET spec = ?, freeze_at = ? WHERE id = ? AND state = ?`, string(spec), stamp(freezeAt), id, ContestOpen)
+		if err != nil {
+			return fmt.Errorf("update contest %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrContestClosed
+		}
+		return audit(ctx, tx, id, at, actor, action, detail)
+	})
+}
+
+// ErrContestClosed: the contest is past its freeze.
+var ErrContestClosed = errors.New("the contest is past its freeze")
+
+// AddContestEntry records an entry of an open contest.
+func (s *Store) AddContestEntry(ctx context.Context, e ContestEntry) (ContestEntry, error) {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM contests WHERE id = ?`, e.ContestID).Scan(&state); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNoContest
+			}
+			return err
+		}
+		if state != ContestOpen {
+			return ErrContestClosed
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO contest_entries (contest_id, owner, bot, image, version, state, final_ref, final_id, final_digest, authors, created_by, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ContestID, e.Owner, e.Bot, e.Image, e.Version, EntryEntered, e.FinalRef, e.FinalID, e.FinalDigest, e.Authors, e.CreatedBy, stamp(e.CreatedAt))
+		if err != nil {
+			return err
+		}
+		e.ID, _ = res.LastInsertId()
+		e.State = EntryEntered
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNoContest) && !errors.Is(err, ErrContestClosed) {
+		err = fmt.Errorf("record the entry: %w", err)
+	}
+	return e, err
+}
+
+const entryColumnsC = `id, contest_id, owner, bot, image, version, state, reason, final_ref, final_id, final_digest, authors, created_by, created_at`
+
+// ContestEntries lists a contest's entries, oldest first.
+func (s *Store) ContestEntries(ctx context.Context, id int64) ([]ContestEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+entryColumnsC+` FROM contest_entries WHERE contest_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list the entries of contest %d: %w", id, err)
+	}
+	defer rows.Close()
+	out := []ContestEntry{}
+	for rows.Next() {
+		var e ContestEntry
+		var created string
+		if err := rows.Scan(&e.ID, &e.ContestID, &e.Owner, &e.Bot, &e.Image, &e.Version, &e.State, &e.Reason, &e.FinalRef, &e.FinalID, &e.FinalDigest, &e.Authors, &e.CreatedBy, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = parseStamp(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// SetContestEntry changes an entry's version choice or state (and why),
+// while its contest is open unless anyTime (a disqualification);
+// actor's change is audited when action is set.
+func (s *Store) SetContestEntry(ctx context.Context, e ContestEntry, anyTime bool, at time.Time, actor, action, detail string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM contests WHERE id = ?`, e.ContestID).Scan(&state); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNoContest
+			}
+			return err
+		}
+		if state != ContestOpen && !anyTime {
+			return ErrContestClosed
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE contest_entries SET version = ?, state = ?, reason = ? WHERE id = ? AND contest_id = ?`, e.Version, e.State, e.Reason, e.ID, e.ContestID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNoContest
+		}
+		if action == "" {
+			return nil
+		}
+		return audit(ctx, tx, e.ContestID, at, actor, action, detail)
+	})
+}
+
+// StartFinal moves an open contest to its final: each entry's final
+// version (as pinned by the caller: FinalRef, FinalID, FinalDigest, or
+// the state no_version) and the final's schedule, in one transaction.
+// A contest no longer open is left alone (false).
+func (s *Store) StartFinal(ctx context.Context, id int64, entries []ContestEntry, games []ContestGame, at time.Time) (bool, error) {
+	started := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE contests SET state = ?, final_at = ? WHERE id = ? AND state = ?`, ContestFinal, stamp(at), id, ContestOpen)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		started = true
+		for _, e := range entries {
+			if _, err := tx.ExecContext(ctx, `UPDATE contest_entries SET state = ?, reason = ?, final_ref = ?, final_id = ?, final_digest = ?, authors = ? WHERE id = ? AND contest_id = ?`,
+				e.State, e.Reason, e.FinalRef, e.FinalID, e.FinalDigest, e.Authors, e.ID, id); err != nil {
+				return err
+			}
+		}
+		for _, g := range games {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO contest_games (contest_id, idx, first, second, map, seed) VALUES (?, ?, ?, ?, ?, ?)`,
+				id, g.Idx, g.First, g.Second, g.Map, strconv.FormatUint(g.Seed, 10)); err != nil {
+				return err
+			}
+		}
+		return audit(ctx, tx, id, at, "arena", "freeze", fmt.Sprintf("the final starts: %d games", len(games)))
+	})
+	if err != nil {
+		return false, fmt.Errorf("start the final of contest %d: %w", id, err)
+	}
+	return started, nil
+}
+
+// ContestGames lists a final's games in schedule order.
+func (s *Store) ContestGames(ctx context.Context, id int64) ([]ContestGame, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT contest_id, idx, first, second, map, seed, match_id, tries, state, outcome, note FROM contest_games WHERE contest_id = ? ORDER BY idx`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list the games of contest %d: %w", id, err)
+	}
+	defer rows.Close()
+	out := []ContestGame{}
+	for rows.Next() {
+		var g ContestGame
+		var seed string
+		if err := rows.Scan(&g.ContestID, &g.Idx, &g.First, &g.Second, &g.Map, &seed, &g.MatchID, &g.Tries, &g.State, &g.Outcome, &g.Note); err != nil {
+			return nil, err
+		}
+		g.Seed, _ = strconv.ParseUint(seed, 10, 64)
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// InsertContestMatch records match m as the next try of a final's game,
+// in one transaction: only while the game is pending and has no match
+// playing it (else ErrGameTaken), so that no game is ever played by two
+// matches at once.
+func (s *Store) InsertContestMatch(ctx context.Context, m Match, contest int64, idx int) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE contest_games SET match_id = ?, tries = tries + 1 WHERE contest_id = ? AND idx = ? AND state = ? AND match_id = ''`,
+			m.ID, contest, idx, GamePending)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrGameTaken
+		}
+		m.Owner, m.Ladder = "", true
+		return insertMatch(ctx, tx, m)
+	})
+}
+
+// ErrGameTaken: the final's game is being played or is over.
+var ErrGameTaken = errors.New("the game is being played or is over")
+
+// SettleContestGame records how the match playing a final's game ended:
+// scored with its outcome, void (past its tries), or given back to be
+// played again (state pending: the match is forgotten, kept in the
+// history). It changes nothing unless matchID still plays the game.
+func (s *Store) SettleContestGame(ctx context.Context, contest int64, idx int, matchID, state, outcome, note string) (bool, error) {
+	keep := matchID
+	if state == GamePending {
+		keep = ""
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE contest_games SET state = ?, outcome = ?, note = ?, match_id = ? WHERE contest_id = ? AND idx = ? AND match_id = ? AND state = ?`,
+		state, outcome, note, keep, contest, idx, matchID, GamePending)
+	if err != nil {
+		return false, fmt.Errorf("settle game %d of contest %d: %w", idx, contest, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// ReopenContestGames gives scored or void games back to be played again
+// (a staff's rerun of a pairing), audited.
+func (s *Store) ReopenContestGames(ctx context.Context, contest int64, idxs []int, at time.Time, actor, detail string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, i := range idxs {
+			if _, err := tx.ExecContext(ctx, `UPDATE contest_games SET state = ?, outcome = '', note = '', match_id = '' WHERE contest_id = ? AND idx = ?`, GamePending, contest, i); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE contests SET state = ?, done_at = '' WHERE id = ? AND state = ?`, ContestFinal, contest, ContestDone); err != nil {
+			return err
+		}
+		return audit(ctx, tx, contest, at, actor, "rerun", detail)
+	})
+}
+
+// FinishContest marks a contest in its final done.
+func (s *Store) FinishContest(ctx context.Context, id int64, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE contests SET state = ?, done_at = ? WHERE id = ? AND state = ?`, ContestDone, stamp(at), id, ContestFinal)
+	if err != nil {
+		return fmt.Errorf("finish contest %d: %w", id, err)
+	}
+	return nil
+}
