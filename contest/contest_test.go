@@ -87,7 +87,9 @@ func TestOutcomes(t *testing.T) {
 // matches; intervals around the score.
 func TestCompute(t *testing.T) {
 	ents := []Entrant{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}, {ID: 3, Name: "c"}, {ID: 4, Name: "d", Disqualified: true}}
-	win := func(a, b int64, m string) Played { return Played{First: a, Second: b, MatchID: m, Result: Result{1, 0, "ok", "ok"}} }
+	win := func(a, b int64, m string) Played {
+		return Played{First: a, Second: b, MatchID: m, Result: Result{1, 0, "ok", "ok"}}
+	}
 	games := []Played{
 		win(1, 2, "m1"), // a beats b
 		win(2, 3, "m2"), // b beats c
@@ -459,5 +461,25 @@ func TestTheFinalVersionIsPinnedAtTheFreeze(t *testing.T) {
 	}
 	if !slices.Equal(actions, []string{"create", "freeze", "disqualify"}) {
 		t.Errorf("audit %v", actions)
+	}
+}
+
+// A contest's seed reads as a JSON number or string, is written as a
+// string (exact in JavaScript), and anything else is refused naming the
+// range.
+func TestSeedJSON(t *testing.T) {
+	for _, in := range []string{`{"seed":18446744073709551615}`, `{"seed":"18446744073709551615"}`} {
+		var s Spec
+		if err := json.Unmarshal([]byte(in), &s); err != nil || s.Seed != Seed(1<<64-1) {
+			t.Errorf("%s: %v, %d", in, err, s.Seed)
+		}
+	}
+	out, _ := json.Marshal(Spec{Seed: 42})
+	if !strings.Contains(string(out), `"seed":"42"`) {
+		t.Errorf("written as %s", out)
+	}
+	var s Spec
+	if err := json.Unmarshal([]byte(`{"seed":-1}`), &s); err == nil || !strings.Contains(err.Error(), "18446744073709551615") {
+		t.Errorf("a negative seed: %v", err)
 	}
 }

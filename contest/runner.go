@@ -161,7 +161,7 @@ func (c *Contests) Create(ctx context.Context, s Spec, by string) (store.Contest
 		if _, err := rand.Read(b[:]); err != nil {
 			return store.Contest{}, err
 		}
-		s.Seed = max(1, binary.BigEndian.Uint64(b[:])>>11)
+		s.Seed = Seed(max(1, binary.BigEndian.Uint64(b[:])>>11))
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
@@ -424,7 +424,7 @@ func (c *Contests) freeze(ctx context.Context, ct store.Contest) error {
 		}
 	}
 	var games []store.ContestGame
-	for _, g := range Schedule(playing, s.Maps, s.Rounds, s.Seed) {
+	for _, g := range Schedule(playing, s.Maps, s.Rounds, uint64(s.Seed)) {
 		games = append(games, store.ContestGame{Idx: g.Idx, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed})
 	}
 	started, err := c.deps.Store.StartFinal(ctx, ct.ID, entries, games, c.deps.Now())

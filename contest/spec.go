@@ -12,9 +12,11 @@
 package contest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,8 +35,10 @@ type Spec struct {
 	Rounds   int       `json:"rounds"`
 	FreezeAt time.Time `json:"freeze_at"`
 	// Seed is the contest's: every final game's seed derives from it
-	// (published once the contest is done). 0 picks one at creation.
-	Seed uint64 `json:"seed,string,omitempty"`
+	// (published once the contest is done). 0 picks one at creation. It
+	// is written as a string (exact in JavaScript) and read as a string or
+	// a number.
+	Seed Seed `json:"seed,omitempty"`
 	// The limits of its matches (0: the game's own).
 	AnswerTimeoutMS int `json:"answer_timeout_ms,omitempty"`
 	WarmUpMS        int `json:"warm_up_ms,omitempty"`
@@ -49,6 +53,23 @@ type Spec struct {
 	TieBreak []string `json:"tiebreak,omitempty"`
 	// Rules is free text shown to entrants.
 	Rules string `json:"rules,omitempty"`
+}
+
+// Seed is a contest's seed: any uint64, a JSON string or number.
+type Seed uint64
+
+func (s Seed) MarshalJSON() ([]byte, error) {
+	return json.Marshal(strconv.FormatUint(uint64(s), 10))
+}
+
+func (s *Seed) UnmarshalJSON(b []byte) error {
+	text := strings.Trim(string(b), `"`)
+	v, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return fmt.Errorf("seed: %s: an integer from 0 to 18446744073709551615", b)
+	}
+	*s = Seed(v)
+	return nil
 }
 
 // The tie-breaks a contest may declare.

@@ -29,6 +29,9 @@ type Image struct {
 	Digests []string
 	// Game is the game the image says it plays (GameLabel), if any.
 	Game string
+	// Authors is its org.opencontainers.image.authors label: who to
+	// contact about the bot (a contest's awards).
+	Authors string
 }
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
@@ -82,6 +85,7 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 	img := Image{Ref: ref, ID: info.ID, Digests: info.RepoDigests}
 	if info.Config != nil {
 		img.User, img.Game = info.Config.User, info.Config.Labels[GameLabel]
+		img.Authors = info.Config.Labels["org.opencontainers.image.authors"]
 		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd
 		for v := range info.Config.Volumes {
 			img.Volumes = append(img.Volumes, v)

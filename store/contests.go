@@ -142,8 +142,10 @@ type ContestGame struct {
 
 // AuditRecord is a staff action on a contest.
 type AuditRecord struct {
-	At                    time.Time
-	Actor, Action, Detail string
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	Detail string    `json:"detail"`
 }
 
 // ErrNoContest: no such contest (or entry of it).

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"arena/accounts"
+	"arena/contest"
 	"arena/orchestrator/fake"
 	"arena/store"
 )
@@ -240,6 +241,24 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	aliceBuild := b["id"].(string)
 
+	// A contest open for entries, with an entry of alice's pushed bot.
+	ct, err := ms.contests.Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour)}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contestPath := fmt.Sprintf("/api/contests/%d", ct.ID)
+	pushed := func() string {
+		repo := "alice/" + ms.fresh("bot")
+		if status, body := ms.push(t, "alice", aliceTok, repo, "v1", newImage(t, nil, repo)); status != http.StatusCreated {
+			t.Fatalf("push %s: %d %s", repo, status, body)
+		}
+		return repo
+	}
+	aliceContestEntry, err := ms.contests.Enter(t.Context(), ct.ID, contest.Entry{Owner: "alice", By: "alice", Repository: pushed()})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// visitors:                  anonymous alice bob carol admin token revoked expired admintoken
 	const (
 		open      = "200 200 200 200 200 200 401 200 200"
@@ -345,6 +364,24 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}, "401 204 403 403 204 204 401 401 204"},
 		{"POST", "/api/registry/gc", static("/api/registry/gc", "{}"), "401 403 403 403 200 403 401 401 200"},
 		{"GET", "/download/arena", static("/download/arena", ""), open},
+		{"GET", "/api/contests", static("/api/contests", ""), open},
+		{"POST", "/api/contests", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/contests", fmt.Sprintf(`{"name":%q,"game":"tanks","freeze_at":"2099-01-01T00:00:00Z"}`, ms.fresh("cup"))
+		}, "401 403 403 403 201 403 401 401 201"},
+		{"GET", "/api/contests/:id", static(contestPath, ""), open},
+		{"PATCH", "/api/contests/:id", static(contestPath, `{"rules":"be kind"}`), "401 403 403 403 200 403 401 401 200"},
+		// Staff may ask, but the final has not started.
+		{"POST", "/api/contests/:id/rerun", static(contestPath+"/rerun", `{"entries":[1,2]}`), "401 403 403 403 400 403 401 401 400"},
+		{"POST", "/api/contests/:id/clone", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return contestPath + "/clone", fmt.Sprintf(`{"name":%q,"freeze_at":"2099-01-01T00:00:00Z"}`, ms.fresh("cup"))
+		}, "401 403 403 403 201 403 401 401 201"},
+		// Alice's pushed bot: hers, or staff's to enter.
+		{"POST", "/api/contests/:id/entries", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return contestPath + "/entries", fmt.Sprintf(`{"bot":%q}`, pushed())
+		}, "401 201 403 403 201 201 401 401 201"},
+		{"PATCH", "/api/contests/:id/entries/:eid", static(fmt.Sprintf("%s/entries/%d", contestPath, aliceContestEntry.ID), `{"withdraw":true}`), "401 200 403 403 200 200 401 401 200"},
+		{"GET", "/api/contests/:id/standings", static(contestPath+"/standings", ""), open},
+		{"GET", "/api/contests/:id/export", static(contestPath+"/export?format=csv", ""), open},
 		// Past who may push to alice/, the body (JSON here) is refused.
 		{"POST", "/api/builds", static("/api/builds?repository=alice/built&game=tanks", "{}"), "401 415 403 403 415 415 401 401 415"},
 		{"GET", "/api/builds/:id", static("/api/builds/"+aliceBuild, ""), "401 200 404 404 200 200 401 401 200"},

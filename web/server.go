@@ -31,6 +31,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"arena/accounts"
+	"arena/contest"
 	"arena/engine"
 	"arena/ladder"
 	"arena/orchestrator"
@@ -183,6 +184,8 @@ type Server struct {
 	once    sync.Once
 	// ladder makes ladder matches for the queue and rates them.
 	ladder *ladder.Ladder
+	// contests run the contests' freezes and finals (with the ladders).
+	contests *contest.Contests
 	// sessions are accounts mode's sessions; images which images may
 	// play.
 	sessions *scs.SessionManager
@@ -292,6 +295,22 @@ func New(cfg Config, deps Deps) *Server {
 		Game: func(ctx context.Context, id string) (string, error) {
 			img, err := deps.Orchestrator.Image(ctx, id)
 			return img.Game, err
+		},
+	})
+	s.contests = contest.New(contest.Config{InFlight: inFlight}, contest.Deps{
+		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("contests"), Now: deps.Now,
+		Image: func(ctx context.Context, ref string) (string, error) {
+			if !strings.Contains(ref, "@") {
+				if err := s.fetchPushed(ctx, ref); err != nil {
+					return "", err
+				}
+			}
+			img, err := deps.Orchestrator.Image(ctx, ref)
+			return img.ID, err
+		},
+		Authors: func(ctx context.Context, id string) string {
+			img, _ := deps.Orchestrator.Image(ctx, id)
+			return img.Authors
 		},
 	})
 	s.echo = s.routes()
@@ -420,6 +439,17 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/ladders/:game/entries/:id", s.getEntry, read...)
 	api.PATCH("/ladders/:game/entries/:id", s.patchEntry, changes...)
 	api.DELETE("/ladders/:game/entries/:id", s.deleteEntry, changes...)
+	// Contests.
+	api.GET("/contests", s.listContests, read...)
+	api.POST("/contests", s.createContest, s.guardChanges, s.adminOnly)
+	api.GET("/contests/:id", s.getContest, read...)
+	api.PATCH("/contests/:id", s.patchContest, s.guardChanges, s.adminOnly)
+	api.POST("/contests/:id/rerun", s.rerunContest, s.guardChanges, s.adminOnly)
+	api.POST("/contests/:id/clone", s.cloneContest, s.guardChanges, s.adminOnly)
+	api.POST("/contests/:id/entries", s.enterContest, starts...)
+	api.PATCH("/contests/:id/entries/:eid", s.patchContestEntry, changes...)
+	api.GET("/contests/:id/standings", s.contestStandings, read...)
+	api.GET("/contests/:id/export", s.exportContest, read...)
 	// The registry's own: the visitor's images, deleting, collecting.
 	api.GET("/registry", s.getRegistry, s.signedIn)
 	api.DELETE("/registry/repositories/*", s.deleteRepository, changes...)
@@ -933,6 +963,7 @@ func (s *Server) record(u orchestrator.Update) {
 	// The ladders rate their matches from what was just recorded; a
 	// pushed version's check is decided.
 	s.ladder.Observe(u)
+	s.contests.Observe(u)
 	s.observeCheck(u)
 }
 
@@ -992,7 +1023,13 @@ func (s *Server) startLadder() {
 	s.stopLadder, s.ladderStopped = cancel, make(chan struct{})
 	go func() {
 		defer close(s.ladderStopped)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.contests.Run(ctx)
+		}()
 		s.ladder.Run(ctx)
+		<-done
 	}()
 }
 

@@ -190,6 +190,27 @@ func (a *apiClient) send(ctx context.Context, method, path, contentType string, 
 	return nil
 }
 
+// raw copies the body of a GET (an export) to w.
+func (a *apiClient) raw(ctx context.Context, path string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", a.server+path, nil)
+	if err != nil {
+		return err
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	res, err := a.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.server, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("GET %s: %s", path, res.Status)
+	}
+	_, err = io.Copy(w, res.Body)
+	return err
+}
+
 // me is GET /api/me as a client reads it.
 type me struct {
 	Mode string `json:"mode"`

@@ -67,6 +67,7 @@ Usage:
   arena login [SERVER]                sign in to a server with accounts; keep an API token for these commands
   arena bots [SERVER]                 my bots pushed to the server's registry, and their checks
   arena submit DIR --game GAME        build a bot's folder on the server (no Docker needed) and push it
+  arena contest create FILE [SERVER]  create a contest (staff); list, standings ID [--csv]
   arena logout [SERVER]               revoke and forget the token of arena login
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena join-token [--rotate]         print the token a worker joins this server's NATS with
@@ -151,6 +152,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdBots(ctx, rest, stdout, stderr)
 	case "submit":
 		err = cmdSubmit(ctx, rest, stdout, stderr)
+	case "contest":
+		err = cmdContest(ctx, rest, stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, rest, stdout, stderr)
 	case "nats":
@@ -160,7 +163,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, logout, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, logout, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -207,6 +210,8 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, loginUsage)
 	case "submit":
 		fmt.Fprint(stdout, submitUsage)
+	case "contest":
+		fmt.Fprint(stdout, contestUsage)
 	case "worker":
 		fs, _, _ := workerFlags(stdout)
 		fs.Usage()
@@ -218,7 +223,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "nats":
 		return cmdNATS(context.Background(), []string{"-h"}, stdout, stdout)
 	default:
-		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, cleanup)", args[0])
 	}
 	return nil
 }

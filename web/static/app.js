@@ -3,6 +3,7 @@
 // #/ladder/GAME/entry/ID) and the account's views (account.js).
 import { Viewer } from "./viewer.js";
 import { LadderView } from "./ladder.js";
+import { ContestsView } from "./contests.js";
 import { AccountView } from "./account.js";
 import { escapeHTML, botIds } from "./util.js";
 import { ImageSuggestions } from "./images.js";
@@ -15,6 +16,7 @@ const viewer = new Viewer({
   onChange: () => loadHistory(),
 });
 const ladders = new LadderView();
+const contests = new ContestsView();
 const images = new ImageSuggestions(api);
 let account = null;
 
@@ -165,10 +167,13 @@ function route() {
   const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   const a = location.hash.match(/^#\/(signin|signup|account|mybots|admin)(?:\/(.+))?$/);
+  const c = location.hash.match(/^#\/contests?(?:\/(\d+))?$/);
   if (m) viewer.open(m[1]);
   else viewer.close();
   if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
   else ladders.close();
+  if (c) contests.open(c[1] != null ? Number(c[1]) : null);
+  else contests.close();
   account.open(a ? a[1] : null, a && a[2] ? decodeURIComponent(a[2]) : null);
   if (location.hash === "#/matches/mine") {
     $("#history-mine").checked = true;
@@ -202,6 +207,7 @@ async function init() {
   $("#game").replaceChildren(...games.map((g) => option(g.name, g.name)));
   $("#history-game").append(...games.map((g) => option(g.name, g.name)));
   ladders.setGames(games);
+  contests.setGames(games);
   $("#game").addEventListener("change", fillMaps);
   $("#map").addEventListener("change", fillBots);
   $("#match-form").addEventListener("submit", start);

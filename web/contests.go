@@ -1,0 +1,301 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"arena/accounts"
+	"arena/contest"
+	"arena/store"
+)
+
+// The contests' API:
+//
+//	GET    /api/contests                         every contest
+//	POST   /api/contests                         (staff) a contest.Spec → 201 with its page
+//	GET    /api/contests/{id}                    its page: settings, limits, phase, deadline, entries
+//	PATCH  /api/contests/{id}                    (staff) {"freeze_at"} extends or moves the deadline, {"rules"}
+//	POST   /api/contests/{id}/rerun              (staff) {"entries": [A, B]}: their games are played again
+//	POST   /api/contests/{id}/clone              (staff) {"name", "freeze_at"}: a new contest with its settings
+//	POST   /api/contests/{id}/entries            {"bot": "NAME/bot[:tag]"} (the entry is NAME's, a user or team) or (staff) {"image"[, "team"]} → 201
+//	PATCH  /api/contests/{id}/entries/{eid}      (owner) {"version": "TAG"}, {"withdraw": true}; (staff) {"disqualify": "why"}
+//	GET    /api/contests/{id}/standings          the standings (final once the contest is done)
+//	GET    /api/contests/{id}/export?format=csv  the standings as CSV (or format=json)
+//
+// Staff are the admins. Reading needs what reading matches needs
+// (ARENA_PUBLIC); entering, a signed-in user.
+
+func contestID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, &apiError{http.StatusNotFound, fmt.Sprintf("no contest %q", c.Param("id"))}
+	}
+	return id, nil
+}
+
+// contestErr maps the contests' errors to answers.
+func contestErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrNoContest):
+		return &apiError{http.StatusNotFound, err.Error()}
+	case errors.Is(err, store.ErrContestClosed):
+		return &apiError{http.StatusConflict, err.Error()}
+	case errors.Is(err, contest.ErrInvalid):
+		return &apiError{http.StatusBadRequest, err.Error()}
+	}
+	return err
+}
+
+func (s *Server) viewer(c echo.Context) contest.Viewer {
+	p := who(c)
+	return contest.Viewer{Staff: p.Admin(), Owners: p.Owners()}
+}
+
+func (s *Server) listContests(c echo.Context) error {
+	list, err := s.contests.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
+func (s *Server) createContest(c echo.Context) error {
+	var spec contest.Spec
+	if err := decodeBody(c, &spec, `a JSON contest {"name","game","maps","rounds","freeze_at",…}`); err != nil {
+		return err
+	}
+	ct, err := s.contests.Create(c.Request().Context(), spec, who(c).Name)
+	if err != nil {
+		return contestErr(err)
+	}
+	page, err := s.contests.Page(c.Request().Context(), ct.ID, s.viewer(c))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d", ct.ID))
+	return c.JSON(http.StatusCreated, page)
+}
+
+func (s *Server) getContest(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	page, err := s.contests.Page(c.Request().Context(), id, s.viewer(c))
+	if err != nil {
+		return contestErr(err)
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+func (s *Server) patchContest(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		FreezeAt *time.Time `json:"freeze_at"`
+		Rules    *string    `json:"rules"`
+	}
+	if err := decodeBody(c, &body, `a JSON change of a contest {"freeze_at": RFC 3339} or {"rules"}`); err != nil {
+		return err
+	}
+	if body.FreezeAt == nil && body.Rules == nil {
+		return badRequest(`send {"freeze_at": "2027-01-31T18:00:00Z"} to move the deadline, or {"rules": "…"}`)
+	}
+	if err := s.contests.Update(c.Request().Context(), id, body.FreezeAt, body.Rules, who(c).Name); err != nil {
+		return contestErr(err)
+	}
+	return s.getContest(c)
+}
+
+func (s *Server) rerunContest(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Entries []int64 `json:"entries"`
+	}
+	if err := decodeBody(c, &body, `a JSON rerun {"entries": [A, B]}`); err != nil {
+		return err
+	}
+	if len(body.Entries) != 2 || body.Entries[0] == body.Entries[1] {
+		return badRequest(`entries: name the two entries whose games are played again, {"entries": [A, B]}`)
+	}
+	n, err := s.contests.Rerun(c.Request().Context(), id, body.Entries[0], body.Entries[1], who(c).Name)
+	if err != nil {
+		return contestErr(err)
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"games": n})
+}
+
+func (s *Server) cloneContest(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Name     string    `json:"name"`
+		FreezeAt time.Time `json:"freeze_at"`
+	}
+	if err := decodeBody(c, &body, `a JSON clone {"name", "freeze_at"}`); err != nil {
+		return err
+	}
+	ct, err := s.contests.Clone(c.Request().Context(), id, body.Name, body.FreezeAt, who(c).Name)
+	if err != nil {
+		return contestErr(err)
+	}
+	page, err := s.contests.Page(c.Request().Context(), ct.ID, s.viewer(c))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d", ct.ID))
+	return c.JSON(http.StatusCreated, page)
+}
+
+func (s *Server) enterContest(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Bot   string `json:"bot"`
+		Image string `json:"image"`
+		Team  string `json:"team,omitempty"`
+	}
+	if err := decodeBody(c, &body, `a JSON entry {"bot": "NAME/bot[:tag]"}`); err != nil {
+		return err
+	}
+	p := who(c)
+	owner := p.Name
+	if body.Team != "" {
+		if !slices.Contains(p.Teams, body.Team) {
+			return accounts.Errorf(accounts.ErrDenied, "team: you are not a member of team %s", body.Team)
+		}
+		owner = body.Team
+	}
+	e := contest.Entry{Owner: owner, By: p.Name}
+	switch bot, img := strings.TrimSpace(body.Bot), strings.TrimSpace(body.Image); {
+	case bot != "" && img != "":
+		return badRequest(`send either "bot" or "image", not both`)
+	case bot != "":
+		repo, tag, _ := strings.Cut(bot, ":")
+		if strings.Contains(repo, "@") || strings.Count(repo, "/") != 1 {
+			return badRequest("bot: %q: a bot pushed to this server, NAME/bot or NAME/bot:tag", bot)
+		}
+		// The entry is the bot's owner's: its namespace's user or team.
+		ns := strings.SplitN(repo, "/", 2)[0]
+		if err := p.MayChange("bot "+repo, ns); err != nil {
+			return err
+		}
+		if body.Team != "" && body.Team != ns {
+			return badRequest("team: %s is %s's bot, not team %s's", repo, ns, body.Team)
+		}
+		e.Repository, e.Tag, e.Owner = repo, tag, ns
+	case img != "":
+		if !p.Admin() {
+			return accounts.Errorf(accounts.ErrDenied, "image: only staff enter an image of the engine; push your bot and enter it as {\"bot\": \"NAME/bot\"}")
+		}
+		e.Image = img
+	default:
+		return badRequest(`send {"bot": "NAME/bot[:tag]"}, a bot pushed to this server`)
+	}
+	rec, err := s.contests.Enter(c.Request().Context(), id, e)
+	if err != nil {
+		return contestErr(err)
+	}
+	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d/entries/%d", id, rec.ID))
+	return c.JSON(http.StatusCreated, map[string]any{"id": rec.ID, "contest": id, "owner": rec.Owner, "bot": rec.Image, "version": rec.Version, "state": rec.State})
+}
+
+func (s *Server) patchContestEntry(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	eid, err := strconv.ParseInt(c.Param("eid"), 10, 64)
+	if err != nil || eid < 1 {
+		return &apiError{http.StatusNotFound, fmt.Sprintf("no entry %q", c.Param("eid"))}
+	}
+	var body struct {
+		Version    *string `json:"version"`
+		Withdraw   bool    `json:"withdraw"`
+		Disqualify *string `json:"disqualify"`
+	}
+	if err := decodeBody(c, &body, `a JSON change of an entry {"version": "TAG"}, {"withdraw": true} or {"disqualify": "why"}`); err != nil {
+		return err
+	}
+	p := who(c)
+	page, err := s.contests.Page(c.Request().Context(), id, contest.Viewer{Staff: true})
+	if err != nil {
+		return contestErr(err)
+	}
+	owner := ""
+	for _, e := range page.Entries {
+		if e.ID == eid {
+			owner = e.Owner
+		}
+	}
+	if owner == "" {
+		return &apiError{http.StatusNotFound, fmt.Sprintf("no entry %d in contest %d", eid, id)}
+	}
+	if body.Disqualify != nil && !p.Admin() {
+		return accounts.Errorf(accounts.ErrDenied, "disqualify: staff only")
+	}
+	if err := p.MayChange(fmt.Sprintf("entry %d", eid), owner); err != nil {
+		return err
+	}
+	e, err := s.contests.ChangeEntry(c.Request().Context(), id, eid, contest.Change{Version: body.Version, Withdraw: body.Withdraw, Disqualify: body.Disqualify, By: p.Name})
+	if err != nil {
+		return contestErr(err)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": e.ID, "contest": id, "owner": e.Owner, "bot": e.Image, "version": e.Version, "state": e.State, "reason": e.Reason})
+}
+
+func (s *Server) contestStandings(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	b, err := s.contests.Standings(c.Request().Context(), id)
+	if err != nil {
+		return contestErr(err)
+	}
+	return c.JSON(http.StatusOK, b)
+}
+
+func (s *Server) exportContest(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	b, err := s.contests.Standings(c.Request().Context(), id)
+	if err != nil {
+		return contestErr(err)
+	}
+	switch c.QueryParam("format") {
+	case "", "csv":
+		c.Response().Header().Set("Content-Type", "text/csv; charset=utf-8")
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="contest-%d-standings.csv"`, id))
+		c.Response().WriteHeader(http.StatusOK)
+		return b.WriteCSV(c.Response())
+	case "json":
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="contest-%d-standings.json"`, id))
+		data, err := json.MarshalIndent(b, "", "  ")
+		if err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, "application/json", data)
+	default:
+		return badRequest("format: %q: csv or json", c.QueryParam("format"))
+	}
+}

@@ -1,0 +1,159 @@
+package web
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A contest through the API, with the server's queue and its runner: staff
+// create it and enter three engine images; an entrant cannot enter an
+// image, another's bot, or after the deadline; past the deadline the
+// final plays by itself, every pair with the seats swapped; the standings
+// rank the crashing bot last with its faults; the export matches; a
+// version cannot be chosen after the freeze; only staff disqualify and
+// rerun, and each staff action is in the audit log.
+func TestAContestThroughTheAPI(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	staff := []string{"Authorization", "Bearer " + matrixAdminToken}
+	_, aliceTok := ms.token(t, "alice")
+	alice := []string{"Authorization", "Bearer " + aliceTok}
+	_, bobTok := ms.token(t, "bob")
+	bob := []string{"Authorization", "Bearer " + bobTok}
+
+	freeze := ms.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if status, body := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","maps":["classic"],"rounds":3,"freeze_at":"`+freeze+`"}`, staff...); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "rounds: 3") {
+		t.Errorf("odd rounds: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","freeze_at":"`+freeze+`"}`, alice...); status != http.StatusForbidden {
+		t.Errorf("alice creates a contest: %d %v", status, body)
+	}
+	status, c := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","maps":["classic"],"rounds":2,"freeze_at":"`+freeze+`","answer_timeout_ms":500,"rules":"be kind"}`, staff...)
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, c)
+	}
+	path := fmt.Sprintf("/api/contests/%v", c["id"])
+	if spec := c["spec"].(map[string]any); spec["seed"] == nil || spec["answer_timeout_ms"] != 500.0 {
+		t.Errorf("staff's view of the spec: %v", spec)
+	}
+	// The seed is not shown before the end, but to staff.
+	if _, page := ms.do(t, "GET", path, ""); page["spec"].(map[string]any)["seed"] != nil {
+		t.Errorf("the seed is shown to anyone before the end: %v", page["spec"])
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"image":"arena/tanks-random"}`, alice...); status != http.StatusForbidden {
+		t.Errorf("alice enters an image: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"bot":"bob/bot"}`, alice...); status != http.StatusForbidden {
+		t.Errorf("alice enters bob's bot: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"bot":"alice/none"}`, alice...); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["error"]), "no pushed version") {
+		t.Errorf("alice enters a bot never pushed: %d %v", status, body)
+	}
+	var ids []any
+	for _, img := range []string{"arena/tanks-hunter", "arena/tanks-random", "bots/crashy"} {
+		status, e := ms.do(t, "POST", path+"/entries", fmt.Sprintf(`{"image":%q}`, img), staff...)
+		if status != http.StatusCreated {
+			t.Fatalf("enter %s: %d %v", img, status, e)
+		}
+		ids = append(ids, e["id"])
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"image":"bots/crashy"}`, staff...); status != http.StatusBadRequest {
+		t.Errorf("the same image twice: %d %v", status, body)
+	}
+	// The deadline passes: the final runs by itself.
+	ms.clock.skip(time.Hour + time.Second)
+	var board map[string]any
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, board = ms.do(t, "GET", path+"/standings", "")
+		if board["final"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the final did not end: %v", board)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	rows := board["rows"].([]any)
+	games := board["games"].([]any)
+	if len(rows) != 3 || len(games) != 6 {
+		t.Fatalf("%d rows, %d games (want 3 and 6): %v", len(rows), len(games), board)
+	}
+	seats := map[string]int{}
+	for _, g := range games {
+		g := g.(map[string]any)
+		seats[fmt.Sprint(g["first"], g["second"])]++
+		if g["state"] != "scored" || g["match_id"] == "" {
+			t.Errorf("game %v", g)
+		}
+	}
+	if len(seats) != 6 {
+		t.Errorf("seat orders %v, want each of the 6 once", seats)
+	}
+	last := rows[2].(map[string]any)
+	if last["name"] != "bots/crashy" || last["faults"] != 4.0 || last["points"] != 0.0 {
+		t.Errorf("the crashing bot: %v", last)
+	}
+	res := ms.send(t, "GET", path+"/export?format=csv", "")
+	data, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	recs, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
+	if err != nil || len(recs) != 4 || res.Header.Get("Content-Type") != "text/csv; charset=utf-8" {
+		t.Fatalf("csv: %v %q %s", err, res.Header.Get("Content-Type"), data)
+	}
+	for i, r := range rows {
+		r := r.(map[string]any)
+		if recs[i+1][2] != r["name"] || recs[i+1][4] != fmt.Sprint(r["points"]) {
+			t.Errorf("csv row %v, standings %v", recs[i+1], r)
+		}
+	}
+	// Past the deadline.
+	if status, body := ms.do(t, "POST", path+"/entries", `{"image":"arena/snake-greedy"}`, staff...); status != http.StatusConflict {
+		t.Errorf("an entry after the deadline: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "PATCH", fmt.Sprintf("%s/entries/%v", path, ids[0]), `{"withdraw":true}`, staff...); status != http.StatusConflict {
+		t.Errorf("a withdrawal after the deadline: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "PATCH", fmt.Sprintf("%s/entries/%v", path, ids[2]), `{"disqualify":"it crashes on purpose"}`, bob...); status != http.StatusForbidden {
+		t.Errorf("bob disqualifies: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "PATCH", fmt.Sprintf("%s/entries/%v", path, ids[2]), `{"disqualify":"it crashes on purpose"}`, staff...); status != http.StatusOK {
+		t.Errorf("staff disqualify: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/rerun", fmt.Sprintf(`{"entries":[%v,%v]}`, ids[0], ids[1]), bob...); status != http.StatusForbidden {
+		t.Errorf("bob reruns: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/rerun", fmt.Sprintf(`{"entries":[%v,%v]}`, ids[0], ids[1]), staff...); status != http.StatusAccepted || body["games"] != 2.0 {
+		t.Errorf("staff rerun: %d %v", status, body)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		_, board = ms.do(t, "GET", path+"/standings", "")
+		if board["final"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rerun did not end: %v", board)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	last = board["rows"].([]any)[2].(map[string]any)
+	if last["rank"] != 0.0 || last["disqualified"] != true {
+		t.Errorf("the disqualified entry: %v", last)
+	}
+	_, page := ms.do(t, "GET", path, "", staff...)
+	var actions []string
+	for _, a := range page["audit"].([]any) {
+		actions = append(actions, a.(map[string]any)["action"].(string))
+	}
+	if got := strings.Join(actions, " "); got != "create freeze disqualify rerun" {
+		t.Errorf("audit log: %s", got)
+	}
+	if _, page := ms.do(t, "GET", path, "", alice...); page["audit"] != nil || page["spec"].(map[string]any)["seed"] == nil {
+		t.Errorf("alice's view once done: audit %v, seed %v", page["audit"], page["spec"].(map[string]any)["seed"])
+	}
+}

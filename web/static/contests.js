@@ -1,0 +1,237 @@
+// Contests (#/contests, #/contest/ID): the list and, for staff, a new
+// contest; a contest's page with its rules and limits, a countdown to its
+// deadline, its entries (enter a pushed bot, choose its final version,
+// withdraw), the standings with their intervals and the head-to-head
+// matrix, the exports, and for staff the audit log.
+import { escapeHTML } from "./util.js";
+import { api, onChange, isAdmin, owns, signedIn, current } from "./session.js";
+
+const $ = (sel) => document.querySelector(sel);
+const matchLink = (id, text) => `<a href="#/match/${encodeURIComponent(id)}">${escapeHTML(text || id)}</a>`;
+const phases = { practice: "open for entries", freeze: "deadline passed: the final starts", final: "final being played", done: "done: standings final" };
+
+// countdown says how long until t (a Date), in days, hours, minutes and
+// seconds.
+export function countdown(t, now) {
+  let s = Math.max(0, Math.floor((t - now) / 1000));
+  const d = Math.floor(s / 86400);
+  s -= d * 86400;
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  return (d ? `${d}d ` : "") + `${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}`;
+}
+
+export class ContestsView {
+  constructor() {
+    this.id = null;
+    this.timer = null;
+    this.tick = null;
+    this.page = null;
+    $("#contest-form").addEventListener("submit", (e) => this.create(e));
+    $("#contest-enter").addEventListener("submit", (e) => this.enter(e));
+    $("#contest-entries tbody").addEventListener("click", (e) => this.action(e));
+    $("#contest-entries tbody").addEventListener("change", (e) => this.action(e));
+    onChange(() => this.refresh());
+  }
+
+  setGames(games) {
+    $("#contest-game").replaceChildren(
+      ...games.map((g) => {
+        const o = document.createElement("option");
+        o.value = o.textContent = g.name;
+        return o;
+      }),
+    );
+  }
+
+  open(id) {
+    $("#contests").hidden = false;
+    this.id = id;
+    $("#contests-list").hidden = id != null;
+    $("#contest-view").hidden = id == null;
+    clearInterval(this.timer);
+    this.refresh();
+    this.timer = setInterval(() => this.refresh(), 3000);
+  }
+
+  close() {
+    $("#contests").hidden = true;
+    clearInterval(this.timer);
+    clearInterval(this.tick);
+    this.timer = this.tick = null;
+    this.id = null;
+  }
+
+  error(e) {
+    $("#contest-error").textContent = e ? e.message || String(e) : "";
+  }
+
+  async refresh() {
+    if ($("#contests").hidden) return;
+    try {
+      if (this.id == null) await this.list();
+      else await this.show();
+    } catch (e) {
+      this.error(e);
+    }
+  }
+
+  async list() {
+    $("#contest-create").hidden = !isAdmin();
+    const list = await api("/api/contests");
+    $("#contests-table tbody").replaceChildren(
+      ...list.map((c) => {
+        const tr = document.createElement("tr");
+        tr.innerHTML = `<td><a href="#/contest/${c.id}">${escapeHTML(c.name)}</a></td><td>${escapeHTML(c.game)}</td><td>${escapeHTML(phases[c.phase] || c.phase)}</td><td>${escapeHTML(new Date(c.freeze_at).toLocaleString())}</td>`;
+        return tr;
+      }),
+    );
+  }
+
+  async create(e) {
+    e.preventDefault();
+    this.error(null);
+    const spec = {
+      name: $("#contest-name").value,
+      game: $("#contest-game").value,
+      rounds: Number($("#contest-rounds").value) || 2,
+      freeze_at: new Date($("#contest-freeze").value).toISOString(),
+    };
+    const maps = $("#contest-maps").value.split(/[,\s]+/).filter(Boolean);
+    if (maps.length) spec.maps = maps;
+    if ($("#contest-answer").value) spec.answer_timeout_ms = Number($("#contest-answer").value);
+    try {
+      const c = await api("/api/contests", { method: "POST", body: JSON.stringify(spec) });
+      location.hash = `#/contest/${c.id}`;
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  async show() {
+    const id = this.id;
+    const [page, board] = await Promise.all([api(`/api/contests/${id}`), api(`/api/contests/${id}/standings`)]);
+    if (id !== this.id) return;
+    this.page = page;
+    this.error(null);
+    const s = page.spec;
+    $("#contest-title").textContent = `${page.name} · ${page.game}`;
+    $("#contest-phase").textContent = phases[page.phase] || page.phase;
+    const lim = [
+      `maps: ${s.maps.join(", ")}`,
+      `${s.rounds} games per pairing and map, each seat order equally`,
+      `answer time: ${s.answer_timeout_ms ? s.answer_timeout_ms + " ms" : "the game's"}`,
+      `warm-up: ${s.warm_up_ms ? s.warm_up_ms + " ms" : "the game's"}`,
+      `entrants: ${s.entrants === "listed" ? s.allowed.join(", ") : "everyone signed in"}`,
+      `tie-breaks: ${s.tiebreak.join(", then ")}`,
+      s.seed ? `seed: ${s.seed} (every final game's seed derives from it)` : "seed: published when the contest is done",
+    ];
+    $("#contest-limits").textContent = lim.join(" · ");
+    $("#contest-rules").hidden = !s.rules;
+    $("#contest-rules").textContent = s.rules || "";
+    // The countdown runs on the server's clock.
+    const skew = new Date(page.now) - Date.now();
+    const freeze = new Date(page.freeze_at);
+    clearInterval(this.tick);
+    const tick = () => {
+      $("#contest-countdown").textContent =
+        page.phase === "practice" ? `deadline in ${countdown(freeze, Date.now() + skew)} (${freeze.toLocaleString()})` : page.games ? `${page.played} / ${page.games} final games played` : "";
+    };
+    tick();
+    this.tick = setInterval(tick, 1000);
+    const me = current();
+    $("#contest-enter").hidden = page.phase !== "practice" || !(signedIn() || me.mode === "local");
+    const open = page.phase === "practice";
+    $("#contest-entries tbody").replaceChildren(
+      ...page.entries.map((e) => {
+        const tr = document.createElement("tr");
+        tr.dataset.id = e.id;
+        let act = "";
+        if (open && owns(e.owner) && e.state === "entered") {
+          if (e.versions && e.versions.length) {
+            const opts = [`<option value="">the latest ready</option>`, ...e.versions.map((v) => {
+              const tag = v.split(" ")[0];
+              return `<option value="${escapeHTML(tag)}"${tag === e.version ? " selected" : ""}>${escapeHTML(v)}</option>`;
+            })];
+            act += `<select class="version" aria-label="final version">${opts.join("")}</select> `;
+          }
+          act += `<button class="small withdraw" type="button">Withdraw</button>`;
+        }
+        if (isAdmin() && e.state !== "disqualified") act += ` <button class="small disqualify" type="button">Disqualify</button>`;
+        const fin = e.final || (e.version ? `${e.bot}:${e.version} (chosen)` : open ? "the latest ready at the deadline" : "");
+        tr.innerHTML = `<td>${e.id}</td><td>${escapeHTML(e.bot)}${e.authors ? `<br><small class="hint">${escapeHTML(e.authors)}</small>` : ""}</td><td>${escapeHTML(e.owner)}</td><td>${escapeHTML(fin)}</td><td>${escapeHTML(e.state)}${e.reason ? `<br><small class="hint">${escapeHTML(e.reason)}</small>` : ""}</td><td>${act}</td>`;
+        return tr;
+      }),
+    );
+    this.standings(board);
+    $("#contest-csv").href = `/api/contests/${id}/export?format=csv`;
+    $("#contest-json").href = `/api/contests/${id}/export?format=json`;
+    $("#contest-audit-box").hidden = !page.audit;
+    if (page.audit) {
+      $("#contest-audit tbody").replaceChildren(
+        ...page.audit.map((a) => {
+          const tr = document.createElement("tr");
+          tr.innerHTML = `<td>${escapeHTML(new Date(a.at).toLocaleString())}</td><td>${escapeHTML(a.actor)}</td><td>${escapeHTML(a.action)}</td><td>${escapeHTML(a.detail)}</td>`;
+          return tr;
+        }),
+      );
+    }
+  }
+
+  standings(board) {
+    $("#contest-standings-note").textContent = board.final ? "(final)" : board.games.length ? "(so far)" : "(after the deadline, from the final)";
+    const names = board.rows.map((r) => r.name);
+    $("#contest-standings tbody").replaceChildren(
+      ...board.rows.map((r) => {
+        const tr = document.createElement("tr");
+        const faults = r.faults ? `${r.faults} <small>${r.fault_matches.slice(0, 5).map((m) => matchLink(m, "match")).join(" ")}</small>` : "0";
+        tr.innerHTML = `<td>${r.rank || "—"}</td><td>${escapeHTML(r.name)}${r.disqualified ? " <small class=\"bad\">disqualified</small>" : ""}</td><td>${escapeHTML(r.owner)}</td><td>${r.points}</td><td>${r.played}</td><td>${r.wins} / ${r.draws} / ${r.losses}</td><td>${r.interval[0].toFixed(2)}–${r.interval[1].toFixed(2)}</td><td>${faults}</td>`;
+        return tr;
+      }),
+    );
+    const head = document.createElement("tr");
+    head.innerHTML = `<th></th>` + names.map((n, i) => `<th title="${escapeHTML(n)}">${i + 1}</th>`).join("");
+    $("#contest-h2h tbody").replaceChildren(
+      head,
+      ...board.head_to_head.map((row, i) => {
+        const tr = document.createElement("tr");
+        tr.innerHTML = `<th>${i + 1}. ${escapeHTML(names[i])}</th>` + row.map((v) => (v < 0 ? `<td class="self">—</td>` : `<td>${v}</td>`)).join("");
+        return tr;
+      }),
+    );
+  }
+
+  async enter(e) {
+    e.preventDefault();
+    this.error(null);
+    try {
+      await api(`/api/contests/${this.id}/entries`, { method: "POST", body: JSON.stringify({ bot: $("#contest-bot").value.trim() }) });
+      $("#contest-bot").value = "";
+      await this.refresh();
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  async action(e) {
+    const tr = e.target.closest("tr");
+    if (!tr) return;
+    let body = null;
+    if (e.type === "change" && e.target.classList.contains("version")) body = { version: e.target.value };
+    else if (e.type === "click" && e.target.classList.contains("withdraw")) body = { withdraw: true };
+    else if (e.type === "click" && e.target.classList.contains("disqualify")) {
+      const why = prompt("Why is this entry disqualified?");
+      if (!why) return;
+      body = { disqualify: why };
+    }
+    if (!body) return;
+    try {
+      await api(`/api/contests/${this.id}/entries/${tr.dataset.id}`, { method: "PATCH", body: JSON.stringify(body) });
+      await this.refresh();
+    } catch (err) {
+      this.error(err);
+    }
+  }
+}
