@@ -210,12 +210,17 @@ func (r *rig) contests() *Contests {
 			if strings.Contains(ref, "missing") {
 				return "", fmt.Errorf("%w: %s", orchestrator.ErrImageNotFound, ref)
 			}
-			if _, tag, ok := strings.Cut(ref, "@sha256:d"); ok {
-				ref = "img" + tag // a pushed version, by its digest
+			if tag, ok := strings.CutPrefix(ref, "alice/bot:"); ok {
+				ref = "img" + tag // a pushed version
 			}
 			return "sha256:" + strings.Repeat("0", 64-len(ref)) + ref, nil
 		},
-		Authors: func(ctx context.Context, id string) string { return "someone <a@b.c>" },
+		Labels: func(ctx context.Context, id string) (string, string) {
+			if strings.HasSuffix(id, "snakebot") {
+				return "snake", ""
+			}
+			return "", "someone <a@b.c>"
+		},
 	})
 }
 
@@ -264,6 +269,12 @@ func TestAContestRunsItsFinalAtTheFreeze(t *testing.T) {
 	}
 	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "x", By: "x", Image: "good"}); err == nil {
 		t.Error("the same image entered twice")
+	}
+	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "x", By: "x", Image: "snakebot"}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "labelled for snake") {
+		t.Errorf("a snake bot entered in a tanks contest: %v", err)
+	}
+	if es, _ := r.st.ContestEntries(t.Context(), ct.ID); es[0].Authors != "someone <a@b.c>" {
+		t.Errorf("the authors' contact: %q", es[0].Authors)
 	}
 	if err := r.c.Step(t.Context()); err != nil {
 		t.Fatal(err)

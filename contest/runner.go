@@ -28,10 +28,11 @@ type Deps struct {
 	// Image resolves an image reference to its id, fetching a pushed bot
 	// onto the engine; errors wrap orchestrator.ErrImageNotFound.
 	Image func(ctx context.Context, ref string) (string, error)
-	// Authors reads an image's org.opencontainers.image.authors label.
-	Authors func(ctx context.Context, id string) string
-	Log     *zap.Logger
-	Now     func() time.Time
+	// Labels reads an image's io.arena.game and
+	// org.opencontainers.image.authors labels.
+	Labels func(ctx context.Context, id string) (game, authors string)
+	Log    *zap.Logger
+	Now    func() time.Time
 }
 
 // Config is the contests' policy.
@@ -271,8 +272,12 @@ func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestE
 			return store.ContestEntry{}, err
 		}
 		rec.Image, rec.FinalRef, rec.FinalID = e.Image, e.Image, imgID
-		if c.deps.Authors != nil {
-			rec.Authors = c.deps.Authors(ctx, imgID)
+		if c.deps.Labels != nil {
+			game, authors := c.deps.Labels(ctx, imgID)
+			if game != "" && game != s.Game {
+				return store.ContestEntry{}, invalid("image: %s is labelled for %s (io.arena.game), not %s", e.Image, game, s.Game)
+			}
+			rec.Authors = authors
 		}
 	default:
 		return store.ContestEntry{}, invalid(`send {"bot": "NAME/bot[:tag]"} (a pushed bot) or {"image": …}`)
@@ -452,10 +457,14 @@ func (c *Contests) pin(ctx context.Context, ct store.Contest, e store.ContestEnt
 	if e.Version != "" && pick.Tag != e.Version {
 		e.Reason = fmt.Sprintf("the chosen version %s was not ready before the deadline (or was pushed again since): %s plays", e.Version, pick.Tag)
 	}
+	// The tag names the same image as at the deadline: a tag pushed
+	// again since would have been left out of the versions.
 	ref := pick.Repository + ":" + pick.Tag
-	// The version as it was at the deadline, by its digest.
-	id, err := c.deps.Image(ctx, pick.Repository+"@"+pick.Digest)
-	if err != nil || id != pick.ImageID {
+	id, err := c.deps.Image(ctx, ref)
+	if err == nil && id != pick.ImageID {
+		err = fmt.Errorf("the engine holds %s as %s, not %s", ref, id, pick.ImageID)
+	}
+	if err != nil {
 		e.State, e.Reason = store.EntryNoVersion, fmt.Sprintf("its version %s could not be fetched: %v", ref, err)
 		return e
 	}
@@ -562,9 +571,10 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		a, b := byID[gm.First], byID[gm.Second]
 		req := orchestrator.Request{
 			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: orchestrator.NewMatchID(), Background: true,
-			Images:       []string{a.FinalRef, b.FinalRef},
-			ImageIDs:     []string{a.FinalID, b.FinalID},
-			ImageDigests: []string{a.FinalDigest, b.FinalDigest},
+			// Pinned to the images of the freeze; the queue finds the
+			// digests a worker pulls them by.
+			Images:   []string{a.FinalRef, b.FinalRef},
+			ImageIDs: []string{a.FinalID, b.FinalID},
 		}
 		err = c.deps.Queue.Submit(ctx, req, func(ctx context.Context, m store.Match) error {
 			return c.deps.Store.InsertContestMatch(ctx, m, ct.ID, gm.Idx)

@@ -300,17 +300,15 @@ func New(cfg Config, deps Deps) *Server {
 	s.contests = contest.New(contest.Config{InFlight: inFlight}, contest.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("contests"), Now: deps.Now,
 		Image: func(ctx context.Context, ref string) (string, error) {
-			if !strings.Contains(ref, "@") {
-				if err := s.fetchPushed(ctx, ref); err != nil {
-					return "", err
-				}
+			if err := s.fetchPushed(ctx, ref); err != nil {
+				return "", err
 			}
 			img, err := deps.Orchestrator.Image(ctx, ref)
 			return img.ID, err
 		},
-		Authors: func(ctx context.Context, id string) string {
+		Labels: func(ctx context.Context, id string) (string, string) {
 			img, _ := deps.Orchestrator.Image(ctx, id)
-			return img.Authors
+			return img.Game, img.Authors
 		},
 	})
 	s.echo = s.routes()
