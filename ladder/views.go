@@ -3,11 +3,13 @@ package ladder
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
 	"arena/ladder/skill"
+	"arena/orchestrator"
 	"arena/store"
 )
 
@@ -293,6 +295,10 @@ type FaultDetail struct {
 	N       int     `json:"n"`
 	Percent float64 `json:"percent"`
 	Latest  string  `json:"latest_match"`
+	// Reason is what the latest such match says of the fault (for a
+	// crash: the exit code or signal, and the last meaningful stderr, a
+	// Go or Python traceback's first frame).
+	Reason string `json:"reason,omitempty"`
 }
 
 // VersionRef is another version of the same name.
@@ -392,7 +398,7 @@ func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent in
 	}
 	st := stats[e.ID]
 	for status, f := range st.Faults {
-		p.Faults = append(p.Faults, FaultDetail{Status: status, N: f.N, Percent: 100 * float64(f.N) / float64(max(1, st.Matches)), Latest: f.Latest})
+		p.Faults = append(p.Faults, FaultDetail{Status: status, N: f.N, Percent: 100 * float64(f.N) / float64(max(1, st.Matches)), Latest: f.Latest, Reason: l.faultReason(ctx, f.Latest, e.ID)})
 	}
 	slices.SortFunc(p.Faults, func(a, b FaultDetail) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Status, b.Status)) })
 	return p, nil
@@ -428,4 +434,36 @@ func (l *Ladder) Entrants(ctx context.Context, matchID string) (entrants []Entra
 type Entrant struct {
 	EntryID int64  `json:"entry_id"`
 	Name    string `json:"name"`
+}
+
+// faultReason is the fault detail of the entry's bot in a match, from
+// its stored result ("" when there is none).
+func (l *Ladder) faultReason(ctx context.Context, matchID string, entry int64) string {
+	if matchID == "" {
+		return ""
+	}
+	lm, err := l.deps.Store.LadderMatchOf(ctx, matchID)
+	if err != nil {
+		return ""
+	}
+	seat := -1
+	for _, s := range lm.Seats {
+		if s.EntryID == entry {
+			seat = s.Seat
+		}
+	}
+	m, err := l.deps.Store.Get(ctx, matchID)
+	if err != nil || seat < 0 || len(m.Result) == 0 {
+		return ""
+	}
+	var res orchestrator.Result
+	if json.Unmarshal(m.Result, &res) != nil {
+		return ""
+	}
+	for _, b := range res.Bots {
+		if b.Seat == seat {
+			return b.FaultDetail
+		}
+	}
+	return ""
 }

@@ -194,8 +194,8 @@ func TestLadderPlaysRatesAndRanks(t *testing.T) {
 	if opp := page["opponents"].([]any); len(opp) != 2 || opp[0].(map[string]any)["wins"].(float64) != 0 {
 		t.Errorf("opponents: %v", opp)
 	}
-	if f := page["fault_breakdown"].([]any); len(f) != 1 || f[0].(map[string]any)["status"] != "crashed" {
-		t.Errorf("fault breakdown: %v", f)
+	if f := page["fault_breakdown"].([]any); len(f) != 1 || f[0].(map[string]any)["status"] != "crashed" || f[0].(map[string]any)["reason"] == nil {
+		t.Errorf("fault breakdown (the latest crash's reason with it): %v", f)
 	}
 	mid := page["recent_matches"].([]any)[0].(map[string]any)["match_id"].(string)
 	// The ladder's bots play under their images' references.

@@ -218,7 +218,7 @@ export class LadderView {
     $("#entry-faults tbody").replaceChildren(
       ...(p.fault_breakdown.length ? p.fault_breakdown : [null]).map((f) => {
         const tr = document.createElement("tr");
-        tr.innerHTML = f ? `<td class="bad">${escapeHTML(f.status)}</td><td>${f.n}</td><td>${f.percent.toFixed(0)}%</td><td>${matchLink(f.latest_match)}</td>` : '<td colspan="4" class="hint">no faults</td>';
+        tr.innerHTML = f ? `<td class="bad">${escapeHTML(f.status)}</td><td>${f.n}</td><td>${f.percent.toFixed(0)}%</td><td>${matchLink(f.latest_match)}${f.reason ? `<br><small class="reason">${escapeHTML(f.reason)}</small>` : ""}</td>` : '<td colspan="4" class="hint">no faults</td>';
         return tr;
       }),
     );
