@@ -178,7 +178,9 @@ func (q *fakeQueue) finish(ctx context.Context, req orchestrator.Request) error 
 }
 
 type rig struct {
-	st  *store.Store
+	// practice turns the practice ladder on.
+	practice bool
+	st       *store.Store
 	q   *fakeQueue
 	c   *Contests
 	now time.Time
@@ -205,7 +207,7 @@ func newRig(t *testing.T, dir string) *rig {
 }
 
 func (r *rig) contests() *Contests {
-	return New(Config{InFlight: 3}, Deps{Store: r.st, Games: []engine.Game{tanks.New()}, Queue: r.q, Now: r.clock,
+	return New(Config{InFlight: 3, NoPractice: !r.practice}, Deps{Store: r.st, Games: []engine.Game{tanks.New()}, Queue: r.q, Now: r.clock,
 		Image: func(ctx context.Context, ref string) (string, error) {
 			if strings.Contains(ref, "missing") {
 				return "", fmt.Errorf("%w: %s", orchestrator.ErrImageNotFound, ref)
@@ -492,5 +494,64 @@ func TestSeedJSON(t *testing.T) {
 	var s Spec
 	if err := json.Unmarshal([]byte(`{"seed":-1}`), &s); err == nil || !strings.Contains(err.Error(), "18446744073709551615") {
 		t.Errorf("a negative seed: %v", err)
+	}
+}
+
+// Before the freeze the entries play practice matches, the pair that met
+// least often first, each with its current version; the practice board
+// rates them (the strongest first) and stays once the final starts,
+// beside the final's standings; no practice match is made after the
+// freeze.
+func TestThePracticeLadder(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	r.practice = true
+	r.c = r.contests()
+	ct := r.create(t)
+	for _, img := range []string{"random", "good", "slow"} {
+		if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: img, By: img, Image: img}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		if err := r.c.Step(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	games, _ := r.st.PracticeGames(t.Context(), ct.ID)
+	met := map[[2]int64]int{}
+	for _, g := range games {
+		met[pairOf(g.First, g.Second)]++
+	}
+	if len(games) < 20 || len(met) != 3 {
+		t.Fatalf("%d practice games over %d pairs", len(games), len(met))
+	}
+	for p, n := range met {
+		if n < len(games)/3-1 || n > len(games)/3+1 {
+			t.Errorf("pair %v met %d times in %d games", p, n, len(games))
+		}
+	}
+	b, err := r.c.Standings(t.Context(), ct.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, row := range b.Practice {
+		names = append(names, row.Name)
+	}
+	if !slices.Equal(names, []string{"good", "random", "slow"}) || b.Practice[0].Rating <= b.Practice[2].Rating {
+		t.Errorf("practice board %+v", b.Practice)
+	}
+	if len(b.PracticeMatches) == 0 || b.PracticeMatches[0].MatchID != games[len(games)-1].MatchID {
+		t.Errorf("the latest practice matches: %+v", b.PracticeMatches)
+	}
+	r.advance(time.Minute)
+	before := len(games)
+	b = r.runToEnd(t, ct.ID)
+	games, _ = r.st.PracticeGames(t.Context(), ct.ID)
+	if len(games) != before {
+		t.Errorf("%d practice games after the freeze", len(games)-before)
+	}
+	if len(b.Practice) != 3 || b.Rows[0].Name != "good" {
+		t.Errorf("final %+v beside practice %+v", b.Rows, b.Practice)
 	}
 }

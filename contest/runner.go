@@ -15,6 +15,7 @@ import (
 
 	"arena/engine"
 	"arena/ladder"
+	"arena/ladder/skill"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -45,6 +46,12 @@ type Config struct {
 	Tries int
 	// Tick is how often the runner looks at the clock (0: 1 s).
 	Tick time.Duration
+	// PracticeInFlight bounds each open contest's practice matches
+	// waiting or playing at once (0: 1); NoPractice turns practice off.
+	PracticeInFlight int
+	NoPractice       bool
+	// Model rates the practice ladder (zero: skill.Default()).
+	Model skill.Model
 }
 
 // Contests runs every contest: their freezes and finals.
@@ -67,6 +74,12 @@ func New(cfg Config, deps Deps) *Contests {
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
+	}
+	if cfg.PracticeInFlight <= 0 {
+		cfg.PracticeInFlight = 1
+	}
+	if cfg.Model == (skill.Model{}) {
+		cfg.Model = skill.Default()
 	}
 	if deps.Log == nil {
 		deps.Log = zap.NewNop()
@@ -128,6 +141,10 @@ func (c *Contests) Step(ctx context.Context) error {
 			if err := c.freeze(ctx, ct); err != nil {
 				errs = append(errs, fmt.Errorf("contest %d: freeze: %w", ct.ID, err))
 			}
+			continue
+		}
+		if err := c.practice(ctx, ct); err != nil {
+			errs = append(errs, fmt.Errorf("contest %d: practice: %w", ct.ID, err))
 		}
 	}
 	finals, err := c.deps.Store.Contests(ctx, store.ContestFinal)
@@ -513,37 +530,19 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 			busy++
 			continue
 		}
-		var res *orchestrator.Result
-		if len(m.Result) > 0 {
-			res = new(orchestrator.Result)
-			if json.Unmarshal(m.Result, res) != nil {
-				res = nil
-			}
-		}
-		v := ladder.Judge(m.Status, m.Error, res, 2)
-		state, outcome, note := store.GameScored, "", ""
+		state, outcome := judgeGame(m)
+		note := ""
 		switch {
-		case v.Void != "" && gm.Tries >= c.cfg.Tries:
-			state, note = store.GameVoid, fmt.Sprintf("not scored: the platform could not play it in %d tries; the last: %s", gm.Tries, v.Void)
-		case v.Void != "":
-			state, note = store.GamePending, v.Void
-		default:
-			r := Result{FirstStatus: v.Statuses[0], SecondStatus: v.Statuses[1]}
-			switch {
-			case v.Places[0] < v.Places[1]:
-				r.First = 1
-			case v.Places[0] > v.Places[1]:
-				r.Second = 1
-			default:
-				r.First, r.Second = 0.5, 0.5
-			}
-			outcome = EncodeOutcome(r)
+		case state == store.GamePending && gm.Tries >= c.cfg.Tries:
+			state, outcome, note = store.GameVoid, "", fmt.Sprintf("not scored: the platform could not play it in %d tries; the last: %s", gm.Tries, outcome)
+		case state == store.GamePending:
+			outcome, note = "", outcome
 		}
 		if _, err := c.deps.Store.SettleContestGame(ctx, ct.ID, gm.Idx, gm.MatchID, state, outcome, note); err != nil {
 			return err
 		}
 		if state == store.GamePending {
-			c.log.Warn("contest game to be played again", zap.Int64("contest", ct.ID), zap.Int("game", gm.Idx), zap.String("match", gm.MatchID), zap.String("why", v.Void))
+			c.log.Warn("contest game to be played again", zap.Int64("contest", ct.ID), zap.Int("game", gm.Idx), zap.String("match", gm.MatchID), zap.String("why", note))
 			gm.MatchID = ""
 		} else {
 			open--

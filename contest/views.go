@@ -160,6 +160,11 @@ type Board struct {
 	Final   bool   `json:"final"`
 	Standings
 	Games []GameView `json:"games"`
+	// Practice is the practice ladder's board (its last, once the
+	// contest is frozen), PracticeMatches its latest matches, newest
+	// first.
+	Practice        []PracticeRow   `json:"practice"`
+	PracticeMatches []PracticeMatch `json:"practice_matches"`
 }
 
 // GameView is a final's game.
@@ -223,6 +228,27 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 		played = append(played, Played{First: g.First, Second: g.Second, MatchID: g.MatchID, Result: r})
 	}
 	b.Standings = Compute(ents, played, s.TieBreak)
+	// The practice board: every entry that played practice.
+	practice, err := c.deps.Store.PracticeGames(ctx, id)
+	if err != nil {
+		return Board{}, err
+	}
+	inPractice := map[int64]bool{}
+	for _, p := range practice {
+		inPractice[p.First], inPractice[p.Second] = true, true
+	}
+	var pents []Entrant
+	for _, e := range entries {
+		if inPractice[e.ID] {
+			pents = append(pents, Entrant{ID: e.ID, Name: e.Image, Owner: e.Owner})
+		}
+	}
+	b.Practice = PracticeBoard(c.cfg.Model, pents, practice)
+	b.PracticeMatches = []PracticeMatch{}
+	for i := len(practice) - 1; i >= 0 && len(b.PracticeMatches) < 30; i-- {
+		p := practice[i]
+		b.PracticeMatches = append(b.PracticeMatches, PracticeMatch{MatchID: p.MatchID, First: p.First, Second: p.Second, State: p.State, Outcome: p.Outcome})
+	}
 	return b, nil
 }
 

@@ -58,6 +58,17 @@ CREATE TABLE contest_games (
 	note       TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (contest_id, idx)
 );
+CREATE TABLE contest_practice (
+	match_id   TEXT PRIMARY KEY,
+	contest_id INTEGER NOT NULL REFERENCES contests(id),
+	seq        INTEGER NOT NULL,
+	first      INTEGER NOT NULL,
+	second     INTEGER NOT NULL,
+	state      TEXT NOT NULL DEFAULT 'pending',
+	outcome    TEXT NOT NULL DEFAULT '',
+	created_at TEXT NOT NULL
+);
+CREATE INDEX contest_practice_contest ON contest_practice(contest_id, seq);
 CREATE TABLE contest_audit (
 	id         INTEGER PRIMARY KEY AUTOINCREMENT,
 	contest_id INTEGER NOT NULL REFERENCES contests(id),
@@ -468,6 +479,73 @@ func (s *Store) FinishContest(ctx context.Context, id int64, at time.Time) error
 	_, err := s.db.ExecContext(ctx, `UPDATE contests SET state = ?, done_at = ? WHERE id = ? AND state = ?`, ContestDone, stamp(at), id, ContestFinal)
 	if err != nil {
 		return fmt.Errorf("finish contest %d: %w", id, err)
+	}
+	return nil
+}
+
+// PracticeGame is a match of a contest's practice ladder, between two of
+// its entries (First in the first seat); its state and outcome as a
+// final game's.
+type PracticeGame struct {
+	ContestID      int64
+	MatchID        string
+	Seq            int64
+	First, Second  int64
+	State, Outcome string
+	CreatedAt      time.Time
+}
+
+// InsertPracticeMatch records match m as the next practice game of a
+// contest, in one transaction; only while the contest is open.
+func (s *Store) InsertPracticeMatch(ctx context.Context, m Match, p PracticeGame) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM contests WHERE id = ?`, p.ContestID).Scan(&state); err != nil {
+			return err
+		}
+		if state != ContestOpen {
+			return ErrContestClosed
+		}
+		var seq int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM contest_practice WHERE contest_id = ?`, p.ContestID).Scan(&seq); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO contest_practice (match_id, contest_id, seq, first, second, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			m.ID, p.ContestID, seq, p.First, p.Second, stamp(m.CreatedAt)); err != nil {
+			return err
+		}
+		m.Owner, m.Ladder = "", true
+		return insertMatch(ctx, tx, m)
+	})
+}
+
+// PracticeGames lists a contest's practice games in the order they were
+// made.
+func (s *Store) PracticeGames(ctx context.Context, id int64) ([]PracticeGame, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT contest_id, match_id, seq, first, second, state, outcome, created_at FROM contest_practice WHERE contest_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("list the practice of contest %d: %w", id, err)
+	}
+	defer rows.Close()
+	out := []PracticeGame{}
+	for rows.Next() {
+		var p PracticeGame
+		var created string
+		if err := rows.Scan(&p.ContestID, &p.MatchID, &p.Seq, &p.First, &p.Second, &p.State, &p.Outcome, &created); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = parseStamp(created)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// SettlePracticeGame records how a practice match ended (scored with its
+// outcome, or void), once.
+func (s *Store) SettlePracticeGame(ctx context.Context, matchID, state, outcome string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE contest_practice SET state = ?, outcome = ? WHERE match_id = ? AND state = ?`, state, outcome, matchID, GamePending)
+	if err != nil {
+		return fmt.Errorf("settle practice match %s: %w", matchID, err)
 	}
 	return nil
 }

@@ -64,6 +64,19 @@ func TestAContestThroughTheAPI(t *testing.T) {
 	if status, body := ms.do(t, "POST", path+"/entries", `{"image":"bots/crashy"}`, staff...); status != http.StatusBadRequest {
 		t.Errorf("the same image twice: %d %v", status, body)
 	}
+	// Before the deadline: practice matches, rated on the practice board.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, b := ms.do(t, "GET", path+"/standings", "")
+		if p, _ := b["practice"].([]any); len(p) >= 2 {
+			if len(b["rows"].([]any)) != 0 {
+				t.Errorf("final standings before the deadline: %v", b["rows"])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no practice board: %v", b)
+		}
+	}
 	// The deadline passes: the final runs by itself.
 	ms.clock.skip(time.Hour + time.Second)
 	var board map[string]any

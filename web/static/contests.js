@@ -191,6 +191,23 @@ export class ContestsView {
         return tr;
       }),
     );
+    $("#contest-practice tbody").replaceChildren(
+      ...(board.practice.length ? board.practice : [null]).map((r) => {
+        const tr = document.createElement("tr");
+        tr.innerHTML = r
+          ? `<td>${r.rank}</td><td>${escapeHTML(r.name)}</td><td>${escapeHTML(r.owner)}</td><td>${r.rating.toFixed(2)}</td><td>${r.played}</td><td>${r.wins} / ${r.draws} / ${r.losses}</td><td>${r.faults}</td>`
+          : '<td colspan="7" class="hint">no practice match yet (it needs two entries with a ready version)</td>';
+        return tr;
+      }),
+    );
+    const byId = Object.fromEntries((this.page ? this.page.entries : []).map((e) => [e.id, e.bot]));
+    $("#contest-practice-matches").innerHTML = board.practice_matches.length
+      ? "Latest practice matches: " +
+        board.practice_matches
+          .slice(0, 10)
+          .map((p) => matchLink(p.match_id, `${byId[p.first] || p.first} – ${byId[p.second] || p.second}${p.outcome ? " " + p.outcome.split(":")[0] : ""}`))
+          .join(" · ")
+      : "";
     const head = document.createElement("tr");
     head.innerHTML = `<th></th>` + names.map((n, i) => `<th title="${escapeHTML(n)}">${i + 1}</th>`).join("");
     $("#contest-h2h tbody").replaceChildren(
