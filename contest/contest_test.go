@@ -181,10 +181,10 @@ type rig struct {
 	// practice turns the practice ladder on.
 	practice bool
 	st       *store.Store
-	q   *fakeQueue
-	c   *Contests
-	now time.Time
-	mu  sync.Mutex
+	q        *fakeQueue
+	c        *Contests
+	now      time.Time
+	mu       sync.Mutex
 }
 
 func (r *rig) clock() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
