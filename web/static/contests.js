@@ -33,7 +33,26 @@ export class ContestsView {
     $("#contest-enter").addEventListener("submit", (e) => this.enter(e));
     $("#contest-entries tbody").addEventListener("click", (e) => this.action(e));
     $("#contest-entries tbody").addEventListener("change", (e) => this.action(e));
+    $("#contest-deadline-form").addEventListener("submit", (e) => this.staff(e, "PATCH", "", () => ({ freeze_at: new Date($("#contest-deadline").value).toISOString() })));
+    $("#contest-rerun-form").addEventListener("submit", (e) => this.staff(e, "POST", "/rerun", () => ({ entries: [Number($("#contest-rerun-a").value), Number($("#contest-rerun-b").value)] })));
+    $("#contest-clone-form").addEventListener("submit", (e) =>
+      this.staff(e, "POST", "/clone", () => ({ name: $("#contest-clone-name").value, freeze_at: new Date($("#contest-clone-deadline").value).toISOString() }), (c) => (location.hash = `#/contest/${c.id}`)),
+    );
     onChange(() => this.refresh());
+  }
+
+  // staff sends a staff action on the contest shown, then shows it again
+  // (or what then says).
+  async staff(e, method, path, body, then) {
+    e.preventDefault();
+    this.error(null);
+    try {
+      const out = await api(`/api/contests/${this.id}${path}`, { method, body: JSON.stringify(body()) });
+      if (then) then(out);
+      await this.refresh();
+    } catch (err) {
+      this.error(err);
+    }
   }
 
   setGames(games) {
@@ -168,6 +187,16 @@ export class ContestsView {
     this.standings(board);
     $("#contest-csv").href = `/api/contests/${id}/export?format=csv`;
     $("#contest-json").href = `/api/contests/${id}/export?format=json`;
+    $("#contest-staff").hidden = !isAdmin();
+    const names = Object.fromEntries(page.entries.map((e) => [e.id, e.final || e.bot]));
+    $("#contest-games").innerHTML = board.games.length
+      ? board.games
+          .map((g) => {
+            const text = `${names[g.first] || g.first} – ${names[g.second] || g.second} · ${g.map} · seed ${g.seed}${g.outcome ? " · " + g.outcome.split(":")[0] : " · " + g.state}`;
+            return g.match_id ? matchLink(g.match_id, text) : escapeHTML(text);
+          })
+          .join("<br>")
+      : "the final's games are made at the deadline";
     $("#contest-audit-box").hidden = !page.audit;
     if (page.audit) {
       $("#contest-audit tbody").replaceChildren(

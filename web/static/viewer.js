@@ -37,6 +37,18 @@ export class Viewer {
     });
     document.addEventListener("keydown", (e) => this.key(e));
     window.addEventListener("resize", () => this.draw());
+    $("#fullscreen").addEventListener("click", () => this.fullScreen());
+    document.addEventListener("fullscreenchange", () => {
+      $("#fullscreen").textContent = document.fullscreenElement ? "Exit full screen" : "Full screen";
+      this.draw();
+    });
+  }
+
+  // fullScreen shows the board and its legend on the whole screen (or
+  // leaves it); the keys keep working there.
+  fullScreen() {
+    if (document.fullscreenElement) document.exitFullscreen();
+    else $(".stage").requestFullscreen().catch(() => {});
   }
 
   open(id) {
@@ -179,6 +191,9 @@ export class Viewer {
         this.pause();
         this.step(-10);
         break;
+      case "f":
+        this.fullScreen();
+        break;
       default:
         return;
     }
@@ -202,6 +217,8 @@ export class Viewer {
     const r = renderers[this.match && this.match.game];
     const canvas = $("#board");
     if (!f || !r) return;
+    // What the board shows, for screen readers; a renderer may say more.
+    canvas.setAttribute("aria-label", `${this.match.game}: turn ${f.turn} of ${this.frames.length ? this.frames[this.frames.length - 1].turn : f.turn}`);
     r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });
   }
 

@@ -15,14 +15,30 @@ export function shortId(id, max = 18) {
   return s.length > max ? s.slice(0, max - 1) + "…" : s;
 }
 
-// layout sizes the canvas for a board of rows × cols square cells (at
-// most 720 × 560 pixels, cells of at least 8) with a header strip above
-// it and room around it: left, right, top and bottom of the board, the
-// canvas at least minWidth wide with the board centred. It paints the
-// canvas with background and returns the 2D context, the cell size, the
-// board's size in pixels and its top-left corner (ox, oy).
+// room is the space a board may take: the width of the canvas's stage
+// (less the legend beside it on a wide stage) and the window's height
+// less the page around the board; the whole screen in full-screen view.
+export function room(canvas) {
+  const stage = canvas && canvas.parentElement;
+  const full = typeof document !== "undefined" && document.fullscreenElement && document.fullscreenElement.contains(canvas);
+  const vh = typeof window !== "undefined" ? window.innerHeight : 800;
+  let w = stage && stage.clientWidth ? stage.clientWidth : 720;
+  if (!full && w >= 1100) w -= 230; // the legend beside the board (else it goes below)
+  const h = full ? vh - 16 : Math.max(360, vh - 200);
+  return { w: Math.max(200, w - 4), h };
+}
+
+// layout sizes the canvas for a board of rows × cols square cells, as
+// large as the room it has (see room; cells of 5 to 48 pixels), with a
+// header strip above it and room around it: left, right, top and bottom
+// of the board, the canvas at least minWidth wide with the board
+// centred. It paints the canvas with background and returns the 2D
+// context, the cell size, the board's size in pixels and its top-left
+// corner (ox, oy).
 export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, top = 0, bottom = 0, minWidth = 0, background = "#fbfbf8" } = {}) {
-  const cell = Math.max(8, Math.floor(Math.min(720 / cols, 560 / rows)));
+  const r = room(canvas);
+  const fit = Math.floor(Math.min((r.w - left - right) / cols, (r.h - header - top - bottom) / rows));
+  const cell = Math.max(5, Math.min(48, fit));
   const bw = cols * cell;
   const bh = rows * cell;
   canvas.width = Math.max(minWidth, bw + left + right);

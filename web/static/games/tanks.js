@@ -1,7 +1,11 @@
 // Tanks: walls, water, barriers with their health, tanks with health and
 // id, bullets with their direction, the closing zone, and what was
-// destroyed this turn.
-import { seatColour, shortId, layout, burst } from "./draw.js";
+// destroyed this turn; above the board a HUD (the turn, the zone's
+// radius, each tank's health), below it a key to what is drawn.
+import { seatColour, shortId, layout, room, burst, headerStrip } from "./draw.js";
+
+const HUD = 26;
+const KEY = 26;
 
 const TYPE = { tank: 0, barrier: 1, block: 2, water: 3 };
 
@@ -21,10 +25,39 @@ export const tanks = {
       w = Math.max(w, c.Coordinates.X + 1);
       h = Math.max(h, c.Coordinates.Y + 1);
     }
-    const { g, cell } = layout(canvas, h, w, { background: "#f4f1e8" });
+    // On a narrow screen (a phone) the key takes two lines and the board
+    // no more than the screen's width.
+    const narrow = room(canvas).w < 640;
+    const { g, cell, bw, bh, ox, oy } = layout(canvas, h, w, { header: HUD, top: 4, bottom: (narrow ? 2 : 1) * KEY + 4, minWidth: narrow ? 0 : 640, background: "#f4f1e8" });
     // Y grows upward in the game, downward on the canvas.
-    const px = (x) => x * cell;
-    const py = (y) => (h - 1 - y) * cell;
+    const px = (x) => ox + x * cell;
+    const py = (y) => oy + (h - 1 - y) * cell;
+    const tanksNow = st.ContentsInfo.filter((c) => c.Type === TYPE.tank);
+
+    // The HUD: the turn, the zone's radius, each tank's health.
+    headerStrip(g, canvas.width, HUD);
+    g.font = "bold 13px sans-serif";
+    g.fillStyle = "#1d2330";
+    let hx = 8;
+    const say = (text, colour = "#1d2330", bold = true) => {
+      g.font = `${bold ? "bold " : ""}13px sans-serif`;
+      g.fillStyle = colour;
+      g.fillText(text, hx, HUD / 2);
+      hx += g.measureText(text).width + 12;
+    };
+    const turn = frame.turn == null ? 0 : frame.turn;
+    say(`Turn ${turn}`);
+    say(`zone radius ${st.ZoneRadius}`, "#b91c1c");
+    const hud = [`Turn ${turn}`, `zone radius ${st.ZoneRadius}`];
+    for (const id of ids) {
+      const t = tanksNow.find((c) => c.UserId === id);
+      const text = `${shortId(id, 16)} ${t ? "♥" + t.HealthCount : "out"}`;
+      say(text, seatColour(ids.indexOf(id)));
+      hud.push(`${id}: ${t ? "health " + t.HealthCount : "out"}`);
+    }
+    canvas.setAttribute("aria-label", "Tanks: " + hud.join(", "));
+    g.fillStyle = "#f4f1e8";
+    g.fillRect(ox, oy, bw, bh);
 
     // The zone: outside is shaded, the boundary drawn.
     const [x0, x1] = zoneRange(w, st.ZoneRadius);
@@ -43,6 +76,7 @@ export const tanks = {
 
     g.textAlign = "center";
     g.textBaseline = "middle";
+    const labels = []; // the tanks' names, drawn over everything else
     for (const c of st.ContentsInfo) {
       const x = px(c.Coordinates.X);
       const y = py(c.Coordinates.Y);
@@ -71,9 +105,7 @@ export const tanks = {
           g.fillStyle = "#fff";
           g.font = `bold ${Math.floor(cell * 0.5)}px sans-serif`;
           g.fillText(String(c.HealthCount), x + cell / 2, y + cell / 2);
-          g.fillStyle = "#111";
-          g.font = `${Math.max(9, Math.floor(cell * 0.32))}px sans-serif`;
-          g.fillText(shortId(c.UserId, 14), x + cell / 2, y - cell * 0.22);
+          labels.push([shortId(c.UserId, 14), x, y]);
           break;
         }
       }
@@ -105,5 +137,69 @@ export const tanks = {
       g.lineWidth = 3;
       burst(g, cx, cy, cell * 0.15, cell * 0.5);
     }
+    // Each tank's name above it (below it on the top row), on a light
+    // box, kept on the board.
+    g.font = `${Math.max(9, Math.floor(cell * 0.32))}px sans-serif`;
+    g.textAlign = "center";
+    g.textBaseline = "middle";
+    for (const [label, x, y] of labels) {
+      const half = g.measureText(label).width / 2 + 3;
+      const size = Math.max(9, Math.floor(cell * 0.32));
+      const lx = Math.max(ox + half, Math.min(ox + bw - half, x + cell / 2));
+      const ly = Math.max(oy + size, Math.min(oy + bh - size, y - cell * 0.22 < oy + size ? y + cell * 1.2 : y - cell * 0.22));
+      g.fillStyle = "rgba(255, 255, 255, 0.8)";
+      g.fillRect(lx - half, ly - size * 0.7, 2 * half, size * 1.4);
+      g.fillStyle = "#111";
+      g.fillText(label, lx, ly);
+    }
+    drawKey(g, canvas.width, oy + bh + 4);
   },
 };
+
+// drawKey writes, in a strip at y, what each thing on the board is.
+function drawKey(g, width, y) {
+  const s = 14;
+  let cy = y + KEY / 2;
+  let x = 8;
+  g.textAlign = "left";
+  g.textBaseline = "middle";
+  g.font = "12px sans-serif";
+  const item = (paint, text) => {
+    g.font = "12px sans-serif";
+    if (x > 8 && x + s + 4 + g.measureText(text).width > width) {
+      x = 8; // the next line
+      cy += KEY;
+    }
+    paint(x, cy - s / 2);
+    g.fillStyle = "#374151";
+    g.fillText(text, x + s + 4, cy);
+    x += s + 4 + g.measureText(text).width + 12;
+  };
+  const square = (colour, label) => (x0, y0) => {
+    g.fillStyle = colour;
+    g.fillRect(x0, y0, s, s);
+    if (label) {
+      g.fillStyle = "#fff";
+      g.font = "bold 9px sans-serif";
+      g.textAlign = "center";
+      g.fillText(label, x0 + s / 2, y0 + s / 2 + 0.5);
+      g.textAlign = "left";
+      g.font = "12px sans-serif";
+    }
+  };
+  item(square("#4b5563"), "wall");
+  item(square("#60a5fa"), "water");
+  item(square("#a16207", "3"), "barrier (hits left)");
+  item(square(seatColour(0), "2"), "tank (health)");
+  item((x0, y0) => {
+    g.fillStyle = "rgba(220, 38, 38, 0.25)";
+    g.fillRect(x0, y0, s, s);
+  }, "outside the zone");
+  item((x0, y0) => {
+    g.fillStyle = "#111";
+    g.beginPath();
+    g.arc(x0 + s / 2, y0 + s / 2, 3, 0, 2 * Math.PI);
+    g.fill();
+  }, "bullet");
+  return x <= width;
+}
