@@ -141,9 +141,10 @@ function historyRow(m) {
 }
 
 // historyQuery is the history's filters as a query string.
-function historyQuery(more) {
+function historyQuery(more, limit) {
   const q = new URLSearchParams();
   if (more && nextCursor) q.set("before", nextCursor);
+  if (limit) q.set("limit", String(limit));
   if ($("#history-mine").checked && signedIn()) q.set("mine", "1");
   if ($("#history-hide-ladder").checked) q.set("ladder", "0");
   if ($("#history-game").value) q.set("game", $("#history-game").value);
@@ -158,6 +159,29 @@ async function loadHistory(more = false) {
     else $("#history tbody").replaceChildren(...rows);
     nextCursor = page.next;
     $("#more").hidden = !page.next;
+  } catch (e) {
+    console.error("history:", e);
+  }
+}
+
+// refreshHistory brings the history up to date every few seconds and
+// keeps its place: the pages of older matches the visitor opened stay
+// (the first 100 rows are read again, the older ones kept as they are).
+async function refreshHistory() {
+  const body = $("#history tbody");
+  const shown = body.children.length;
+  try {
+    const page = await api("/api/matches" + historyQuery(false, Math.min(100, Math.max(20, shown))));
+    const rows = page.matches.map(historyRow);
+    if (shown <= 100) {
+      body.replaceChildren(...rows);
+      nextCursor = page.next;
+      $("#more").hidden = !page.next;
+      return;
+    }
+    const fresh = new Set(page.matches.map((m) => m.id));
+    const older = [...body.children].slice(100).filter((tr) => !fresh.has(tr.dataset.id));
+    body.replaceChildren(...rows, ...older);
   } catch (e) {
     console.error("history:", e);
   }
@@ -216,7 +240,7 @@ async function init() {
   onChange(showForm);
   window.addEventListener("hashchange", route);
   route();
-  setInterval(loadHistory, 5000);
+  setInterval(refreshHistory, 5000);
 }
 
 init().catch((e) => ($("#form-error").textContent = "cannot reach the server: " + e.message));
