@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/docker/docker/client"
 
@@ -521,3 +522,172 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 
 // browserTimeout bounds a browser test (the longest takes ~30 s here).
 const browserTimeout = 4 * time.Minute
+
+// The boards at a desktop's and a phone's width: a Tanks match with its
+// HUD (the turn, the zone's radius, each tank's health) and its key, and a
+// 41×41 Pac-Man board, fit the window and use it (Pac-Man's cells at
+// least 14 pixels on the desktop), and the full-screen view enlarges the
+// board. The screenshots are kept (build/test-artifacts/boards-*.png).
+func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	runner, ghosts := dockertest.KitBot(t, cli, "pacman-runner"), dockertest.KitBot(t, cli, "pacman-ghosts")
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t))
+	tanksMatch := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bots[1], bots[0]))
+	pacMatch := s.post(t, fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts))
+	for _, id := range []string{tanksMatch, pacMatch} {
+		if m := s.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
+			t.Fatalf("match %s: %v", id, m)
+		}
+	}
+	type board struct {
+		Label      string  `json:"label"`
+		Width      float64 `json:"width"`
+		Pixels     int     `json:"pixels"`
+		Window     float64 `json:"window"`
+		Page       float64 `json:"page"`
+		Fullscreen bool    `json:"fullscreen"`
+	}
+	look := func(ctx context.Context) board {
+		t.Helper()
+		b, err := chromedp.Run(ctx, chromedp.Evaluate[board](`(() => {
+			const c = document.querySelector("#board");
+			return { label: c.getAttribute("aria-label") || "", width: c.getBoundingClientRect().width, pixels: c.width, window: window.innerWidth, page: document.documentElement.scrollWidth, fullscreen: !!document.fullscreenElement };
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, size := range []struct {
+		name          string
+		width, height int
+	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+		ctx := newBrowser(t, max(size.width, 500), size.height)
+		// The viewport and the screen exactly (a window is at least 500
+		// pixels wide).
+		w, h := int64(size.width), int64(size.height)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w, h, func(p *emulation.SetDeviceMetricsOverrideParams, _ *emulation.SetTouchEmulationEnabledParams) {
+			p.ScreenWidth, p.ScreenHeight = w, h
+			p.Mobile = size.width < 500
+		})); err != nil {
+			t.Fatal(err)
+		}
+		open := func(id, game string) board {
+			t.Helper()
+			if err := chromedp.Do(ctx,
+				chromedp.Navigate(s.url+"/#/match/"+id),
+				chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#match-title").textContent.startsWith(%q) && document.querySelector("#result").classList.contains("visible")`, game), chromedp.WithPollingTimeout(30*time.Second)),
+				chromedp.KeyEvent("B"), chromedp.KeyEvent("B")); err != nil {
+				t.Fatalf("%s at %d px: %v", game, size.width, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+				saveArtefact(t, fmt.Sprintf("boards-%s-%s.png", game, size.name), png)
+			}
+			return look(ctx)
+		}
+		tb := open(tanksMatch, "tanks")
+		t.Logf("%s: tanks %v", size.name, tb)
+		if !strings.Contains(tb.Label, "Turn ") || !strings.Contains(tb.Label, "zone radius") || !strings.Contains(tb.Label, "health") {
+			t.Errorf("%s: the Tanks HUD says %q", size.name, tb.Label)
+		}
+		if tb.Width > tb.Window || tb.Window != float64(size.width) || tb.Page > tb.Window {
+			t.Errorf("%s: the Tanks board is %.0f px wide, the page %.0f, in a %.0f px window (want %d)", size.name, tb.Width, tb.Page, tb.Window, size.width)
+		}
+		pb := open(pacMatch, "pacman")
+		t.Logf("%s: pacman %v", size.name, pb)
+		if pb.Width > pb.Window {
+			t.Errorf("%s: the Pac-Man board is %.0f px wide in a %.0f px window", size.name, pb.Width, pb.Window)
+		}
+		if size.name == "desktop" {
+			// 41 cells of at least 14 px, and the margins.
+			if pb.Pixels < 41*14 {
+				t.Errorf("the 41×41 Pac-Man board is drawn %d px wide: cells under 14 px", pb.Pixels)
+			}
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#fullscreen"))); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			fb := look(ctx)
+			t.Logf("full screen: pacman %v", fb)
+			if !fb.Fullscreen || fb.Pixels <= pb.Pixels {
+				t.Errorf("full screen: %v (the board was %d px wide)", fb, pb.Pixels)
+			}
+			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+				saveArtefact(t, "boards-pacman-fullscreen.png", png)
+			}
+		}
+	}
+}
+
+// The History in a real browser: 24 matches, 20 a page; the older ones
+// opened with "Older matches" stay through the page's refreshes (it keeps
+// its place); a draw says "draw"; the game filter keeps a game's matches;
+// a crashed bot's match shows why on its banner.
+func TestHistoryInTheBrowser(t *testing.T) {
+	cli := dockertest.Client(t)
+	idle := dockertest.TestBot(t, cli, "delay=0s")
+	crash := dockertest.TestBot(t, cli, "exit-at=1")
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--ladder", "off", "--concurrency", "2", "--rate", "0")
+	var ids []string
+	crashed := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":0}}`, crash, idle))
+	for range 23 {
+		ids = append(ids, s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":0}}`, idle, idle)))
+	}
+	for _, id := range append(ids, crashed) {
+		if m := s.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
+			t.Fatalf("match %s: %v", id, m)
+		}
+	}
+	ctx := newBrowser(t, 1280, 1000)
+	rows := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#history tbody tr").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	poll := func(what, js string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS("#more"))); err != nil {
+		t.Fatal(err)
+	}
+	poll("the first page", `document.querySelectorAll("#history tbody tr").length === 20`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#more"))); err != nil {
+		t.Fatal(err)
+	}
+	poll("the older matches", `document.querySelectorAll("#history tbody tr").length === 24 && document.querySelector("#more").hidden`)
+	time.Sleep(6 * time.Second) // a refresh of the page (every 5 s)
+	if n := rows(); n != 24 {
+		t.Errorf("after a refresh the History shows %d rows, want the 24 opened", n)
+	}
+	// Two idle bots draw; so does a bot that crashes at once against an
+	// idle one when the zone closes on the first turn (both tanks die).
+	draws, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#history tbody tr")].filter(tr => tr.children[3].textContent === "draw").length`))
+	if err != nil || draws < 23 {
+		t.Errorf("%d matches say draw, want at least the 23 between idle bots (%v)", draws, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#history-game"); s.value = "snake"; s.dispatchEvent(new Event("change")); })()`)); err != nil {
+		t.Fatal(err)
+	}
+	poll("no snake match", `document.querySelectorAll("#history tbody tr").length === 0`)
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#history-game"); s.value = "tanks"; s.dispatchEvent(new Event("change")); })()`)); err != nil {
+		t.Fatal(err)
+	}
+	poll("the tanks matches", `document.querySelectorAll("#history tbody tr").length === 20`)
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "history.png", png)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/#/match/"+crashed)); err != nil {
+		t.Fatal(err)
+	}
+	poll("the crash's reason on the banner", `document.querySelector("#result").classList.contains("visible") && /crashed at turn 1: .*(exit|code|signal)/.test(document.querySelector("#result").textContent)`)
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "history-crash.png", png)
+	}
+}
