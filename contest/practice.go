@@ -72,15 +72,14 @@ func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 		if p.State != store.GamePending {
 			continue
 		}
-		m, err := c.deps.Store.Get(ctx, p.MatchID)
+		state, outcome, over, err := c.judge(ctx, p.MatchID)
 		if err != nil {
 			return err
 		}
-		if !orchestrator.State(m.Status).Final() {
+		if !over {
 			busy++
 			continue
 		}
-		state, outcome := judgeGame(m)
 		if state == store.GamePending {
 			state = store.GameVoid // practice is not played again
 		}
@@ -160,8 +159,20 @@ func pairOf(a, b int64) [2]int64 {
 	return [2]int64{a, b}
 }
 
+// judge is how a contest's match counts (see judgeGame), once it is over
+// (over false: it is not).
+func (c *Contests) judge(ctx context.Context, matchID string) (state, outcome string, over bool, err error) {
+	m, err := c.deps.Store.Get(ctx, matchID)
+	if err != nil || !orchestrator.State(m.Status).Final() {
+		return "", "", false, err
+	}
+	state, outcome = judgeGame(m)
+	return state, outcome, true, nil
+}
+
 // judgeGame is how a two-seat match that is over counts: scored with its
-// outcome, or pending (void: the platform could not play it).
+// outcome, or pending (void: the platform could not play it; the outcome
+// says why).
 func judgeGame(m store.Match) (state, outcome string) {
 	var res *orchestrator.Result
 	if len(m.Result) > 0 {

@@ -522,15 +522,14 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		if gm.MatchID == "" {
 			continue
 		}
-		m, err := c.deps.Store.Get(ctx, gm.MatchID)
+		state, outcome, over, err := c.judge(ctx, gm.MatchID)
 		if err != nil {
 			return err
 		}
-		if !orchestrator.State(m.Status).Final() {
+		if !over {
 			busy++
 			continue
 		}
-		state, outcome := judgeGame(m)
 		note := ""
 		switch {
 		case state == store.GamePending && gm.Tries >= c.cfg.Tries:

@@ -73,6 +73,12 @@ func (s *Server) createContest(c echo.Context) error {
 		return err
 	}
 	ct, err := s.contests.Create(c.Request().Context(), spec, who(c).Name)
+	return s.contestCreated(c, ct, err)
+}
+
+// contestCreated answers a contest's creation (or clone): 201 with its
+// page.
+func (s *Server) contestCreated(c echo.Context, ct store.Contest, err error) error {
 	if err != nil {
 		return contestErr(err)
 	}
@@ -151,15 +157,7 @@ func (s *Server) cloneContest(c echo.Context) error {
 		return err
 	}
 	ct, err := s.contests.Clone(c.Request().Context(), id, body.Name, body.FreezeAt, who(c).Name)
-	if err != nil {
-		return contestErr(err)
-	}
-	page, err := s.contests.Page(c.Request().Context(), ct.ID, s.viewer(c))
-	if err != nil {
-		return err
-	}
-	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d", ct.ID))
-	return c.JSON(http.StatusCreated, page)
+	return s.contestCreated(c, ct, err)
 }
 
 func (s *Server) enterContest(c echo.Context) error {
