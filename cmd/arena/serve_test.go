@@ -573,13 +573,27 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 		})); err != nil {
 			t.Fatal(err)
 		}
+		// open shows a match at an early turn (Pac-Man's first level: the
+		// 41×41 board), stepping back ten turns at a time (Shift+b) once
+		// every frame is loaded.
 		open := func(id, game string) board {
 			t.Helper()
 			if err := chromedp.Do(ctx,
 				chromedp.Navigate(s.url+"/#/match/"+id),
-				chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#match-title").textContent.startsWith(%q) && document.querySelector("#result").classList.contains("visible")`, game), chromedp.WithPollingTimeout(30*time.Second)),
-				chromedp.KeyEvent("B"), chromedp.KeyEvent("B")); err != nil {
+				chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#match-title").textContent.startsWith(%q) && document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent)`, game), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 				t.Fatalf("%s at %d px: %v", game, size.width, err)
+			}
+			for range 200 {
+				turn, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#turn")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if turnOf(t, turn) <= 15 {
+					break
+				}
+				if err := chromedp.Do(ctx, chromedp.KeyEvent("B")); err != nil {
+					t.Fatal(err)
+				}
 			}
 			time.Sleep(200 * time.Millisecond)
 			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
@@ -599,6 +613,9 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 		t.Logf("%s: pacman %v", size.name, pb)
 		if pb.Width > pb.Window {
 			t.Errorf("%s: the Pac-Man board is %.0f px wide in a %.0f px window", size.name, pb.Width, pb.Window)
+		}
+		if m := regexp.MustCompile(`^pacman: turn (\d+) `).FindStringSubmatch(pb.Label); m == nil || len(m[1]) > 2 {
+			t.Errorf("%s: the Pac-Man board shows %q, want an early turn (the first level)", size.name, pb.Label)
 		}
 		if size.name == "desktop" {
 			// 41 cells of at least 14 px, and the margins.
