@@ -133,9 +133,11 @@ type fakeQueue struct {
 	mu       sync.Mutex
 	strength []string
 	voidOnce map[uint64]bool
-	played   []string
-	hold     bool
-	held     []string
+	// voidAlways: every match fails as an interrupted one does.
+	voidAlways bool
+	played     []string
+	hold       bool
+	held       []string
 }
 
 func (q *fakeQueue) Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error {
@@ -155,8 +157,10 @@ func (q *fakeQueue) Submit(ctx context.Context, req orchestrator.Request, insert
 
 func (q *fakeQueue) finish(ctx context.Context, req orchestrator.Request) error {
 	key := req.Seed ^ uint64(len(req.Images[0]))
-	if q.voidOnce != nil && !q.voidOnce[key] {
-		q.voidOnce[key] = true
+	if q.voidAlways || q.voidOnce != nil && !q.voidOnce[key] {
+		if q.voidOnce != nil {
+			q.voidOnce[key] = true
+		}
 		return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
 	}
 	res := orchestrator.Result{MatchID: req.MatchID, Game: req.Game.Name(), Turns: 10}
@@ -553,5 +557,33 @@ func TestThePracticeLadder(t *testing.T) {
 	}
 	if len(b.Practice) != 3 || b.Rows[0].Name != "good" {
 		t.Errorf("final %+v beside practice %+v", b.Rows, b.Practice)
+	}
+}
+
+// A game the platform can never play is tried Tries times, then void:
+// not scored, and the final still ends.
+func TestAGameNeverPlayedIsVoidAfterItsTries(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	ct := r.create(t)
+	for _, img := range []string{"good", "random"} {
+		if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: img, By: img, Image: img}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.q.voidAlways = true
+	r.advance(time.Minute)
+	b := r.runToEnd(t, ct.ID)
+	if len(r.q.played) != 2*5 {
+		t.Errorf("%d matches, want 5 tries of each of the 2 games", len(r.q.played))
+	}
+	for _, g := range b.Games {
+		if g.State != store.GameVoid || !strings.Contains(g.Note, "in 5 tries") {
+			t.Errorf("game %+v", g)
+		}
+	}
+	for _, row := range b.Rows {
+		if row.Played != 0 {
+			t.Errorf("%s scored %d games", row.Name, row.Played)
+		}
 	}
 }

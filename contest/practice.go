@@ -28,7 +28,8 @@ import (
 // last board stays beside the final's standings.
 
 // practiceVersion is what an entry plays in practice now: its image
-// reference and id; ok is false when it has nothing ready.
+// reference and id, read from the store (the queue fetches a pushed bot
+// when its match is submitted); ok is false when it has nothing ready.
 func (c *Contests) practiceVersion(ctx context.Context, e store.ContestEntry) (ref, id string, ok bool) {
 	if e.Bot == "" {
 		return e.FinalRef, e.FinalID, e.FinalID != ""
@@ -43,12 +44,7 @@ func (c *Contests) practiceVersion(ctx context.Context, e store.ContestEntry) (r
 			pick = t
 		}
 	}
-	ref = pick.Repository + ":" + pick.Tag
-	id, err = c.deps.Image(ctx, ref)
-	if err != nil || id != pick.ImageID {
-		return "", "", false
-	}
-	return ref, id, true
+	return pick.Repository + ":" + pick.Tag, pick.ImageID, true
 }
 
 // practice settles an open contest's practice matches that are over and

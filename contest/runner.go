@@ -368,7 +368,7 @@ func (c *Contests) ChangeEntry(ctx context.Context, id, eid int64, ch Change) (s
 	if err != nil {
 		return store.ContestEntry{}, err
 	}
-	e, err := c.entry(ctx, id, eid)
+	e, err := c.Entry(ctx, id, eid)
 	if err != nil {
 		return store.ContestEntry{}, err
 	}
@@ -410,7 +410,8 @@ func (c *Contests) ChangeEntry(ctx context.Context, id, eid int64, ch Change) (s
 	return e, nil
 }
 
-func (c *Contests) entry(ctx context.Context, id, eid int64) (store.ContestEntry, error) {
+// Entry is an entry of a contest (store.ErrNoContest if there is none).
+func (c *Contests) Entry(ctx context.Context, id, eid int64) (store.ContestEntry, error) {
 	entries, err := c.deps.Store.ContestEntries(ctx, id)
 	if err != nil {
 		return store.ContestEntry{}, err

@@ -233,19 +233,11 @@ func (s *Server) patchContestEntry(c echo.Context) error {
 		return err
 	}
 	p := who(c)
-	page, err := s.contests.Page(c.Request().Context(), id, contest.Viewer{Staff: true})
+	entry, err := s.contests.Entry(c.Request().Context(), id, eid)
 	if err != nil {
 		return contestErr(err)
 	}
-	owner := ""
-	for _, e := range page.Entries {
-		if e.ID == eid {
-			owner = e.Owner
-		}
-	}
-	if owner == "" {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no entry %d in contest %d", eid, id)}
-	}
+	owner := entry.Owner
 	if body.Disqualify != nil && !p.Admin() {
 		return accounts.Errorf(accounts.ErrDenied, "disqualify: staff only")
 	}

@@ -157,31 +157,12 @@ func (a *apiClient) call(ctx context.Context, method, path string, body, out any
 
 // send is call with a body of any type (an upload's archive).
 func (a *apiClient) send(ctx context.Context, method, path, contentType string, body io.Reader, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, a.server+path, body)
+	res, err := a.do(ctx, method, path, contentType, body)
 	if err != nil {
 		return err
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if a.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.token)
-	}
-	res, err := a.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.server, err)
-	}
 	defer res.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
-	if res.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s %s: %s (%d)", method, path, e.Error, res.StatusCode)
-		}
-		return fmt.Errorf("%s %s: %s", method, path, res.Status)
-	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
 			return fmt.Errorf("%s %s: the answer is not JSON: %w", method, path, err)
@@ -192,23 +173,44 @@ func (a *apiClient) send(ctx context.Context, method, path, contentType string, 
 
 // raw copies the body of a GET (an export) to w.
 func (a *apiClient) raw(ctx context.Context, path string, w io.Writer) error {
-	req, err := http.NewRequestWithContext(ctx, "GET", a.server+path, nil)
+	res, err := a.do(ctx, "GET", path, "", nil)
 	if err != nil {
 		return err
+	}
+	defer res.Body.Close()
+	_, err = io.Copy(w, res.Body)
+	return err
+}
+
+// do sends a request with the client's token; an answer that is not 2xx
+// becomes an error with the server's message.
+func (a *apiClient) do(ctx context.Context, method, path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, a.server+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if a.token != "" {
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
 	res, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", a.server, err)
+		return nil, fmt.Errorf("%s: %w", a.server, err)
+	}
+	if res.StatusCode/100 == 2 {
+		return res, nil
 	}
 	defer res.Body.Close()
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("GET %s: %s", path, res.Status)
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	var e struct {
+		Error string `json:"error"`
 	}
-	_, err = io.Copy(w, res.Body)
-	return err
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		return nil, fmt.Errorf("%s %s: %s (%d)", method, path, e.Error, res.StatusCode)
+	}
+	return nil, fmt.Errorf("%s %s: %s", method, path, res.Status)
 }
 
 // me is GET /api/me as a client reads it.

@@ -36,8 +36,6 @@ export const tanks = {
 
     // The HUD: the turn, the zone's radius, each tank's health.
     headerStrip(g, canvas.width, HUD);
-    g.font = "bold 13px sans-serif";
-    g.fillStyle = "#1d2330";
     let hx = 8;
     const say = (text, colour = "#1d2330", bold = true) => {
       g.font = `${bold ? "bold " : ""}13px sans-serif`;
