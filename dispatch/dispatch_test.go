@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,8 @@ func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConf
 	l := fake.NewLauncher(scripts)
 	if f, ok := cfg.Player.(*forger); ok {
 		f.Player = orchestrator.New(l)
+	} else if m, ok := cfg.Player.(*muted); ok {
+		m.Player = orchestrator.New(l)
 	} else {
 		cfg.Player = orchestrator.New(l)
 	}
@@ -145,6 +148,77 @@ func TestAWorkerPlaysTheMatchAndStreamsItsFrames(t *testing.T) {
 		if turn != rep.Frames[i].Turn {
 			t.Fatalf("live frame %d is turn %d, the replay's is %d", i, turn, rep.Frames[i].Turn)
 		}
+	}
+}
+
+// muted is a worker's player whose live frames are all lost on the way.
+type muted struct{ orchestrator.Player }
+
+func (m *muted) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+	req.OnFrame = nil
+	return m.Player.Play(ctx, req)
+}
+
+// Live frames are plain NATS messages: one lost, or come after the
+// result, is passed on from the checked replay before Play returns, in
+// order and once, whether the replay came inline or through the spool.
+func TestFramesLostLiveAreFilledFromTheReplay(t *testing.T) {
+	for _, spool := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spool=%v", spool), func(t *testing.T) {
+			r := newRig(t, Config{})
+			cfg := WorkerConfig{Player: &muted{}}
+			if spool {
+				r.d.cfg.Spool = t.TempDir()
+				cfg.InlineMax = 1
+			}
+			r.worker("w1", bots(nil), cfg)
+			var turns []int
+			rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaab1", func(f orchestrator.Frame) { turns = append(turns, f.Turn) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames := rep.Frames
+			if spool {
+				whole, err := orchestrator.ReadReplay(rep.File)
+				if err != nil {
+					t.Fatal(err)
+				}
+				frames = whole.Frames
+			}
+			if len(frames) == 0 || len(turns) != len(frames) {
+				t.Fatalf("%d frames passed on, %d in the replay", len(turns), len(frames))
+			}
+			for i, turn := range turns {
+				if turn != frames[i].Turn {
+					t.Fatalf("frame %d passed on is turn %d, the replay's is %d", i, turn, frames[i].Turn)
+				}
+			}
+		})
+	}
+}
+
+// The viewer passes each frame on once, in order, whichever source has
+// it first; a live frame ahead leaves its gap; nothing after close.
+func TestTheViewer(t *testing.T) {
+	var got []int
+	v := &viewer{on: func(f orchestrator.Frame) { got = append(got, f.Turn) }}
+	live := func(i int) { v.raw(i, json.RawMessage(fmt.Sprintf(`{"turn":%d}`, i))) }
+	live(0)
+	live(1)
+	live(1) // a later delivery replaying a turn shown
+	live(3) // 2 lost
+	v.raw(4, json.RawMessage(`not json`))
+	frames := make([]orchestrator.Frame, 7)
+	for i := range frames {
+		frames[i].Turn = i
+	}
+	v.frame(2, frames[2]) // behind: shown already, or its gap left
+	v.fill(frames[:6])
+	v.close()
+	live(6)
+	v.fill(frames)
+	if want := []int{0, 1, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("passed on %v, want %v", got, want)
 	}
 }
 

@@ -141,12 +141,11 @@ type wait struct {
 	// queued.
 	key     string
 	round   int
-	onFrame func(orchestrator.Frame)
+	view    *viewer
 	seq     uint64
 	attempt int // the latest attempt of the round started
 	// holders are the workers that took each delivery of the round.
 	holders map[int]string
-	frames  int // frames passed on
 	// early are live frames that came before their delivery's start.
 	early   []Event
 	reasons []string
@@ -442,12 +441,14 @@ func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orche
 	if _, err := rand.Read(k[:]); err != nil {
 		return nil, err
 	}
-	w := &wait{req: req, key: hex.EncodeToString(k[:]), round: 1, holders: map[int]string{}, onFrame: req.OnFrame,
+	w := &wait{req: req, key: hex.EncodeToString(k[:]), round: 1, holders: map[int]string{}, view: &viewer{on: req.OnFrame},
 		done: make(chan result, 1), stopped: make(chan struct{})}
 	d.mu.Lock()
 	d.waits[req.MatchID] = w
 	d.mu.Unlock()
 	defer func() {
+		// No frame is passed on once Play has returned.
+		w.view.close()
 		d.mu.Lock()
 		if d.waits[req.MatchID] == w {
 			delete(d.waits, req.MatchID)
@@ -735,22 +736,76 @@ func (d *Dispatcher) startLocked(w *wait, ev Event, then []func()) []func() {
 	return then
 }
 
-// frameLocked passes a turn on, once: a later delivery replays turns
-// already shown.
+// frameLocked passes a live frame on (see viewer), after the lock.
 func (d *Dispatcher) frameLocked(w *wait, ev Event, then []func()) []func() {
-	if ev.Seq < w.frames {
+	if w.view.on == nil {
 		return then
 	}
-	w.frames = ev.Seq + 1
-	if on := w.onFrame; on != nil {
-		then = append(then, func() {
-			var f orchestrator.Frame
-			if err := json.Unmarshal(ev.Frame, &f); err == nil {
-				on(f)
-			}
-		})
+	return append(then, func() { w.view.raw(ev.Seq, ev.Frame) })
+}
+
+// viewer passes a match's frames on to Request.OnFrame, in order, each
+// once, from whichever source has it first: a live frame (plain NATS, so
+// one may be lost or come late) or the checked replay, which fills in
+// whatever the live frames missed before Play returns. A live frame
+// behind the last one passed on is dropped (a later delivery replays the
+// turns already shown); one ahead of it is passed on, the gap left: live
+// is live. After close nothing more is passed on.
+type viewer struct {
+	on     func(orchestrator.Frame)
+	mu     sync.Mutex
+	shown  int // frames passed on, or the next frame's index
+	closed bool
+}
+
+// raw passes on frame i, given as JSON, unless it is behind.
+func (v *viewer) raw(i int, data json.RawMessage) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed || i < v.shown {
+		return
 	}
-	return then
+	var f orchestrator.Frame
+	if json.Unmarshal(data, &f) != nil {
+		return
+	}
+	v.shown = i + 1
+	v.on(f)
+}
+
+// frame passes on frame i of a checked replay, unless it is behind.
+func (v *viewer) frame(i int, f orchestrator.Frame) {
+	if v.on == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed || i < v.shown {
+		return
+	}
+	v.shown = i + 1
+	v.on(f)
+}
+
+// fill passes on the frames of a checked replay held in memory that
+// were not passed on live.
+func (v *viewer) fill(frames []orchestrator.Frame) {
+	if v.on == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i := v.shown; !v.closed && i < len(frames); i++ {
+		v.shown = i + 1
+		v.on(frames[i])
+	}
+}
+
+// close ends the viewer, once a frame being passed on is done.
+func (v *viewer) close() {
+	v.mu.Lock()
+	v.closed = true
+	v.mu.Unlock()
 }
 
 // stoppedLocked: the worker of a cancelled match stopped it.
@@ -791,9 +846,11 @@ func (d *Dispatcher) check(w *wait, ev Event, inline *orchestrator.Replay) {
 	var rep *orchestrator.Replay
 	var err error
 	if ev.Object != "" && d.cfg.Spool != "" {
-		rep, err = d.checkedObject(w.req, ev)
+		rep, err = d.checkedObject(w.req, ev, w.view)
 	} else if rep, err = d.replay(ev, inline); err == nil {
-		err = orchestrator.CheckReplay(w.req, rep)
+		if err = orchestrator.CheckReplay(w.req, rep); err == nil {
+			w.view.fill(rep.Frames)
+		}
 	}
 	forged := err == nil || !errors.Is(err, errObjectStore)
 	if err != nil {
@@ -1149,9 +1206,9 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 // file in the spool folder, checking it as it streams in
 // (orchestrator.CheckReplayStream): the replay it returns has no frames
 // in memory, its File holds it.
-func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event) (rep *orchestrator.Replay, err error) {
+func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event, view *viewer) (rep *orchestrator.Replay, err error) {
 	err = d.fromObject(ev, func(r io.Reader) error {
-		rep, err = d.spool(req, r)
+		rep, err = d.spool(req, r, view)
 		return err
 	}, func(err error) bool { return errors.Is(err, orchestrator.ErrForeignReplay) })
 	return rep, err
@@ -1159,7 +1216,7 @@ func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event) (rep *orc
 
 // spool checks a replay read from r into a file of the spool folder; the
 // file is removed unless the check passed.
-func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader) (rep *orchestrator.Replay, err error) {
+func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader, view *viewer) (rep *orchestrator.Replay, err error) {
 	f, err := os.CreateTemp(d.cfg.Spool, ".replay-"+req.MatchID+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool a replay: %w", err)
@@ -1172,7 +1229,7 @@ func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader) (rep *orchestr
 	}()
 	buf := bufio.NewWriterSize(f, 64<<10)
 	// The check reads the object to its end, where its digest is checked.
-	if rep, err = orchestrator.CheckReplayStream(req, r, buf); err != nil {
+	if rep, err = orchestrator.CheckReplayStream(req, r, buf, view.frame); err != nil {
 		return nil, err
 	}
 	if err = buf.Flush(); err == nil {

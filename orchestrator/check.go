@@ -104,13 +104,14 @@ func checkResult(req Request, rep *Replay) error {
 // replay exactly as it came (a file to keep once the check passed). The
 // replay must be as this package writes one: its fields in order, the
 // frames after the bots and before the result, nothing unknown, nothing
-// after it. It returns the replay without its frames.
+// after it. It returns the replay without its frames; each, when set,
+// gets every frame once the engine reproduced it (a viewer's catch-up).
 //
 // An error reading r (or writing w) is returned as it is, not as
 // ErrForeignReplay: a read cut short says nothing of the replay.
-func CheckReplayStream(req Request, r io.Reader, w io.Writer) (*Replay, error) {
+func CheckReplayStream(req Request, r io.Reader, w io.Writer, each func(i int, f Frame)) (*Replay, error) {
 	src := &failingReader{r: r}
-	rep, err := checkReplayStream(req, src, w)
+	rep, err := checkReplayStream(req, src, w, each)
 	if src.err != nil {
 		return nil, fmt.Errorf("read the replay: %w", src.err)
 	}
@@ -145,7 +146,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func checkReplayStream(req Request, r *failingReader, w io.Writer) (*Replay, error) {
+func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int, Frame)) (*Replay, error) {
 	out := &failingWriter{w: w}
 	tee := io.TeeReader(r, out)
 	defer func() {
@@ -205,6 +206,9 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer) (*Replay, err
 				}
 				if err := v.frame(fr); err != nil {
 					return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+				}
+				if each != nil {
+					each(v.frames-1, fr)
 				}
 			}
 			if err := delim(']'); err != nil {

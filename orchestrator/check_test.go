@@ -36,7 +36,7 @@ func TestCheckReplayStream(t *testing.T) {
 		t.Fatalf("the replay fails CheckReplay: %v", err)
 	}
 	var out bytes.Buffer
-	got, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), &out)
+	got, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), &out, nil)
 	if err != nil {
 		t.Fatalf("the replay fails the stream's check: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestCheckReplayStreamRefusesWhatCheckReplayRefuses(t *testing.T) {
 					t.Errorf("CheckReplay: %v", err)
 				}
 			}
-			if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(b), new(bytes.Buffer)); !errors.Is(err, orchestrator.ErrForeignReplay) {
+			if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(b), new(bytes.Buffer), nil); !errors.Is(err, orchestrator.ErrForeignReplay) {
 				t.Errorf("CheckReplayStream: %v", err)
 			}
 		})
@@ -109,7 +109,7 @@ func TestCheckReplayStreamRefusesWhatCheckReplayRefuses(t *testing.T) {
 	}
 	for name, bad := range malformed {
 		t.Run(name, func(t *testing.T) {
-			if _, err := orchestrator.CheckReplayStream(req, strings.NewReader(bad), new(bytes.Buffer)); !errors.Is(err, orchestrator.ErrForeignReplay) {
+			if _, err := orchestrator.CheckReplayStream(req, strings.NewReader(bad), new(bytes.Buffer), nil); !errors.Is(err, orchestrator.ErrForeignReplay) {
 				t.Errorf("CheckReplayStream: %v", err)
 			}
 		})
@@ -140,11 +140,11 @@ func resultFirst(t *testing.T, data []byte) string {
 func TestCheckReplayStreamCutShort(t *testing.T) {
 	_, data, req := checked(t)
 	cut := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(errors.New("connection reset")))
-	if _, err := orchestrator.CheckReplayStream(req, cut, new(bytes.Buffer)); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "connection reset") {
+	if _, err := orchestrator.CheckReplayStream(req, cut, new(bytes.Buffer), nil); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "connection reset") {
 		t.Errorf("a cut read: %v", err)
 	}
 	full := &limitedWriter{room: len(data) / 3}
-	if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), full); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "no space") {
+	if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), full, nil); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "no space") {
 		t.Errorf("a full disk: %v", err)
 	}
 }
