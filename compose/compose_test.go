@@ -169,7 +169,7 @@ var arenaImages = []string{"arena/arena:latest", "arena/tanks-random:latest", "a
 func TestDockerCompose(t *testing.T) {
 	cli := dockertest.Client(t)
 	ctx := context.Background()
-	run(t, nil, "bash", "compose/standins.sh")
+	dockertest.Standins(t)
 
 	// From an engine with no Arena images.
 	for _, ref := range arenaImages {

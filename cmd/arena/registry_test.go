@@ -375,6 +375,7 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 // each kit; a build that reaches for the network fails, its log saying
 // why, and so does one that runs past its limit.
 func TestSubmitEachKit(t *testing.T) {
+	dockertest.Standins(t)
 	bin := arenaBinary(t)
 	port := freePort(t)
 	host := fmt.Sprintf("127.0.0.1:%d", port)
@@ -454,6 +455,7 @@ func TestSubmitEachKit(t *testing.T) {
 // files dropped (packed into a .tar.gz by the page), are built, pushed as
 // the visitor's and checked, the build's log shown as it comes.
 func TestUploadInTheBrowser(t *testing.T) {
+	dockertest.Standins(t)
 	bin := arenaBinary(t)
 	s := startServer(t, bin, t.TempDir(), freePort(t), "--auth", "accounts", "--admin-password", "the-admin-password", "--ladder", "off")
 	admin := signedIn(t, s.url, "admin", "the-admin-password")

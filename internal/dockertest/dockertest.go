@@ -181,6 +181,36 @@ func KitBot(t testing.TB, cli *client.Client, name string) string {
 	return Build(t, cli, "arena-test/"+name, ScratchDockerfile(), map[string]string{"bot": "@" + bin})
 }
 
+var (
+	standinsOnce sync.Once
+	standinsErr  error
+)
+
+// Standins makes sure the base images the kits' Dockerfiles name
+// (python:3.14-slim-trixie, golang:1.26-trixie, …) are on the engine: it
+// runs compose/standins.sh once per test process, which builds those it
+// lacks from Debian's packages (no registry is reachable here) and leaves
+// alone those already there. Every test that builds a kit from source
+// calls it, so that it does not depend on another package's test having
+// built them first.
+func Standins(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the Docker engine (skipped with -short)")
+	}
+	standinsOnce.Do(func() {
+		cmd := exec.Command("bash", filepath.Join(Root(), "compose", "standins.sh"))
+		cmd.Dir = Root()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			standinsErr = fmt.Errorf("compose/standins.sh: %v\n%s", err, out)
+		}
+	})
+	if standinsErr != nil {
+		t.Fatal(standinsErr)
+	}
+}
+
 var testBotOnce sync.Map // tag → struct{}
 
 // TestBot builds the Tanks test bot (internal/testbots/tankbot) in the
