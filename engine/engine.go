@@ -134,6 +134,9 @@ type Step struct {
 	// Await lists the seats whose next message is awaited, all at once.
 	// Each seat is awaited at most once per turn.
 	Await []int
+	// AnswerTimeout, when set, is this exchange's answer time instead of
+	// the protocol's (a logic's round config, see package judger).
+	AnswerTimeout time.Duration
 }
 
 // Status is a bot's standing in a match: ok until its first fault.
@@ -148,6 +151,9 @@ const (
 	StatusOOM         Status = "oom"
 	StatusOutputLimit Status = "output_limit"
 	StatusStartFailed Status = "start_failed"
+	// StatusIllegal is a game's verdict on a seat whose answer broke its
+	// rules (a logic's "IA", see package judger).
+	StatusIllegal Status = "illegal"
 )
 
 // Reply is an awaited seat's answer, or the fault that prevented it.
@@ -158,6 +164,10 @@ type Reply struct {
 	// applies its own rule for a faulted seat. A seat that faulted earlier
 	// keeps being reported with its fault.
 	Fault Status
+	// Time is what the answer counted against its limit (its CPU time
+	// where counted, else its wall-clock time). The built-in games ignore
+	// it; a logic is told it (see package judger).
+	Time time.Duration
 }
 
 // Rejection is an answer the game could not understand: the orchestrator
@@ -204,6 +214,42 @@ type SeatResult struct {
 	// DeathReason is empty for a seat still in the game at the end.
 	DeathReason string `json:"death_reason,omitempty"`
 	DeathTurn   int    `json:"death_turn,omitempty"`
+	// Status, when set, is the game's own verdict on the seat (a logic's
+	// end_state), which the result shows instead of the status Arena's
+	// judgement gave it.
+	Status Status `json:"status,omitempty"`
+}
+
+// Host is a running program that holds a game's rules (a logic, see
+// package judger), as the match sees it: messages to it and from it,
+// each within its deadline. The orchestrator starts it in the sandbox,
+// as it starts a bot.
+type Host interface {
+	Send(p []byte, deadline time.Time) error
+	Receive(deadline time.Time) ([]byte, error)
+}
+
+// Hosted is a game whose rules run in a program of their own: its
+// image is started before the bots, and its matches are HostedMatches.
+type Hosted interface {
+	Game
+	// HostImage is the image of the program to start.
+	HostImage() string
+	// HostMaxMessageBytes caps one message the program writes.
+	HostMaxMessageBytes() int
+	// CheckHost checks the image's labels against the game as named (the
+	// number of bots, the protocol it says it speaks).
+	CheckHost(labels map[string]string) error
+}
+
+// HostedMatch is a match of a Hosted game. Attach comes before anything
+// else; Err, once set, says the match cannot go on for a reason that is
+// no bot's (the program crashed, hung or broke the protocol): the match
+// fails, it is not a result.
+type HostedMatch interface {
+	Match
+	Attach(h Host) error
+	Err() error
 }
 
 // TextRenderer is implemented by games that can draw a frame as text, for

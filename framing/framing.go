@@ -1,6 +1,6 @@
 // Package framing is the one definition of how a bot delimits the
 // messages it writes: one per line, or each after a 4-byte big-endian
-// length. A game names its framing in its protocol (engine.Protocol); the
+// length (and, for a game's logic, a target). A game names its framing in its protocol (engine.Protocol); the
 // sandbox splits a bot's stdout with a Splitter. It is pure: bytes in,
 // messages out, no I/O and no clock.
 package framing
@@ -22,6 +22,10 @@ const (
 	// LengthPrefixed: each message is a 4-byte big-endian length, then
 	// that many bytes.
 	LengthPrefixed Framing = "length-prefixed"
+	// Targeted: each message is a 4-byte big-endian length, a 4-byte
+	// big-endian target, then that many bytes (a Saiblo logic's output);
+	// the message cut is the target's 4 bytes, then the data.
+	Targeted Framing = "targeted"
 )
 
 // ErrTooLong is wrapped by the error for a message over the size limit.
@@ -74,8 +78,12 @@ func (s *Splitter) Next() (msg []byte, ok bool, err error) {
 
 func (s *Splitter) cut() ([]byte, bool) {
 	switch s.framing {
-	case LengthPrefixed:
-		if len(s.buf) < 4 {
+	case LengthPrefixed, Targeted:
+		head := 4
+		if s.framing == Targeted {
+			head = 8
+		}
+		if len(s.buf) < head {
 			return nil, false
 		}
 		n := binary.BigEndian.Uint32(s.buf)
@@ -83,7 +91,7 @@ func (s *Splitter) cut() ([]byte, bool) {
 			s.err = fmt.Errorf("%w: a %d-byte message, limit %d", ErrTooLong, n, s.max)
 			return nil, false
 		}
-		end := 4 + int(n)
+		end := head + int(n)
 		if len(s.buf) < end {
 			return nil, false
 		}

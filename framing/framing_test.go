@@ -95,6 +95,34 @@ func TestLengthPrefixed(t *testing.T) {
 	}
 }
 
+// A logic's messages carry a target after their length: the message cut
+// keeps it in front of the data; the limit is the data's.
+func TestTargeted(t *testing.T) {
+	tm := func(target int32, data string) string {
+		var h [8]byte
+		binary.BigEndian.PutUint32(h[:], uint32(len(data)))
+		binary.BigEndian.PutUint32(h[4:], uint32(target))
+		return string(h[:]) + data
+	}
+	s := NewSplitter(Targeted, 8)
+	var msgs []string
+	all := tm(-1, `{"a":1}`) + tm(1, "") + tm(0, "12345678")
+	for i := 0; i < len(all); i++ {
+		got, err := split(t, s, all[i:i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, got...)
+	}
+	want := []string{"\xff\xff\xff\xff{\"a\":1}", "\x00\x00\x00\x01", "\x00\x00\x00\x0012345678"}
+	if strings.Join(msgs, "|") != strings.Join(want, "|") {
+		t.Errorf("messages = %q, want %q", msgs, want)
+	}
+	if _, err := split(t, s, tm(0, "123456789")); !errors.Is(err, ErrTooLong) {
+		t.Errorf("a 9-byte message at an 8-byte limit: %v", err)
+	}
+}
+
 func TestLargeStreamDoesNotPinMemory(t *testing.T) {
 	s := NewSplitter(Lines, 1<<10)
 	line := strings.Repeat("x", 1000) + "\n"

@@ -18,6 +18,10 @@ var (
 	ErrQueueFull = errors.New("the queue is full")
 	// ErrCancelled is the cause of a match cancelled on request.
 	ErrCancelled = errors.New("cancelled on request")
+	// ErrGameHost: the program that holds a game's rules (a logic) could
+	// not start, crashed, hung or broke its protocol. The match failed;
+	// no bot lost it.
+	ErrGameHost = errors.New("the game's logic failed")
 )
 
 // kinded is an error of a kind: its message is err's, and errors.Is

@@ -45,7 +45,12 @@ func replies(await []int, outs []outcome) []engine.Reply {
 	rs := make([]engine.Reply, 0, len(await))
 	for _, n := range await {
 		i := slices.IndexFunc(outs, func(o outcome) bool { return o.seat == n })
-		rs = append(rs, engine.Reply{Seat: n, Data: outs[i].answer, Fault: outs[i].fault})
+		o := outs[i]
+		t := o.took
+		if o.cpuOK {
+			t = o.cpu
+		}
+		rs = append(rs, engine.Reply{Seat: n, Data: o.answer, Fault: o.fault, Time: t})
 	}
 	return rs
 }

@@ -14,6 +14,15 @@ type Limits struct {
 	MaxMessageBytes int
 }
 
+// forStep is the limits of one exchange: the step's answer time where
+// the game sets one (a logic's round config).
+func (l Limits) forStep(st engine.Step) Limits {
+	if st.AnswerTimeout > 0 {
+		l.AnswerTimeout = st.AnswerTimeout
+	}
+	return l
+}
+
 // Resolve is the one place where a match's effective limits are worked
 // out: the overrides where set, the game's protocol elsewhere. A message
 // limit can only lower the game's.

@@ -91,10 +91,20 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 			seats[i].fault(engine.StatusStartFailed, 0, absent[i])
 		}
 	}
+	var host Bot
+	if hm, ok := match.(engine.HostedMatch); ok {
+		host, err = o.startHost(ctx, req, matchID, hm)
+		if host != nil {
+			defer o.closeHost(ctx, host)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	rep := newReplay(matchID, req, match, lim, seats)
 	r := &run{
 		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID, attempt: req.Attempt,
-		match: match, seats: seats, lim: lim, share: o.budget / int64(len(seats)),
+		match: match, host: host, seats: seats, lim: lim, base: lim, share: o.budget / int64(len(seats)),
 		rec: newRecorder(match, seats, rep, req.OnFrame),
 	}
 	defer r.closeAll(ctx)
@@ -122,8 +132,12 @@ type run struct {
 	matchID string
 	attempt int
 	match   engine.Match
-	seats   []*seat
-	lim     Limits
+	// host is the program of a hosted game's rules, nil for the others.
+	host  Bot
+	seats []*seat
+	// lim are the limits of the exchange in progress: base, the match's,
+	// with the step's own answer time where it sets one.
+	lim, base Limits
 	// share is what each bot's answers may add up to: its share of the
 	// replay budget.
 	share int64
@@ -185,6 +199,7 @@ func (r *run) loop(ctx context.Context) error {
 			return nil
 		}
 		turn := r.match.Turn() + 1
+		r.lim = r.base.forStep(st)
 		outs := r.exchange(ctx, st, turn)
 		if err := ctx.Err(); err != nil {
 			return err
@@ -195,6 +210,12 @@ func (r *run) loop(ctx context.Context) error {
 			s.fault(engine.StatusBadOutput, turn, rej.Reason)
 			r.rec.rejected(rej.Seat, rej.Reason)
 			r.stop(s)
+		}
+		if hm, ok := r.match.(engine.HostedMatch); ok && hm.Err() != nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, hm.Err()))}
 		}
 		r.rec.commit()
 		for _, s := range r.seats {

@@ -35,6 +35,16 @@ func (r *run) result(took time.Duration) Result {
 		if s.n < len(er.Seats) {
 			sr := er.Seats[s.n]
 			br.Score, br.DeathReason, br.DeathTurn = sr.Score, sr.DeathReason, sr.DeathTurn
+			// A game that judges its seats itself (a logic's end_state)
+			// has the last word; Arena's own finding stays in the detail.
+			if sr.Status != "" && sr.Status != br.Status {
+				if br.Status == engine.StatusOK {
+					br.FaultDetail = "the game's verdict"
+				} else {
+					br.FaultDetail = fmt.Sprintf("the game's verdict; Arena found %s: %s", br.Status, br.FaultDetail)
+				}
+				br.Status = sr.Status
+			}
 		}
 		// The first answer is the warm-up's: it has its own figure and
 		// stays out of the answer times.

@@ -32,6 +32,8 @@ type Image struct {
 	// Authors is its org.opencontainers.image.authors label: who to
 	// contact about the bot (a contest's awards).
 	Authors string
+	// Labels are all its labels (a game's logic says what it is in them).
+	Labels map[string]string
 }
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
@@ -86,6 +88,7 @@ func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
 	if info.Config != nil {
 		img.User, img.Game = info.Config.User, info.Config.Labels[GameLabel]
 		img.Authors = info.Config.Labels["org.opencontainers.image.authors"]
+		img.Labels = info.Config.Labels
 		img.Entrypoint, img.Cmd = info.Config.Entrypoint, info.Config.Cmd
 		for v := range info.Config.Volumes {
 			img.Volumes = append(img.Volumes, v)
