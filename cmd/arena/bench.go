@@ -91,7 +91,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	game, err := engine.Find(games(), o.game)
+	game, err := findGame(o.game, 2) // bench plays pairs
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"arena/engine/pacman"
 	"arena/engine/snake"
 	"arena/engine/tanks"
+	"arena/judger"
 	"arena/sandbox"
 	"arena/sandbox/probe"
 )
@@ -50,6 +51,19 @@ func platformErr(err error) error { return &exitError{exitPlatform, err} }
 
 // games is every game Arena ships.
 func games() []engine.Game { return []engine.Game{tanks.New(), snake.New(), pacman.New()} }
+
+// findGame is a built-in game by its name, or the game of a logic image
+// ("logic:IMAGE", see package judger) for matches of players bots; the
+// image's labels are checked against it when a match starts.
+func findGame(name string, players int) (engine.Game, error) {
+	if ref, ok := strings.CutPrefix(name, judger.Prefix); ok {
+		if err := sandbox.ParseImageRef(ref); err != nil {
+			return nil, fmt.Errorf("game %s: %v", name, err)
+		}
+		return judger.New(ref, players), nil
+	}
+	return engine.Find(games(), name)
+}
 
 const mainUsage = `arena plays matches between bots packaged as Docker images.
 

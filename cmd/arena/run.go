@@ -80,6 +80,8 @@ func gameList() string {
 			fmt.Fprintf(&b, "  %-8s %-12s %dx%d, %d-%d bots%s\n", g.Name(), m.Name, m.Width, m.Height, m.MinPlayers, m.MaxPlayers, def)
 		}
 	}
+	b.WriteString("  logic:IMAGE           a game whose rules are an image speaking the Saiblo judger protocol\n" +
+		"                        (botkits/logic); --settings is its config\n")
 	return b.String()
 }
 
@@ -155,7 +157,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // buildRequest resolves the game, the map and the seed. Its errors are
 // usage errors.
 func buildRequest(o *runOptions, images []string) (orchestrator.Request, error) {
-	game, err := engine.Find(games(), o.game)
+	game, err := findGame(o.game, len(images))
 	if err != nil {
 		return orchestrator.Request{}, usageErr("%v", err)
 	}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/client"
+
+	"arena/internal/dockertest"
+	"arena/orchestrator"
+)
+
+// hostileLogic is a logic that misbehaves as its config's "mode" says,
+// after a first round played by the book.
+const hostileLogic = `import json, struct, sys, time
+def read():
+    n, = struct.unpack(">I", sys.stdin.buffer.read(4))
+    return json.loads(sys.stdin.buffer.read(n))
+def send(target, obj):
+    data = json.dumps(obj).encode()
+    sys.stdout.buffer.write(struct.pack(">Ii", len(data), target) + data)
+    sys.stdout.buffer.flush()
+mode = read()["config"]["mode"]
+send(-1, {"state": 1, "listen": [0], "player": [0], "content": ['{"board": [[-1,-1,-1],[-1,-1,-1],[-1,-1,-1]], "you": 0}\n']})
+read()
+if mode == "crash":
+    print("the logic's own bug", file=sys.stderr)
+    sys.exit(3)
+if mode == "hang":
+    time.sleep(3600)
+if mode == "garbage":
+    sys.stdout.buffer.write(b"\x00\x00\x00\x05\xff\xff\xff\xffhello")
+    sys.stdout.buffer.flush()
+    time.sleep(3600)
+`
+
+// logicKit builds the logic kit's tic-tac-toe logic and its bot.
+func logicKit(t testing.TB, cli *client.Client) (logic, bot string) {
+	dockertest.Standins(t)
+	kit := filepath.Join(dockertest.Root(), "botkits", "logic")
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	logic = dockertest.Build(t, cli, "arena-test/ttt-logic", read(filepath.Join(kit, "logic", "Dockerfile")),
+		map[string]string{"logic.py": read(filepath.Join(kit, "logic", "logic.py"))})
+	bot = dockertest.Build(t, cli, "arena-test/ttt-bot", read(filepath.Join(kit, "bot", "Dockerfile")),
+		map[string]string{"bot.py": read(filepath.Join(kit, "bot", "bot.py"))})
+	return logic, bot
+}
+
+// BenchmarkLogicRound is what a round of a logic game costs: the kit's
+// tic-tac-toe, a series of 1 game and of 41, the difference in duration
+// over the difference in rounds (container starts cancel out), beside
+// the bots' own answer time (p50, from the moment a bot may run to its
+// answer read). ratio is round/answer: what the judger's trip to the
+// logic adds, as a multiple of the bots' round trip.
+func BenchmarkLogicRound(b *testing.B) {
+	cli := dockertest.Client(b)
+	logic, bot := logicKit(b, cli)
+	bin := arenaBinary(b)
+	play := func(games int) orchestrator.Result {
+		out, err := exec.Command(bin, "run", "--json", "--game", "logic:"+logic, "--settings", fmt.Sprintf(`{"games":%d}`, games), bot, bot).Output()
+		if err != nil {
+			b.Fatalf("arena run: %v\n%s", err, out)
+		}
+		var res orchestrator.Result
+		if err := json.Unmarshal(out, &res); err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	var round, answer float64
+	for b.Loop() {
+		short, long := play(1), play(41)
+		round += (long.DurationMS - short.DurationMS) / float64(long.Turns-short.Turns)
+		answer += (long.Bots[0].AnswerMSP50 + long.Bots[1].AnswerMSP50) / 2
+	}
+	n := float64(b.N)
+	b.ReportMetric(round/n, "round-ms")
+	b.ReportMetric(answer/n, "answer-ms")
+	b.ReportMetric(round/answer, "ratio")
+}
+
+// A game whose rules are an image: the logic kit's tic-tac-toe plays its
+// bots through arena run, in the sandbox; a bot that times out or crashes
+// is reported to the logic, whose verdict is the result; a logic that
+// crashes, hangs or talks garbage fails the match (exit 1, its reason
+// said), and nothing is left behind.
+func TestALogicGame(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := logicKit(t, cli)
+	sleeper := dockertest.Build(t, cli, "arena-test/ttt-sleeper", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import time; time.sleep(3600)\"]\n", nil)
+	crasher := dockertest.Build(t, cli, "arena-test/ttt-crasher", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import sys; sys.stdin.readline(); sys.exit(2)\"]\n", nil)
+	hostile := dockertest.Build(t, cli, "arena-test/hostile-logic", "FROM python:3.14-slim-trixie\nCOPY logic.py /logic.py\nLABEL io.arena.logic=saiblo\nENTRYPOINT [\"python3\", \"-u\", \"/logic.py\"]\n",
+		map[string]string{"logic.py": hostileLogic})
+	bin := arenaBinary(t)
+	run := func(args ...string) (orchestrator.Result, string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"run", "--json"}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var res orchestrator.Result
+		if code == 0 {
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatalf("arena run's result: %v\n%s", err, out)
+			}
+		}
+		if left := dockertest.ArenaContainers(t, cli, res.MatchID); code == 0 && len(left) > 0 {
+			t.Errorf("%d containers left behind", len(left))
+		}
+		return res, stderr.String(), code
+	}
+	game := "logic:" + logic
+
+	replay := filepath.Join(t.TempDir(), "ttt.json")
+	res, stderr, code := run("--game", game, "--replay", replay, bot, bot)
+	if code != 0 || res.Game != game || len(res.Bots) != 2 || res.Turns < 5 {
+		t.Fatalf("two kit bots: exit %d, %+v\n%s", code, res, stderr)
+	}
+	for _, b := range res.Bots {
+		if b.Status != "ok" || b.Answers < 2 {
+			t.Errorf("seat %d: %s, %d answers", b.Seat, b.Status, b.Answers)
+		}
+	}
+	// The same perfect player on both sides: a draw.
+	if len(res.Winners) != 0 || res.Bots[0].Score != 0 || res.Bots[1].Score != 0 {
+		t.Errorf("two perfect players: winners %v, scores %d-%d", res.Winners, res.Bots[0].Score, res.Bots[1].Score)
+	}
+	rep, err := orchestrator.ReadReplay(replay)
+	if err != nil || len(rep.Frames) != res.Turns+1 || !strings.Contains(string(rep.Frames[1].State), `"listen":[1]`) {
+		t.Errorf("the replay: %v, %d frames for %d rounds", err, len(rep.Frames), res.Turns)
+	}
+
+	// A bot that does not answer in the round's time (1 s, the logic's
+	// round config), one that crashes: the logic hears TLE and RE, and
+	// its verdict is the result.
+	res, stderr, code = run("--game", game, bot, sleeper)
+	if code != 0 || res.Bots[1].Status != "timeout" || res.Bots[0].Score != 1 || len(res.Winners) != 1 {
+		t.Errorf("against a bot that sleeps: exit %d, %+v\n%s", code, res, stderr)
+	}
+	res, stderr, code = run("--game", game, crasher, bot)
+	if code != 0 || res.Bots[0].Status != "crashed" || res.Bots[1].Score != 1 {
+		t.Errorf("against a bot that crashes: exit %d, %+v\n%s", code, res, stderr)
+	}
+
+	// Hostile logics: the match fails, no bot loses it.
+	for mode, want := range map[string]string{
+		"crash":   `the game's logic failed: the logic stopped before the end of the match: output closed; its last words on stderr: "the logic's own bug"`,
+		"hang":    "the game's logic failed: the logic sent nothing more for 10s",
+		"garbage": `the game's logic failed: the logic sent the judger a message that is not a JSON object`,
+	} {
+		before := len(dockertest.ArenaContainers(t, cli, ""))
+		_, stderr, code := run("--game", "logic:"+hostile, "--settings", `{"mode":"`+mode+`"}`, bot, bot)
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("a logic that %s: exit %d, stderr:\n%s\nwant %s", mode, code, stderr, want)
+		}
+		if after := len(dockertest.ArenaContainers(t, cli, "")); after > before {
+			t.Errorf("a logic that %s: %d containers left behind", mode, after-before)
+		}
+	}
+
+	// A tournament of it: arena bench.
+	csv := filepath.Join(t.TempDir(), "bench.csv")
+	out, err := exec.Command(bin, "bench", "--game", game, "--bots", bot+","+crasher, "--repeats", "2", "--jobs", "1", "--out", csv).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), bot) {
+		t.Errorf("arena bench of a logic game: %v\n%s", err, out)
+	} else if rows, _ := os.ReadFile(csv); strings.Count(string(rows), "\n") != 3 || strings.Count(string(rows), game) != 2 {
+		t.Errorf("arena bench of a logic game: the CSV:\n%s\noutput:\n%s", rows, out)
+	}
+
+	// A logic of two for three bots: refused, before anything starts.
+	if _, stderr, code := run("--game", game, bot, bot, bot); code != 2 || !strings.Contains(stderr, "takes 2 bots") {
+		t.Errorf("three bots for a logic of two: exit %d\n%s", code, stderr)
+	}
+}
