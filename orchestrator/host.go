@@ -95,3 +95,36 @@ func (h hostConn) Send(p []byte, deadline time.Time) error { return h.bot.Send(p
 func (h hostConn) Receive(deadline time.Time) ([]byte, error) {
 	return h.bot.Receive(h.ctx, deadline)
 }
+
+// VerifyHosted verifies the replay of a hosted game by playing it again:
+// its program (a logic) is started anew in the sandbox and given the
+// recorded answers; every frame and the result must come out the same.
+// A logic that is not deterministic given its seed fails it at the first
+// round that differs (a *Mismatch); one that fails on the way, with
+// ErrGameHost.
+func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *Replay) error {
+	v, err := newVerifierOf(game, r)
+	if err != nil {
+		return err
+	}
+	hm, ok := v.match.(engine.HostedMatch)
+	if !ok {
+		return fmt.Errorf("game %s: its matches have no host", game.Name())
+	}
+	host, err := o.startHost(ctx, Request{Game: game}, NewMatchID(), hm)
+	if host != nil {
+		defer o.closeHost(ctx, host)
+	}
+	if err != nil {
+		return err
+	}
+	for _, fr := range r.Frames {
+		if err := v.frame(fr); err != nil {
+			return err
+		}
+		if err := hm.Err(); err != nil {
+			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, err))}
+		}
+	}
+	return v.finish(r.Result)
+}

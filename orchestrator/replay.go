@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 	"unicode/utf8"
 
 	"arena/engine"
@@ -128,6 +129,15 @@ type FrameBot struct {
 	MemPeakBytes  int64  `json:"mem_peak_bytes,omitempty"`
 	Stderr        string `json:"stderr,omitempty"`
 	StderrDropped int64  `json:"stderr_dropped,omitempty"`
+}
+
+// counted is what the answer counted against its limit, as the game was
+// told (engine.Reply.Time): its CPU time where recorded, else its time.
+func (f FrameBot) counted() time.Duration {
+	if f.CPUUS != nil {
+		return time.Duration(*f.CPUUS) * time.Microsecond
+	}
+	return time.Duration(f.TimeUS) * time.Microsecond
 }
 
 func (f *FrameBot) setAnswer(b []byte) {

@@ -63,10 +63,24 @@ func newVerifier(games []engine.Game, r *Replay) (*verifier, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := game.(engine.Hosted); ok {
+		return nil, fmt.Errorf("%s is played by a program of its own: its replay is verified by playing it again (Orchestrator.VerifyHosted)", r.Game)
+	}
+	return newVerifierOf(game, r)
+}
+
+// newVerifierOf starts the match of a replay of game.
+func newVerifierOf(game engine.Game, r *Replay) (*verifier, error) {
 	if r.Format == replayFormatV1 && r.Game == "pacman" {
 		return nil, fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it can be watched but not verified", replayFormatV1)
 	}
-	m, err := game.ParseMap(r.Map, []byte(r.MapData))
+	var m engine.Map
+	var err error
+	if _, hosted := game.(engine.Hosted); hosted {
+		m, err = game.Map(r.Map) // the program makes its own world
+	} else {
+		m, err = game.ParseMap(r.Map, []byte(r.MapData))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("replay map: %w", err)
 	}
@@ -113,7 +127,7 @@ func (v *verifier) frame(fr Frame) error {
 			if err != nil {
 				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
 			}
-			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
+			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault, Time: rec.counted()}
 		}
 		match.Submit(replies)
 	}

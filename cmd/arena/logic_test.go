@@ -149,6 +149,26 @@ func TestALogicGame(t *testing.T) {
 		t.Errorf("the replay: %v, %d frames for %d rounds", err, len(rep.Frames), res.Turns)
 	}
 
+	// The replay verifies: the logic, played again on the recorded
+	// answers, does the same; changed, it does not.
+	if out, err := exec.Command(bin, "replay", "verify", replay).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok, ") {
+		t.Errorf("arena replay verify of a logic game: %v\n%s", err, out)
+	}
+	for i, b := range rep.Frames[2].Bots {
+		if b.Answer != "" {
+			rep.Frames[2].Bots[i].Answer = "2 1" // the second move, said to be another
+		}
+	}
+	changed := filepath.Join(t.TempDir(), "changed.json")
+	if err := orchestrator.WriteReplay(changed, rep); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "replay", "verify", changed).CombinedOutput(); err == nil || !strings.Contains(string(out), "does not verify") {
+		t.Errorf("arena replay verify of a changed replay: %v\n%s", err, out)
+	} else {
+		t.Logf("a changed replay:\n%s", out)
+	}
+
 	// A bot that does not answer in the round's time (1 s, the logic's
 	// round config), one that crashes: the logic hears TLE and RE, and
 	// its verdict is the result.

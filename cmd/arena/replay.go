@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/moby/sys/atomicwriter"
 
+	"arena/engine"
 	"arena/engine/pacman"
 	"arena/judger"
 	"arena/orchestrator"
@@ -23,7 +25,10 @@ const replayUsage = `Usage:
 
 verify re-runs the game's engine on the answers recorded in a replay and
 checks that it reproduces every frame and the result. It prints the first
-frame that differs, if any. Exit status: 0 when the replay verifies, 1 when
+frame that differs, if any. A logic game's replay (logic:IMAGE) is
+verified by playing the logic again, in the sandbox, on the recorded
+answers: that needs the Docker engine and the logic's image, and fails
+where the logic is not deterministic given its seed. Exit status: 0 when the replay verifies, 1 when
 it does not, 2 for bad usage.
 
 export writes a replay in another format: saiblo is the original Pac-Man
@@ -62,7 +67,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErr("%v", err)
 	}
 	if strings.HasPrefix(rep.Game, judger.Prefix) {
-		return usageErr("%s: a game of a logic (%s) is verified by playing its logic again on the recorded answers, which arena replay verify does not do yet", args[1], rep.Game)
+		return verifyLogic(ctx, args[1], rep, stdout, stderr)
 	}
 	if err := orchestrator.Verify(games(), rep); err != nil {
 		var mm *orchestrator.Mismatch
@@ -116,5 +121,44 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 	if err := atomicwriter.WriteFile(*out, data, 0o644); err != nil {
 		return platformErr(err)
 	}
+	return nil
+}
+
+// verifyLogic verifies the replay of a logic game: the logic is played
+// again, in the sandbox, on the recorded answers.
+func verifyLogic(ctx context.Context, file string, rep *orchestrator.Replay, stdout, stderr io.Writer) error {
+	// The sandbox's settings, from the environment.
+	fs := flag.NewFlagSet("arena replay verify", flag.ContinueOnError)
+	vals := registerIf(fs, func(s setting) bool {
+		return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
+	})
+	cfg, err := load(vals)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	game, err := findGame(rep.Game, len(rep.Bots))
+	if err != nil {
+		return usageErr("%s: %v", file, err)
+	}
+	log := newLogger(cfg.LogLevel, stderr)
+	defer log.Sync()
+	cli, d, _, err := sandboxes(ctx, cfg, log, stderr, false)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	defer d.Close(context.WithoutCancel(ctx))
+	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
+	if err := orch.VerifyHosted(ctx, game.(engine.Hosted), rep); err != nil {
+		var mm *orchestrator.Mismatch
+		switch {
+		case errors.As(err, &mm):
+			return platformErr(fmt.Errorf("%s does not verify: %w\n(the logic, played again on the recorded answers, did otherwise: it is not deterministic given its seed, or the replay was changed)", file, err))
+		case errors.Is(err, orchestrator.ErrInvalid):
+			return usageErr("%s: %v", file, err)
+		}
+		return platformErr(fmt.Errorf("%s: %w", file, err))
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d frames reproduced by playing the logic again (%s, seed %d)\n", file, len(rep.Frames), rep.Game, rep.Seed)
 	return nil
 }
