@@ -91,6 +91,40 @@ func BenchmarkLogicRound(b *testing.B) {
 	b.ReportMetric(round/answer, "ratio")
 }
 
+// BenchmarkJudgerRound is the judger's own cost per round: relaylogic,
+// a Go logic whose work per round is a few microseconds, and Go bots
+// answering at once; the same difference of two matches (200 and 2,000
+// rounds) as BenchmarkLogicRound.
+func BenchmarkJudgerRound(b *testing.B) {
+	cli := dockertest.Client(b)
+	logicBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaylogic")
+	logic := dockertest.Build(b, cli, "arena-test/relaylogic", dockertest.ScratchDockerfile()+"LABEL io.arena.logic=saiblo io.arena.players=2\n", map[string]string{"bot": "@" + logicBin})
+	botBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaybot")
+	bot := dockertest.Build(b, cli, "arena-test/relaybot", dockertest.ScratchDockerfile(), map[string]string{"bot": "@" + botBin})
+	bin := arenaBinary(b)
+	play := func(rounds int) orchestrator.Result {
+		out, err := exec.Command(bin, "run", "--json", "--game", "logic:"+logic, "--settings", fmt.Sprintf(`{"rounds":%d}`, rounds), bot, bot).Output()
+		if err != nil {
+			b.Fatalf("arena run: %v\n%s", err, out)
+		}
+		var res orchestrator.Result
+		if err := json.Unmarshal(out, &res); err != nil {
+			b.Fatal(err)
+		}
+		return res
+	}
+	var round, answer float64
+	for b.Loop() {
+		short, long := play(200), play(2000)
+		round += (long.DurationMS - short.DurationMS) / float64(long.Turns-short.Turns)
+		answer += (long.Bots[0].AnswerMSP50 + long.Bots[1].AnswerMSP50) / 2
+	}
+	n := float64(b.N)
+	b.ReportMetric(round/n, "round-ms")
+	b.ReportMetric(answer/n, "answer-ms")
+	b.ReportMetric(round/answer, "ratio")
+}
+
 // A game whose rules are an image: the logic kit's tic-tac-toe plays its
 // bots through arena run, in the sandbox; a bot that times out or crashes
 // is reported to the logic, whose verdict is the result; a logic that
