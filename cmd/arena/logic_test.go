@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,51 +58,34 @@ func logicKit(t testing.TB, cli *client.Client) (logic, bot string) {
 }
 
 // BenchmarkLogicRound is what a round of a logic game costs: the kit's
-// tic-tac-toe, a series of 1 game and of 41, the difference in duration
-// over the difference in rounds (container starts cancel out), beside
-// the bots' own answer time (p50, from the moment a bot may run to its
-// answer read). ratio is round/answer: what the judger's trip to the
-// logic adds, as a multiple of the bots' round trip.
+// tic-tac-toe, a series of 1 game and of 41 (see roundCost).
 func BenchmarkLogicRound(b *testing.B) {
 	cli := dockertest.Client(b)
 	logic, bot := logicKit(b, cli)
-	bin := arenaBinary(b)
-	play := func(games int) orchestrator.Result {
-		out, err := exec.Command(bin, "run", "--json", "--game", "logic:"+logic, "--settings", fmt.Sprintf(`{"games":%d}`, games), bot, bot).Output()
-		if err != nil {
-			b.Fatalf("arena run: %v\n%s", err, out)
-		}
-		var res orchestrator.Result
-		if err := json.Unmarshal(out, &res); err != nil {
-			b.Fatal(err)
-		}
-		return res
-	}
-	var round, answer float64
-	for b.Loop() {
-		short, long := play(1), play(41)
-		round += (long.DurationMS - short.DurationMS) / float64(long.Turns-short.Turns)
-		answer += (long.Bots[0].AnswerMSP50 + long.Bots[1].AnswerMSP50) / 2
-	}
-	n := float64(b.N)
-	b.ReportMetric(round/n, "round-ms")
-	b.ReportMetric(answer/n, "answer-ms")
-	b.ReportMetric(round/answer, "ratio")
+	roundCost(b, logic, bot, `{"games":1}`, `{"games":41}`)
 }
 
 // BenchmarkJudgerRound is the judger's own cost per round: relaylogic,
 // a Go logic whose work per round is a few microseconds, and Go bots
-// answering at once; the same difference of two matches (200 and 2,000
-// rounds) as BenchmarkLogicRound.
+// answering at once, 200 rounds and 2,000 (see roundCost).
 func BenchmarkJudgerRound(b *testing.B) {
 	cli := dockertest.Client(b)
 	logicBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaylogic")
 	logic := dockertest.Build(b, cli, "arena-test/relaylogic", dockertest.ScratchDockerfile()+"LABEL io.arena.logic=saiblo io.arena.players=2\n", map[string]string{"bot": "@" + logicBin})
 	botBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaybot")
 	bot := dockertest.Build(b, cli, "arena-test/relaybot", dockertest.ScratchDockerfile(), map[string]string{"bot": "@" + botBin})
+	roundCost(b, logic, bot, `{"rounds":200}`, `{"rounds":2000}`)
+}
+
+// roundCost plays a short and a long match of a logic game between two
+// copies of bot, and reports the difference in duration over the
+// difference in rounds (container starts cancel out) as round-ms, beside
+// the bots' own answer time (answer-ms: p50, from the moment a bot may
+// run to its answer read); ratio is round/answer.
+func roundCost(b *testing.B, logic, bot, short, long string) {
 	bin := arenaBinary(b)
-	play := func(rounds int) orchestrator.Result {
-		out, err := exec.Command(bin, "run", "--json", "--game", "logic:"+logic, "--settings", fmt.Sprintf(`{"rounds":%d}`, rounds), bot, bot).Output()
+	play := func(settings string) orchestrator.Result {
+		out, err := exec.Command(bin, "run", "--json", "--game", "logic:"+logic, "--settings", settings, bot, bot).Output()
 		if err != nil {
 			b.Fatalf("arena run: %v\n%s", err, out)
 		}
@@ -115,9 +97,9 @@ func BenchmarkJudgerRound(b *testing.B) {
 	}
 	var round, answer float64
 	for b.Loop() {
-		short, long := play(200), play(2000)
-		round += (long.DurationMS - short.DurationMS) / float64(long.Turns-short.Turns)
-		answer += (long.Bots[0].AnswerMSP50 + long.Bots[1].AnswerMSP50) / 2
+		s, l := play(short), play(long)
+		round += (l.DurationMS - s.DurationMS) / float64(l.Turns-s.Turns)
+		answer += (l.Bots[0].AnswerMSP50 + l.Bots[1].AnswerMSP50) / 2
 	}
 	n := float64(b.N)
 	b.ReportMetric(round/n, "round-ms")
