@@ -119,11 +119,12 @@ func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *
 		return err
 	}
 	for _, fr := range r.Frames {
-		if err := v.frame(fr); err != nil {
-			return err
+		err := v.frame(fr)
+		if herr := hm.Err(); herr != nil { // why it went otherwise, if so
+			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, herr))}
 		}
-		if err := hm.Err(); err != nil {
-			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, err))}
+		if err != nil {
+			return err
 		}
 	}
 	return v.finish(r.Result)

@@ -28,8 +28,8 @@ checks that it reproduces every frame and the result. It prints the first
 frame that differs, if any. A logic game's replay (logic:IMAGE) is
 verified by playing the logic again, in the sandbox, on the recorded
 answers: that needs the Docker engine and the logic's image, and fails
-where the logic is not deterministic given its seed. Exit status: 0 when the replay verifies, 1 when
-it does not, 2 for bad usage.
+where the logic is not deterministic given its seed. Exit status: 0 when
+the replay verifies, 1 when it does not, 2 for bad usage.
 
 export writes a replay in another format: saiblo is the original Pac-Man
 game's JSON-lines replay (an init line per level, one line per round, the
