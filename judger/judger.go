@@ -92,10 +92,19 @@ const (
 	MaxLogicBytes = 64 << 20
 )
 
-// Game is a logic game: its image and the number of bots a match takes.
+// Game is a logic game: its image and the number of bots a match takes;
+// a game registered by a server's operator has a name of its own.
 type Game struct {
+	name    string
 	image   string
 	players int
+}
+
+// Named returns the logic game an operator registered as name.
+func Named(name, image string, players int) *Game {
+	g := New(image, players)
+	g.name = name
+	return g
 }
 
 // New returns the game of a logic image, for matches of players bots.
@@ -118,8 +127,13 @@ func Players(label string) (int, error) {
 	return n, nil
 }
 
-// Name is "logic:IMAGE".
-func (g *Game) Name() string { return Prefix + g.image }
+// Name is "logic:IMAGE", or the name it was registered under.
+func (g *Game) Name() string {
+	if g.name != "" {
+		return g.name
+	}
+	return Prefix + g.image
+}
 
 // HostImage is the logic's image.
 func (g *Game) HostImage() string { return g.image }

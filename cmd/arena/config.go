@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
+	"arena/engine"
 	"arena/orchestrator"
 	"arena/registry"
 	"arena/sandbox"
@@ -30,6 +32,9 @@ import (
 // bad setting.
 type Config struct {
 	// The server's (arena serve).
+	// LogicGames are the games registered by name whose rules are a logic
+	// image (ARENA_GAMES).
+	LogicGames      []LogicGame
 	Host            string
 	Port            int
 	Data            string
@@ -222,6 +227,26 @@ var settings = []setting{
 			return errors.New("want never or missing")
 		}
 		c.Pull = v
+		return nil
+	}},
+	{env: "ARENA_GAMES", flag: "games", def: "", usage: "games whose rules are a logic image (Saiblo judger protocol), offered beside the built-in ones: comma-separated NAME=IMAGE, e.g. ttt=my/ttt-logic", server: true, set: func(c *Config, v string) error {
+		c.LogicGames = nil
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			name, image, ok := strings.Cut(item, "=")
+			if !ok || !gameName.MatchString(name) {
+				return fmt.Errorf("%q: want NAME=IMAGE, NAME in lower case letters, digits, - and _ (at most 32)", item)
+			}
+			if err := sandbox.ParseImageRef(image); err != nil {
+				return fmt.Errorf("%q: %v", item, err)
+			}
+			if _, err := engine.Find(games(), name); err == nil || slices.ContainsFunc(c.LogicGames, func(g LogicGame) bool { return g.Name == name }) {
+				return fmt.Errorf("%q: the name %s is taken", item, name)
+			}
+			c.LogicGames = append(c.LogicGames, LogicGame{Name: name, Image: image})
+		}
 		return nil
 	}},
 	{env: "ARENA_ALLOW", flag: "allow", def: "", usage: "comma-separated patterns bot images must match, e.g. arena/*,team_*/*; empty: any", server: true, set: func(c *Config, v string) error {
@@ -509,6 +534,12 @@ func registerIf(fs *flag.FlagSet, want func(setting) bool) map[string]*string {
 	}
 	return vals
 }
+
+// LogicGame is a game registered by name whose rules are a logic image.
+type LogicGame struct{ Name, Image string }
+
+// gameName is what a registered game may be called.
+var gameName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
 // load builds the Config from the registered flags' values.
 func load(vals map[string]*string) (Config, error) {

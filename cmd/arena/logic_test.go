@@ -3,12 +3,17 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
@@ -225,5 +230,107 @@ func TestALogicGame(t *testing.T) {
 	// A logic of two for three bots: refused, before anything starts.
 	if _, stderr, code := run("--game", game, bot, bot, bot); code != 2 || !strings.Contains(stderr, "takes 2 bots") {
 		t.Errorf("three bots for a logic of two: exit %d\n%s", code, stderr)
+	}
+}
+
+// A logic game registered on a server (ARENA_GAMES) is offered as the
+// built-in games are: listed, played through the API (in the server's
+// own process: no other host's replay of a logic is believed), drawn by
+// the page's generic view, and on a ladder; a match whose logic fails is
+// failed, and its ladder rates no one for it.
+func TestALogicGameOnTheServer(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := logicKit(t, cli)
+	sleeper := dockertest.Build(t, cli, "arena-test/ttt-sleeper", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import time; time.sleep(3600)\"]\n", nil)
+	hostile := dockertest.Build(t, cli, "arena-test/hostile-logic", "FROM python:3.14-slim-trixie\nCOPY logic.py /logic.py\nLABEL io.arena.logic=saiblo\nENTRYPOINT [\"python3\", \"-u\", \"/logic.py\"]\n",
+		map[string]string{"logic.py": hostileLogic})
+	bin := arenaBinary(t)
+
+	// A game whose image is not there: the server says so, and stops.
+	out, err := exec.Command(bin, "serve", "--port", strconv.Itoa(freePort(t)), "--data", t.TempDir(), "--games", "ghost=arena-test/no-such-logic").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "game ghost: its logic image arena-test/no-such-logic") {
+		t.Errorf("a registered game without its image: %v\n%s", err, out)
+	}
+
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--games", "ttt="+logic+",bad="+hostile)
+	res, err := http.Get(s.url + "/api/games")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var games []map[string]any
+	json.NewDecoder(res.Body).Decode(&games)
+	res.Body.Close()
+	if names := fmt.Sprint(games); !strings.Contains(names, "name:ttt") || !strings.Contains(names, "name:bad") || !strings.Contains(names, "max_players:2") {
+		t.Fatalf("the games: %v", games)
+	}
+	wait := func(id string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		for start := time.Now(); m == nil || (m["status"] != "finished" && m["status"] != "failed"); time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > time.Minute {
+				t.Fatalf("match %s did not end: %v", id, m)
+			}
+			_, m = s.call(t, "GET", "/api/matches/"+id, "")
+		}
+		return m
+	}
+	status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"ttt","bots":[%q,%q]}`, bot, sleeper))
+	if status != 201 {
+		t.Fatalf("a match of ttt: %d %v", status, m)
+	}
+	m = wait(m["id"].(string))
+	result, _ := m["result"].(map[string]any)
+	if m["status"] != "finished" || result == nil || fmt.Sprint(result["winners"]) != "["+bot+"]" {
+		t.Errorf("a match of ttt: %v", m)
+	}
+	// The page draws it with the generic view: the round, what each bot
+	// was sent and answered.
+	ctx := newBrowser(t, 1280, 900)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/#/match/"+m["id"].(string)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#match-title").textContent.startsWith("ttt") && document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && document.querySelector("#board").getAttribute("aria-label").startsWith("ttt: turn")`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the match in the page: %v", err)
+	}
+	type view struct {
+		Label  string `json:"label"`
+		Height int    `json:"height"`
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[view](`({label: document.querySelector("#board").getAttribute("aria-label") || "", height: document.querySelector("#board").height})`))
+	if err != nil || !strings.HasPrefix(v.Label, "ttt: turn") || v.Height < 120 {
+		t.Errorf("the generic view: %+v, %v", v, err)
+	}
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "logic-game.png", png)
+	}
+
+	status, m = s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"bad","bots":[%q,%q],"settings":{"mode":"crash"}}`, bot, bot))
+	if status != 201 {
+		t.Fatalf("a match of bad: %d %v", status, m)
+	}
+	if m = wait(m["id"].(string)); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "the logic's own bug") {
+		t.Errorf("a match whose logic crashes: %v", m)
+	}
+
+	// The ladders: ttt's rates its matches; bad's voids every one.
+	for _, game := range []string{"ttt", "bad"} {
+		for _, e := range [][2]string{{"first", bot}, {"second", sleeper}} {
+			if status, b := s.call(t, "POST", "/api/ladders/"+game+"/entries", fmt.Sprintf(`{"name":%q,"image":%q}`, e[0], e[1])); status != 201 {
+				t.Fatalf("%s's ladder, entry %s: %d %v", game, e[0], status, b)
+			}
+		}
+	}
+	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+		_, ttt := s.call(t, "GET", "/api/ladders/ttt", "")
+		_, bad := s.call(t, "GET", "/api/ladders/bad", "")
+		recent, _ := bad["recent"].([]any)
+		if rated, _ := ttt["rated"].(float64); rated >= 1 && len(recent) >= 1 {
+			if r, _ := bad["rated"].(float64); r != 0 || !strings.Contains(fmt.Sprint(recent[0]), "state:void") {
+				t.Errorf("the ladder of a failing logic: %v", bad)
+			}
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("no ladder match settled: ttt %v\nbad %v", ttt, bad)
+		}
 	}
 }

@@ -181,6 +181,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
 	}
+	gamesServed, err := servedGames(ctx, cli, cfg.LogicGames)
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	srv, err := web.NewWithRegistry(ctx, web.Config{
 		Auth:             auth,
 		Public:           cfg.Public,
@@ -201,9 +205,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, web.Deps{
-		Games:        games(),
+		Games:        gamesServed,
 		Orchestrator: orch,
-		Player:       ns.disp,
+		Player:       logicRouter{next: ns.disp, local: orch},
 		Store:        st,
 		Concurrency:  ns.inFlight(cfg),
 		Queue:        ns.disp.Health,

@@ -1,7 +1,7 @@
 // The match viewer: follows a match's stream, keeps every frame, and plays
 // them back (autoplay, speed, scrubber, hotkeys), live or afterwards. Each
 // game draws its frames with its own renderer (games/*.js).
-import { renderers } from "./games/index.js";
+import { rendererFor } from "./games/index.js";
 import { escapeHTML, botIds, bytes } from "./util.js";
 import { seatColour } from "./games/draw.js";
 import { Charts } from "./charts.js";
@@ -104,6 +104,8 @@ export class Viewer {
     this.legend();
     this.result();
     if (was !== m.status && this.onChange) this.onChange();
+    // Frames that came before the match said its game are drawn now.
+    if (this.frames.length && was === "") this.draw();
     this.update();
   }
 
@@ -214,7 +216,7 @@ export class Viewer {
 
   draw() {
     const f = this.frame();
-    const r = renderers[this.match && this.match.game];
+    const r = rendererFor(this.match && this.match.game);
     const canvas = $("#board");
     if (!f || !r) return;
     // What the board shows, for screen readers; a renderer may say more.
