@@ -62,8 +62,6 @@ const (
 	LogicLabel = "io.arena.logic"
 	// PlayersLabel is how many bots a match of it takes (default 2).
 	PlayersLabel = "io.arena.players"
-	// TitleLabel is its name for people.
-	TitleLabel = "io.arena.title"
 )
 
 // Prefix names a logic game by its image: "logic:IMAGE".
