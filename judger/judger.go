@@ -62,6 +62,10 @@ const (
 	LogicLabel = "io.arena.logic"
 	// PlayersLabel is how many bots a match of it takes (default 2).
 	PlayersLabel = "io.arena.players"
+	// PlayerLabel, when set, is the folder in the image that holds the
+	// game's own viewer page (index.html and its files), which the page
+	// shows in a sandboxed iframe and hands the frames by postMessage.
+	PlayerLabel = "io.arena.player"
 )
 
 // Prefix names a logic game by its image: "logic:IMAGE".

@@ -231,6 +231,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	ms.deps.Binary = filepath.Join(t.TempDir(), "arena")
 	os.WriteFile(ms.deps.Binary, []byte("arena"), 0o755)
 	ms.deps.Builder = &fakeBuilder{}
+	ms.deps.Players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
 	ms.deps.Fetch = func(context.Context, string, string, string) error { return nil }
 	req, _ := http.NewRequest("POST", ms.url+"/api/builds?repository=alice/built&game=tanks", bytes.NewReader(zipped(t, map[string]string{"bot.py": "x"})))
 	req.Header.Set("Authorization", "Bearer "+aliceTok)
@@ -364,6 +365,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}, "401 204 403 403 204 204 401 401 204"},
 		{"POST", "/api/registry/gc", static("/api/registry/gc", "{}"), "401 403 403 403 200 403 401 401 200"},
 		{"GET", "/download/arena", static("/download/arena", ""), open},
+		{"GET", "/games/:game/player/*", static("/games/ttt/player/index.html", ""), open},
 		{"GET", "/api/contests", static("/api/contests", ""), open},
 		{"POST", "/api/contests", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			return "/api/contests", fmt.Sprintf(`{"name":%q,"game":"tanks","freeze_at":"2099-01-01T00:00:00Z"}`, ms.fresh("cup"))

@@ -16,6 +16,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -161,6 +162,9 @@ type Deps struct {
 	// Builder, when set, builds bots from uploaded source (POST
 	// /api/builds; it needs the registry, where it pushes them).
 	Builder Builder
+	// Players are the viewer pages logic games ship (game → file path →
+	// content), served to the page's sandboxed iframe (player.go).
+	Players map[string]map[string][]byte
 	// Binary, when set, is the arena command's static binary, offered at
 	// /download/arena: the command line for those who run the server
 	// with compose and have no Go.
@@ -391,6 +395,8 @@ func (s *Server) routes() *echo.Echo {
 
 	e.GET("/healthz", s.health)
 	e.GET("/download/arena", s.downloadBinary, read...)
+	// A logic's player is static viewer code, public as the page's own files are.
+	e.GET("/games/:game/player/*", s.playerFile)
 	api := e.Group("/api")
 	if s.accountsMode() && s.cfg.ReadsPerMinute > 0 {
 		api.Use(s.limitAnonymousReads(s.cfg.ReadsPerMinute))
@@ -576,6 +582,8 @@ type gameInfo struct {
 	Maps        []engine.MapInfo `json:"maps"`
 	DefaultBots []botInfo        `json:"default_bots"`
 	Limits      limitsInfo       `json:"limits"`
+	// Player is the game's own viewer page, when its logic ships one.
+	Player string `json:"player,omitempty"`
 }
 
 // botInfo is a suggested bot image and whether it is present.
@@ -611,7 +619,11 @@ func (s *Server) listGames(c echo.Context) error {
 			}
 			bots = append(bots, b)
 		}
-		out = append(out, gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim})
+		info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
+		if _, ok := s.deps.Players[g.Name()][playerIndex]; ok {
+			info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
+		}
+		out = append(out, info)
 	}
 	return c.JSON(http.StatusOK, out)
 }

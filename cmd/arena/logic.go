@@ -1,10 +1,16 @@
 package main
 
 import (
+	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"path"
+	"strings"
 
 	"github.com/docker/docker/client"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"arena/engine"
 	"arena/judger"
@@ -13,25 +19,87 @@ import (
 
 // servedGames are the games a server offers: the built-in ones, then the
 // logic games its operator registered (ARENA_GAMES), each checked on the
-// engine now: its image there, its labels those of a Saiblo logic.
-func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame) ([]engine.Game, error) {
-	all := games()
+// engine now: its image there, its labels those of a Saiblo logic. A
+// logic that ships a player (judger.PlayerLabel) has its files read out
+// of its image, into players by game (dir caches the saved images).
+func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame, dir string) (all []engine.Game, players map[string]map[string][]byte, err error) {
+	all, players = games(), map[string]map[string][]byte{}
 	for _, lg := range logic {
 		info, err := cli.ImageInspect(ctx, lg.Image)
 		if err != nil {
-			return nil, fmt.Errorf("ARENA_GAMES: game %s: its logic image %s: %v (build it, or docker pull it, first)", lg.Name, lg.Image, err)
+			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: its logic image %s: %v (build it, or docker pull it, first)", lg.Name, lg.Image, err)
 		}
 		var labels map[string]string
 		if info.Config != nil {
 			labels = info.Config.Labels
 		}
-		players, err := judger.CheckLabels(labels)
+		n, err := judger.CheckLabels(labels)
 		if err != nil {
-			return nil, fmt.Errorf("ARENA_GAMES: game %s: the image %s: %v", lg.Name, lg.Image, err)
+			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: the image %s: %v", lg.Name, lg.Image, err)
 		}
-		all = append(all, judger.Named(lg.Name, lg.Image, players))
+		all = append(all, judger.Named(lg.Name, lg.Image, n))
+		if folder := labels[judger.PlayerLabel]; folder != "" {
+			files, err := playerFiles(ctx, cli, dir, lg.Image, folder)
+			if err != nil {
+				return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: its player (label %s=%s): %v", lg.Name, judger.PlayerLabel, folder, err)
+			}
+			players[lg.Name] = files
+		}
 	}
-	return all, nil
+	return all, players, nil
+}
+
+// The caps on a logic's player.
+const (
+	maxPlayerFiles = 256
+	maxPlayerBytes = 16 << 20
+)
+
+// playerFiles reads the files of a folder of an image, from its layers
+// as the engine saves them (nothing runs): regular files only, at most
+// maxPlayerFiles of them and maxPlayerBytes in all, and an index.html.
+func playerFiles(ctx context.Context, cli *client.Client, dir, image, folder string) (map[string][]byte, error) {
+	folder = strings.Trim(path.Clean("/"+folder), "/")
+	if folder == "" {
+		return nil, errors.New("the player's folder cannot be the image's root")
+	}
+	img, err := baseImage(ctx, cli, dir, image)
+	if err != nil {
+		return nil, err
+	}
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	files := map[string][]byte{}
+	size := 0
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the image: %w", err)
+		}
+		name, ok := strings.CutPrefix(strings.Trim(path.Clean("/"+h.Name), "/"), folder+"/")
+		if !ok || h.Typeflag == tar.TypeDir {
+			continue
+		}
+		if h.Typeflag != tar.TypeReg {
+			return nil, fmt.Errorf("%s is not a regular file (links are refused)", name)
+		}
+		if len(files) == maxPlayerFiles || size+int(h.Size) > maxPlayerBytes {
+			return nil, fmt.Errorf("more than %d files or %d MiB", maxPlayerFiles, maxPlayerBytes>>20)
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		files[name], size = data, size+len(data)
+	}
+	if _, ok := files["index.html"]; !ok {
+		return nil, fmt.Errorf("no index.html in /%s", folder)
+	}
+	return files, nil
 }
 
 // logicRouter plays a logic game's matches in this process, with the

@@ -55,8 +55,11 @@ func logicKit(t testing.TB, cli *client.Client) (logic, bot string) {
 		}
 		return string(b)
 	}
-	logic = dockertest.Build(t, cli, "arena-test/ttt-logic", read(filepath.Join(kit, "logic", "Dockerfile")),
-		map[string]string{"logic.py": read(filepath.Join(kit, "logic", "logic.py"))})
+	logic = dockertest.Build(t, cli, "arena-test/ttt-logic", read(filepath.Join(kit, "logic", "Dockerfile")), map[string]string{
+		"logic.py":          read(filepath.Join(kit, "logic", "logic.py")),
+		"player/index.html": read(filepath.Join(kit, "logic", "player", "index.html")),
+		"player/player.js":  read(filepath.Join(kit, "logic", "player", "player.js")),
+	})
 	bot = dockertest.Build(t, cli, "arena-test/ttt-bot", read(filepath.Join(kit, "bot", "Dockerfile")),
 		map[string]string{"bot.py": read(filepath.Join(kit, "bot", "bot.py"))})
 	return logic, bot
@@ -233,17 +236,35 @@ func TestALogicGame(t *testing.T) {
 	}
 }
 
+// spyPlayer is a logic's player that tries what a hostile one would:
+// read the server's API, reach into the page that shows it, and leave.
+const spyPlayer = `<!doctype html><script>
+addEventListener("message", async (e) => {
+  if (!e.data || e.data.type !== "arena:frame") return;
+  let api = "fetch blocked", page = "page blocked", cookie = "no cookie";
+  try { const r = await fetch("/api/games"); api = "fetch read " + (await r.text()).length + " bytes"; } catch (err) {}
+  try { page = "page read: " + parent.document.title; } catch (err) {}
+  try { cookie = "cookie " + document.cookie; } catch (err) {}
+  try { top.location = "https://example.org/"; } catch (err) {}
+  parent.postMessage({type: "arena:label", text: "spy: " + [api, page, cookie].join(", ")}, "*");
+});
+</script>`
+
 // A logic game registered on a server (ARENA_GAMES) is offered as the
 // built-in games are: listed, played through the API (in the server's
-// own process: no other host's replay of a logic is believed), drawn by
-// the page's generic view, and on a ladder; a match whose logic fails is
-// failed, and its ladder rates no one for it.
+// own process: no other host's replay of a logic is believed), shown in
+// the page by its own player (in a sandboxed iframe, where a hostile one
+// reaches nothing) or else the generic view, and on a ladder; a match
+// whose logic fails is failed, and its ladder rates no one for it.
 func TestALogicGameOnTheServer(t *testing.T) {
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
 	sleeper := dockertest.Build(t, cli, "arena-test/ttt-sleeper", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import time; time.sleep(3600)\"]\n", nil)
 	hostile := dockertest.Build(t, cli, "arena-test/hostile-logic", "FROM python:3.14-slim-trixie\nCOPY logic.py /logic.py\nLABEL io.arena.logic=saiblo\nENTRYPOINT [\"python3\", \"-u\", \"/logic.py\"]\n",
 		map[string]string{"logic.py": hostileLogic})
+	// The same logic without its player, and with a hostile one.
+	plain := dockertest.Build(t, cli, "arena-test/ttt-plain", "FROM "+logic+"\nLABEL io.arena.player=\n", nil)
+	spy := dockertest.Build(t, cli, "arena-test/ttt-spy", "FROM "+logic+"\nCOPY index.html /spy/index.html\nLABEL io.arena.player=/spy\n", map[string]string{"index.html": spyPlayer})
 	bin := arenaBinary(t)
 
 	// A game whose image is not there: the server says so, and stops.
@@ -252,7 +273,7 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		t.Errorf("a registered game without its image: %v\n%s", err, out)
 	}
 
-	s := startServer(t, bin, t.TempDir(), freePort(t), "--games", "ttt="+logic+",bad="+hostile)
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--games", "ttt="+logic+",bad="+hostile+",plain="+plain+",spy="+spy)
 	res, err := http.Get(s.url + "/api/games")
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +281,8 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	var games []map[string]any
 	json.NewDecoder(res.Body).Decode(&games)
 	res.Body.Close()
-	if names := fmt.Sprint(games); !strings.Contains(names, "name:ttt") || !strings.Contains(names, "name:bad") || !strings.Contains(names, "max_players:2") {
+	if names := fmt.Sprint(games); !strings.Contains(names, "name:ttt") || !strings.Contains(names, "name:bad") || !strings.Contains(names, "max_players:2") ||
+		!strings.Contains(names, "player:/games/ttt/player/index.html") || strings.Contains(names, "player:/games/plain") {
 		t.Fatalf("the games: %v", games)
 	}
 	wait := func(id string) map[string]any {
@@ -274,36 +296,71 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		}
 		return m
 	}
-	status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"ttt","bots":[%q,%q]}`, bot, sleeper))
-	if status != 201 {
-		t.Fatalf("a match of ttt: %d %v", status, m)
+	play := func(game string) string {
+		t.Helper()
+		status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":%q,"bots":[%q,%q]}`, game, bot, sleeper))
+		if status != 201 {
+			t.Fatalf("a match of %s: %d %v", game, status, m)
+		}
+		m = wait(m["id"].(string))
+		result, _ := m["result"].(map[string]any)
+		if m["status"] != "finished" || result == nil || fmt.Sprint(result["winners"]) != "["+bot+"]" {
+			t.Errorf("a match of %s: %v", game, m)
+		}
+		return m["id"].(string)
 	}
-	m = wait(m["id"].(string))
-	result, _ := m["result"].(map[string]any)
-	if m["status"] != "finished" || result == nil || fmt.Sprint(result["winners"]) != "["+bot+"]" {
-		t.Errorf("a match of ttt: %v", m)
-	}
-	// The page draws it with the generic view: the round, what each bot
-	// was sent and answered.
 	ctx := newBrowser(t, 1280, 900)
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(s.url+"/#/match/"+m["id"].(string)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#match-title").textContent.startsWith("ttt") && document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && document.querySelector("#board").getAttribute("aria-label").startsWith("ttt: turn")`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("the match in the page: %v", err)
+	// open shows a match in the page, at its last turn, once cond holds.
+	open := func(id, game, cond string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(s.url+"/#/match/"+id),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#match-title").textContent.startsWith(%q) && document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && (%s)`, game, cond), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("the match of %s in the page: %v", game, err)
+		}
+		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			saveArtefact(t, "logic-game-"+game+".png", png)
+		}
 	}
 	type view struct {
-		Label  string `json:"label"`
-		Height int    `json:"height"`
+		Label   string `json:"label"`
+		Height  int    `json:"height"`
+		Board   bool   `json:"board"`
+		Player  bool   `json:"player"`
+		Title   string `json:"title"`
+		Sandbox string `json:"sandbox"`
 	}
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[view](`({label: document.querySelector("#board").getAttribute("aria-label") || "", height: document.querySelector("#board").height})`))
-	if err != nil || !strings.HasPrefix(v.Label, "ttt: turn") || v.Height < 120 {
-		t.Errorf("the generic view: %+v, %v", v, err)
+	look := func() view {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[view](`(() => { const b = document.querySelector("#board"), p = document.querySelector("#player");
+			return {label: b.getAttribute("aria-label") || "", height: b.height, board: !b.hidden, player: !p.hidden, title: p.title, sandbox: p.getAttribute("sandbox")}; })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
-		saveArtefact(t, "logic-game.png", png)
+	// Its own player, in a sandboxed iframe, says what it shows.
+	open(play("ttt"), "ttt", `document.querySelector("#player").title.startsWith("Tic-tac-toe, Round")`)
+	if v := look(); !v.Player || v.Board || v.Sandbox != "allow-scripts" {
+		t.Errorf("the game's own player: %+v", v)
+	}
+	// Without a player, the generic view: the round, what each bot was
+	// sent and answered.
+	open(play("plain"), "plain", `document.querySelector("#board").getAttribute("aria-label").startsWith("plain: turn")`)
+	if v := look(); !v.Board || v.Player || v.Height < 120 {
+		t.Errorf("the generic view: %+v", v)
+	}
+	// A hostile player reads nothing of the server or the page, and
+	// cannot take the page elsewhere.
+	open(play("spy"), "spy", `document.querySelector("#player").title.startsWith("spy:")`)
+	if v := look(); v.Title != "spy: fetch blocked, page blocked, no cookie" {
+		t.Errorf("a hostile player: %q", v.Title)
+	}
+	if url, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); err != nil || !strings.HasPrefix(url, s.url) {
+		t.Errorf("a hostile player took the page to %s (%v)", url, err)
 	}
 
-	status, m = s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"bad","bots":[%q,%q],"settings":{"mode":"crash"}}`, bot, bot))
+	status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"bad","bots":[%q,%q],"settings":{"mode":"crash"}}`, bot, bot))
 	if status != 201 {
 		t.Fatalf("a match of bad: %d %v", status, m)
 	}

@@ -181,7 +181,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
 	}
-	gamesServed, err := servedGames(ctx, cli, cfg.LogicGames)
+	gamesServed, players, err := servedGames(ctx, cli, cfg.LogicGames, filepath.Join(cfg.Data, "players"))
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -225,6 +225,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Accounts: accts,
 		Fetch:    fetcher(cli),
 		Builder:  bld,
+		Players:  players,
 		Binary:   binary,
 		Log:      log,
 	})

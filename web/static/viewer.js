@@ -36,6 +36,14 @@ export class Viewer {
       this.show(i, false);
     });
     document.addEventListener("keydown", (e) => this.key(e));
+    // A game's own viewer may say what its frame shows, for screen
+    // readers: {type: "arena:label", text}. Only the player's frame is
+    // heard, and only that.
+    window.addEventListener("message", (e) => {
+      const frame = $("#player");
+      if (e.source !== frame.contentWindow || !e.data || e.data.type !== "arena:label") return;
+      frame.title = String(e.data.text).slice(0, 300);
+    });
     window.addEventListener("resize", () => this.draw());
     $("#fullscreen").addEventListener("click", () => this.fullScreen());
     document.addEventListener("fullscreenchange", () => {
@@ -214,11 +222,48 @@ export class Viewer {
     return this.frames[this.index];
   }
 
+  // players are the games' own viewer pages (a logic game's, when it
+  // ships one), by game, once /api/games has said.
+  loadPlayers() {
+    if (this.players) return;
+    this.players = {};
+    api("/api/games")
+      .then((games) => {
+        for (const g of games) if (g.player) this.players[g.name] = g.player;
+        this.draw();
+      })
+      .catch(() => {});
+  }
+
+  // toPlayer shows the game's own viewer page, in a sandboxed iframe (an
+  // origin of its own: it can read nothing of this page or the server),
+  // and hands it the frame by postMessage: {type: "arena:frame", index,
+  // count, frame, ids}.
+  toPlayer(url, f) {
+    const frame = $("#player");
+    $("#board").hidden = true;
+    frame.hidden = false;
+    const msg = { type: "arena:frame", index: this.index, count: this.frames.length, frame: f, ids: this.ids || [] };
+    if (frame.getAttribute("src") !== url) {
+      frame.onload = () => frame.contentWindow.postMessage(this.lastPlayerMessage, "*");
+      frame.setAttribute("src", url);
+    } else if (frame.contentWindow) {
+      frame.contentWindow.postMessage(msg, "*");
+    }
+    this.lastPlayerMessage = msg;
+  }
+
   draw() {
     const f = this.frame();
-    const r = rendererFor(this.match && this.match.game);
+    const game = this.match && this.match.game;
+    const r = rendererFor(game);
     const canvas = $("#board");
     if (!f || !r) return;
+    this.loadPlayers();
+    const player = this.players[game];
+    if (player) return this.toPlayer(player, f);
+    canvas.hidden = false;
+    $("#player").hidden = true;
     // What the board shows, for screen readers; a renderer may say more.
     canvas.setAttribute("aria-label", `${this.match.game}: turn ${f.turn} of ${this.frames.length ? this.frames[this.frames.length - 1].turn : f.turn}`);
     r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });

@@ -1,0 +1,50 @@
+// Draws a tic-tac-toe frame: the board the logic sent the bot to move
+// (the round's messages), X for seat 0, O for seat 1.
+const marks = ["X", "O"];
+const colours = ["#e11d48", "#2563eb"];
+
+function boardOf(frame) {
+  const msgs = (frame && frame.state && frame.state.messages) || [];
+  for (const m of msgs) {
+    try {
+      const ask = JSON.parse(m.content);
+      if (Array.isArray(ask.board)) return { board: ask.board, next: ask.you };
+    } catch (e) {
+      // not a board
+    }
+  }
+  return null;
+}
+
+function draw(msg) {
+  const shown = boardOf(msg.frame);
+  const caption = document.getElementById("caption");
+  const g = document.getElementById("board").getContext("2d");
+  g.clearRect(0, 0, 300, 300);
+  g.strokeStyle = "#374151";
+  g.lineWidth = 3;
+  for (let i = 1; i < 3; i++) {
+    g.beginPath(); g.moveTo(i * 100, 5); g.lineTo(i * 100, 295); g.stroke();
+    g.beginPath(); g.moveTo(5, i * 100); g.lineTo(295, i * 100); g.stroke();
+  }
+  const round = msg.frame ? msg.frame.turn : 0;
+  if (!shown) {
+    caption.textContent = `Round ${round}: the match is over`;
+  } else {
+    g.font = "bold 64px sans-serif";
+    g.textAlign = "center";
+    g.textBaseline = "middle";
+    shown.board.forEach((row, r) => row.forEach((cell, c) => {
+      if (cell < 0) return;
+      g.fillStyle = colours[cell];
+      g.fillText(marks[cell], c * 100 + 50, r * 100 + 54);
+    }));
+    const who = (msg.ids && msg.ids[shown.next]) || `seat ${shown.next}`;
+    caption.textContent = `Round ${round}: ${marks[shown.next]} to move (${who})`;
+  }
+  parent.postMessage({ type: "arena:label", text: "Tic-tac-toe, " + caption.textContent }, "*");
+}
+
+window.addEventListener("message", (e) => {
+  if (e.data && e.data.type === "arena:frame") draw(e.data);
+});
