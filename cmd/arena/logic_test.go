@@ -65,6 +65,16 @@ func logicKit(t testing.TB, cli *client.Client) (logic, bot string) {
 	return logic, bot
 }
 
+// misbehaving builds a tic-tac-toe bot that never answers (from the
+// kit's bot) and a logic that misbehaves as its config's mode says
+// (hostileLogic).
+func misbehaving(t *testing.T, cli *client.Client, bot string) (sleeper, hostile string) {
+	sleeper = dockertest.Build(t, cli, "arena-test/ttt-sleeper", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import time; time.sleep(3600)\"]\n", nil)
+	hostile = dockertest.Build(t, cli, "arena-test/hostile-logic", "FROM python:3.14-slim-trixie\nCOPY logic.py /logic.py\nLABEL io.arena.logic=saiblo\nENTRYPOINT [\"python3\", \"-u\", \"/logic.py\"]\n",
+		map[string]string{"logic.py": hostileLogic})
+	return sleeper, hostile
+}
+
 // BenchmarkLogicRound is what a round of a logic game costs: the kit's
 // tic-tac-toe, a series of 1 game and of 41 (see roundCost).
 func BenchmarkLogicRound(b *testing.B) {
@@ -123,10 +133,8 @@ func roundCost(b *testing.B, logic, bot, short, long string) {
 func TestALogicGame(t *testing.T) {
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
-	sleeper := dockertest.Build(t, cli, "arena-test/ttt-sleeper", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import time; time.sleep(3600)\"]\n", nil)
+	sleeper, hostile := misbehaving(t, cli, bot)
 	crasher := dockertest.Build(t, cli, "arena-test/ttt-crasher", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import sys; sys.stdin.readline(); sys.exit(2)\"]\n", nil)
-	hostile := dockertest.Build(t, cli, "arena-test/hostile-logic", "FROM python:3.14-slim-trixie\nCOPY logic.py /logic.py\nLABEL io.arena.logic=saiblo\nENTRYPOINT [\"python3\", \"-u\", \"/logic.py\"]\n",
-		map[string]string{"logic.py": hostileLogic})
 	bin := arenaBinary(t)
 	run := func(args ...string) (orchestrator.Result, string, int) {
 		t.Helper()
@@ -259,9 +267,7 @@ addEventListener("message", async (e) => {
 func TestALogicGameOnTheServer(t *testing.T) {
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
-	sleeper := dockertest.Build(t, cli, "arena-test/ttt-sleeper", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import time; time.sleep(3600)\"]\n", nil)
-	hostile := dockertest.Build(t, cli, "arena-test/hostile-logic", "FROM python:3.14-slim-trixie\nCOPY logic.py /logic.py\nLABEL io.arena.logic=saiblo\nENTRYPOINT [\"python3\", \"-u\", \"/logic.py\"]\n",
-		map[string]string{"logic.py": hostileLogic})
+	sleeper, hostile := misbehaving(t, cli, bot)
 	// The same logic without its player, and with a hostile one.
 	plain := dockertest.Build(t, cli, "arena-test/ttt-plain", "FROM "+logic+"\nLABEL io.arena.player=\n", nil)
 	spy := dockertest.Build(t, cli, "arena-test/ttt-spy", "FROM "+logic+"\nCOPY index.html /spy/index.html\nLABEL io.arena.player=/spy\n", map[string]string{"index.html": spyPlayer})

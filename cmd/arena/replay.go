@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/moby/sys/atomicwriter"
@@ -129,9 +128,7 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 func verifyLogic(ctx context.Context, file string, rep *orchestrator.Replay, stdout, stderr io.Writer) error {
 	// The sandbox's settings, from the environment.
 	fs := flag.NewFlagSet("arena replay verify", flag.ContinueOnError)
-	vals := registerIf(fs, func(s setting) bool {
-		return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
-	})
+	vals := registerIf(fs, replaySetting)
 	cfg, err := load(vals)
 	if err != nil {
 		return usageErr("%v", err)

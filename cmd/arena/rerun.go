@@ -32,6 +32,13 @@ image is no longer present (or the platform fails), 2 for bad usage.
 Flags:
 `
 
+// replaySetting is a setting that applies to what a replay starts again
+// (rerun, a logic's verify): the sandbox's, not a match's time limits or
+// the warm pool.
+func replaySetting(s setting) bool {
+	return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
+}
+
 func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[string]*string) {
 	fs := flag.NewFlagSet("arena replay rerun", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -40,9 +47,7 @@ func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[s
 	timeout := fs.Duration("wait", 5*time.Second, "how long the bot may take per answer (the first gets at least the replay's warm-up)")
 	// The sandbox's settings apply; the match's time limits and the warm
 	// pool do not (--wait bounds each answer).
-	vals := registerIf(fs, func(s setting) bool {
-		return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
-	})
+	vals := registerIf(fs, replaySetting)
 	fs.Usage = func() {
 		fmt.Fprint(out, rerunUsage)
 		fs.PrintDefaults()
