@@ -921,3 +921,26 @@ func TestAWorkerWithoutDockerHandsItsMatchesBack(t *testing.T) {
 		t.Errorf("played by %q, want good", rep.Result.Worker)
 	}
 }
+
+// A match's limits reach the worker whole, a contest's memory limit
+// included, and come back as the request the worker plays.
+func TestAJobCarriesTheMatchsLimits(t *testing.T) {
+	req := request(t, "aaaaaaaaaad1", nil)
+	req.Limits = orchestrator.Limits{AnswerTimeout: 300 * time.Millisecond, WarmUp: 2 * time.Second, MaxMessageBytes: 512, MemoryBytes: 128 << 20}
+	data, err := json.Marshal(jobOf(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job Job
+	if err := json.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	w := &Worker{cfg: WorkerConfig{Games: []engine.Game{snake.New()}}}
+	got, err := w.request(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Limits != req.Limits {
+		t.Errorf("limits on the worker %+v, want %+v", got.Limits, req.Limits)
+	}
+}

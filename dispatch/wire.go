@@ -77,6 +77,7 @@ type Job struct {
 	AnswerTimeout   time.Duration `json:"answer_timeout,omitempty"`
 	WarmUp          time.Duration `json:"warm_up,omitempty"`
 	MaxMessageBytes int           `json:"max_message_bytes,omitempty"`
+	MemoryBytes     int64         `json:"memory_bytes,omitempty"`
 }
 
 // Event kinds.
@@ -231,6 +232,6 @@ func jobOf(req orchestrator.Request) Job {
 	return Job{
 		V: Version, Match: req.MatchID, Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed,
 		Images: req.Images, ImageIDs: req.ImageIDs, ImageDigests: req.ImageDigests, Settings: req.Settings,
-		AnswerTimeout: req.Limits.AnswerTimeout, WarmUp: req.Limits.WarmUp, MaxMessageBytes: req.Limits.MaxMessageBytes,
+		AnswerTimeout: req.Limits.AnswerTimeout, WarmUp: req.Limits.WarmUp, MaxMessageBytes: req.Limits.MaxMessageBytes, MemoryBytes: req.Limits.MemoryBytes,
 	}
 }

@@ -699,7 +699,7 @@ func (w *Worker) request(j Job) (orchestrator.Request, error) {
 	}
 	return orchestrator.Request{
 		Game: g, Map: m, Seed: j.Seed, Images: j.Images, ImageIDs: j.ImageIDs, ImageDigests: j.ImageDigests, Settings: j.Settings, MatchID: j.Match,
-		Limits: orchestrator.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes},
+		Limits: orchestrator.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes, MemoryBytes: j.MemoryBytes},
 	}, nil
 }
 

@@ -63,7 +63,7 @@ func checkHeader(req Request, rep *Replay) error {
 		return foreign("settings %s, want %s", rep.Settings, match.Settings())
 	}
 	lim := req.Limits.Resolve(req.Game.Protocol())
-	if want := (LimitsRecord{AnswerTimeoutMS: ms(lim.AnswerTimeout), WarmUpMS: ms(lim.WarmUp), MaxMessageBytes: lim.MaxMessageBytes}); rep.Limits != want {
+	if want := lim.record(); rep.Limits != want {
 		return foreign("limits %+v, want %+v", rep.Limits, want)
 	}
 	ids := BotIDs(req.Images)

@@ -62,6 +62,7 @@ func TestCheckReplayStreamRefusesWhatCheckReplayRefuses(t *testing.T) {
 		"another match":               func(r *orchestrator.Replay) { r.MatchID, r.Result.MatchID = "ccccccccccc1", "ccccccccccc1" },
 		"another image":               func(r *orchestrator.Replay) { r.Bots[1].ImageID, r.Result.Bots[1].ImageID = "sha256:0", "sha256:0" },
 		"other limits":                func(r *orchestrator.Replay) { r.Limits.AnswerTimeoutMS = 3000 },
+		"another memory limit":        func(r *orchestrator.Replay) { r.Limits.MemoryBytes = 64 << 20 },
 		"another map, same name":      func(r *orchestrator.Replay) { r.MapData += "\n" },
 		"other winners":               func(r *orchestrator.Replay) { r.Result.Winners = []string{"bots/b"} },
 		"an answer changed":           func(r *orchestrator.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` },

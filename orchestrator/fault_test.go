@@ -59,6 +59,9 @@ func TestResolveLimits(t *testing.T) {
 		// The message limit only lowers the game's.
 		{Limits{MaxMessageBytes: 1 << 20}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
 		{Limits{AnswerTimeout: -1}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+		// The memory limit is the sandbox's to apply: 0 stays 0 (the
+		// policy's), a match's own is kept as it is.
+		{Limits{MemoryBytes: 64 << 20}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024, MemoryBytes: 64 << 20}},
 	}
 	for _, tt := range tests {
 		if got := tt.give.Resolve(p); got != tt.want {

@@ -38,6 +38,8 @@ func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID strin
 	if req.Attempt > 1 {
 		name = fmt.Sprintf("arena-%s-%d-logic", matchID, req.Attempt)
 	}
+	// The logic is not a contestant: it runs under the sandbox policy's
+	// memory, whatever limit the match sets its bots (no MemoryBytes).
 	host, err := o.launcher.Launch(ctx, sandbox.Spec{
 		Image: img, Name: name, MatchID: matchID, BotID: "logic",
 		Framing: framing.Targeted, MaxMessageBytes: g.HostMaxMessageBytes(),

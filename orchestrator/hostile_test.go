@@ -254,3 +254,49 @@ func playAtOnce(t testing.TB, cli *client.Client, o *orchestrator.Orchestrator, 
 	}
 	return reps
 }
+
+// A match's own memory limit (a contest's) applies to each of its bots in
+// place of the policy's, and its replay records it: a bot holding 96 MiB
+// is OOM killed under 48 MiB, and the replay verifies.
+func TestAMatchsMemoryLimit(t *testing.T) {
+	cli := dockertest.Client(t)
+	hunter := dockertest.ExampleBots(t, cli)[1]
+	bot := dockertest.TestBot(t, cli, "hold-mib=96")
+	rep := play(t, cli, orchestrator.Request{
+		Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`),
+		Limits: orchestrator.Limits{WarmUp: 3 * time.Second, MemoryBytes: 48 << 20},
+	}, "fifo")
+	if got := rep.Result.Bots[0]; got.Status != engine.StatusOOM || got.FaultTurn != 1 {
+		t.Errorf("the bot holding 96 MiB under 48: %s at turn %d (%s)", got.Status, got.FaultTurn, got.FaultDetail)
+	}
+	if normal := rep.Result.Bots[1]; normal.Status != engine.StatusOK {
+		t.Errorf("the hunter (also under 48 MiB) is %s: %s", normal.Status, normal.FaultDetail)
+	}
+	if rep.Limits.MemoryBytes != 48<<20 {
+		t.Errorf("the replay's limits %+v, want memory_bytes %d", rep.Limits, 48<<20)
+	}
+	if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+		t.Errorf("the replay does not verify: %v", err)
+	}
+
+	// A rerun applies the recorded limit: the bot is killed again at its
+	// first answer (a fault then, none now); with the record taken out it
+	// runs under the policy's 256 MiB and answers.
+	o := newOrchestrator(t, cli, "fifo")
+	res, err := o.Rerun(t.Context(), []engine.Game{tanks.New()}, orchestrator.RerunRequest{Replay: rep, Seat: 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Differs || len(res.Steps) != 1 || res.Steps[0].Now != nil {
+		t.Errorf("rerun under the recorded 48 MiB: differs %v, steps %+v", res.Differs, res.Steps)
+	}
+	free := *rep
+	free.Limits.MemoryBytes = 0
+	res, err = o.Rerun(t.Context(), []engine.Game{tanks.New()}, orchestrator.RerunRequest{Replay: &free, Seat: 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Differs || len(res.Steps) != 1 || res.Steps[0].Now == nil {
+		t.Errorf("rerun under the policy's memory: differs %v, steps %+v", res.Differs, res.Steps)
+	}
+}

@@ -12,6 +12,19 @@ type Limits struct {
 	AnswerTimeout   time.Duration
 	WarmUp          time.Duration
 	MaxMessageBytes int
+	// MemoryBytes is each bot's memory limit (0: the sandbox policy's).
+	MemoryBytes int64
+}
+
+// record is the limits as a replay records them.
+func (l Limits) record() LimitsRecord {
+	return LimitsRecord{AnswerTimeoutMS: ms(l.AnswerTimeout), WarmUpMS: ms(l.WarmUp), MaxMessageBytes: l.MaxMessageBytes, MemoryBytes: l.MemoryBytes}
+}
+
+// fromRecord is the limits a replay records.
+func fromRecord(r LimitsRecord) Limits {
+	return Limits{AnswerTimeout: time.Duration(r.AnswerTimeoutMS * float64(time.Millisecond)),
+		WarmUp: time.Duration(r.WarmUpMS * float64(time.Millisecond)), MaxMessageBytes: r.MaxMessageBytes, MemoryBytes: r.MemoryBytes}
 }
 
 // forStep is the limits of one exchange: the step's answer time where

@@ -165,6 +165,7 @@ func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 				BotID:           s.id,
 				Framing:         f,
 				MaxMessageBytes: r.lim.MaxMessageBytes,
+				MemoryBytes:     r.lim.MemoryBytes,
 			})
 			if err != nil {
 				s.fault(engine.StatusStartFailed, 0, err.Error())

@@ -77,6 +77,9 @@ type LimitsRecord struct {
 	AnswerTimeoutMS float64 `json:"answer_timeout_ms"`
 	WarmUpMS        float64 `json:"warm_up_ms"`
 	MaxMessageBytes int     `json:"max_message_bytes"`
+	// MemoryBytes is each bot's memory limit where the match set one
+	// (absent: the sandbox policy's).
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
 }
 
 // ReplayBot is a bot as recorded.
@@ -233,7 +236,7 @@ func newReplay(matchID string, req Request, match engine.Match, lim Limits, seat
 		Format: ReplayFormat, MatchID: matchID, Game: req.Game.Name(),
 		Map: req.Map.Info().Name, MapData: string(req.Map.Data()), Seed: req.Seed,
 		Settings: match.Settings(),
-		Limits:   LimitsRecord{AnswerTimeoutMS: ms(lim.AnswerTimeout), WarmUpMS: ms(lim.WarmUp), MaxMessageBytes: lim.MaxMessageBytes},
+		Limits:   lim.record(),
 	}
 	for _, s := range seats {
 		rep.Bots = append(rep.Bots, ReplayBot{Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"arena/engine"
+	"arena/engine/tanks"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -175,5 +176,57 @@ func TestEncodeReplayStreamsEncodingJSON(t *testing.T) {
 	}
 	if len(played.Frames) < 2 || len(played.Result.Bots) == 0 {
 		t.Fatalf("the played replay is too small to tell: %d frames", len(played.Frames))
+	}
+}
+
+// A match's own memory limit reaches each bot's spec, is recorded in the
+// replay (and only then: a match without one writes its limits as before),
+// is part of what a replay is checked against, and is applied again when a
+// seat is rerun.
+func TestAMatchsMemoryLimitIsRecordedAndRerun(t *testing.T) {
+	for _, memory := range []int64{0, 64 << 20} {
+		l := fake.NewLauncher(map[string]fake.Script{"bots/a": hunter(), "bots/b": {}})
+		o := orchestrator.New(l)
+		req := orchestrator.Request{
+			Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
+			Settings: json.RawMessage(`{"zone_radius":20}`), Limits: orchestrator.Limits{MemoryBytes: memory},
+		}
+		rep, err := o.Play(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range l.Bots() {
+			if b.Spec().MemoryBytes != memory {
+				t.Errorf("memory %d: %s started with memory %d", memory, b.Spec().BotID, b.Spec().MemoryBytes)
+			}
+		}
+		if rep.Limits.MemoryBytes != memory {
+			t.Errorf("memory %d: the replay records %+v", memory, rep.Limits)
+		}
+		data, err := orchestrator.EncodeReplay(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if recorded := bytes.Contains(data, []byte(`"memory_bytes":`)); recorded != (memory != 0) {
+			t.Errorf("memory %d: memory_bytes in the replay's JSON: %v", memory, recorded)
+		}
+
+		req.MatchID, req.ImageIDs = rep.MatchID, []string{rep.Bots[0].ImageID, rep.Bots[1].ImageID}
+		if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), new(bytes.Buffer), nil); err != nil {
+			t.Errorf("memory %d: the replay fails its own request's check: %v", memory, err)
+		}
+		other := req
+		other.Limits.MemoryBytes = 128 << 20
+		if err := orchestrator.CheckReplay(other, rep); !errors.Is(err, orchestrator.ErrForeignReplay) {
+			t.Errorf("memory %d: checked against a request of 128 MiB: %v, want ErrForeignReplay", memory, err)
+		}
+
+		before := len(l.Bots())
+		if _, err := o.Rerun(t.Context(), games, orchestrator.RerunRequest{Replay: rep, Seat: 0, Turn: 2}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if bots := l.Bots(); len(bots) != before+1 || bots[before].Spec().MemoryBytes != memory {
+			t.Errorf("memory %d: the rerun's bot did not start with the recorded memory", memory)
+		}
 	}
 }

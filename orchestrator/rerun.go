@@ -125,8 +125,7 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	}
 	img.Ref = rb.Image // for names and messages; the container runs img.ID
 	proto := game.Protocol()
-	lim := Limits{AnswerTimeout: time.Duration(r.Limits.AnswerTimeoutMS * float64(time.Millisecond)),
-		WarmUp: time.Duration(r.Limits.WarmUpMS * float64(time.Millisecond)), MaxMessageBytes: r.Limits.MaxMessageBytes}.Resolve(proto)
+	lim := fromRecord(r.Limits).Resolve(proto)
 	timeout := rr.AnswerTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
@@ -134,7 +133,7 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	runID := "rerun-" + NewMatchID()
 	bot, err := o.launcher.Launch(ctx, sandbox.Spec{
 		Image: img, Name: fmt.Sprintf("arena-%s-%d", runID, rr.Seat), MatchID: runID, BotID: rb.ID,
-		Framing: proto.Framing, MaxMessageBytes: lim.MaxMessageBytes,
+		Framing: proto.Framing, MaxMessageBytes: lim.MaxMessageBytes, MemoryBytes: lim.MemoryBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", rb.Image, rb.ImageID, err)

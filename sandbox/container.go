@@ -49,6 +49,9 @@ const startTimeout = 2 * time.Minute
 // Start starts a bot: a warm container from the pool when one fits (see
 // pool.go), else a new one. On error nothing is left behind.
 func (d *Docker) Start(parent context.Context, s Spec) (*Container, error) {
+	if err := checkSpec(s); err != nil {
+		return nil, err
+	}
 	if c := d.pool.take(s); c != nil {
 		if err := c.assign(s, d.caps); err == nil {
 			return c, nil
@@ -98,7 +101,7 @@ func (d *Docker) boot(parent context.Context, s Spec) (_ *Container, err error) 
 		return nil, fmt.Errorf("start %s: %w", s.BotID, err)
 	}
 	c.started = time.Now()
-	c.acct = d.accounting(ctx, c.id)
+	c.acct = d.accounting(ctx, c.id, d.policy.forSpec(s).MemoryBytes)
 	c.freezer.acct = c.acct
 	if err := parent.Err(); err != nil {
 		return nil, err
@@ -121,7 +124,7 @@ func (c *Container) wire(s Spec, caps StderrCaps) {
 }
 
 // accounting finds the started container's cgroup.
-func (d *Docker) accounting(ctx context.Context, id string) *accounting {
+func (d *Docker) accounting(ctx context.Context, id string, memoryBytes int64) *accounting {
 	info, err := d.api.ContainerInspect(ctx, id)
 	switch {
 	case err != nil:
@@ -129,7 +132,7 @@ func (d *Docker) accounting(ctx context.Context, id string) *accounting {
 	case info.State == nil || info.State.Pid == 0:
 		return unavailable("the bot ended before its cgroup could be found")
 	}
-	a := d.cg.forPID(info.State.Pid, d.policy.MemoryBytes)
+	a := d.cg.forPID(info.State.Pid, memoryBytes)
 	if d.runtime.GVisor && a.source != "" {
 		// The cgroup holds the whole gVisor sandbox, and the bot's forks
 		// are refused inside it, where the cgroup does not count them.

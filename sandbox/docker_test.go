@@ -150,6 +150,64 @@ func TestOOMKillIsReported(t *testing.T) {
 	}
 }
 
+// A spec's own memory limit applies in place of the policy's, in the
+// container and in its accounting: a bot holding 96 MiB answers under the
+// policy's 256 MiB and is OOM killed (and counted) under a spec's 48 MiB,
+// also when the pool keeps warm containers; a limit below the engine's
+// minimum is refused.
+func TestTheMemoryLimitOfASpec(t *testing.T) {
+	cli := dockertest.Client(t)
+	owner, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithPool(1, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	img, err := d.Image(t.Context(), dockertest.TestBot(t, cli, "hold-mib=96"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		memory int64
+		killed bool
+	}{{0, false}, {48 << 20, true}, {0, false}, {48 << 20, true}} {
+		c, err := d.Start(t.Context(), sandbox.Spec{Image: img, MatchID: "sandbox-test-memory", BotID: fmt.Sprint("b", i), MaxMessageBytes: 1 << 20, MemoryBytes: tc.memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		c.Send([]byte(stateLine), deadline)
+		_, err = c.Receive(t.Context(), deadline)
+		if !tc.killed {
+			if err != nil {
+				t.Errorf("bot %d under the policy's memory: %v", i, err)
+			}
+		} else {
+			if !errors.Is(err, sandbox.ErrClosed) {
+				t.Errorf("bot %d under 48 MiB: err = %v, want ErrClosed", i, err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			exit := c.Exit(ctx)
+			cancel()
+			if !exit.OOMKilled {
+				t.Errorf("bot %d under 48 MiB: exit %+v, want OOM killed", i, exit)
+			}
+			if u := c.Usage(); u.OOMKills < 1 {
+				t.Errorf("bot %d: the cgroup counter was not seen: %+v", i, u)
+			}
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := d.Start(t.Context(), sandbox.Spec{Image: img, MatchID: "sandbox-test-memory", BotID: "tiny", MemoryBytes: 1 << 20}); !errors.Is(err, sandbox.ErrBadSpec) || !strings.Contains(err.Error(), "1048576") {
+		t.Errorf("a 1 MiB limit: %v, want ErrBadSpec naming it", err)
+	}
+}
+
 // A bot image that would run as root gets an unprivileged uid, distinct for
 // each bot.
 func TestRootImagesGetDistinctUnprivilegedUIDs(t *testing.T) {

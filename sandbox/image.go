@@ -54,6 +54,10 @@ func (e *ImageNotFoundError) Unwrap() error { return ErrImageNotFound }
 // well formed: the caller's input is wrong.
 var ErrBadReference = errors.New("bad bot reference")
 
+// ErrBadSpec is wrapped by errors about a bot's spec that the sandbox
+// cannot apply: the caller's input is wrong.
+var ErrBadSpec = errors.New("bad bot spec")
+
 // ParseImageRef checks that ref is a well-formed Docker image reference.
 func ParseImageRef(ref string) error {
 	if ref == "" {

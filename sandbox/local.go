@@ -119,7 +119,7 @@ func NewLocal(p Policy, log *zap.Logger, joiner string) (*Local, error) {
 		l.why = "no launcher to put a bot in its cgroup before it starts"
 		return l, nil
 	}
-	probe, err := l.newCgroup(l.tag + "-probe")
+	probe, err := l.newCgroup(l.tag+"-probe", l.policy.MemoryBytes)
 	if err != nil {
 		l.why = err.Error()
 	} else {
@@ -190,7 +190,7 @@ func (c *localCgroup) legacy() map[string]string {
 	return m
 }
 
-func (l *Local) newCgroup(name string) (*localCgroup, error) {
+func (l *Local) newCgroup(name string, memoryBytes int64) (*localCgroup, error) {
 	group := "/" + localCgroupParent + "/" + name
 	switch l.mode {
 	case cgroups.Unified:
@@ -198,7 +198,7 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 		period := uint64(100000)
 		swap := int64(0)
 		m, err := cgroup2.NewManager(l.root, group, &cgroup2.Resources{
-			Memory: &cgroup2.Memory{Max: &l.policy.MemoryBytes, Swap: &swap},
+			Memory: &cgroup2.Memory{Max: &memoryBytes, Swap: &swap},
 			Pids:   &cgroup2.Pids{Max: l.policy.PidsLimit},
 			CPU:    &cgroup2.CPU{Max: cgroup2.NewCPUMax(&quota, &period)},
 		})
@@ -219,7 +219,7 @@ func (l *Local) newCgroup(name string) (*localCgroup, error) {
 			}, nil
 		}
 		cg, err := cgroup1.New(cgroup1.StaticPath(group), &specs.LinuxResources{
-			Memory: &specs.LinuxMemory{Limit: &l.policy.MemoryBytes, Swap: &l.policy.MemoryBytes},
+			Memory: &specs.LinuxMemory{Limit: &memoryBytes, Swap: &memoryBytes},
 			CPU:    &specs.LinuxCPU{Quota: &quota, Period: &period},
 			Pids:   &specs.LinuxPids{Limit: &l.policy.PidsLimit},
 		}, cgroup1.WithHierarchy(hierarchy))
@@ -264,13 +264,17 @@ func (c *localCgroup) delete() {
 
 // Start runs a local bot.
 func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
+	if err := checkSpec(s); err != nil {
+		return nil, err
+	}
+	memory := l.policy.forSpec(s).MemoryBytes
 	words, err := SplitCommand(strings.TrimPrefix(s.Image.Ref, LocalPrefix))
 	if err != nil || len(words) == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrBadReference, s.Image.Ref)
 	}
 	p := &Process{log: l.log.With(zap.String("bot", s.BotID)), exited: make(chan struct{}), done: make(chan struct{})}
 	if l.isolated {
-		p.cg, err = l.newCgroup(fmt.Sprintf("%s-%d", l.tag, l.seq.Add(1)))
+		p.cg, err = l.newCgroup(fmt.Sprintf("%s-%d", l.tag, l.seq.Add(1)), memory)
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +338,7 @@ func (l *Local) Start(ctx context.Context, s Spec) (_ *Process, err error) {
 		io.Copy(p.stdio.stderr, stderrR)
 	}()
 	if p.cg != nil {
-		p.acct = cgroupLocator{root: l.root, procRoot: "/proc", mode: l.mode}.forGroup(p.cg.legacy(), p.cg.group, l.policy.MemoryBytes)
+		p.acct = cgroupLocator{root: l.root, procRoot: "/proc", mode: l.mode}.forGroup(p.cg.legacy(), p.cg.group, memory)
 	} else {
 		p.acct = unavailable("the local bot runs without a cgroup: " + l.why)
 	}

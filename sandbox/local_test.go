@@ -60,6 +60,13 @@ func newLocal(t *testing.T) *sandbox.Local {
 
 func startLocal(t *testing.T, l *sandbox.Local, mode string) *sandbox.Process {
 	t.Helper()
+	return startLocalSpec(t, l, mode, sandbox.Spec{BotID: "local", MaxMessageBytes: 1 << 20})
+}
+
+// startLocalSpec starts the test bot in a mode under a spec (its image
+// filled in).
+func startLocalSpec(t *testing.T, l *sandbox.Local, mode string, spec sandbox.Spec) *sandbox.Process {
+	t.Helper()
 	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
 	img, err := l.Image("exec:" + bin + " " + mode)
 	if err != nil {
@@ -68,7 +75,8 @@ func startLocal(t *testing.T, l *sandbox.Local, mode string) *sandbox.Process {
 	if !strings.HasPrefix(img.ID, "exec:sha256:") {
 		t.Errorf("image id %q", img.ID)
 	}
-	p, err := l.Start(t.Context(), sandbox.Spec{Image: img, BotID: "local", MaxMessageBytes: 1 << 20})
+	spec.Image = img
+	p, err := l.Start(t.Context(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +124,44 @@ func TestLocalBotMemoryLimit(t *testing.T) {
 	}
 	if exit := p.Exit(t.Context()); !exit.OOMKilled {
 		t.Errorf("exit = %+v, want OOM killed", exit)
+	}
+}
+
+// A spec's own memory limit applies in place of the policy's: a bot
+// holding 96 MiB answers under the policy's 256 MiB and is OOM killed
+// under a spec's 48 MiB.
+func TestLocalBotMemoryLimitOfItsSpec(t *testing.T) {
+	l := newLocal(t)
+	if isolated, why := l.Isolated(); !isolated {
+		t.Skipf("local bots are not isolated here (%s): no limit to test", why)
+	}
+	for _, tc := range []struct {
+		memory int64
+		killed bool
+	}{{0, false}, {48 << 20, true}} {
+		p := startLocalSpec(t, l, "hold-mib=96", sandbox.Spec{BotID: "local", MaxMessageBytes: 1 << 20, MemoryBytes: tc.memory})
+		deadline := time.Now().Add(20 * time.Second)
+		if err := p.Send([]byte(stateLine), deadline); err != nil && !tc.killed {
+			t.Fatal(err)
+		}
+		_, err := p.Receive(t.Context(), deadline)
+		if tc.killed {
+			if !errors.Is(err, sandbox.ErrClosed) {
+				t.Errorf("memory %d: err = %v, want the output closed by the OOM kill", tc.memory, err)
+			}
+			if exit := p.Exit(t.Context()); !exit.OOMKilled {
+				t.Errorf("memory %d: exit = %+v, want OOM killed", tc.memory, exit)
+			}
+		} else if err != nil {
+			t.Errorf("under the policy's memory: %v", err)
+		}
+	}
+	img, err := l.Image("exec:/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Start(t.Context(), sandbox.Spec{Image: img, BotID: "tiny", MemoryBytes: 1 << 20}); !errors.Is(err, sandbox.ErrBadSpec) || !strings.Contains(err.Error(), "1048576") {
+		t.Errorf("a 1 MiB limit: %v, want ErrBadSpec naming it", err)
 	}
 }
 

@@ -59,10 +59,31 @@ func DefaultPolicy() Policy {
 	}
 }
 
+// MinMemoryBytes is the least memory a bot may be given: the engine's
+// minimum.
+const MinMemoryBytes = 6 << 20
+
+// forSpec is the policy of one bot: the spec's memory limit where it
+// sets one.
+func (p Policy) forSpec(s Spec) Policy {
+	if s.MemoryBytes > 0 {
+		p.MemoryBytes = s.MemoryBytes
+	}
+	return p
+}
+
+// checkSpec says what in a spec the sandbox cannot apply.
+func checkSpec(s Spec) error {
+	if s.MemoryBytes != 0 && s.MemoryBytes < MinMemoryBytes {
+		return fmt.Errorf("%w: memory limit %d bytes is below the engine's minimum of 6 MiB", ErrBadSpec, s.MemoryBytes)
+	}
+	return nil
+}
+
 // Validate reports the first unusable field by name.
 func (p Policy) Validate() error {
 	switch {
-	case p.MemoryBytes < 6<<20:
+	case p.MemoryBytes < MinMemoryBytes:
 		return fmt.Errorf("memory limit %d bytes is below the engine's minimum of 6 MiB", p.MemoryBytes)
 	case p.NanoCPUs != 0 && p.NanoCPUs < 1e7:
 		return fmt.Errorf("cpu quota %d nano-CPUs is below 0.01 CPU", p.NanoCPUs)

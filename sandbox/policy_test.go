@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,5 +70,33 @@ func TestPolicyValidate(t *testing.T) {
 	p.CPUSet = "0-1,3"
 	if err := p.Validate(); err != nil {
 		t.Errorf("cpuset 0-1,3: %v", err)
+	}
+}
+
+// A spec's memory limit replaces the policy's in the bot's container,
+// swap still equal to it (none), and nothing else of the policy changes;
+// a spec without one gets the policy's. A limit below the engine's
+// minimum is refused, naming it.
+func TestASpecsMemoryLimit(t *testing.T) {
+	p := DefaultPolicy()
+	d := &Docker{policy: p}
+	for _, tc := range []struct{ give, want int64 }{{0, p.MemoryBytes}, {64 << 20, 64 << 20}, {1 << 30, 1 << 30}} {
+		bc := d.botContainer(Spec{Image: Image{ID: "sha256:abc"}, BotID: "b", MemoryBytes: tc.give}, 20001)
+		r := bc.host.Resources
+		if r.Memory != tc.want || r.MemorySwap != tc.want {
+			t.Errorf("spec memory %d: container memory %d, swap %d, want both %d", tc.give, r.Memory, r.MemorySwap, tc.want)
+		}
+		if r.NanoCPUs != p.NanoCPUs || *r.PidsLimit != p.PidsLimit || !bc.host.ReadonlyRootfs {
+			t.Errorf("spec memory %d: the rest of the policy changed: %+v", tc.give, r)
+		}
+	}
+	for give, ok := range map[int64]bool{0: true, MinMemoryBytes: true, 64 << 20: true, MinMemoryBytes - 1: false, 1 << 20: false, -1: false} {
+		err := checkSpec(Spec{MemoryBytes: give})
+		switch {
+		case ok && err != nil:
+			t.Errorf("memory %d refused: %v", give, err)
+		case !ok && (!errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), strconv.FormatInt(give, 10))):
+			t.Errorf("memory %d: %v, want ErrBadSpec naming it", give, err)
+		}
 	}
 }

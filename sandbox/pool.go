@@ -60,9 +60,11 @@ func WithPool(size int, idle time.Duration) Option {
 	}
 }
 
-// fits reports whether a spec can run in a warm container.
+// fits reports whether a spec can run in a warm container. Warm
+// containers are booted under the policy as it is: a spec that sets
+// another memory limit starts a container of its own (cold).
 func (p *pool) fits(s Spec) bool {
-	return p != nil && s.Args == nil && s.Image.ID != "" && p.d.fifoPath() != nil
+	return p != nil && s.Args == nil && s.Image.ID != "" && p.d.fifoPath() != nil && p.d.policy.forSpec(s).MemoryBytes == p.d.policy.MemoryBytes
 }
 
 // take returns a warm container for the spec's image, or nil; either way

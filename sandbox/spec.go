@@ -19,6 +19,9 @@ type Spec struct {
 	Framing framing.Framing
 	// MaxMessageBytes caps one message on stdout.
 	MaxMessageBytes int
+	// MemoryBytes is this bot's memory limit (0: the policy's), swap
+	// disabled as the policy's is.
+	MemoryBytes int64
 	// Args, when set, replace the image's command (CMD); its entrypoint
 	// stays.
 	Args []string
@@ -36,7 +39,7 @@ type botContainer struct {
 // botContainer decides a bot's container: the policy, its labels and
 // environment, and its user: the uid leased, whatever the image says.
 func (d *Docker) botContainer(s Spec, uid int) botContainer {
-	cfg, host := containerConfig(d.policy, containerSpec{
+	cfg, host := containerConfig(d.policy.forSpec(s), containerSpec{
 		image: s.Image.ID,
 		env:   append([]string{"ARENA_BOT_ID=" + s.BotID}, s.Env...),
 		labels: map[string]string{

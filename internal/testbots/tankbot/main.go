@@ -12,6 +12,7 @@
 //	close-stdout-at=N  close stdout at turn N and keep running
 //	huge-line-at=N     answer turn N with a 200 MB line
 //	oom-at=N           allocate memory until killed, at turn N
+//	hold-mib=N         allocate and touch N MiB before the first answer, keep it, answer as usual
 //	fork-bomb-at=N     start processes until refused, at turn N, then go on
 //	fill-tmp-at=N      write /tmp until refused, at turn N, then go on
 //	write-root-at=N    try to write to / at turn N, then go on
@@ -47,6 +48,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,6 +120,16 @@ func main() {
 			}
 		}
 	}
+
+	var held [][]byte
+	for i := 0; i < at("hold-mib"); i++ {
+		b := make([]byte, 1<<20)
+		for j := range b {
+			b[j] = 1
+		}
+		held = append(held, b)
+	}
+	defer runtime.KeepAlive(held)
 
 	_, findSelf := opts["find-self"]
 	self := os.Getenv("ARENA_TEST_SELF")
