@@ -15,6 +15,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/ladder/skill"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -98,7 +99,7 @@ func TestCompute(t *testing.T) {
 		{First: 2, Second: 4, MatchID: "m5", Result: Result{1, 0, "ok", "crashed"}},
 		{First: 3, Second: 4, MatchID: "m6", Result: Result{0.5, 0.5, "ok", "ok"}},
 	}
-	s := Compute(ents, games, []string{HeadToHead, SonnebornBerger})
+	s := Compute(ents, games, []string{HeadToHead, SonnebornBerger}, skill.Default())
 	var order []string
 	for _, r := range s.Rows {
 		order = append(order, fmt.Sprintf("%d:%s:%g", r.Rank, r.Name, r.Points))
@@ -119,9 +120,50 @@ func TestCompute(t *testing.T) {
 		t.Errorf("head to head %v", s.HeadToHead)
 	}
 	// Equal in everything: the same rank.
-	same := Compute([]Entrant{{ID: 1, Name: "x"}, {ID: 2, Name: "y"}}, []Played{{First: 1, Second: 2, Result: Result{0.5, 0.5, "ok", "ok"}}}, []string{HeadToHead})
+	same := Compute([]Entrant{{ID: 1, Name: "x"}, {ID: 2, Name: "y"}}, []Played{{First: 1, Second: 2, Result: Result{0.5, 0.5, "ok", "ok"}}}, []string{HeadToHead}, skill.Default())
 	if same.Rows[0].Rank != 1 || same.Rows[1].Rank != 1 {
 		t.Errorf("a draw gives ranks %d and %d", same.Rows[0].Rank, same.Rows[1].Rank)
+	}
+}
+
+// The "rating" tie-break: of the entries tied on points, the one whose
+// win was against the stronger opponent (and whose loss was to it) rates
+// higher, as the ladders' model says.
+func TestComputeTieBreakByRating(t *testing.T) {
+	ents := []Entrant{{ID: 1, Name: "s"}, {ID: 2, Name: "w"}, {ID: 3, Name: "x"}, {ID: 4, Name: "y"}}
+	win := func(a, b int64) Played { return Played{First: a, Second: b, Result: Result{1, 0, "ok", "ok"}} }
+	games := []Played{
+		win(1, 2), win(1, 2), win(1, 2), // s is strong, w weak
+		win(3, 1), win(1, 3), // x splits with s
+		win(4, 2), win(2, 4), // y splits with w
+	}
+	st := Compute(ents, games, []string{Rating}, skill.Default())
+	var order []string
+	for _, r := range st.Rows {
+		order = append(order, fmt.Sprintf("%d:%s:%g", r.Rank, r.Name, r.Points))
+	}
+	// x, y and w have 1 point each; x's split is worth more.
+	if order[0] != "1:s:4" || order[1] != "2:x:1" {
+		t.Fatalf("standings %v: want s, then x", order)
+	}
+	for k := 1; k < 3; k++ {
+		if a, b := st.Rows[k].TieBreaks[0], st.Rows[k+1].TieBreaks[0]; !(a > b) {
+			t.Errorf("row %d's rating %g is not above row %d's %g: %v", k, a, k+1, b, order)
+		}
+	}
+	for _, r := range st.Rows {
+		if len(r.TieBreaks) != 1 {
+			t.Errorf("%s: tie-breaks %v, want its rating", r.Name, r.TieBreaks)
+		}
+	}
+	// A spec declares it; twice is refused.
+	s := Spec{Name: "n", Game: "tanks", FreezeAt: time.Now(), TieBreak: []string{Rating, HeadToHead}}
+	if err := s.Check([]engine.Game{tanks.New()}); err != nil {
+		t.Errorf("rating refused: %v", err)
+	}
+	s.TieBreak = []string{Rating, Rating}
+	if err := s.Check([]engine.Game{tanks.New()}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a tie-break given twice: %v", err)
 	}
 }
 
@@ -585,5 +627,300 @@ func TestAGameNeverPlayedIsVoidAfterItsTries(t *testing.T) {
 		if row.Played != 0 {
 			t.Errorf("%s scored %d games", row.Name, row.Played)
 		}
+	}
+}
+
+// Staff change an open contest's settings with a merge patch: each
+// change is checked as at creation and named in the audit log; the game,
+// the seed and the invitation code cannot be set; after the freeze
+// nothing changes.
+func TestStaffChangeTheSettingsBeforeTheFreeze(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	ct := r.create(t)
+	patch := func(body string) error { return r.c.Update(t.Context(), ct.ID, json.RawMessage(body), "admin") }
+	if err := patch(`{"maps":["classic","crossroads"],"rounds":4,"answer_timeout_ms":300,"memory_mb":128,"tiebreak":["rating"],"rules":"no copying"}`); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := r.st.Contest(t.Context(), ct.ID)
+	s, err := spec(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Maps, []string{"classic", "crossroads"}) || s.Rounds != 4 || s.AnswerTimeoutMS != 300 || s.MemoryMB != 128 || !slices.Equal(s.TieBreak, []string{Rating}) || s.Rules != "no copying" || s.Seed != 7 || s.Name != "Cup" {
+		t.Errorf("settings after the patch: %+v", s)
+	}
+	if lim := s.Limits(); lim.MemoryBytes != 128<<20 || lim.AnswerTimeout != 300*time.Millisecond {
+		t.Errorf("the matches' limits: %+v", lim)
+	}
+	for body, want := range map[string]string{
+		`{"rounds":3}`:               "rounds: 3",
+		`{"maps":["nowhere"]}`:       "maps:",
+		`{"memory_mb":4}`:            "memory_mb: 4",
+		`{"game":"snake"}`:           "game: a contest's game is fixed",
+		`{"seed":"1"}`:               "seed: a contest's seed is fixed",
+		`{"invite":"mine"}`:          "new_invite",
+		`{"colour":"red"}`:           `unknown field "colour"`,
+		`{"entrants":"listed"}`:      "allowed:",
+		`{}`:                         "no setting",
+		`[1]`:                        "JSON object",
+		`{"tiebreak":["coin-toss"]}`: "coin-toss",
+	} {
+		if err := patch(body); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %q", body, err, want)
+		}
+	}
+	got2, _ := r.st.Contest(t.Context(), ct.ID)
+	if string(got2.Spec) != string(got.Spec) {
+		t.Errorf("a refused patch changed the settings: %s", got2.Spec)
+	}
+	log, _ := r.st.AuditLog(t.Context(), ct.ID)
+	if len(log) != 2 || log[1].Action != "update" {
+		t.Fatalf("audit %+v", log)
+	}
+	for _, want := range []string{`maps ["classic"] → ["classic","crossroads"]`, "rounds 2 → 4", "memory_mb set to 128", "rules changed", `tiebreak ["head-to-head","sonneborn-berger"] → ["rating"]`} {
+		if !strings.Contains(log[1].Detail, want) {
+			t.Errorf("audit detail %q does not say %q", log[1].Detail, want)
+		}
+	}
+	// After the freeze: closed.
+	r.advance(2 * time.Minute)
+	if err := r.c.Step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := patch(`{"rules":"late"}`); !errors.Is(err, store.ErrContestClosed) {
+		t.Errorf("a change after the freeze: %v", err)
+	}
+}
+
+// Entry by invitation: the code is made with the contest and shown to
+// staff only; without it, or with a wrong or replaced one, an entry is
+// refused (ErrNotInvited); the listed enter without one; a clone has a
+// code of its own.
+func TestEntryByInvitation(t *testing.T) {
+	r := newRig(t, t.TempDir())
+	ct, err := r.c.Create(t.Context(), Spec{Name: "Club cup", Game: "tanks", Maps: []string{"classic"}, FreezeAt: r.now.Add(time.Minute), Entrants: Invited, Allowed: []string{"carol"}}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff, _ := r.c.Page(t.Context(), ct.ID, Viewer{Staff: true})
+	code := staff.Spec.Invite
+	if len(code) < 20 {
+		t.Fatalf("invitation code %q", code)
+	}
+	anyone, _ := r.c.Page(t.Context(), ct.ID, Viewer{Owners: []string{"alice"}})
+	list, _ := r.c.List(t.Context())
+	if anyone.Spec.Invite != "" || list[0].Spec.Invite != "" {
+		t.Errorf("the code is shown to a non-staff viewer: %q, %q", anyone.Spec.Invite, list[0].Spec.Invite)
+	}
+	for _, tag := range []string{"alice", "bob", "carol"} {
+		id := "img" + tag
+		if err := r.st.RecordTag(t.Context(), store.Tag{Repository: tag + "/bot", Tag: "v1", Owner: tag, Digest: "sha256:d" + tag, ImageID: "sha256:" + strings.Repeat("0", 64-len(id)) + id, PushedBy: tag, PushedAt: r.now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enter := func(owner, invite string) error {
+		_, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: owner, By: owner, Repository: owner + "/bot", Invite: invite})
+		return err
+	}
+	if err := enter("alice", ""); !errors.Is(err, ErrNotInvited) || !strings.Contains(err.Error(), "invitation code") {
+		t.Errorf("no code: %v", err)
+	}
+	if err := enter("alice", code[:len(code)-1]+"x"); !errors.Is(err, ErrNotInvited) {
+		t.Errorf("a wrong code: %v", err)
+	}
+	if err := enter("alice", code); err != nil {
+		t.Errorf("the code: %v", err)
+	}
+	if err := enter("carol", ""); err != nil {
+		t.Errorf("a listed entrant: %v", err)
+	}
+	// A new code: the old one no longer admits.
+	if err := r.c.Update(t.Context(), ct.ID, json.RawMessage(`{"new_invite":true}`), "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := enter("bob", code); !errors.Is(err, ErrNotInvited) {
+		t.Errorf("the replaced code: %v", err)
+	}
+	staff, _ = r.c.Page(t.Context(), ct.ID, Viewer{Staff: true})
+	if staff.Spec.Invite == code || staff.Spec.Invite == "" {
+		t.Errorf("new code %q", staff.Spec.Invite)
+	}
+	if err := enter("bob", staff.Spec.Invite); err != nil {
+		t.Errorf("the new code: %v", err)
+	}
+	log, _ := r.st.AuditLog(t.Context(), ct.ID)
+	if d := log[len(log)-1].Detail; !strings.Contains(d, "new invitation code") || strings.Contains(d, code) || strings.Contains(d, staff.Spec.Invite) {
+		t.Errorf("audit of the new code: %q", d)
+	}
+	cl, err := r.c.Clone(t.Context(), ct.ID, "Club cup II", r.now.Add(time.Hour), "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone, _ := r.c.Page(t.Context(), cl.ID, Viewer{Staff: true})
+	if clone.Spec.Invite == "" || clone.Spec.Invite == staff.Spec.Invite {
+		t.Errorf("the clone's code %q", clone.Spec.Invite)
+	}
+	// A listed contest: no code admits the unlisted.
+	listed, err := r.c.Create(t.Context(), Spec{Name: "Closed", Game: "tanks", FreezeAt: r.now.Add(time.Minute), Entrants: Listed, Allowed: []string{"carol"}}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.c.Enter(t.Context(), listed.ID, Entry{Owner: "alice", By: "alice", Repository: "alice/bot", Invite: code}); !errors.Is(err, ErrNotInvited) || !strings.Contains(err.Error(), "not on the list") {
+		t.Errorf("an unlisted entrant of a listed contest: %v", err)
+	}
+}
+
+// Swiss pairings: the first round's top half meets its bottom half; an
+// odd field's lowest without a bye sits out; later rounds pair equal
+// points and no pair meets twice while another partner remains.
+func TestSwissPairs(t *testing.T) {
+	order := []int64{1, 2, 3, 4, 5, 6, 7, 8}
+	pairs, bye := SwissPairs(order, nil, nil, nil)
+	if fmt.Sprint(pairs) != "[[1 5] [2 6] [3 7] [4 8]]" || bye != 0 {
+		t.Errorf("round 1 of 8: %v, bye %d", pairs, bye)
+	}
+	pairs, bye = SwissPairs(order[:5], nil, nil, map[int64]bool{5: true})
+	if fmt.Sprint(pairs) != "[[1 3] [2 5]]" || bye != 4 {
+		t.Errorf("5 entries, 5 had a bye: %v, bye %d", pairs, bye)
+	}
+	// Every pair has met: they meet again, the preferred partners.
+	all := map[[2]int64]bool{{1, 2}: true, {1, 3}: true, {1, 4}: true, {2, 3}: true, {2, 4}: true, {3, 4}: true}
+	pairs, _ = SwissPairs(order[:4], map[int64]float64{1: 3, 2: 2, 3: 1, 4: 0}, all, nil)
+	if fmt.Sprint(pairs) != "[[1 2] [3 4]]" {
+		t.Errorf("a round after all have met: %v", pairs)
+	}
+	for n, want := range map[int]int{2: 1, 3: 2, 4: 3, 8: 5, 9: 6, 24: 7, 100: 9} {
+		if got := SwissRounds(n); got != want {
+			t.Errorf("SwissRounds(%d) = %d, want %d", n, got, want)
+		}
+	}
+	// A whole Swiss system of 8 and of 7 entries where the lower id
+	// always wins: no rematch, the strongest wins every round, every
+	// entry plays each round or has a bye, no bye twice.
+	for _, n := range []int{8, 7, 12, 201} {
+		var order []int64
+		for i := 1; i <= n; i++ {
+			order = append(order, int64(i))
+		}
+		points := map[int64]float64{}
+		met := map[[2]int64]bool{}
+		byes := map[int64]bool{}
+		for r := 0; r < SwissRounds(n); r++ {
+			pairs, bye := SwissPairs(order, points, met, byes)
+			seen := map[int64]bool{}
+			for _, p := range pairs {
+				if met[pairOf(p[0], p[1])] {
+					t.Errorf("%d entries, round %d: %v meet again", n, r+1, p)
+				}
+				met[pairOf(p[0], p[1])] = true
+				seen[p[0]], seen[p[1]] = true, true
+				points[min(p[0], p[1])]++
+			}
+			if bye != 0 {
+				if byes[bye] {
+					t.Errorf("%d entries, round %d: a second bye for %d", n, r+1, bye)
+				}
+				byes[bye], seen[bye] = true, true
+				points[bye]++
+			}
+			if len(seen) != n || len(pairs) != n/2 {
+				t.Errorf("%d entries, round %d: %v and bye %d", n, r+1, pairs, bye)
+			}
+		}
+		if points[1] != float64(SwissRounds(n)) {
+			t.Errorf("%d entries: the strongest has %g points of %d", n, points[1], SwissRounds(n))
+		}
+	}
+}
+
+// A Swiss final through the runner: seven entries of known strength,
+// each round paired when the last is over (audited), a bye a round, the
+// strongest first with every point, and after a restart mid-round the
+// same standings as without one.
+func TestASwissFinal(t *testing.T) {
+	imgs := []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7"}
+	run := func(cutAt int) (Board, *rig, store.Contest) {
+		r := newRig(t, t.TempDir())
+		r.q.strength = imgs
+		ct, err := r.c.Create(t.Context(), Spec{Name: "Open", Game: "tanks", Maps: []string{"classic"}, Rounds: 2, FreezeAt: r.now.Add(time.Minute), Seed: 9, Format: FormatSwiss}, "admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, img := range []string{"s4", "s7", "s1", "s6", "s2", "s5", "s3"} {
+			if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: img, By: img, Image: img}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.advance(time.Minute)
+		for i := 0; i < cutAt; i++ {
+			if err := r.c.Step(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cutAt > 0 {
+			r.q.hold = true
+			if err := r.c.Step(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range r.q.held {
+				r.st.Finish(t.Context(), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
+			}
+			r.q.hold = false
+			r.c = r.contests()
+		}
+		return r.runToEnd(t, ct.ID), r, ct
+	}
+	b, r, ct := run(0)
+	rounds := SwissRounds(7)
+	if len(b.Games) != rounds*(3*2+2) {
+		t.Fatalf("%d games, want %d rounds of 3 pairings × 2 seat orders and a bye × 2", len(b.Games), rounds)
+	}
+	met := map[[2]int64]int{}
+	byes := map[int64]int{}
+	perRound := map[int]int{}
+	for _, g := range b.Games {
+		perRound[g.Round]++
+		if g.State != store.GameScored {
+			t.Errorf("game %+v", g)
+		}
+		if g.Second == 0 {
+			byes[g.First]++
+			continue
+		}
+		met[pairOf(g.First, g.Second)]++
+	}
+	for p, n := range met {
+		if n != 2 {
+			t.Errorf("pair %v played %d games, want 2 (they met twice?)", p, n)
+		}
+	}
+	if len(byes) != rounds || len(perRound) != rounds {
+		t.Errorf("byes %v over %d rounds, games per round %v", byes, rounds, perRound)
+	}
+	if top := b.Rows[0]; top.Name != "s1" || top.Points != float64(2*rounds) || top.Rank != 1 {
+		t.Errorf("the strongest: %+v", top)
+	}
+	for _, row := range b.Rows {
+		if row.Played+row.Byes != 2*rounds {
+			t.Errorf("%s: %d games and %d byes, want %d in all", row.Name, row.Played, row.Byes, 2*rounds)
+		}
+	}
+	log, _ := r.st.AuditLog(t.Context(), ct.ID)
+	var actions []string
+	for _, a := range log {
+		actions = append(actions, a.Action)
+	}
+	if want := "create freeze" + strings.Repeat(" round", rounds-1); strings.Join(actions, " ") != want {
+		t.Errorf("audit %v, want %s", actions, want)
+	}
+	// Cut in the middle of the third round: the same standings.
+	cut, _, _ := run(5)
+	for _, x := range []*Board{&b, &cut} {
+		for i := range x.Rows {
+			x.Rows[i].FaultMatches = nil
+		}
+	}
+	if fmt.Sprint(cut.Standings) != fmt.Sprint(b.Standings) {
+		t.Errorf("standings after a cut\n%+v\nuninterrupted\n%+v", cut.Standings, b.Standings)
 	}
 }

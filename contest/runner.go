@@ -1,12 +1,15 @@
 package contest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,6 +177,13 @@ func (c *Contests) Create(ctx context.Context, s Spec, by string) (store.Contest
 	if err := s.Check(c.deps.Games); err != nil {
 		return store.Contest{}, err
 	}
+	if s.Entrants == Invited && s.Invite == "" {
+		code, err := newInvite()
+		if err != nil {
+			return store.Contest{}, err
+		}
+		s.Invite = code
+	}
 	if s.Seed == 0 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -193,30 +203,77 @@ func (c *Contests) Create(ctx context.Context, s Spec, by string) (store.Contest
 	return ct, err
 }
 
-// Update changes an open contest's deadline or rules (a staff action,
-// audited).
-func (c *Contests) Update(ctx context.Context, id int64, freezeAt *time.Time, rules *string, by string) error {
+// Update changes an open contest's settings (a staff action, audited):
+// patch is a JSON object of Spec's fields to set (a merge patch), and
+// "new_invite": true replaces the invitation code. Its game and seed are
+// fixed (clone it instead); settings are checked as at creation.
+func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, by string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ct, err := c.deps.Store.Contest(ctx, id)
 	if err != nil {
 		return err
 	}
-	s, err := spec(ct)
+	old, err := spec(ct)
 	if err != nil {
 		return err
 	}
-	var what []string
-	if freezeAt != nil {
-		what = append(what, fmt.Sprintf("freeze_at %s → %s", s.FreezeAt.UTC().Format(time.RFC3339), freezeAt.UTC().Format(time.RFC3339)))
-		s.FreezeAt = *freezeAt
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &fields); err != nil || fields == nil {
+		return invalid("send a JSON object of the settings to change, e.g. {\"freeze_at\": \"2027-01-31T18:00:00Z\"}")
 	}
-	if rules != nil {
-		what = append(what, "rules changed")
-		s.Rules = *rules
+	if len(fields) == 0 {
+		return invalid("no setting to change")
+	}
+	for _, fixed := range []string{"game", "seed", "invite"} {
+		if _, ok := fields[fixed]; ok {
+			if fixed == "invite" {
+				return invalid(`invite: the invitation code is made by the server: send {"new_invite": true} to replace it`)
+			}
+			return invalid("%s: a contest's %s is fixed once it is made: clone it to change it", fixed, fixed)
+		}
+	}
+	rotate := false
+	if raw, ok := fields["new_invite"]; ok {
+		if err := json.Unmarshal(raw, &rotate); err != nil {
+			return invalid("new_invite: true or false")
+		}
+		delete(fields, "new_invite")
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	s := old
+	// Lists are replaced, not merged.
+	for _, k := range []string{"maps", "allowed", "tiebreak"} {
+		if _, ok := fields[k]; ok {
+			switch k {
+			case "maps":
+				s.Maps = nil
+			case "allowed":
+				s.Allowed = nil
+			case "tiebreak":
+				s.TieBreak = nil
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return invalid("%v", err)
+	}
+	if rotate || s.Entrants == Invited && s.Invite == "" {
+		if s.Invite, err = newInvite(); err != nil {
+			return err
+		}
 	}
 	if err := s.Check(c.deps.Games); err != nil {
 		return err
+	}
+	what := specChanges(old, s)
+	if len(what) == 0 {
+		return nil
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
@@ -229,6 +286,46 @@ func (c *Contests) Update(ctx context.Context, id int64, freezeAt *time.Time, ru
 	return nil
 }
 
+// specChanges names what changed between two settings, field by field
+// (the invitation code is not written out).
+func specChanges(old, cur Spec) []string {
+	fields := func(s Spec) map[string]json.RawMessage {
+		s.Invite = ""
+		data, _ := json.Marshal(s)
+		var m map[string]json.RawMessage
+		json.Unmarshal(data, &m)
+		return m
+	}
+	a, b := fields(old), fields(cur)
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if bytes.Equal(a[k], b[k]) {
+			continue
+		}
+		switch {
+		case k == "rules":
+			out = append(out, "rules changed")
+		case a[k] == nil:
+			out = append(out, fmt.Sprintf("%s set to %s", k, b[k]))
+		case b[k] == nil:
+			out = append(out, fmt.Sprintf("%s %s → the default", k, a[k]))
+		default:
+			out = append(out, fmt.Sprintf("%s %s → %s", k, a[k], b[k]))
+		}
+	}
+	if old.Invite != "" && cur.Invite != "" && old.Invite != cur.Invite {
+		out = append(out, "a new invitation code (the old one no longer admits)")
+	}
+	return out
+}
+
 // Entry is what an entrant enters: a pushed bot's repository (with the
 // tag to play in the final, "" for the latest ready one), or an image of
 // the engine (Image, pinned now).
@@ -237,6 +334,8 @@ type Entry struct {
 	Repository string
 	Tag        string
 	Image      string
+	// Invite is the invitation code the entrant brings ("" for none).
+	Invite string
 }
 
 // Enter enters a bot in an open contest.
@@ -254,8 +353,8 @@ func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestE
 	if err != nil {
 		return store.ContestEntry{}, err
 	}
-	if !s.MayEnter(e.Owner) {
-		return store.ContestEntry{}, invalid("%s is not on the list of who may enter %q", e.Owner, s.Name)
+	if err := s.MayEnter(e.Owner, e.Invite); err != nil {
+		return store.ContestEntry{}, err
 	}
 	entries, err := c.deps.Store.ContestEntries(ctx, id)
 	if err != nil {
@@ -446,15 +545,122 @@ func (c *Contests) freeze(ctx context.Context, ct store.Contest) error {
 			playing = append(playing, e.ID)
 		}
 	}
-	var games []store.ContestGame
-	for _, g := range Schedule(playing, s.Maps, s.Rounds, uint64(s.Seed)) {
-		games = append(games, store.ContestGame{Idx: g.Idx, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed})
+	var schedule []Game
+	if swiss, _ := s.swiss(len(playing)); swiss {
+		order, err := c.seeding(ctx, ct.ID, playing)
+		if err != nil {
+			return err
+		}
+		pairs, bye := SwissPairs(order, nil, nil, nil)
+		schedule = SwissRound(pairs, bye, s.Maps, s.Rounds, uint64(s.Seed), 0, 0)
+	} else {
+		schedule = Schedule(playing, s.Maps, s.Rounds, uint64(s.Seed))
 	}
-	started, err := c.deps.Store.StartFinal(ctx, ct.ID, entries, games, c.deps.Now())
+	started, err := c.deps.Store.StartFinal(ctx, ct.ID, entries, storeGames(schedule), c.deps.Now())
 	if started {
-		c.log.Info("contest frozen: the final starts", zap.Int64("contest", ct.ID), zap.Int("entries", len(playing)), zap.Int("games", len(games)))
+		c.log.Info("contest frozen: the final starts", zap.Int64("contest", ct.ID), zap.Int("entries", len(playing)), zap.Int("games", len(schedule)))
 	}
 	return err
+}
+
+// storeGames are a schedule's games as the store keeps them: a bye (no
+// second seat) is won at once.
+func storeGames(schedule []Game) []store.ContestGame {
+	var out []store.ContestGame
+	for _, g := range schedule {
+		rec := store.ContestGame{Idx: g.Idx, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed}
+		if g.Second == 0 {
+			rec.State, rec.Outcome, rec.Note = store.GameScored, OutcomeBye, "a bye: no opponent this round"
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// seeding is the entries in the order a Swiss system seeds them: by the
+// practice board (the strongest first), then those that played no
+// practice, in the order they entered.
+func (c *Contests) seeding(ctx context.Context, id int64, playing []int64) ([]int64, error) {
+	practice, err := c.deps.Store.PracticeGames(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var ents []Entrant
+	for _, e := range playing {
+		ents = append(ents, Entrant{ID: e})
+	}
+	board := PracticeBoard(c.cfg.Model, ents, practice)
+	var order []int64
+	for _, r := range board {
+		if r.Played > 0 {
+			order = append(order, r.Entry)
+		}
+	}
+	rest := slices.Clone(playing)
+	slices.Sort(rest)
+	for _, e := range rest {
+		if !slices.Contains(order, e) {
+			order = append(order, e)
+		}
+	}
+	return order, nil
+}
+
+// nextRound pairs a Swiss system's next round once every game of the
+// last is over, from the points so far; false when the final has played
+// all its rounds.
+func (c *Contests) nextRound(ctx context.Context, ct store.Contest, s Spec, games []store.ContestGame, entries map[int64]store.ContestEntry) (bool, error) {
+	var first []int64
+	last := 0
+	for _, g := range games {
+		last = max(last, g.Round)
+		if g.Round == 0 {
+			for _, e := range []int64{g.First, g.Second} {
+				if e != 0 && !slices.Contains(first, e) {
+					first = append(first, e)
+				}
+			}
+		}
+	}
+	swiss, rounds := s.swiss(len(first))
+	if !swiss || last+1 >= rounds {
+		return false, nil
+	}
+	points := map[int64]float64{}
+	met := map[[2]int64]bool{}
+	byes := map[int64]bool{}
+	for _, g := range games {
+		if g.Second == 0 {
+			byes[g.First] = true
+			points[g.First]++
+			continue
+		}
+		met[pairOf(g.First, g.Second)] = true
+		if r, err := DecodeOutcome(g.Outcome); err == nil && g.State == store.GameScored {
+			points[g.First] += r.First
+			points[g.Second] += r.Second
+		}
+	}
+	order, err := c.seeding(ctx, ct.ID, first)
+	if err != nil {
+		return false, err
+	}
+	// A disqualified entry plays no more rounds.
+	order = slices.DeleteFunc(order, func(e int64) bool { return entries[e].State == store.EntryDisqualified })
+	if len(order) < 2 {
+		return false, nil
+	}
+	pairs, bye := SwissPairs(order, points, met, byes)
+	next := SwissRound(pairs, bye, s.Maps, s.Rounds, uint64(s.Seed), last+1, len(games))
+	detail := fmt.Sprintf("round %d of %d: %d pairings", last+2, rounds, len(pairs))
+	if bye != 0 {
+		detail += fmt.Sprintf(", a bye for entry %d", bye)
+	}
+	added, err := c.deps.Store.AddContestRound(ctx, ct.ID, last+1, storeGames(next), c.deps.Now(), detail)
+	if added {
+		c.log.Info("contest: the next Swiss round", zap.Int64("contest", ct.ID), zap.String("round", detail))
+	}
+	return true, err
 }
 
 // pin is an entry of a pushed bot with its final version pinned: the
@@ -549,6 +755,12 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		}
 	}
 	if open == 0 {
+		more, err := c.nextRound(ctx, ct, s, games, byID)
+		if err != nil || more {
+			// Its games are played from the next step.
+			c.wake()
+			return err
+		}
 		if err := c.deps.Store.FinishContest(ctx, ct.ID, c.deps.Now()); err != nil {
 			return err
 		}

@@ -12,6 +12,9 @@
 package contest
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +37,12 @@ type Spec struct {
 	// half with each seat order: an even number.
 	Rounds   int       `json:"rounds"`
 	FreezeAt time.Time `json:"freeze_at"`
+	// Format is the final's: "round-robin", "swiss", or "auto" (the
+	// default: a round robin up to RoundRobinMax entries, else Swiss).
+	// SwissRounds is a Swiss system's number of rounds (0: SwissRounds
+	// of the entries).
+	Format      string `json:"format,omitempty"`
+	SwissRounds int    `json:"swiss_rounds,omitempty"`
 	// Seed is the contest's: every final game's seed derives from it
 	// (published once the contest is done). 0 picks one at creation. It
 	// is written as a string (exact in JavaScript) and read as a string or
@@ -43,13 +52,20 @@ type Spec struct {
 	AnswerTimeoutMS int `json:"answer_timeout_ms,omitempty"`
 	WarmUpMS        int `json:"warm_up_ms,omitempty"`
 	MaxMessageBytes int `json:"max_message_bytes,omitempty"`
+	// MemoryMB is each bot's memory limit in MiB (0: the platform's).
+	MemoryMB int `json:"memory_mb,omitempty"`
 	// Entrants says who may enter: "everyone" signed in (the default),
-	// or "listed": the users and teams of Allowed.
+	// "listed": the users and teams of Allowed, or "invite": those of
+	// Allowed and whoever brings the invitation code (Invite, made when
+	// the contest is, shown to staff only).
 	Entrants string   `json:"entrants,omitempty"`
 	Allowed  []string `json:"allowed,omitempty"`
+	Invite   string   `json:"invite,omitempty"`
 	// TieBreak orders entries with equal points: "head-to-head" (points
 	// between the tied entries), "sonneborn-berger" (each opponent's
-	// points times the points scored against it), in the order given.
+	// points times the points scored against it), "rating" (μ − 3σ of a
+	// Weng–Lin rating of the final's games in their order, as the ladders
+	// rate), in the order given.
 	TieBreak []string `json:"tiebreak,omitempty"`
 	// Rules is free text shown to entrants.
 	Rules string `json:"rules,omitempty"`
@@ -76,6 +92,7 @@ func (s *Seed) UnmarshalJSON(b []byte) error {
 const (
 	HeadToHead      = "head-to-head"
 	SonnebornBerger = "sonneborn-berger"
+	Rating          = "rating"
 )
 
 // ErrInvalid: a contest's settings or an entry that is not acceptable.
@@ -116,26 +133,50 @@ func (s *Spec) Check(games []engine.Game) error {
 	if s.Rounds < 2 || s.Rounds%2 != 0 || s.Rounds > 100 {
 		return invalid("rounds: %d: an even number from 2 to 100 (each seat order plays half of them)", s.Rounds)
 	}
+	switch s.Format {
+	case "":
+		s.Format = FormatAuto
+	case FormatAuto, FormatRoundRobin, FormatSwiss:
+	default:
+		return invalid("format: %q: %q, %q or %q", s.Format, FormatAuto, FormatRoundRobin, FormatSwiss)
+	}
+	if s.SwissRounds < 0 || s.SwissRounds > 50 {
+		return invalid("swiss_rounds: %d: 0 (as many as the entries need) to 50", s.SwissRounds)
+	}
 	if s.FreezeAt.IsZero() {
 		return invalid("freeze_at: the deadline is needed (RFC 3339, e.g. 2027-01-31T18:00:00Z)")
 	}
 	if s.AnswerTimeoutMS < 0 || s.AnswerTimeoutMS > 60_000 || s.WarmUpMS < 0 || s.WarmUpMS > 120_000 || s.MaxMessageBytes < 0 {
 		return invalid("limits: answer_timeout_ms 0 to 60000, warm_up_ms 0 to 120000, max_message_bytes 0 or more")
 	}
+	if s.MemoryMB != 0 && (s.MemoryMB < MinMemoryMB || s.MemoryMB > MaxMemoryMB) {
+		return invalid("memory_mb: %d: 0 (the platform's) or %d to %d MiB", s.MemoryMB, MinMemoryMB, MaxMemoryMB)
+	}
 	switch s.Entrants {
 	case "":
-		s.Entrants = "everyone"
-	case "everyone", "listed":
+		s.Entrants = Everyone
+	case Everyone, Listed, Invited:
 	default:
-		return invalid(`entrants: %q: "everyone" or "listed"`, s.Entrants)
+		return invalid(`entrants: %q: %q, %q or %q`, s.Entrants, Everyone, Listed, Invited)
+	}
+	if s.Entrants == Listed && len(s.Allowed) == 0 {
+		return invalid(`allowed: entrants %q needs the users and teams who may enter`, Listed)
+	}
+	if len(s.Allowed) > 10_000 {
+		return invalid("allowed: at most 10,000 users and teams")
 	}
 	if len(s.TieBreak) == 0 {
 		s.TieBreak = []string{HeadToHead, SonnebornBerger}
 	}
+	seen := map[string]bool{}
 	for _, t := range s.TieBreak {
-		if t != HeadToHead && t != SonnebornBerger {
-			return invalid("tiebreak: %q: %q or %q", t, HeadToHead, SonnebornBerger)
+		if t != HeadToHead && t != SonnebornBerger && t != Rating {
+			return invalid("tiebreak: %q: %q, %q or %q", t, HeadToHead, SonnebornBerger, Rating)
 		}
+		if seen[t] {
+			return invalid("tiebreak: %q is given twice", t)
+		}
+		seen[t] = true
 	}
 	if len(s.Rules) > 20_000 {
 		return invalid("rules: at most 20,000 characters")
@@ -143,18 +184,68 @@ func (s *Spec) Check(games []engine.Game) error {
 	return nil
 }
 
+// swiss says whether a final of n entries is a Swiss system, and how
+// many rounds it has.
+func (s Spec) swiss(n int) (bool, int) {
+	if s.Format == FormatSwiss || s.Format == FormatAuto && n > RoundRobinMax {
+		if s.SwissRounds > 0 {
+			return true, min(s.SwissRounds, max(1, n-1))
+		}
+		return true, SwissRounds(n)
+	}
+	return false, 0
+}
+
+// The memory a contest may give each bot, in MiB.
+const (
+	MinMemoryMB = 16
+	MaxMemoryMB = 8192
+)
+
+// Who may enter a contest.
+const (
+	Everyone = "everyone" // every signed-in user
+	Listed   = "listed"   // the users and teams of Allowed
+	Invited  = "invite"   // those of Allowed, and whoever has the code
+)
+
 // Limits are the limits of the contest's matches.
 func (s Spec) Limits() orchestrator.Limits {
 	return orchestrator.Limits{
 		AnswerTimeout:   time.Duration(s.AnswerTimeoutMS) * time.Millisecond,
 		WarmUp:          time.Duration(s.WarmUpMS) * time.Millisecond,
 		MaxMessageBytes: s.MaxMessageBytes,
+		MemoryBytes:     int64(s.MemoryMB) << 20,
 	}
 }
 
-// MayEnter reports whether an owner (a user, or a team) may enter.
-func (s Spec) MayEnter(owner string) bool {
-	return s.Entrants != "listed" || slices.Contains(s.Allowed, owner)
+// ErrNotInvited: an owner may not enter the contest.
+var ErrNotInvited = errors.New("not invited")
+
+// MayEnter says why an owner (a user, or a team) may not enter, bringing
+// an invitation code (or ""); nil: they may.
+func (s Spec) MayEnter(owner, code string) error {
+	switch {
+	case s.Entrants == Everyone || slices.Contains(s.Allowed, owner):
+		return nil
+	case s.Entrants == Invited && code == "":
+		return fmt.Errorf("%w: %q takes entries by invitation: bring its invitation code (the link staff sent)", ErrNotInvited, s.Name)
+	case s.Entrants == Invited:
+		if subtle.ConstantTimeCompare([]byte(code), []byte(s.Invite)) == 1 {
+			return nil
+		}
+		return fmt.Errorf("%w: that is not %q's invitation code (it may have been replaced)", ErrNotInvited, s.Name)
+	}
+	return fmt.Errorf("%w: %s is not on the list of who may enter %q", ErrNotInvited, owner, s.Name)
+}
+
+// newInvite is a fresh invitation code: 128 random bits.
+func newInvite() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // The phases a contest's page shows.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"arena/ladder/skill"
 )
 
 // Result is how a scored game ended, seen from its first seat: its
@@ -14,6 +16,10 @@ type Result struct {
 	First, Second             float64
 	FirstStatus, SecondStatus string
 }
+
+// OutcomeBye is a bye's outcome: a Swiss round's game against no one,
+// worth a win.
+const OutcomeBye = "bye"
 
 // EncodeOutcome is a result as the store keeps it: "1-0", "0-1" or
 // "½-½", then the statuses ("1-0:ok,crashed").
@@ -61,11 +67,13 @@ type Entrant struct {
 	Disqualified bool
 }
 
-// Played is a scored game of the final.
+// Played is a scored game of the final; a bye (Second 0) is worth a
+// point to First and is no game played.
 type Played struct {
 	First, Second int64
 	MatchID       string
 	Result        Result
+	Bye           bool
 }
 
 // Row is an entry's line in the standings.
@@ -85,6 +93,9 @@ type Row struct {
 	// output…); FaultMatches names those matches.
 	Faults       int      `json:"faults"`
 	FaultMatches []string `json:"fault_matches"`
+	// Byes counts the points it had from byes (a Swiss round without
+	// an opponent): in Points, not in Played.
+	Byes int `json:"byes,omitempty"`
 	// Interval is a 95% interval of its points per game (Wilson's score
 	// interval on Points/Played), [0, 1] before any game.
 	Interval [2]float64 `json:"interval"`
@@ -103,8 +114,10 @@ type Standings struct {
 
 // Compute ranks the entrants by their points in the scored games, then
 // by the tie-breaks in order; disqualified entries are listed last,
-// unranked (their games still count for their opponents).
-func Compute(entrants []Entrant, games []Played, tieBreaks []string) Standings {
+// unranked (their games still count for their opponents). The games are
+// in the final's order: the "rating" tie-break rates them in it with the
+// model.
+func Compute(entrants []Entrant, games []Played, tieBreaks []string, model skill.Model) Standings {
 	idx := map[int64]int{}
 	rows := make([]Row, len(entrants))
 	for i, e := range entrants {
@@ -134,6 +147,11 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string) Standings {
 		}
 	}
 	for _, g := range games {
+		if a, ok := idx[g.First]; ok && g.Bye {
+			rows[a].Points++
+			rows[a].Byes++
+			continue
+		}
 		a, okA := idx[g.First]
 		b, okB := idx[g.Second]
 		if !okA || !okB {
@@ -145,7 +163,11 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string) Standings {
 		h2h[b][a] += g.Result.Second
 	}
 	for i := range rows {
-		rows[i].Interval = wilson(rows[i].Points, rows[i].Played)
+		rows[i].Interval = wilson(rows[i].Points-float64(rows[i].Byes), rows[i].Played)
+	}
+	var ratings []skill.Rating
+	if slices.Contains(tieBreaks, Rating) {
+		ratings = rate(model, idx, n, games)
 	}
 	// Tie-break values.
 	for i := range rows {
@@ -168,6 +190,8 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string) Standings {
 					}
 				}
 				rows[i].TieBreaks = append(rows[i].TieBreaks, v)
+			case Rating:
+				rows[i].TieBreaks = append(rows[i].TieBreaks, math.Round(ratings[i].Ordinal()*1000)/1000)
 			}
 		}
 	}
@@ -219,6 +243,35 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string) Standings {
 		}
 	}
 	return out
+}
+
+// rate is each entrant's rating (Weng–Lin, as the ladders rate) after
+// the games in their order, a draw where the points are equal.
+func rate(model skill.Model, idx map[int64]int, n int, games []Played) []skill.Rating {
+	ratings := make([]skill.Rating, n)
+	for i := range ratings {
+		ratings[i] = model.New()
+	}
+	for _, g := range games {
+		a, okA := idx[g.First]
+		b, okB := idx[g.Second]
+		if !okA || !okB || g.Bye {
+			continue
+		}
+		places := []int{0, 0}
+		switch {
+		case g.Result.First > g.Result.Second:
+			places[1] = 1
+		case g.Result.Second > g.Result.First:
+			places[0] = 1
+		}
+		after, err := model.Rate([]skill.Rating{ratings[a], ratings[b]}, places)
+		if err != nil {
+			continue
+		}
+		ratings[a], ratings[b] = after[0], after[1]
+	}
+	return ratings
 }
 
 // wilson is the 95% Wilson score interval of points/played.

@@ -21,8 +21,8 @@ type View struct {
 	Phase    string    `json:"phase"`
 	FreezeAt time.Time `json:"freeze_at"`
 	Now      time.Time `json:"now"`
-	// Spec is the contest's settings (its seed zeroed until it is done,
-	// unless the viewer is staff).
+	// Spec is the contest's settings: its invitation code for staff
+	// only, its seed zeroed until it is done unless the viewer is staff.
 	Spec    Spec        `json:"spec"`
 	Entries []EntryView `json:"entries"`
 	// Games and Played count the final's games and those over.
@@ -93,6 +93,7 @@ func (c *Contests) List(ctx context.Context) ([]View, error) {
 		if ct.State != store.ContestDone {
 			s.Seed = 0
 		}
+		s.Invite = ""
 		out = append(out, View{ID: ct.ID, Name: ct.Name, Game: ct.Game, Phase: Phase(ct, c.deps.Now()), FreezeAt: ct.FreezeAt, Now: c.deps.Now(), Spec: s, Entries: []EntryView{}, CreatedBy: ct.CreatedBy})
 	}
 	return out, nil
@@ -110,6 +111,9 @@ func (c *Contests) Page(ctx context.Context, id int64, v Viewer) (View, error) {
 	}
 	if ct.State != store.ContestDone && !v.Staff {
 		s.Seed = 0
+	}
+	if !v.Staff {
+		s.Invite = ""
 	}
 	out := View{ID: ct.ID, Name: ct.Name, Game: ct.Game, Phase: Phase(ct, c.deps.Now()), FreezeAt: ct.FreezeAt, Now: c.deps.Now(), Spec: s, Entries: []EntryView{}, CreatedBy: ct.CreatedBy}
 	entries, err := c.deps.Store.ContestEntries(ctx, id)
@@ -169,7 +173,10 @@ type Board struct {
 
 // GameView is a final's game.
 type GameView struct {
-	Idx     int    `json:"idx"`
+	Idx int `json:"idx"`
+	// Round is its Swiss round (0 in a round robin); Second is 0 for a
+	// bye.
+	Round   int    `json:"round"`
 	First   int64  `json:"first"`
 	Second  int64  `json:"second"`
 	Map     string `json:"map"`
@@ -201,7 +208,10 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 	}
 	inFinal := map[int64]bool{}
 	for _, g := range games {
-		inFinal[g.First], inFinal[g.Second] = true, true
+		inFinal[g.First] = true
+		if g.Second != 0 {
+			inFinal[g.Second] = true
+		}
 	}
 	var ents []Entrant
 	for _, e := range entries {
@@ -217,8 +227,12 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 	var played []Played
 	b := Board{Contest: id, Phase: Phase(ct, c.deps.Now()), Final: ct.State == store.ContestDone, Games: []GameView{}}
 	for _, g := range games {
-		b.Games = append(b.Games, GameView{Idx: g.Idx, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed, MatchID: g.MatchID, State: g.State, Outcome: g.Outcome, Note: g.Note})
+		b.Games = append(b.Games, GameView{Idx: g.Idx, Round: g.Round, First: g.First, Second: g.Second, Map: g.Map, Seed: g.Seed, MatchID: g.MatchID, State: g.State, Outcome: g.Outcome, Note: g.Note})
 		if g.State != store.GameScored {
+			continue
+		}
+		if g.Second == 0 && g.Outcome == OutcomeBye {
+			played = append(played, Played{First: g.First, Bye: true})
 			continue
 		}
 		r, err := DecodeOutcome(g.Outcome)
@@ -227,7 +241,7 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 		}
 		played = append(played, Played{First: g.First, Second: g.Second, MatchID: g.MatchID, Result: r})
 	}
-	b.Standings = Compute(ents, played, s.TieBreak)
+	b.Standings = Compute(ents, played, s.TieBreak, c.cfg.Model)
 	// The practice board: every entry that played practice.
 	practice, err := c.deps.Store.PracticeGames(ctx, id)
 	if err != nil {
@@ -255,11 +269,11 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 // WriteCSV writes the standings' rows as CSV, with a header.
 func (b Board) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"rank", "entry", "name", "owner", "points", "played", "wins", "draws", "losses", "faults", "interval_low", "interval_high", "disqualified"})
+	cw.Write([]string{"rank", "entry", "name", "owner", "points", "played", "wins", "draws", "losses", "faults", "interval_low", "interval_high", "disqualified", "byes"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, r := range b.Rows {
 		cw.Write([]string{strconv.Itoa(r.Rank), strconv.FormatInt(r.Entry, 10), r.Name, r.Owner, f(r.Points), strconv.Itoa(r.Played),
-			strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses), strconv.Itoa(r.Faults), f(r.Interval[0]), f(r.Interval[1]), strconv.FormatBool(r.Disqualified)})
+			strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses), strconv.Itoa(r.Faults), f(r.Interval[0]), f(r.Interval[1]), strconv.FormatBool(r.Disqualified), strconv.Itoa(r.Byes)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -308,7 +322,7 @@ func (c *Contests) Clone(ctx context.Context, id int64, name string, freezeAt ti
 	if err != nil {
 		return store.Contest{}, err
 	}
-	s.Name, s.FreezeAt, s.Seed = name, freezeAt, 0
+	s.Name, s.FreezeAt, s.Seed, s.Invite = name, freezeAt, 0, ""
 	out, err := c.Create(ctx, s, by)
 	if err == nil {
 		err = c.deps.Store.Audit(ctx, out.ID, c.deps.Now(), by, "clone", fmt.Sprintf("cloned from contest %d", id))

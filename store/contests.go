@@ -141,8 +141,11 @@ type ContestEntry struct {
 // "0-1" or "½-½" seen from First, with each bot's status after a colon
 // when one faulted ("0-1:crashed,ok").
 type ContestGame struct {
-	ContestID            int64
-	Idx                  int
+	ContestID int64
+	Idx       int
+	// Round is the Swiss system's round the game belongs to (0 in a
+	// round robin, whose games are all made at the freeze).
+	Round                int
 	First, Second        int64
 	Map                  string
 	Seed                 uint64
@@ -150,6 +153,11 @@ type ContestGame struct {
 	Tries                int
 	State, Outcome, Note string
 }
+
+// The Swiss system's rounds (schema version 6): each final game's round.
+const swissSchema = `
+ALTER TABLE contest_games ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+`
 
 // AuditRecord is a staff action on a contest.
 type AuditRecord struct {
@@ -385,8 +393,7 @@ func (s *Store) StartFinal(ctx context.Context, id int64, entries []ContestEntry
 			}
 		}
 		for _, g := range games {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO contest_games (contest_id, idx, first, second, map, seed) VALUES (?, ?, ?, ?, ?, ?)`,
-				id, g.Idx, g.First, g.Second, g.Map, strconv.FormatUint(g.Seed, 10)); err != nil {
+			if err := insertGame(ctx, tx, id, g); err != nil {
 				return err
 			}
 		}
@@ -398,9 +405,48 @@ func (s *Store) StartFinal(ctx context.Context, id int64, entries []ContestEntry
 	return started, nil
 }
 
+func insertGame(ctx context.Context, tx *sql.Tx, id int64, g ContestGame) error {
+	state := g.State
+	if state == "" {
+		state = GamePending
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO contest_games (contest_id, idx, round, first, second, map, seed, state, outcome, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, g.Idx, g.Round, g.First, g.Second, g.Map, strconv.FormatUint(g.Seed, 10), state, g.Outcome, g.Note)
+	return err
+}
+
+// AddContestRound adds the games of a Swiss system's next round to a
+// final, in one transaction, audited: once only (false when the round
+// is there already, or the contest is not in its final).
+func (s *Store) AddContestRound(ctx context.Context, id int64, round int, games []ContestGame, at time.Time, detail string) (bool, error) {
+	added := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var state string
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT state, (SELECT COUNT(*) FROM contest_games WHERE contest_id = ? AND round >= ?) FROM contests WHERE id = ?`, id, round, id).Scan(&state, &have); err != nil {
+			return err
+		}
+		if state != ContestFinal || have > 0 {
+			return nil
+		}
+		for _, g := range games {
+			g.Round = round
+			if err := insertGame(ctx, tx, id, g); err != nil {
+				return err
+			}
+		}
+		added = true
+		return audit(ctx, tx, id, at, "arena", "round", detail)
+	})
+	if err != nil {
+		return false, fmt.Errorf("add round %d to contest %d: %w", round+1, id, err)
+	}
+	return added, nil
+}
+
 // ContestGames lists a final's games in schedule order.
 func (s *Store) ContestGames(ctx context.Context, id int64) ([]ContestGame, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT contest_id, idx, first, second, map, seed, match_id, tries, state, outcome, note FROM contest_games WHERE contest_id = ? ORDER BY idx`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT contest_id, idx, round, first, second, map, seed, match_id, tries, state, outcome, note FROM contest_games WHERE contest_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return nil, fmt.Errorf("list the games of contest %d: %w", id, err)
 	}
@@ -409,7 +455,7 @@ func (s *Store) ContestGames(ctx context.Context, id int64) ([]ContestGame, erro
 	for rows.Next() {
 		var g ContestGame
 		var seed string
-		if err := rows.Scan(&g.ContestID, &g.Idx, &g.First, &g.Second, &g.Map, &seed, &g.MatchID, &g.Tries, &g.State, &g.Outcome, &g.Note); err != nil {
+		if err := rows.Scan(&g.ContestID, &g.Idx, &g.Round, &g.First, &g.Second, &g.Map, &seed, &g.MatchID, &g.Tries, &g.State, &g.Outcome, &g.Note); err != nil {
 			return nil, err
 		}
 		g.Seed, _ = strconv.ParseUint(seed, 10, 64)

@@ -20,6 +20,7 @@ var migrations = []string{
 	3: registrySchema,
 	4: checksSchema,
 	5: contestsSchema,
+	6: swissSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

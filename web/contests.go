@@ -22,10 +22,10 @@ import (
 //	GET    /api/contests                         every contest
 //	POST   /api/contests                         (staff) a contest.Spec → 201 with its page
 //	GET    /api/contests/{id}                    its page: settings, limits, phase, deadline, entries
-//	PATCH  /api/contests/{id}                    (staff) {"freeze_at"} extends or moves the deadline, {"rules"}
+//	PATCH  /api/contests/{id}                    (staff) the settings to change, before the freeze: {"freeze_at"} moves the deadline, {"rules"}, {"maps"}, …; {"new_invite": true}
 //	POST   /api/contests/{id}/rerun              (staff) {"entries": [A, B]}: their games are played again
 //	POST   /api/contests/{id}/clone              (staff) {"name", "freeze_at"}: a new contest with its settings
-//	POST   /api/contests/{id}/entries            {"bot": "NAME/bot[:tag]"} (the entry is NAME's, a user or team) or (staff) {"image"[, "team"]} → 201
+//	POST   /api/contests/{id}/entries            {"bot": "NAME/bot[:tag]"[, "invite"]} (the entry is NAME's, a user or team) or (staff) {"image"[, "team"]} → 201
 //	PATCH  /api/contests/{id}/entries/{eid}      (owner) {"version": "TAG"}, {"withdraw": true}; (staff) {"disqualify": "why"}
 //	GET    /api/contests/{id}/standings          the standings (final once the contest is done)
 //	GET    /api/contests/{id}/export?format=csv  the standings as CSV (or format=json)
@@ -50,6 +50,8 @@ func contestErr(err error) error {
 		return &apiError{http.StatusConflict, err.Error()}
 	case errors.Is(err, contest.ErrInvalid):
 		return &apiError{http.StatusBadRequest, err.Error()}
+	case errors.Is(err, contest.ErrNotInvited):
+		return &apiError{http.StatusForbidden, err.Error()}
 	}
 	return err
 }
@@ -107,17 +109,11 @@ func (s *Server) patchContest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		FreezeAt *time.Time `json:"freeze_at"`
-		Rules    *string    `json:"rules"`
-	}
-	if err := decodeBody(c, &body, `a JSON change of a contest {"freeze_at": RFC 3339} or {"rules"}`); err != nil {
+	var patch json.RawMessage
+	if err := decodeBody(c, &patch, `a JSON object of the settings to change, e.g. {"freeze_at": "2027-01-31T18:00:00Z"}`); err != nil {
 		return err
 	}
-	if body.FreezeAt == nil && body.Rules == nil {
-		return badRequest(`send {"freeze_at": "2027-01-31T18:00:00Z"} to move the deadline, or {"rules": "…"}`)
-	}
-	if err := s.contests.Update(c.Request().Context(), id, body.FreezeAt, body.Rules, who(c).Name); err != nil {
+	if err := s.contests.Update(c.Request().Context(), id, patch, who(c).Name); err != nil {
 		return contestErr(err)
 	}
 	return s.getContest(c)
@@ -166,9 +162,10 @@ func (s *Server) enterContest(c echo.Context) error {
 		return err
 	}
 	var body struct {
-		Bot   string `json:"bot"`
-		Image string `json:"image"`
-		Team  string `json:"team,omitempty"`
+		Bot    string `json:"bot"`
+		Image  string `json:"image"`
+		Team   string `json:"team,omitempty"`
+		Invite string `json:"invite,omitempty"`
 	}
 	if err := decodeBody(c, &body, `a JSON entry {"bot": "NAME/bot[:tag]"}`); err != nil {
 		return err
@@ -181,7 +178,7 @@ func (s *Server) enterContest(c echo.Context) error {
 		}
 		owner = body.Team
 	}
-	e := contest.Entry{Owner: owner, By: p.Name}
+	e := contest.Entry{Owner: owner, By: p.Name, Invite: strings.TrimSpace(body.Invite)}
 	switch bot, img := strings.TrimSpace(body.Bot), strings.TrimSpace(body.Image); {
 	case bot != "" && img != "":
 		return badRequest(`send either "bot" or "image", not both`)

@@ -170,3 +170,98 @@ func TestAContestThroughTheAPI(t *testing.T) {
 		t.Errorf("alice's view once done: audit %v, seed %v", page["audit"], page["spec"].(map[string]any)["seed"])
 	}
 }
+
+// A contest by invitation and its settings through the API: the code is
+// staff's to see (in the contest's page, never in the list or another
+// user's page); an entry without it, or with a wrong or replaced one, is
+// 403 and the entry with it is made; a user cannot replace the code or
+// change the settings; staff change them with a merge patch, refused with
+// a 400 naming the field, or 409 after the deadline.
+func TestAContestByInvitation(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	staff := []string{"Authorization", "Bearer " + matrixAdminToken}
+	_, aliceTok := ms.token(t, "alice")
+	alice := []string{"Authorization", "Bearer " + aliceTok}
+	freeze := ms.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	status, c := ms.do(t, "POST", "/api/contests", `{"name":"Club cup","game":"tanks","freeze_at":"`+freeze+`","entrants":"invite"}`, staff...)
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %v", status, c)
+	}
+	path := fmt.Sprintf("/api/contests/%v", c["id"])
+	code, _ := c["spec"].(map[string]any)["invite"].(string)
+	if len(code) < 20 {
+		t.Fatalf("staff's view has no invitation code: %v", c["spec"])
+	}
+	raw := func(path string, who ...string) string {
+		res := ms.send(t, "GET", path, "", who...)
+		defer res.Body.Close()
+		data, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, data)
+		}
+		return string(data)
+	}
+	for _, who := range [][]string{alice, nil, staff} {
+		if strings.Contains(raw("/api/contests", who...), code) {
+			t.Errorf("the code is in the list of contests, for %v", who)
+		}
+	}
+	for _, who := range [][]string{alice, nil} {
+		if page := raw(path, who...); strings.Contains(page, code) || strings.Contains(page, `"invite":`) {
+			t.Errorf("the code is shown to a non-staff visitor: %s", page)
+		}
+	}
+	repo := "alice/clubbot"
+	if status, body := ms.push(t, "alice", aliceTok, repo, "v1", newImage(t, nil, repo)); status != http.StatusCreated {
+		t.Fatalf("push: %d %s", status, body)
+	}
+	for _, bad := range []string{``, `,"invite":"not-the-code"`} {
+		if status, body := ms.do(t, "POST", path+"/entries", `{"bot":"alice/clubbot"`+bad+`}`, alice...); status != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), "invitation code") {
+			t.Errorf("an entry with %q: %d %v", bad, status, body)
+		}
+	}
+	if status, body := ms.do(t, "PATCH", path, `{"new_invite":true}`, alice...); status != http.StatusForbidden {
+		t.Errorf("alice replaces the code: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "PATCH", path, `{"entrants":"everyone"}`, alice...); status != http.StatusForbidden {
+		t.Errorf("alice opens the contest: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"bot":"alice/clubbot","invite":"`+code+`"}`, alice...); status != http.StatusCreated {
+		t.Errorf("an entry with the code: %d %v", status, body)
+	}
+	// A new code: the old one no longer admits.
+	status, page := ms.do(t, "PATCH", path, `{"new_invite":true}`, staff...)
+	if status != http.StatusOK || page["spec"].(map[string]any)["invite"] == code {
+		t.Fatalf("a new code: %d %v", status, page)
+	}
+	_, bobTok := ms.token(t, "bob")
+	if status, body := ms.push(t, "bob", bobTok, "bob/clubbot", "v1", newImage(t, nil, "bob/clubbot")); status != http.StatusCreated {
+		t.Fatalf("push: %d %s", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"bot":"bob/clubbot","invite":"`+code+`"}`, "Authorization", "Bearer "+bobTok); status != http.StatusForbidden {
+		t.Errorf("an entry with the replaced code: %d %v", status, body)
+	}
+	// Staff edit the settings.
+	if status, body := ms.do(t, "PATCH", path, `{"rounds":4,"memory_mb":128,"maps":["classic"],"warm_up_ms":2000}`, staff...); status != http.StatusOK {
+		t.Errorf("an edit: %d %v", status, body)
+	} else if s := body["spec"].(map[string]any); s["rounds"] != 4.0 || s["memory_mb"] != 128.0 || s["warm_up_ms"] != 2000.0 {
+		t.Errorf("the settings after the edit: %v", s)
+	}
+	for body, want := range map[string]string{`{"rounds":5}`: "rounds: 5", `{"memory_mb":1}`: "memory_mb: 1", `{"game":"snake"}`: "game:", `not json`: "not a JSON object"} {
+		if status, b := ms.do(t, "PATCH", path, body, staff...); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(b["error"]), want) {
+			t.Errorf("PATCH %s: %d %v, want 400 naming %q", body, status, b, want)
+		}
+	}
+	ms.clock.skip(time.Hour + time.Second)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, p := ms.do(t, "GET", path, ""); p["phase"] != "practice" && p["phase"] != "freeze" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the contest did not freeze")
+		}
+	}
+	if status, body := ms.do(t, "PATCH", path, `{"rules":"late"}`, staff...); status != http.StatusConflict {
+		t.Errorf("an edit after the freeze: %d %v", status, body)
+	}
+}

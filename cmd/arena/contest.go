@@ -29,9 +29,11 @@ A contest file holds the settings POST /api/contests takes, e.g.
   maps: [classic, triad]
   rounds: 4                 # games per pair of entries and map, half in each seat order
   freeze_at: 2027-03-31T18:00:00Z   # the deadline: no new entry or version after it
+  format: auto              # round-robin, swiss (swiss_rounds: N), or auto: Swiss past 24 entries
   answer_timeout_ms: 500    # limits (0 or absent: the game's)
-  entrants: everyone        # or listed, with allowed: [alice, red-team]
-  tiebreak: [head-to-head, sonneborn-berger]
+  memory_mb: 256            # each bot's memory (0 or absent: the platform's)
+  entrants: everyone        # listed, with allowed: [alice, red-team]; or invite: a link staff send
+  tiebreak: [head-to-head, sonneborn-berger]   # or rating
   rules: |
     Be kind.
 
