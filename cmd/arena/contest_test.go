@@ -275,24 +275,52 @@ func TestAContestInTheBrowser(t *testing.T) {
 	}
 
 	signIn("admin", "the-admin-password")
-	deadline := time.Now().Add(75 * time.Second).Truncate(time.Second)
+	// By invitation, bob listed; each bot gets 128 MiB.
+	deadline := time.Now().Add(100 * time.Second).Truncate(time.Second)
 	must("create the contest",
 		chromedp.Navigate(s.url+"/#/contests"),
 		chromedp.WaitVisible(chromedp.CSS("#contest-form")),
-		chromedp.SetValue(chromedp.CSS("#contest-name"), "Winter cup"),
-		chromedp.SetValue(chromedp.CSS("#contest-maps"), "classic"),
-		chromedp.SetValue(chromedp.CSS("#contest-freeze"), deadline.Local().Format("2006-01-02T15:04:05")),
+		chromedp.SetValue(chromedp.CSS("#contest-new-name"), "Winter cup"),
+		chromedp.SetValue(chromedp.CSS("#contest-new-maps"), "classic"),
+		chromedp.SetValue(chromedp.CSS("#contest-new-freeze"), deadline.Local().Format("2006-01-02T15:04:05")),
+		chromedp.SetValue(chromedp.CSS("#contest-new-entrants"), "invite"),
+		chromedp.SetValue(chromedp.CSS("#contest-new-allowed"), "bob"),
+		chromedp.SetValue(chromedp.CSS("#contest-new-memory"), "128"),
 		chromedp.Click(chromedp.CSS("#contest-submit")))
 	poll("the contest's page", `location.hash === "#/contest/1" && document.querySelector("#contest-title").textContent.includes("Winter cup")`, 20*time.Second)
 	poll("the countdown", `/deadline in 00:0[0-1]:\d\d/.test(document.querySelector("#contest-countdown").textContent)`, 10*time.Second)
+	poll("the invitation link", `document.querySelector("#contest-invite-link").value.includes("#/contest/1?invite=")`, 10*time.Second)
+	invite, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#contest-invite-link").value`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Staff edit the settings on the page: the form shows them as they are.
+	must("edit the rules",
+		chromedp.Click(chromedp.CSS("#contest-edit-box summary")),
+		chromedp.WaitVisible(chromedp.CSS("#contest-edit-rules")))
+	poll("the edit form holds the settings", `document.querySelector("#contest-edit-memory").value === "128" && document.querySelector("#contest-edit-entrants").value === "invite"`, 10*time.Second)
+	must("save the rules",
+		chromedp.SetValue(chromedp.CSS("#contest-edit-rules"), "Be kind to the referee."),
+		chromedp.Click(chromedp.CSS("#contest-edit-submit")))
+	poll("the rules and limits shown", `document.querySelector("#contest-rules").textContent === "Be kind to the referee." && document.querySelector("#contest-limits").textContent.includes("memory: 128 MiB per bot") && document.querySelector("#contest-limits").textContent.includes("by invitation and bob")`, 10*time.Second)
+	poll("the edit in the audit log", `[...document.querySelectorAll("#contest-audit tbody tr")].some(tr => tr.textContent.includes("rules changed"))`, 10*time.Second)
 	shot("contest-created.png")
 	signOut()
 
 	for _, u := range []string{"alice", "bob"} {
 		signIn(u, u+"-password")
+		// alice comes by the invitation link; bob is listed.
+		link := s.url + "/#/contest/1"
+		if u == "alice" {
+			link = s.url + invite[strings.Index(invite, "/#/"):]
+		}
+		must(u+" opens the contest",
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(chromedp.CSS("#contest-enter")))
+		if u == "alice" {
+			poll("the code from the link", `!document.querySelector("#contest-invite").hidden && location.hash.includes(document.querySelector("#contest-invite").value) && document.querySelector("#contest-invite").value.length > 20`, 10*time.Second)
+		}
 		must(u+" enters",
-			chromedp.Navigate(s.url+"/#/contest/1"),
-			chromedp.WaitVisible(chromedp.CSS("#contest-enter")),
 			chromedp.SetValue(chromedp.CSS("#contest-bot"), u+"/tank"),
 			chromedp.Click(chromedp.CSS("#contest-enter-submit")))
 		poll(u+"'s entry, with its versions to choose from", fmt.Sprintf(`[...document.querySelectorAll("#contest-entries tbody tr")].some(tr => tr.textContent.includes(%q) && tr.querySelector("select.version"))`, u+"/tank"), 20*time.Second)

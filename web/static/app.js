@@ -191,12 +191,12 @@ function route() {
   const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   const a = location.hash.match(/^#\/(signin|signup|account|mybots|admin)(?:\/(.+))?$/);
-  const c = location.hash.match(/^#\/contests?(?:\/(\d+))?$/);
+  const c = location.hash.match(/^#\/contests?(?:\/(\d+))?(?:\?invite=([A-Za-z0-9_-]+))?$/);
   if (m) viewer.open(m[1]);
   else viewer.close();
   if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
   else ladders.close();
-  if (c) contests.open(c[1] != null ? Number(c[1]) : null);
+  if (c) contests.open(c[1] != null ? Number(c[1]) : null, c[2] || "");
   else contests.close();
   account.open(a ? a[1] : null, a && a[2] ? decodeURIComponent(a[2]) : null);
   if (location.hash === "#/matches/mine") {

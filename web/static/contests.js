@@ -23,9 +23,93 @@ export function countdown(t, now) {
   return (d ? `${d}d ` : "") + `${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}`;
 }
 
+// The settings a staff member gives a contest: the same fields in the
+// new-contest form (ids contest-…) and the edit form (contest-edit-…).
+const settings = [
+  ["name", "Name", `<input id="ID" required size="18">`],
+  ["maps", "Maps", `<input id="ID" placeholder="all of the game's" size="18">`],
+  ["rounds", "Games per pairing and map", `<input id="ID" type="number" min="2" step="2" value="2" size="4">`],
+  ["freeze", "Deadline", `<input id="ID" type="datetime-local" step="1" required>`],
+  ["format", "Final", `<select id="ID"><option value="auto">a round robin, Swiss past 24 entries</option><option value="round-robin">a round robin</option><option value="swiss">a Swiss system</option></select>`],
+  ["swiss", "Swiss rounds", `<input id="ID" type="number" min="0" placeholder="as the entries need" size="5">`],
+  ["answer", "Answer time (ms)", `<input id="ID" type="number" min="0" placeholder="the game's" size="7">`],
+  ["warmup", "Warm-up (ms)", `<input id="ID" type="number" min="0" placeholder="the game's" size="7">`],
+  ["memory", "Memory (MiB)", `<input id="ID" type="number" min="0" placeholder="the platform's" size="7">`],
+  ["entrants", "Who may enter", `<select id="ID"><option value="everyone">everyone signed in</option><option value="listed">the users and teams listed</option><option value="invite">the listed, and whoever has the invitation link</option></select>`],
+  ["allowed", "Listed users and teams", `<input id="ID" placeholder="alice, team-red" size="18">`],
+  ["tiebreak", "Tie-breaks", `<input id="ID" placeholder="head-to-head, sonneborn-berger" size="26" title="head-to-head, sonneborn-berger, rating; in order">`],
+  ["rules", "Rules", `<textarea id="ID" rows="2" cols="40"></textarea>`],
+];
+
+const list = (v) => v.split(/[,\s]+/).filter(Boolean);
+const num = (v) => (v === "" ? 0 : Number(v));
+
+// settingsForm puts the settings' fields before a form's first child.
+function settingsForm(form, prefix) {
+  const html = settings.map(([k, label, input]) => `<label>${label} ${input.replace("ID", prefix + k)}</label>`).join("");
+  form.firstElementChild.insertAdjacentHTML("beforebegin", html);
+}
+
+// readSettings is a form's settings as the API takes them; a field left
+// empty is the default (on a new contest) or, on an edit, the default
+// again.
+function readSettings(prefix) {
+  const v = (k) => $(`#${prefix}${k}`).value.trim();
+  return {
+    name: v("name"),
+    maps: list(v("maps")),
+    rounds: Number(v("rounds")) || 2,
+    freeze_at: new Date(v("freeze")).toISOString(),
+    format: v("format"),
+    swiss_rounds: num(v("swiss")),
+    answer_timeout_ms: num(v("answer")),
+    warm_up_ms: num(v("warmup")),
+    memory_mb: num(v("memory")),
+    entrants: v("entrants"),
+    allowed: list(v("allowed")),
+    tiebreak: list(v("tiebreak")),
+    rules: $(`#${prefix}rules`).value,
+  };
+}
+
+// localInput is a time as a datetime-local input shows it.
+const localInput = (t) => {
+  const d = new Date(t);
+  return new Date(d - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
+};
+
+function fillSettings(prefix, s) {
+  const set = (k, v) => ($(`#${prefix}${k}`).value = v);
+  set("name", s.name);
+  set("maps", s.maps.join(", "));
+  set("rounds", s.rounds);
+  set("freeze", localInput(s.freeze_at));
+  set("format", s.format);
+  set("swiss", s.swiss_rounds || "");
+  set("answer", s.answer_timeout_ms || "");
+  set("warmup", s.warm_up_ms || "");
+  set("memory", s.memory_mb || "");
+  set("entrants", s.entrants);
+  set("allowed", (s.allowed || []).join(", "));
+  set("tiebreak", s.tiebreak.join(", "));
+  set("rules", s.rules || "");
+}
+
 export class ContestsView {
   constructor() {
     this.id = null;
+    this.invite = "";
+    this.edited = null;
+    settingsForm($("#contest-form"), "contest-new-");
+    settingsForm($("#contest-edit-form"), "contest-edit-");
+    $("#contest-edit-form").addEventListener("submit", (e) =>
+      this.staff(e, "PATCH", "", () => {
+        const s = readSettings("contest-edit-");
+        this.edited = null;
+        return s;
+      }),
+    );
+    $("#contest-invite-renew").addEventListener("click", (e) => this.staff(e, "PATCH", "", () => ({ new_invite: true })));
     this.timer = null;
     this.tick = null;
     this.page = null;
@@ -65,9 +149,14 @@ export class ContestsView {
     );
   }
 
-  open(id) {
+  open(id, invite) {
     $("#contests").hidden = false;
+    if (id !== this.id) this.edited = null;
     this.id = id;
+    if (invite) {
+      this.invite = invite;
+      $("#contest-invite").value = invite;
+    }
     $("#contests-list").hidden = id != null;
     $("#contest-view").hidden = id == null;
     clearInterval(this.timer);
@@ -112,15 +201,9 @@ export class ContestsView {
   async create(e) {
     e.preventDefault();
     this.error(null);
-    const spec = {
-      name: $("#contest-name").value,
-      game: $("#contest-game").value,
-      rounds: Number($("#contest-rounds").value) || 2,
-      freeze_at: new Date($("#contest-freeze").value).toISOString(),
-    };
-    const maps = $("#contest-maps").value.split(/[,\s]+/).filter(Boolean);
-    if (maps.length) spec.maps = maps;
-    if ($("#contest-answer").value) spec.answer_timeout_ms = Number($("#contest-answer").value);
+    const spec = readSettings("contest-new-");
+    spec.game = $("#contest-game").value;
+    for (const k of ["maps", "allowed", "tiebreak"]) if (!spec[k].length) delete spec[k];
     try {
       const c = await api("/api/contests", { method: "POST", body: JSON.stringify(spec) });
       location.hash = `#/contest/${c.id}`;
@@ -141,9 +224,11 @@ export class ContestsView {
     const lim = [
       `maps: ${s.maps.join(", ")}`,
       `${s.rounds} games per pairing and map, each seat order equally`,
+      { "round-robin": "final: a round robin", swiss: `final: a Swiss system of ${s.swiss_rounds || "⌈log₂ n⌉ + 2"} rounds`, auto: "final: a round robin (a Swiss system past 24 entries)" }[s.format] || "",
       `answer time: ${s.answer_timeout_ms ? s.answer_timeout_ms + " ms" : "the game's"}`,
       `warm-up: ${s.warm_up_ms ? s.warm_up_ms + " ms" : "the game's"}`,
-      `entrants: ${s.entrants === "listed" ? s.allowed.join(", ") : "everyone signed in"}`,
+      `memory: ${s.memory_mb ? s.memory_mb + " MiB" : "the platform's"} per bot`,
+      `entrants: ${s.entrants === "listed" ? s.allowed.join(", ") : s.entrants === "invite" ? "by invitation" + (s.allowed && s.allowed.length ? " and " + s.allowed.join(", ") : "") : "everyone signed in"}`,
       `tie-breaks: ${s.tiebreak.join(", then ")}`,
       s.seed ? `seed: ${s.seed} (every final game's seed derives from it)` : "seed: published when the contest is done",
     ];
@@ -162,6 +247,15 @@ export class ContestsView {
     this.tick = setInterval(tick, 1000);
     const me = current();
     $("#contest-enter").hidden = page.phase !== "practice" || !(signedIn() || me.mode === "local");
+    $("#contest-invite").hidden = s.entrants !== "invite";
+    $("#contest-invite-box").hidden = !s.invite;
+    if (s.invite) $("#contest-invite-link").value = `${location.origin}/#/contest/${page.id}?invite=${encodeURIComponent(s.invite)}`;
+    $("#contest-edit-box").hidden = !isAdmin() || page.phase !== "practice";
+    // The edit form shows the settings as they are, until it is changed.
+    if (isAdmin() && this.edited !== page.id && !$("#contest-edit-form").contains(document.activeElement)) {
+      fillSettings("contest-edit-", s);
+      this.edited = page.id;
+    }
     const open = page.phase === "practice";
     $("#contest-entries tbody").replaceChildren(
       ...page.entries.map((e) => {
@@ -189,10 +283,12 @@ export class ContestsView {
     $("#contest-json").href = `/api/contests/${id}/export?format=json`;
     $("#contest-staff").hidden = !isAdmin();
     const names = Object.fromEntries(page.entries.map((e) => [e.id, e.final || e.bot]));
+    names[0] = "a bye";
+    const swiss = board.games.some((g) => g.round > 0 || !g.second);
     $("#contest-games").innerHTML = board.games.length
       ? board.games
           .map((g) => {
-            const text = `${names[g.first] || g.first} – ${names[g.second] || g.second} · ${g.map} · seed ${g.seed}${g.outcome ? " · " + g.outcome.split(":")[0] : " · " + g.state}`;
+            const text = `${swiss ? `round ${g.round + 1} · ` : ""}${names[g.first] || g.first} – ${names[g.second] || g.second} · ${g.map} · seed ${g.seed}${g.outcome ? " · " + g.outcome.split(":")[0] : " · " + g.state}`;
             return g.match_id ? matchLink(g.match_id, text) : escapeHTML(text);
           })
           .join("<br>")
@@ -253,7 +349,10 @@ export class ContestsView {
     e.preventDefault();
     this.error(null);
     try {
-      await api(`/api/contests/${this.id}/entries`, { method: "POST", body: JSON.stringify({ bot: $("#contest-bot").value.trim() }) });
+      const body = { bot: $("#contest-bot").value.trim() };
+      const invite = $("#contest-invite").value.trim();
+      if (!$("#contest-invite").hidden && invite) body.invite = invite;
+      await api(`/api/contests/${this.id}/entries`, { method: "POST", body: JSON.stringify(body) });
       $("#contest-bot").value = "";
       await this.refresh();
     } catch (err) {
