@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -903,6 +904,45 @@ func TestASwissFinal(t *testing.T) {
 	for _, row := range b.Rows {
 		if row.Played+row.Byes != 2*rounds {
 			t.Errorf("%s: %d games and %d byes, want %d in all", row.Name, row.Played, row.Byes, 2*rounds)
+		}
+	}
+	// Each round is paired on the points of every game before it (no
+	// practice was played: seeded in the order of entry).
+	var order []int64
+	for _, row := range b.Rows {
+		order = append(order, row.Entry)
+	}
+	slices.Sort(order)
+	for round := 1; round < rounds; round++ {
+		points, seen, had := map[int64]float64{}, map[[2]int64]bool{}, map[int64]bool{}
+		want, got := map[[2]int64]bool{}, map[[2]int64]bool{}
+		for _, g := range b.Games {
+			switch {
+			case g.Round == round && g.Second != 0:
+				got[pairOf(g.First, g.Second)] = true
+			case g.Round == round:
+				got[[2]int64{g.First}] = true
+			case g.Round > round:
+			case g.Second == 0:
+				points[g.First]++
+				had[g.First] = true
+			default:
+				res, err := DecodeOutcome(g.Outcome)
+				if err != nil {
+					t.Fatal(err)
+				}
+				points[g.First] += res.First
+				points[g.Second] += res.Second
+				seen[pairOf(g.First, g.Second)] = true
+			}
+		}
+		pairs, bye := SwissPairs(order, points, seen, had)
+		for _, p := range pairs {
+			want[pairOf(p[0], p[1])] = true
+		}
+		want[[2]int64{bye}] = true
+		if !maps.Equal(got, want) {
+			t.Errorf("round %d paired %v, want %v from the points %v", round+1, got, want, points)
 		}
 	}
 	log, _ := r.st.AuditLog(t.Context(), ct.ID)

@@ -747,6 +747,8 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		if _, err := c.deps.Store.SettleContestGame(ctx, ct.ID, gm.Idx, gm.MatchID, state, outcome, note); err != nil {
 			return err
 		}
+		// The next Swiss round is paired on these games too.
+		gm.State, gm.Outcome, gm.Note = state, outcome, note
 		if state == store.GamePending {
 			c.log.Warn("contest game to be played again", zap.Int64("contest", ct.ID), zap.Int("game", gm.Idx), zap.String("match", gm.MatchID), zap.String("why", note))
 			gm.MatchID = ""
