@@ -280,6 +280,10 @@ func (m *match) next() {
 		}
 		data, err := m.host.Receive(deadline)
 		if err != nil {
+			if errors.Is(err, framing.ErrTooLong) {
+				m.fail("the logic sent a message over %d MiB: %v", MaxLogicMessage>>20, err)
+				return
+			}
 			if !time.Now().Before(deadline) {
 				m.fail("the logic sent nothing more for %v (its time for a round): %v", LogicTime, err)
 			} else {

@@ -1,14 +1,17 @@
 package judger
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"arena/engine"
+	"arena/framing"
 )
 
 // script is a logic played in memory: each call of its turn function gets
@@ -41,6 +44,9 @@ func (s *script) Receive(time.Time) ([]byte, error) {
 	}
 	m := s.pending[0]
 	s.pending = s.pending[1:]
+	if m == nil { // as the sandbox says of a message over its cap
+		return nil, fmt.Errorf("read: %w", framing.ErrTooLong)
+	}
 	return m, nil
 }
 
@@ -158,6 +164,7 @@ func TestAHostileLogicFailsTheMatch(t *testing.T) {
 		want string
 	}{
 		"never answers":          {nil, "no answer within its time"},
+		"a message over its cap": {[][]byte{nil}, "the logic sent a message over 1 MiB"},
 		"floods":                 {flood, "more than 1024 messages in one round"},
 		"not JSON":               {[][]byte{to(-1, []byte("hello judger"))}, "not a JSON object"},
 		"no target":              {[][]byte{{0, 1}}, "without its target"},
@@ -198,5 +205,33 @@ func TestSettingsAreTheLogicsConfig(t *testing.T) {
 	}
 	if err := g.CheckHost(nil); err != nil {
 		t.Errorf("an unlabelled logic of 2: %v", err)
+	}
+}
+
+// What a logic sends is capped over the whole match, not per round: two
+// rounds of 33 MiB each to a bot fail the match at the second.
+func TestALogicThatFloodsTheMatch(t *testing.T) {
+	mib := to(0, bytes.Repeat([]byte("x"), 1<<20))
+	round := func() [][]byte {
+		out := make([][]byte, 0, 34)
+		for range 33 {
+			out = append(out, mib)
+		}
+		return append(out, to(-1, map[string]any{"state": 1, "listen": []int{0}, "player": []int{}, "content": []string{}}))
+	}
+	m := newMatch(t, "")
+	s := &script{t: t, turn: func([]byte) [][]byte { return round() }}
+	if err := m.Attach(s); err != nil {
+		t.Fatalf("a round of 33 MiB: %v", err)
+	}
+	if st := m.Step(); st.Done || len(st.Send) != 33 {
+		t.Fatalf("the first round: done %v, %d messages to the bots", st.Done, len(st.Send))
+	}
+	m.Submit([]engine.Reply{{Seat: 0, Data: []byte("ok\n"), Time: time.Millisecond}})
+	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "more than 64 MiB in the match") {
+		t.Errorf("a second round of 33 MiB: %v, want the match's cap", err)
+	}
+	if !m.Step().Done {
+		t.Error("the match goes on past its cap")
 	}
 }

@@ -69,9 +69,15 @@ func playerFiles(ctx context.Context, cli *client.Client, dir, image, folder str
 	}
 	rc := mutate.Extract(img)
 	defer rc.Close()
+	return readPlayer(rc, folder)
+}
+
+// readPlayer reads the files of folder (cleaned, without its slashes)
+// out of a tar stream of an image's file system.
+func readPlayer(r io.Reader, folder string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	size := 0
-	tr := tar.NewReader(rc)
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {

@@ -38,6 +38,11 @@ if mode == "crash":
     sys.exit(3)
 if mode == "hang":
     time.sleep(3600)
+if mode == "huge":
+    data = b"x" * ((1 << 20) + 1)
+    sys.stdout.buffer.write(struct.pack(">Ii", len(data), 0) + data)
+    sys.stdout.buffer.flush()
+    time.sleep(3600)
 if mode == "garbage":
     sys.stdout.buffer.write(b"\x00\x00\x00\x05\xff\xff\xff\xffhello")
     sys.stdout.buffer.flush()
@@ -218,6 +223,7 @@ func TestALogicGame(t *testing.T) {
 		"crash":   `the game's logic failed: the logic stopped before the end of the match: output closed; its last words on stderr: "the logic's own bug"`,
 		"hang":    "the game's logic failed: the logic sent nothing more for 10s",
 		"garbage": `the game's logic failed: the logic sent the judger a message that is not a JSON object`,
+		"huge":    "the game's logic failed: the logic sent a message over 1 MiB",
 	} {
 		before := len(dockertest.ArenaContainers(t, cli, ""))
 		_, stderr, code := run("--game", "logic:"+hostile, "--settings", `{"mode":"`+mode+`"}`, bot, bot)
