@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"arena/engine"
+	"arena/judger"
 	"arena/ladder"
 	"arena/ladder/skill"
 	"arena/store"
@@ -18,11 +19,14 @@ import (
 func ladderFlags(out io.Writer) (*flag.FlagSet, map[string]*string) {
 	fs := flag.NewFlagSet("arena ladder", flag.ContinueOnError)
 	fs.SetOutput(out)
-	vals := registerOnly(fs, "data")
+	vals := registerOnly(fs, "data", "games")
 	fs.Usage = func() {
 		fmt.Fprint(out, `Usage:
-  arena ladder show GAME [--data DIR]
-  arena ladder recompute GAME [--data DIR]
+  arena ladder show GAME [--data DIR] [--games NAME=IMAGE,...]
+  arena ladder recompute GAME [--data DIR] [--games NAME=IMAGE,...]
+
+GAME is a built-in game or a logic game the server registers (ARENA_GAMES
+or --games, as given to arena serve).
 
 show prints a game's leaderboard from the data folder: rank, entry,
 rating (μ − 3σ) with μ and σ, matches, wins, draws and losses, and fault
@@ -52,12 +56,21 @@ func cmdLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 2 || (pos[0] != "show" && pos[0] != "recompute") {
 		return usageErr("usage: arena ladder show|recompute GAME (see arena help ladder)")
 	}
-	g, err := engine.Find(games(), pos[1])
+	cfg, err := loadOnly(vals)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg, err := loadOnly(vals)
+	known := games()
+	for _, lg := range cfg.LogicGames {
+		// Its number of bots (the image's label) plays no part here: the
+		// board and its history are read from the data folder.
+		known = append(known, judger.Named(lg.Name, lg.Image, 2))
+	}
+	g, err := engine.Find(known, pos[1])
 	if err != nil {
+		if len(cfg.LogicGames) == 0 {
+			return usageErr("%v (a logic game is named by the server's ARENA_GAMES or --games: give the same here)", err)
+		}
 		return usageErr("%v", err)
 	}
 	host, _ := os.Hostname()
@@ -77,7 +90,7 @@ func cmdLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintln(stdout)
 	}
-	l := ladder.New(ladder.Config{}, ladder.Deps{Store: st, Games: games()})
+	l := ladder.New(ladder.Config{}, ladder.Deps{Store: st, Games: known})
 	b, err := l.Leaderboard(ctx, g.Name())
 	if err != nil {
 		return platformErr(err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,7 +286,9 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		t.Errorf("a registered game without its image: %v\n%s", err, out)
 	}
 
-	s := startServer(t, bin, t.TempDir(), freePort(t), "--games", "ttt="+logic+",bad="+hostile+",plain="+plain+",spy="+spy)
+	data := t.TempDir()
+	registered := "ttt=" + logic + ",bad=" + hostile + ",plain=" + plain + ",spy=" + spy
+	s := startServer(t, bin, data, freePort(t), "--games", registered)
 	res, err := http.Get(s.url + "/api/games")
 	if err != nil {
 		t.Fatal(err)
@@ -402,4 +405,17 @@ func TestALogicGameOnTheServer(t *testing.T) {
 			t.Fatalf("no ladder match settled: ttt %v\nbad %v", ttt, bad)
 		}
 	}
+
+	// arena ladder, the server stopped: the logic game's board, rated
+	// again from its history, as the server rated it.
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.cmd.Wait()
+	if out, err := exec.Command(bin, "ladder", "recompute", "ttt", "--data", data).CombinedOutput(); err == nil || !strings.Contains(string(out), "ARENA_GAMES or --games") {
+		t.Errorf("arena ladder of a logic game not named: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "ladder", "recompute", "ttt", "--data", data, "--games", registered).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "by 0 at most") || !strings.Contains(string(out), "first") || !strings.Contains(string(out), "second") {
+		t.Errorf("arena ladder recompute of a logic game: %v\n%s", err, out)
+	}
+	t.Logf("arena ladder recompute ttt:\n%s", out)
 }
