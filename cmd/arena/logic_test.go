@@ -89,9 +89,11 @@ func BenchmarkLogicRound(b *testing.B) {
 	roundCost(b, logic, bot, `{"games":1}`, `{"games":41}`)
 }
 
-// BenchmarkJudgerRound is the judger's own cost per round: relaylogic,
-// a Go logic whose work per round is a few microseconds, and Go bots
-// answering at once, 200 rounds and 2,000 (see roundCost).
+// BenchmarkJudgerRound is a whole round of a logic game through arena
+// run, beside the bots' answer: relaylogic, a Go logic whose work per
+// round is a few microseconds, and Go bots answering at once, 200 rounds
+// and 2,000 (see roundCost). What the judger adds to a built-in game of
+// the same shape is orchestrator's BenchmarkJudgerAgainstBuiltIn.
 func BenchmarkJudgerRound(b *testing.B) {
 	cli := dockertest.Client(b)
 	logicBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaylogic")
