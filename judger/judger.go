@@ -50,7 +50,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"arena/engine"
 	"arena/framing"
@@ -66,7 +68,28 @@ const (
 	// game's own viewer page (index.html and its files), which the page
 	// shows in a sandboxed iframe and hands the frames by postMessage.
 	PlayerLabel = "io.arena.player"
+	// TitleLabel, when set, is the game's name for people (the page
+	// lists it beside the name the game is registered under).
+	TitleLabel = "io.arena.title"
 )
+
+// MaxTitle caps a title, in characters.
+const MaxTitle = 60
+
+// Title is a logic's TitleLabel as the page may show it: its printable
+// characters, spaces folded, at most MaxTitle of them.
+func Title(labels map[string]string) string {
+	var out []rune
+	for _, r := range strings.Join(strings.Fields(labels[TitleLabel]), " ") {
+		if len(out) == MaxTitle {
+			break
+		}
+		if unicode.IsPrint(r) {
+			out = append(out, r)
+		}
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // Prefix names a logic game by its image: "logic:IMAGE".
 const Prefix = "logic:"
@@ -100,14 +123,19 @@ type Game struct {
 	name    string
 	image   string
 	players int
+	title   string
 }
 
-// Named returns the logic game an operator registered as name.
-func Named(name, image string, players int) *Game {
+// Named returns the logic game an operator registered as name, with its
+// title (its TitleLabel, see Title; "" for none).
+func Named(name, image string, players int, title string) *Game {
 	g := New(image, players)
-	g.name = name
+	g.name, g.title = name, title
 	return g
 }
+
+// Title is the game's name for people, "" when its image gives none.
+func (g *Game) Title() string { return g.title }
 
 // New returns the game of a logic image, for matches of players bots.
 func New(image string, players int) *Game {

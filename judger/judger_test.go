@@ -235,3 +235,21 @@ func TestALogicThatFloodsTheMatch(t *testing.T) {
 		t.Error("the match goes on past its cap")
 	}
 }
+
+// A title is for the page: printable, one line, not too long.
+func TestTheTitleOfALogic(t *testing.T) {
+	for label, want := range map[string]string{
+		"":                          "",
+		"  Tic-tac-toe ":            "Tic-tac-toe",
+		"Go\n\tfish\x00\u202e!":     "Go fish!",
+		strings.Repeat("é", 100):    strings.Repeat("é", MaxTitle),
+		"Snakes\u00a0and   ladders": "Snakes and ladders",
+	} {
+		if got := Title(map[string]string{TitleLabel: label}); got != want {
+			t.Errorf("Title(%q) = %q, want %q", label, got, want)
+		}
+	}
+	if g := Named("ttt", "x/ttt", 2, "Tic-tac-toe"); g.Title() != "Tic-tac-toe" || g.Name() != "ttt" {
+		t.Errorf("a named game: %q, %q", g.Name(), g.Title())
+	}
+}

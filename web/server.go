@@ -584,6 +584,9 @@ type gameInfo struct {
 	Limits      limitsInfo       `json:"limits"`
 	// Player is the game's own viewer page, when its logic ships one.
 	Player string `json:"player,omitempty"`
+	// Title is the game's name for people, when its logic's image gives
+	// one (label io.arena.title).
+	Title string `json:"title,omitempty"`
 }
 
 // botInfo is a suggested bot image and whether it is present.
@@ -620,6 +623,9 @@ func (s *Server) listGames(c echo.Context) error {
 			bots = append(bots, b)
 		}
 		info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
+		if t, ok := g.(interface{ Title() string }); ok {
+			info.Title = t.Title()
+		}
 		if _, ok := s.deps.Players[g.Name()][playerIndex]; ok {
 			info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
 		}

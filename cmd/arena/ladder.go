@@ -64,7 +64,7 @@ func cmdLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, lg := range cfg.LogicGames {
 		// Its number of bots (the image's label) plays no part here: the
 		// board and its history are read from the data folder.
-		known = append(known, judger.Named(lg.Name, lg.Image, 2))
+		known = append(known, judger.Named(lg.Name, lg.Image, 2, ""))
 	}
 	g, err := engine.Find(known, pos[1])
 	if err != nil {

@@ -37,7 +37,7 @@ func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame, dir
 		if err != nil {
 			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: the image %s: %v", lg.Name, lg.Image, err)
 		}
-		all = append(all, judger.Named(lg.Name, lg.Image, n))
+		all = append(all, judger.Named(lg.Name, lg.Image, n, judger.Title(labels)))
 		if folder := labels[judger.PlayerLabel]; folder != "" {
 			files, err := playerFiles(ctx, cli, dir, lg.Image, folder)
 			if err != nil {

@@ -299,7 +299,7 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	json.NewDecoder(res.Body).Decode(&games)
 	res.Body.Close()
 	if names := fmt.Sprint(games); !strings.Contains(names, "name:ttt") || !strings.Contains(names, "name:bad") || !strings.Contains(names, "max_players:2") ||
-		!strings.Contains(names, "player:/games/ttt/player/index.html") || strings.Contains(names, "player:/games/plain") {
+		!strings.Contains(names, "player:/games/ttt/player/index.html") || strings.Contains(names, "player:/games/plain") || !strings.Contains(names, "title:Tic-tac-toe") {
 		t.Fatalf("the games: %v", games)
 	}
 	wait := func(id string) map[string]any {
@@ -375,6 +375,11 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	}
 	if url, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); err != nil || !strings.HasPrefix(url, s.url) {
 		t.Errorf("a hostile player took the page to %s (%v)", url, err)
+	}
+	// The match form lists a game by its title (io.arena.title), if any.
+	if opts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#game option")].map((o) => o.textContent + "=" + o.value).join("|")`)); err != nil ||
+		!strings.Contains(opts, "|Tic-tac-toe (ttt)=ttt|") || !strings.Contains(opts, "|bad=bad|") {
+		t.Errorf("the games in the match form: %q (%v)", opts, err)
 	}
 
 	status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"bad","bots":[%q,%q],"settings":{"mode":"crash"}}`, bot, bot))

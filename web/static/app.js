@@ -228,8 +228,10 @@ async function init() {
   }
   games = await api("/api/games");
   account = new AccountView(games);
-  $("#game").replaceChildren(...games.map((g) => option(g.name, g.name)));
-  $("#history-game").append(...games.map((g) => option(g.name, g.name)));
+  // A logic game may have a title of its own (io.arena.title).
+  const label = (g) => (g.title ? `${g.title} (${g.name})` : g.name);
+  $("#game").replaceChildren(...games.map((g) => option(g.name, label(g))));
+  $("#history-game").append(...games.map((g) => option(g.name, label(g))));
   ladders.setGames(games);
   contests.setGames(games);
   $("#game").addEventListener("change", fillMaps);

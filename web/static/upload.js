@@ -80,7 +80,7 @@ const isArchive = (name) => /\.(zip|tar\.gz|tgz)$/i.test(name);
 export class Uploader {
   constructor(games, done) {
     this.done = done;
-    $("#upload-game").replaceChildren(...games.map((g) => new Option(g.name, g.name)));
+    $("#upload-game").replaceChildren(...games.map((g) => new Option(g.title ? `${g.title} (${g.name})` : g.name, g.name)));
     $("#upload-form").addEventListener("submit", (e) => {
       e.preventDefault();
       this.fromInputs();
