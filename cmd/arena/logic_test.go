@@ -271,8 +271,9 @@ addEventListener("message", async (e) => {
 // built-in games are: listed, played through the API (in the server's
 // own process: no other host's replay of a logic is believed), shown in
 // the page by its own player (in a sandboxed iframe, where a hostile one
-// reaches nothing) or else the generic view, and on a ladder; a match
-// whose logic fails is failed, and its ladder rates no one for it.
+// reaches nothing) or else the generic view, in a contest and on a
+// ladder; a match whose logic fails is failed, and its ladder rates no
+// one for it; arena ladder rates the logic game's ladder again.
 func TestALogicGameOnTheServer(t *testing.T) {
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
@@ -388,6 +389,31 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	}
 	if m = wait(m["id"].(string)); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "the logic's own bug") {
 		t.Errorf("a match whose logic crashes: %v", m)
+	}
+
+	// A contest of it: the final plays the registered game, its logic's
+	// verdicts are the standings.
+	freeze := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	if status, b := s.call(t, "POST", "/api/contests", fmt.Sprintf(`{"name":"TTT cup","game":"ttt","maps":["default"],"rounds":2,"freeze_at":%q,"answer_timeout_ms":1000}`, freeze)); status != http.StatusCreated {
+		t.Fatalf("a contest of a logic game: %d %v", status, b)
+	}
+	for _, e := range []string{bot, sleeper} {
+		if status, b := s.call(t, "POST", "/api/contests/1/entries", fmt.Sprintf(`{"image":%q}`, e)); status != http.StatusCreated {
+			t.Fatalf("enter %s: %d %v", e, status, b)
+		}
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		_, b := s.call(t, "GET", "/api/contests/1/standings", "")
+		if b["final"] != true {
+			if time.Now().After(deadline) {
+				t.Fatalf("the final of a logic game did not end: %v", b)
+			}
+			continue
+		}
+		if rows := contestRows(b); len(rows) != 2 || !strings.HasPrefix(rows[0], bot+" #1 2 pts 2/0/0") || !strings.HasPrefix(rows[1], sleeper+" #2 0 pts 0/0/2 faults 2") {
+			t.Errorf("the standings of a logic game's contest: %q", rows)
+		}
+		break
 	}
 
 	// The ladders: ttt's rates its matches; bad's voids every one.
