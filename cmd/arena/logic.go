@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/docker/docker/client"
@@ -21,9 +23,11 @@ import (
 // logic games its operator registered (ARENA_GAMES), each checked on the
 // engine now: its image there, its labels those of a Saiblo logic. A
 // logic that ships a player (judger.PlayerLabel) has its files read out
-// of its image, into players by game (dir caches the saved images).
+// of its image, into players by game (dir caches the saved images: those
+// of images no longer registered are removed).
 func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame, dir string) (all []engine.Game, players map[string]map[string][]byte, err error) {
 	all, players = games(), map[string]map[string][]byte{}
+	saves := map[string]bool{}
 	for _, lg := range logic {
 		info, err := cli.ImageInspect(ctx, lg.Image)
 		if err != nil {
@@ -39,6 +43,7 @@ func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame, dir
 		}
 		all = append(all, judger.Named(lg.Name, lg.Image, n, judger.Title(labels)))
 		if folder := labels[judger.PlayerLabel]; folder != "" {
+			saves[saveName(info.ID)] = true
 			files, err := playerFiles(ctx, cli, dir, lg.Image, folder)
 			if err != nil {
 				return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: its player (label %s=%s): %v", lg.Name, judger.PlayerLabel, folder, err)
@@ -46,7 +51,22 @@ func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame, dir
 			players[lg.Name] = files
 		}
 	}
+	pruneSaves(dir, saves)
 	return all, players, nil
+}
+
+// pruneSaves removes the saved images in dir (and any half-written
+// save) but those named in keep. It is best effort: a save it could not
+// remove is tried again at the next start.
+func pruneSaves(dir string, keep map[string]bool) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		if keep[name] || !strings.HasPrefix(name, "base-") && !strings.HasPrefix(name, "saving-") {
+			continue
+		}
+		os.Remove(filepath.Join(dir, name))
+	}
 }
 
 // The caps on a logic's player.

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,4 +78,26 @@ func TestAPlayerOutOfAnImage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The saved images a server keeps to read players from are those of the
+// games it registers now: others, and half-written saves, are removed;
+// other files are not touched.
+func TestPruneSaves(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{saveName("sha256:aaa"), saveName("sha256:bbb"), "saving-123", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneSaves(dir, map[string]bool{saveName("sha256:aaa"): true})
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "base-aaa.tar notes.txt" {
+		t.Errorf("left %v", left)
+	}
+	pruneSaves(filepath.Join(dir, "none"), nil) // no folder yet: nothing to do
 }

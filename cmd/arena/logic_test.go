@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -290,6 +291,9 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	}
 
 	data := t.TempDir()
+	// A save of an image no longer registered, from an earlier start.
+	os.MkdirAll(filepath.Join(data, "players"), 0o700)
+	os.WriteFile(filepath.Join(data, "players", "base-0123.tar"), []byte("stale"), 0o600)
 	registered := "ttt=" + logic + ",bad=" + hostile + ",plain=" + plain + ",spy=" + spy
 	s := startServer(t, bin, data, freePort(t), "--games", registered)
 	res, err := http.Get(s.url + "/api/games")
@@ -437,6 +441,19 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		if time.Since(start) > 2*time.Minute {
 			t.Fatalf("no ladder match settled: ttt %v\nbad %v", ttt, bad)
 		}
+	}
+
+	// The saves the players were read from: ttt's and spy's, nothing else.
+	var saves []string
+	for _, image := range []string{logic, spy} {
+		info, err := cli.ImageInspect(t.Context(), image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saves = append(saves, saveName(info.ID))
+	}
+	if entries, err := os.ReadDir(filepath.Join(data, "players")); err != nil || len(entries) != 2 || !slices.Contains(saves, entries[0].Name()) || !slices.Contains(saves, entries[1].Name()) {
+		t.Errorf("the players' saves: %v %v, want %v", entries, err, saves)
 	}
 
 	// arena ladder, the server stopped: the logic game's board, rated

@@ -53,6 +53,9 @@ func builder(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 		Base: func(ctx context.Context, ref string) (v1.Image, error) { return baseImage(ctx, cli, bases, ref) }}, nil
 }
 
+// saveName is the file an image of this id is saved to by baseImage.
+func saveName(id string) string { return "base-" + strings.TrimPrefix(id, "sha256:") + ".tar" }
+
 // baseImage reads a base image from the engine, saved once per image id
 // into dir (the build's layers are assembled on it).
 func baseImage(ctx context.Context, cli *client.Client, dir, ref string) (v1.Image, error) {
@@ -60,7 +63,7 @@ func baseImage(ctx context.Context, cli *client.Client, dir, ref string) (v1.Ima
 	if err != nil {
 		return nil, fmt.Errorf("not on this server's engine (%v)", err)
 	}
-	path := filepath.Join(dir, "base-"+strings.TrimPrefix(info.ID, "sha256:")+".tar")
+	path := filepath.Join(dir, saveName(info.ID))
 	if _, err := os.Stat(path); err != nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
