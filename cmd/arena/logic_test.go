@@ -248,6 +248,15 @@ func TestALogicGame(t *testing.T) {
 		t.Errorf("arena bench of a logic game: the CSV:\n%s\noutput:\n%s", rows, out)
 	}
 
+	// Is the kit's bot better than one that crashes? arena bench --sprt
+	// decides, on the logic's verdicts.
+	out, err = exec.Command(bin, "bench", "--game", game, "--sprt", "0,50", "--jobs", "1", "--seed", "3", "--bots", bot+","+crasher).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "H1 accepted: "+bot+" is better") {
+		t.Errorf("arena bench --sprt of a logic game: %v\n%s", err, out)
+	} else {
+		t.Logf("arena bench --sprt of a logic game:\n%s", out[strings.LastIndex(string(out), "SPRT of"):])
+	}
+
 	// A logic of two for three bots: refused, before anything starts.
 	if _, stderr, code := run("--game", game, bot, bot, bot); code != 2 || !strings.Contains(stderr, "takes 2 bots") {
 		t.Errorf("three bots for a logic of two: exit %d\n%s", code, stderr)
