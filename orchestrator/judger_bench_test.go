@@ -85,10 +85,7 @@ func (m *relayMatch) Result() engine.Result {
 // round) and added/answer, the judger's added cost in bots' round trips.
 func BenchmarkJudgerAgainstBuiltIn(b *testing.B) {
 	cli := dockertest.Client(b)
-	logicBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaylogic")
-	logic := dockertest.Build(b, cli, "arena-test/relaylogic", dockertest.ScratchDockerfile()+"LABEL io.arena.logic=saiblo io.arena.players=2\n", map[string]string{"bot": "@" + logicBin})
-	botBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaybot")
-	bot := dockertest.Build(b, cli, "arena-test/relaybot", dockertest.ScratchDockerfile(), map[string]string{"bot": "@" + botBin})
+	logic, bot := dockertest.RelayImages(b, cli)
 	o := newOrchestrator(b, cli, "fifo")
 	play := func(game engine.Game, rounds int) orchestrator.Result {
 		m, err := game.Map("default")

@@ -97,10 +97,7 @@ func BenchmarkLogicRound(b *testing.B) {
 // the same shape is orchestrator's BenchmarkJudgerAgainstBuiltIn.
 func BenchmarkJudgerRound(b *testing.B) {
 	cli := dockertest.Client(b)
-	logicBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaylogic")
-	logic := dockertest.Build(b, cli, "arena-test/relaylogic", dockertest.ScratchDockerfile()+"LABEL io.arena.logic=saiblo io.arena.players=2\n", map[string]string{"bot": "@" + logicBin})
-	botBin := dockertest.GoBinary(b, dockertest.Root(), "./internal/testbots/relaybot")
-	bot := dockertest.Build(b, cli, "arena-test/relaybot", dockertest.ScratchDockerfile(), map[string]string{"bot": "@" + botBin})
+	logic, bot := dockertest.RelayImages(b, cli)
 	roundCost(b, logic, bot, `{"rounds":200}`, `{"rounds":2000}`)
 }
 

@@ -158,6 +158,19 @@ func ScratchDockerfile(args ...string) string {
 	return "FROM scratch\nCOPY bot /bot\nUSER 65534:65534\nENTRYPOINT [\"/bot\"]\nCMD " + string(cmd) + "\n"
 }
 
+// RelayImages builds the judger's measuring pair: relaylogic, the
+// smallest Saiblo logic (internal/testbots/relaylogic), as
+// arena-test/relaylogic, and relaybot, a bot that answers each line at
+// once, as arena-test/relaybot.
+func RelayImages(t testing.TB, cli *client.Client) (logic, bot string) {
+	t.Helper()
+	logicBin := GoBinary(t, Root(), "./internal/testbots/relaylogic")
+	logic = Build(t, cli, "arena-test/relaylogic", ScratchDockerfile()+"LABEL io.arena.logic=saiblo io.arena.players=2\n", map[string]string{"bot": "@" + logicBin})
+	botBin := GoBinary(t, Root(), "./internal/testbots/relaybot")
+	bot = Build(t, cli, "arena-test/relaybot", ScratchDockerfile(), map[string]string{"bot": "@" + botBin})
+	return logic, bot
+}
+
 // ExampleBots builds the Go kit's example bots as arena-test/tanks-random
 // and arena-test/tanks-hunter: the same programs as the kit's Dockerfile
 // builds (as arena/…), compiled here and put on an empty base image, so the
