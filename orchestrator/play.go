@@ -92,7 +92,8 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 		}
 	}
 	var host Bot
-	if hm, ok := match.(engine.HostedMatch); ok {
+	hm, _ := match.(engine.HostedMatch)
+	if hm != nil {
 		host, err = o.startHost(ctx, req, matchID, hm)
 		if host != nil {
 			defer o.closeHost(ctx, host)
@@ -104,7 +105,7 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	rep := newReplay(matchID, req, match, lim, seats)
 	r := &run{
 		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID, attempt: req.Attempt,
-		match: match, host: host, seats: seats, lim: lim, base: lim, share: o.budget / int64(len(seats)),
+		match: match, host: host, hosted: hm, seats: seats, lim: lim, base: lim, share: o.budget / int64(len(seats)),
 		rec: newRecorder(match, seats, rep, req.OnFrame),
 	}
 	defer r.closeAll(ctx)
@@ -132,9 +133,11 @@ type run struct {
 	matchID string
 	attempt int
 	match   engine.Match
-	// host is the program of a hosted game's rules, nil for the others.
-	host  Bot
-	seats []*seat
+	// host is the program of a hosted game's rules and hosted its match,
+	// both nil for the other games.
+	host   Bot
+	hosted engine.HostedMatch
+	seats  []*seat
 	// lim are the limits of the exchange in progress: base, the match's,
 	// with the step's own answer time where it sets one.
 	lim, base Limits
@@ -212,11 +215,11 @@ func (r *run) loop(ctx context.Context) error {
 			r.rec.rejected(rej.Seat, rej.Reason)
 			r.stop(s)
 		}
-		if hm, ok := r.match.(engine.HostedMatch); ok && hm.Err() != nil {
+		if r.hosted != nil && r.hosted.Err() != nil {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, hm.Err()))}
+			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err()))}
 		}
 		r.rec.commit()
 		for _, s := range r.seats {
