@@ -254,7 +254,7 @@ func newRig(t *testing.T, dir string) *rig {
 }
 
 func (r *rig) contests() *Contests {
-	return New(Config{InFlight: 3, NoPractice: !r.practice}, Deps{Store: r.st, Games: []engine.Game{tanks.New()}, Queue: r.q, Now: r.clock,
+	return New(Config{InFlight: 3, NoPractice: !r.practice}, Deps{Store: r.st, Games: engine.NewCatalog(tanks.New()), Queue: r.q, Now: r.clock,
 		Image: func(ctx context.Context, ref string) (string, error) {
 			if strings.Contains(ref, "missing") {
 				return "", fmt.Errorf("%w: %s", orchestrator.ErrImageNotFound, ref)

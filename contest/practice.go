@@ -12,7 +12,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"arena/engine"
 	"arena/ladder"
 	"arena/ladder/skill"
 	"arena/orchestrator"
@@ -123,7 +122,7 @@ func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 	if rnd[8]&1 == 1 {
 		a, b = b, a // seats at random
 	}
-	g, err := engine.Find(c.deps.Games, s.Game)
+	g, err := c.deps.Games.Find(s.Game)
 	if err != nil {
 		return err
 	}

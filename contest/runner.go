@@ -26,7 +26,8 @@ import (
 // Deps are the contests' collaborators.
 type Deps struct {
 	Store *store.Store
-	Games []engine.Game
+	// Games are the games on offer.
+	Games *engine.Catalog
 	// Queue plays the final's matches (the server's queue).
 	Queue ladder.Queue
 	// Image resolves an image reference to its id, fetching a pushed bot
@@ -174,7 +175,7 @@ func spec(ct store.Contest) (Spec, error) {
 // Create records a new contest, its settings checked; a seed is picked
 // when none is given.
 func (c *Contests) Create(ctx context.Context, s Spec, by string) (store.Contest, error) {
-	if err := s.Check(c.deps.Games); err != nil {
+	if err := s.Check(c.deps.Games.List()); err != nil {
 		return store.Contest{}, err
 	}
 	if s.Entrants == Invited && s.Invite == "" {
@@ -268,7 +269,7 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 			return err
 		}
 	}
-	if err := s.Check(c.deps.Games); err != nil {
+	if err := s.Check(c.deps.Games.List()); err != nil {
 		return err
 	}
 	what := specChanges(old, s)
@@ -703,7 +704,7 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 	if err != nil {
 		return err
 	}
-	g, err := engine.Find(c.deps.Games, s.Game)
+	g, err := c.deps.Games.Find(s.Game)
 	if err != nil {
 		return err
 	}

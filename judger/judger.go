@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,6 +94,18 @@ func Title(labels map[string]string) string {
 
 // Prefix names a logic game by its image: "logic:IMAGE".
 const Prefix = "logic:"
+
+// nameRule is what a logic game registered by name may be called.
+var nameRule = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// CheckName checks a name a logic game is registered under: a lower-case
+// letter, then lower-case letters, digits, - and _, at most 32 in all.
+func CheckName(name string) error {
+	if !nameRule.MatchString(name) {
+		return fmt.Errorf("the game's name %q: want a lower-case letter, then lower-case letters, digits, - and _ (at most 32)", name)
+	}
+	return nil
+}
 
 // The protocol's defaults and Arena's caps on a logic.
 const (

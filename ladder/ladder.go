@@ -68,7 +68,9 @@ type Config struct {
 // Deps are a ladder's collaborators.
 type Deps struct {
 	Store *store.Store
-	Games []engine.Game
+	// Games are the games on offer: a ladder of a game no longer there
+	// keeps its board, and plays no match.
+	Games *engine.Catalog
 	Queue Queue
 	// Image resolves an image reference to its id; errors wrap
 	// orchestrator.ErrImageNotFound when the image is absent.
@@ -157,7 +159,7 @@ func (l *Ladder) wake() {
 }
 
 func (l *Ladder) game(name string) (engine.Game, error) {
-	g, err := engine.Find(l.deps.Games, name)
+	g, err := l.deps.Games.Find(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownGame, err)
 	}
@@ -472,11 +474,12 @@ func (l *Ladder) fill(ctx context.Context) error {
 			return err
 		}
 		var g engine.Game
-		for i := range l.deps.Games {
-			cand := l.deps.Games[(l.next+i)%len(l.deps.Games)]
+		offered := l.deps.Games.List()
+		for i := range offered {
+			cand := offered[(l.next+i)%len(offered)]
 			if active[cand.Name()] >= 2 {
 				g = cand
-				l.next = (l.next + i + 1) % len(l.deps.Games)
+				l.next = (l.next + i + 1) % len(offered)
 				break
 			}
 		}

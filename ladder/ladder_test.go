@@ -33,7 +33,7 @@ func (q *queue) Submit(ctx context.Context, req orchestrator.Request, insert fun
 }
 
 func newLadder(t *testing.T, st *store.Store, q Queue) *Ladder {
-	return New(Config{Enabled: true, InFlight: 2}, Deps{Store: st, Games: []engine.Game{tanks.New()}, Queue: q,
+	return New(Config{Enabled: true, InFlight: 2}, Deps{Store: st, Games: engine.NewCatalog(tanks.New()), Queue: q,
 		Image: func(_ context.Context, ref string) (string, error) {
 			if strings.HasPrefix(ref, "sha256:") {
 				return ref, nil

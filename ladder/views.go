@@ -30,7 +30,7 @@ func (l *Ladder) Summaries(ctx context.Context) ([]Summary, error) {
 		return nil, err
 	}
 	var out []Summary
-	for _, g := range l.deps.Games {
+	for _, g := range l.deps.Games.List() {
 		n := g.Name()
 		out = append(out, Summary{Game: n, Entries: listed[n], Active: active[n], Running: l.cfg.Enabled && active[n] >= 2})
 	}

@@ -21,6 +21,7 @@ var migrations = []string{
 	4: checksSchema,
 	5: contestsSchema,
 	6: swissSchema,
+	7: gamesSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -89,7 +89,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 		cfg.Registry.Dir = t.TempDir()
 	}
 	s, err := NewWithRegistry(t.Context(), cfg, Deps{
-		Games:        games,
+		Games:        engine.NewCatalog(games...),
 		Orchestrator: orch,
 		Player:       player,
 		Store:        st,

@@ -19,6 +19,8 @@ import (
 
 	"arena/accounts"
 	"arena/contest"
+	"arena/engine"
+	"arena/judger"
 	"arena/orchestrator/fake"
 	"arena/store"
 )
@@ -231,8 +233,21 @@ func TestAuthorizationMatrix(t *testing.T) {
 	ms.deps.Binary = filepath.Join(t.TempDir(), "arena")
 	os.WriteFile(ms.deps.Binary, []byte("arena"), 0o755)
 	ms.deps.Builder = &fakeBuilder{}
-	ms.deps.Players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
+	ms.players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
 	ms.deps.Fetch = func(context.Context, string, string, string) error { return nil }
+	ms.deps.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
+		return judger.Named(name, image, 2, ""), nil, nil
+	}
+	// A logic game registered by the admin, for each visitor to try to
+	// remove.
+	registered := func(t *testing.T) string {
+		_, code := ms.token(t, "admin")
+		name := ms.fresh("game")
+		if status, body := ms.do(t, "POST", "/api/games", fmt.Sprintf(`{"name":%q,"image":"kit/ttt-logic"}`, name), "Authorization", "Bearer "+code); status != http.StatusCreated {
+			t.Fatalf("register %s: %d %v", name, status, body)
+		}
+		return name
+	}
 	req, _ := http.NewRequest("POST", ms.url+"/api/builds?repository=alice/built&game=tanks", bytes.NewReader(zipped(t, map[string]string{"bot.py": "x"})))
 	req.Header.Set("Authorization", "Bearer "+aliceTok)
 	req.Header.Set("Content-Type", "application/zip")
@@ -333,6 +348,13 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return fmt.Sprintf("/api/invites/%d", in.ID), ""
 		}, "401 403 403 403 204 403 401 401 204"},
 		{"GET", "/api/games", static("/api/games", ""), open},
+		{"POST", "/api/games", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/games", fmt.Sprintf(`{"name":%q,"image":"kit/ttt-logic"}`, ms.fresh("game"))
+		}, "401 403 403 403 201 403 401 401 201"},
+		{"GET", "/api/games/registered", static("/api/games/registered", ""), adminRead},
+		{"DELETE", "/api/games/:name", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/games/" + registered(t), ""
+		}, "401 403 403 403 204 403 401 401 204"},
 		{"GET", "/api/images", static("/api/images?game=tanks", ""), signedIn},
 		{"GET", "/api/matches", static("/api/matches?mine=1&ladder=0", ""), signedIn},
 		{"POST", "/api/matches", static("/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"]}`), "401 201 201 201 201 201 401 401 201"},

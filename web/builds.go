@@ -19,7 +19,6 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
-	"arena/engine"
 	"arena/orchestrator"
 	"arena/sourcebuild"
 )
@@ -161,7 +160,7 @@ func (s *Server) createBuild(c echo.Context) error {
 	if err != nil || reference.Domain(named) != "docker.io" || !strings.Contains(repo, "/") {
 		return badRequest("repository %q, tag %q: want NAME/bot (your name or a team's) and a tag", repo, tag)
 	}
-	if _, err := engine.Find(s.deps.Games, game); err != nil {
+	if _, err := s.deps.Games.Find(game); err != nil {
 		return badRequest("game: %v", err)
 	}
 	if kit := q.Get("kit"); kit != "" && !slices.Contains(sourcebuild.KitNames(), kit) {

@@ -145,7 +145,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 		verdict(store.TagRejected, `the image says no game: label it with the game it plays (LABEL io.arena.game=tanks, snake or pacman; the kits' Dockerfiles take --build-arg GAME=…) and push it again`)
 		return
 	}
-	game, err := engine.Find(s.deps.Games, t.Game)
+	game, err := s.deps.Games.Find(t.Game)
 	if err != nil {
 		verdict(store.TagRejected, fmt.Sprintf("label io.arena.game=%q: %v", t.Game, err))
 		return

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"arena/engine"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -34,7 +33,7 @@ func (s *Server) listImages(c echo.Context) error {
 	if name == "" {
 		return badRequest("game: missing (e.g. /api/images?game=tanks)")
 	}
-	if _, err := engine.Find(s.deps.Games, name); err != nil {
+	if _, err := s.deps.Games.Find(name); err != nil {
 		return badRequest("game: %v", err)
 	}
 	imgs, err := s.deps.Orchestrator.Images(c.Request().Context(), name)

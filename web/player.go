@@ -20,10 +20,10 @@ const playerIndex = "index.html"
 const playerPolicy = "sandbox allow-scripts; default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
 
 // playerFile is GET /games/:game/player/*: a file of a logic game's
-// player, from what was read out of its image when the server started
+// player, from what was read out of its image when the game was offered
 // (never from the disk).
 func (s *Server) playerFile(c echo.Context) error {
-	files := s.deps.Players[c.Param("game")]
+	files := s.playerFiles(c.Param("game"))
 	name := path.Clean("/" + c.Param("*"))[1:]
 	data, ok := files[name]
 	if !ok {

@@ -12,7 +12,7 @@ import (
 // request; no other file is reachable through its path.
 func TestPlayerFiles(t *testing.T) {
 	s := newTestServer(t, Config{}, 1)
-	s.deps.Players = map[string]map[string][]byte{
+	s.players = map[string]map[string][]byte{
 		"ttt": {"index.html": []byte(`<script src="draw.js"></script>`), "draw.js": []byte("// draws")},
 	}
 	get := func(path string) (*http.Response, string) {

@@ -131,7 +131,9 @@ type Resources struct {
 
 // Deps are the server's collaborators.
 type Deps struct {
-	Games        []engine.Game
+	// Games are the games on offer: the built-in ones and the operator's
+	// (ARENA_GAMES); Recover adds those registered through the API.
+	Games        *engine.Catalog
 	Orchestrator *orchestrator.Orchestrator
 	Store        *store.Store
 	// Concurrency bounds the matches played at once.
@@ -162,9 +164,13 @@ type Deps struct {
 	// Builder, when set, builds bots from uploaded source (POST
 	// /api/builds; it needs the registry, where it pushes them).
 	Builder Builder
-	// Players are the viewer pages logic games ship (game → file path →
-	// content), served to the page's sandboxed iframe (player.go).
+	// Players are the viewer pages the operator's logic games ship (game
+	// → file path → content), served to the page's sandboxed iframe
+	// (player.go).
 	Players map[string]map[string][]byte
+	// Logic checks the image of a logic game an admin registers (nil: no
+	// game can be registered).
+	Logic LogicChecker
 	// Binary, when set, is the arena command's static binary, offered at
 	// /download/arena: the command line for those who run the server
 	// with compose and have no Go.
@@ -203,6 +209,16 @@ type Server struct {
 	collecting sync.WaitGroup
 	// checks are the pushed versions' checks (checks.go).
 	checks checks
+	// gamesMu orders the registrations and removals of logic games
+	// (games.go): registered names those on offer, unoffered the reason
+	// each other registered game is not.
+	gamesMu    sync.Mutex
+	registered map[string]bool
+	unoffered  map[string]string
+	// players are the logic games' players (deps.Players, and those of
+	// registered games).
+	playersMu sync.RWMutex
+	players   map[string]map[string][]byte
 	// The ladders' loop: started by Serve, stopped by Shutdown.
 	ladderMu      sync.Mutex
 	ladderShut    bool
@@ -257,8 +273,15 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.SignupsPerHour == 0 {
 		cfg.SignupsPerHour = 10
 	}
+	if deps.Games == nil {
+		deps.Games = engine.NewCatalog()
+	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, closing: make(chan struct{}),
-		images: accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)}}
+		images:     accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)},
+		registered: map[string]bool{}, unoffered: map[string]string{}, players: map[string]map[string][]byte{}}
+	for name, files := range deps.Players {
+		s.players[name] = files
+	}
 	s.checks.init()
 	if cfg.Auth == AuthAccounts {
 		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
@@ -427,6 +450,9 @@ func (s *Server) routes() *echo.Echo {
 	api.DELETE("/invites/:id", s.deleteInvite, admin...)
 	// Matches and ladders.
 	api.GET("/games", s.listGames, read...)
+	api.POST("/games", s.registerGame, s.guardChanges, s.adminOnly)
+	api.GET("/games/registered", s.listRegisteredGames, s.guardChanges, s.adminOnly)
+	api.DELETE("/games/:name", s.removeGame, s.guardChanges, s.adminOnly)
 	api.GET("/images", s.listImages, s.signedIn)
 	api.GET("/matches", s.listMatches, read...)
 	api.POST("/matches", s.createMatch, starts...)
@@ -606,32 +632,37 @@ type limitsInfo struct {
 
 func (s *Server) listGames(c echo.Context) error {
 	out := []gameInfo{}
-	for _, g := range s.deps.Games {
-		eff := s.cfg.Limits.Resolve(g.Protocol())
-		lim := limitsInfo{
-			AnswerTimeoutMS: float64(eff.AnswerTimeout.Milliseconds()), WarmUpMS: float64(eff.WarmUp.Milliseconds()),
-			MaxMessageBytes: eff.MaxMessageBytes, MemoryBytes: s.cfg.Resources.MemoryBytes,
-			CPUs: s.cfg.Resources.CPUs, Pids: s.cfg.Resources.Pids,
-		}
-		bots := []botInfo{}
-		for _, ref := range s.cfg.DefaultBots[g.Name()] {
-			b := botInfo{Image: ref}
-			if s.deps.HasImage != nil {
-				present := s.deps.HasImage(c.Request().Context(), ref)
-				b.Present = &present
-			}
-			bots = append(bots, b)
-		}
-		info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
-		if t, ok := g.(interface{ Title() string }); ok {
-			info.Title = t.Title()
-		}
-		if _, ok := s.deps.Players[g.Name()][playerIndex]; ok {
-			info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
-		}
-		out = append(out, info)
+	for _, g := range s.deps.Games.List() {
+		out = append(out, s.gameInfo(c, g))
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// gameInfo is a game as GET /api/games shows it.
+func (s *Server) gameInfo(c echo.Context, g engine.Game) gameInfo {
+	eff := s.cfg.Limits.Resolve(g.Protocol())
+	lim := limitsInfo{
+		AnswerTimeoutMS: float64(eff.AnswerTimeout.Milliseconds()), WarmUpMS: float64(eff.WarmUp.Milliseconds()),
+		MaxMessageBytes: eff.MaxMessageBytes, MemoryBytes: s.cfg.Resources.MemoryBytes,
+		CPUs: s.cfg.Resources.CPUs, Pids: s.cfg.Resources.Pids,
+	}
+	bots := []botInfo{}
+	for _, ref := range s.cfg.DefaultBots[g.Name()] {
+		b := botInfo{Image: ref}
+		if s.deps.HasImage != nil {
+			present := s.deps.HasImage(c.Request().Context(), ref)
+			b.Present = &present
+		}
+		bots = append(bots, b)
+	}
+	info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
+	if t, ok := g.(interface{ Title() string }); ok {
+		info.Title = t.Title()
+	}
+	if _, ok := s.playerFiles(g.Name())[playerIndex]; ok {
+		info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
+	}
+	return info
 }
 
 // createRequest is the body of POST /api/matches.
@@ -755,7 +786,7 @@ func (s *Server) createMatch(c echo.Context) error {
 	if dec.More() {
 		return badRequest("request body has content after the JSON object")
 	}
-	game, err := engine.Find(s.deps.Games, body.Game)
+	game, err := s.deps.Games.Find(body.Game)
 	if err != nil {
 		return badRequest("game: %v", err)
 	}
@@ -898,7 +929,7 @@ func (s *Server) listMatches(c echo.Context) error {
 		return badRequest("ladder must be 1 (ladder matches too) or 0 (none)")
 	}
 	if v := c.QueryParam("game"); v != "" {
-		if _, err := engine.Find(s.deps.Games, v); err != nil {
+		if _, err := s.deps.Games.Find(v); err != nil {
 			return badRequest("game: %v", err)
 		}
 		f.Game = v
@@ -986,6 +1017,9 @@ func (s *Server) record(u orchestrator.Update) {
 // Recover marks the matches that were not over when the server last
 // stopped as failed ("interrupted") and removes their containers.
 func (s *Server) Recover(ctx context.Context) error {
+	if err := s.loadGames(ctx); err != nil {
+		return err
+	}
 	ids, err := s.deps.Store.Unfinished(ctx)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"arena/engine"
+	"arena/judger"
 	"arena/orchestrator"
 	"arena/registry"
 	"arena/sandbox"
@@ -236,7 +236,7 @@ var settings = []setting{
 				continue
 			}
 			name, image, ok := strings.Cut(item, "=")
-			if !ok || !gameName.MatchString(name) {
+			if !ok || judger.CheckName(name) != nil {
 				return fmt.Errorf("%q: want NAME=IMAGE, NAME in lower case letters, digits, - and _ (at most 32)", item)
 			}
 			if err := sandbox.ParseImageRef(image); err != nil {
@@ -537,9 +537,6 @@ func registerIf(fs *flag.FlagSet, want func(setting) bool) map[string]*string {
 
 // LogicGame is a game registered by name whose rules are a logic image.
 type LogicGame struct{ Name, Image string }
-
-// gameName is what a registered game may be called.
-var gameName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
 // load builds the Config from the registered flags' values.
 func load(vals map[string]*string) (Config, error) {

@@ -25,8 +25,9 @@ func ladderFlags(out io.Writer) (*flag.FlagSet, map[string]*string) {
   arena ladder show GAME [--data DIR] [--games NAME=IMAGE,...]
   arena ladder recompute GAME [--data DIR] [--games NAME=IMAGE,...]
 
-GAME is a built-in game or a logic game the server registers (ARENA_GAMES
-or --games, as given to arena serve).
+GAME is a built-in game or a logic game the server offers: one an admin
+registered (kept in the data folder), or the operator's (ARENA_GAMES or
+--games, as given to arena serve).
 
 show prints a game's leaderboard from the data folder: rank, entry,
 rating (μ − 3σ) with μ and σ, matches, wins, draws and losses, and fault
@@ -60,25 +61,34 @@ func cmdLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	known := games()
-	for _, lg := range cfg.LogicGames {
-		// Its number of bots (the image's label) plays no part here: the
-		// board and its history are read from the data folder.
-		known = append(known, judger.Named(lg.Name, lg.Image, 2, ""))
-	}
-	g, err := engine.Find(known, pos[1])
-	if err != nil {
-		if len(cfg.LogicGames) == 0 {
-			return usageErr("%v (a logic game is named by the server's ARENA_GAMES or --games: give the same here)", err)
-		}
-		return usageErr("%v", err)
-	}
 	host, _ := os.Hostname()
 	st, err := store.Open(cfg.Data, fmt.Sprintf("arena ladder %s (pid %d on %s)", pos[0], os.Getpid(), host))
 	if err != nil {
 		return platformErr(err)
 	}
 	defer st.Close()
+	// The logic games: the operator's (ARENA_GAMES, given here as to the
+	// server) and those an admin registered (kept in the data folder).
+	// Their number of bots (the image's label) plays no part here: the
+	// board and its history are read from the data folder.
+	known := engine.NewCatalog(games()...)
+	for _, lg := range cfg.LogicGames {
+		known.Add(judger.Named(lg.Name, lg.Image, 2, ""))
+	}
+	registered, err := st.LogicGames(ctx)
+	if err != nil {
+		return platformErr(err)
+	}
+	for _, lg := range registered {
+		known.Add(judger.Named(lg.Name, lg.Image, 2, ""))
+	}
+	g, err := known.Find(pos[1])
+	if err != nil {
+		if len(cfg.LogicGames) == 0 {
+			return usageErr("%v (a logic game is named by the server's ARENA_GAMES or --games: give the same here)", err)
+		}
+		return usageErr("%v", err)
+	}
 	if pos[0] == "recompute" {
 		rc, err := ladder.Recompute(ctx, st, skill.Default(), g.Name(), true)
 		if err != nil {

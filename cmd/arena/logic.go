@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/docker/docker/client"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -19,39 +20,77 @@ import (
 	"arena/orchestrator"
 )
 
-// servedGames are the games a server offers: the built-in ones, then the
-// logic games its operator registered (ARENA_GAMES), each checked on the
-// engine now: its image there, its labels those of a Saiblo logic. A
-// logic that ships a player (judger.PlayerLabel) has its files read out
-// of its image, into players by game (dir caches the saved images: those
-// of images no longer registered are removed).
-func servedGames(ctx context.Context, cli *client.Client, logic []LogicGame, dir string) (all []engine.Game, players map[string]map[string][]byte, err error) {
+// logicImages checks the logic images of the games a server offers by
+// name: the operator's (ARENA_GAMES) when it starts, and those an admin
+// registers (web.LogicChecker). A logic that ships a player
+// (judger.PlayerLabel) has its files read out of its image, saved in dir
+// (a cache: prune removes the saves of images no longer checked).
+type logicImages struct {
+	cli *client.Client
+	dir string
+
+	mu    sync.Mutex
+	saves map[string]bool
+}
+
+func newLogicImages(cli *client.Client, dir string) *logicImages {
+	return &logicImages{cli: cli, dir: dir, saves: map[string]bool{}}
+}
+
+// check checks a logic image on the engine for the game name: the image
+// there, its labels those of a Saiblo logic. It returns the game and its
+// player's files (nil: none).
+func (li *logicImages) check(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error) {
+	info, err := li.cli.ImageInspect(ctx, image)
+	if err != nil {
+		return nil, nil, fmt.Errorf("its logic image %s: %v (build it, or docker pull it, first)", image, err)
+	}
+	var labels map[string]string
+	if info.Config != nil {
+		labels = info.Config.Labels
+	}
+	n, err := judger.CheckLabels(labels)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the image %s: %v", image, err)
+	}
+	g := judger.Named(name, image, n, judger.Title(labels))
+	folder := labels[judger.PlayerLabel]
+	if folder == "" {
+		return g, nil, nil
+	}
+	li.mu.Lock()
+	li.saves[saveName(info.ID)] = true
+	li.mu.Unlock()
+	files, err := playerFiles(ctx, li.cli, li.dir, image, folder)
+	if err != nil {
+		return nil, nil, fmt.Errorf("its player (label %s=%s): %v", judger.PlayerLabel, folder, err)
+	}
+	return g, files, nil
+}
+
+// prune removes the saves of images not checked since this server
+// started.
+func (li *logicImages) prune() {
+	li.mu.Lock()
+	defer li.mu.Unlock()
+	pruneSaves(li.dir, li.saves)
+}
+
+// servedGames are the games a server offers from its start: the built-in
+// ones, then the logic games its operator registered (ARENA_GAMES), each
+// checked now, with their players by game.
+func servedGames(ctx context.Context, li *logicImages, logic []LogicGame) (all []engine.Game, players map[string]map[string][]byte, err error) {
 	all, players = games(), map[string]map[string][]byte{}
-	saves := map[string]bool{}
 	for _, lg := range logic {
-		info, err := cli.ImageInspect(ctx, lg.Image)
+		g, files, err := li.check(ctx, lg.Name, lg.Image)
 		if err != nil {
-			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: its logic image %s: %v (build it, or docker pull it, first)", lg.Name, lg.Image, err)
+			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: %v", lg.Name, err)
 		}
-		var labels map[string]string
-		if info.Config != nil {
-			labels = info.Config.Labels
-		}
-		n, err := judger.CheckLabels(labels)
-		if err != nil {
-			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: the image %s: %v", lg.Name, lg.Image, err)
-		}
-		all = append(all, judger.Named(lg.Name, lg.Image, n, judger.Title(labels)))
-		if folder := labels[judger.PlayerLabel]; folder != "" {
-			saves[saveName(info.ID)] = true
-			files, err := playerFiles(ctx, cli, dir, lg.Image, folder)
-			if err != nil {
-				return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: its player (label %s=%s): %v", lg.Name, judger.PlayerLabel, folder, err)
-			}
+		all = append(all, g)
+		if files != nil {
 			players[lg.Name] = files
 		}
 	}
-	pruneSaves(dir, saves)
 	return all, players, nil
 }
 

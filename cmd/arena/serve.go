@@ -21,6 +21,7 @@ import (
 
 	"arena/accounts"
 	"arena/dispatch"
+	"arena/engine"
 	"arena/orchestrator"
 	"arena/sandbox"
 	"arena/store"
@@ -181,7 +182,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
 	}
-	gamesServed, players, err := servedGames(ctx, cli, cfg.LogicGames, filepath.Join(cfg.Data, "players"))
+	logicImgs := newLogicImages(cli, filepath.Join(cfg.Data, "players"))
+	gamesServed, players, err := servedGames(ctx, logicImgs, cfg.LogicGames)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -205,7 +207,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, web.Deps{
-		Games:        gamesServed,
+		Games:        engine.NewCatalog(gamesServed...),
 		Orchestrator: orch,
 		Player:       logicRouter{next: ns.disp, local: orch},
 		Store:        st,
@@ -226,6 +228,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Fetch:    fetcher(cli),
 		Builder:  bld,
 		Players:  players,
+		Logic:    logicImgs.check,
 		Binary:   binary,
 		Log:      log,
 	})
@@ -236,6 +239,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := srv.Recover(ctx); err != nil {
 		return platformErr(err)
 	}
+	// The players' saves of images no game offered now uses.
+	logicImgs.prune()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The logic games an admin registered (schema version 7): a game whose
+// rules are a logic image, offered beside the built-in games and those
+// of ARENA_GAMES, from its registration until an admin removes it.
+const gamesSchema = `
+CREATE TABLE logic_games (
+	name     TEXT PRIMARY KEY,
+	image    TEXT NOT NULL,
+	added_by TEXT NOT NULL,
+	added_at TEXT NOT NULL
+);
+`
+
+// LogicGame is a logic game an admin registered.
+type LogicGame struct {
+	Name, Image, AddedBy string
+	AddedAt              time.Time
+}
+
+// ErrGameExists is returned (wrapped) by AddLogicGame for a name already
+// registered.
+var ErrGameExists = errors.New("a game of that name is registered")
+
+// AddLogicGame records a logic game.
+func (s *Store) AddLogicGame(ctx context.Context, g LogicGame) error {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO logic_games (name, image, added_by, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+		g.Name, g.Image, g.AddedBy, stamp(g.AddedAt))
+	if err != nil {
+		return fmt.Errorf("register game %s: %w", g.Name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("register game %s: %w", g.Name, ErrGameExists)
+	}
+	return nil
+}
+
+// RemoveLogicGame forgets a logic game, and says whether there was one.
+func (s *Store) RemoveLogicGame(ctx context.Context, name string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM logic_games WHERE name = ?`, name)
+	if err != nil {
+		return false, fmt.Errorf("remove game %s: %w", name, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// LogicGames are the registered logic games, oldest first.
+func (s *Store) LogicGames(ctx context.Context) ([]LogicGame, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, image, added_by, added_at FROM logic_games ORDER BY added_at, name`)
+	if err != nil {
+		return nil, fmt.Errorf("list the registered games: %w", err)
+	}
+	defer rows.Close()
+	out := []LogicGame{}
+	for rows.Next() {
+		var g LogicGame
+		var at string
+		if err := rows.Scan(&g.Name, &g.Image, &g.AddedBy, &at); err != nil {
+			return nil, fmt.Errorf("list the registered games: %w", err)
+		}
+		g.AddedAt = parseStamp(at)
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,216 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/judger"
+	"arena/sandbox"
+	"arena/store"
+)
+
+// Logic games an admin registers (POST /api/games) are kept in the store
+// and offered beside the built-in games and the operator's (ARENA_GAMES),
+// which the API never removes. A registered game is checked as the
+// operator's are (deps.Logic): its image on the engine, labelled a
+// Saiblo logic, its player read out of it.
+
+// LogicChecker checks a logic image for a game registered as name: the
+// game, and its player's files (nil: it ships none).
+type LogicChecker func(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error)
+
+// registeredGame is a registered logic game as GET /api/games/registered
+// shows it to admins: whether it is on offer, and why not.
+type registeredGame struct {
+	Name    string    `json:"name"`
+	Image   string    `json:"image"`
+	Title   string    `json:"title,omitempty"`
+	Players int       `json:"players,omitempty"`
+	AddedBy string    `json:"added_by"`
+	AddedAt time.Time `json:"added_at"`
+	Offered bool      `json:"offered"`
+	Problem string    `json:"problem,omitempty"`
+}
+
+// loadGames offers the logic games registered in the store, each checked
+// again: one that no longer passes (its image removed from the engine, its
+// name taken by the operator since) is left out, with its problem shown
+// to admins, until it is fixed and the server restarted, or it is
+// removed.
+func (s *Server) loadGames(ctx context.Context) error {
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	stored, err := s.deps.Store.LogicGames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rec := range stored {
+		if _, err := s.deps.Games.Find(rec.Name); err == nil {
+			s.unoffered[rec.Name] = "the name is taken by a game of the server's own (built in, or ARENA_GAMES)"
+			continue
+		}
+		if s.deps.Logic == nil {
+			s.unoffered[rec.Name] = "this server cannot check logic images"
+			continue
+		}
+		g, files, err := s.deps.Logic(ctx, rec.Name, rec.Image)
+		if err != nil {
+			s.unoffered[rec.Name] = err.Error()
+			s.log.Warn("a registered game is not offered", zap.String("game", rec.Name), zap.String("image", rec.Image), zap.Error(err))
+			continue
+		}
+		s.offer(g, files)
+	}
+	return nil
+}
+
+// offer adds a checked game to the catalogue (gamesMu held).
+func (s *Server) offer(g engine.Game, files map[string][]byte) {
+	if err := s.deps.Games.Add(g); err != nil {
+		s.unoffered[g.Name()] = err.Error()
+		return
+	}
+	s.registered[g.Name()] = true
+	delete(s.unoffered, g.Name())
+	s.playersMu.Lock()
+	if files != nil {
+		s.players[g.Name()] = files
+	}
+	s.playersMu.Unlock()
+}
+
+// playerFiles are the files of a game's player (nil: none).
+func (s *Server) playerFiles(game string) map[string][]byte {
+	s.playersMu.RLock()
+	defer s.playersMu.RUnlock()
+	return s.players[game]
+}
+
+// gameRequest is the body of POST /api/games.
+type gameRequest struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+}
+
+// registerGame is POST /api/games (admin): a logic game offered from now
+// on, under a name of its own.
+func (s *Server) registerGame(c echo.Context) error {
+	var req gameRequest
+	if err := decodeBody(c, &req, `a JSON game {"name","image"}`); err != nil {
+		return err
+	}
+	req.Name, req.Image = strings.TrimSpace(req.Name), strings.TrimSpace(req.Image)
+	if err := judger.CheckName(req.Name); err != nil {
+		return badRequest("%v", err)
+	}
+	if req.Image == "" {
+		return badRequest("the game's logic image is missing: give \"image\", e.g. my/ttt-logic")
+	}
+	if err := sandbox.ParseImageRef(req.Image); err != nil {
+		return badRequest("the game's logic image: %v", err)
+	}
+	if s.deps.Logic == nil {
+		return &apiError{http.StatusNotImplemented, "this server cannot check logic images, so it registers no games"}
+	}
+	ctx := c.Request().Context()
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	if _, err := s.deps.Games.Find(req.Name); err == nil {
+		return conflict("the name %s is taken by a game on offer: choose another", req.Name)
+	}
+	if _, ok := s.unoffered[req.Name]; ok {
+		return conflict("a game %s is registered, and not on offer: remove it first (DELETE /api/games/%s)", req.Name, req.Name)
+	}
+	g, files, err := s.deps.Logic(ctx, req.Name, req.Image)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	by := who(c).Name
+	if err := s.deps.Store.AddLogicGame(ctx, store.LogicGame{Name: req.Name, Image: req.Image, AddedBy: by, AddedAt: s.now()}); err != nil {
+		if errors.Is(err, store.ErrGameExists) {
+			return conflict("a game %s is registered already", req.Name)
+		}
+		return err
+	}
+	s.offer(g, files)
+	s.log.Info("game registered", zap.String("game", req.Name), zap.String("image", req.Image), zap.String("by", by))
+	c.Response().Header().Set("Location", "/api/games/"+req.Name)
+	return c.JSON(http.StatusCreated, s.gameInfo(c, g))
+}
+
+// removeGame is DELETE /api/games/:name (admin): a registered logic game
+// is no longer offered. Its matches, replays and ladder boards stay; a
+// contest of it that is not over keeps it.
+func (s *Server) removeGame(c echo.Context) error {
+	name := c.Param("name")
+	ctx := c.Request().Context()
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	_, stale := s.unoffered[name]
+	if !s.registered[name] && !stale {
+		if _, err := s.deps.Games.Find(name); err == nil {
+			return conflict("the game %s is the server's own (built in, or ARENA_GAMES): it is removed from the server's configuration, not here", name)
+		}
+		return &apiError{http.StatusNotFound, fmt.Sprintf("no registered game %s", name)}
+	}
+	if !stale {
+		live, err := s.deps.Store.Contests(ctx, store.ContestOpen, store.ContestFinal)
+		if err != nil {
+			return err
+		}
+		var using []string
+		for _, ct := range live {
+			if ct.Game == name {
+				using = append(using, fmt.Sprintf("%q (#%d)", ct.Name, ct.ID))
+			}
+		}
+		if len(using) > 0 {
+			return conflict("the game %s is played by contests not over: %s; remove it once they are done", name, strings.Join(using, ", "))
+		}
+	}
+	if _, err := s.deps.Store.RemoveLogicGame(ctx, name); err != nil {
+		return err
+	}
+	s.deps.Games.Remove(name)
+	delete(s.registered, name)
+	delete(s.unoffered, name)
+	s.playersMu.Lock()
+	delete(s.players, name)
+	s.playersMu.Unlock()
+	s.log.Info("game removed", zap.String("game", name), zap.String("by", who(c).Name))
+	return c.NoContent(http.StatusNoContent)
+}
+
+// listRegisteredGames is GET /api/games/registered (admin): the logic
+// games registered through the API, on offer or not.
+func (s *Server) listRegisteredGames(c echo.Context) error {
+	stored, err := s.deps.Store.LogicGames(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	out := []registeredGame{}
+	for _, rec := range stored {
+		v := registeredGame{Name: rec.Name, Image: rec.Image, AddedBy: rec.AddedBy, AddedAt: rec.AddedAt, Problem: s.unoffered[rec.Name]}
+		if g, err := s.deps.Games.Find(rec.Name); err == nil && s.registered[rec.Name] {
+			v.Offered = true
+			if t, ok := g.(interface{ Title() string }); ok {
+				v.Title = t.Title()
+			}
+			if maps := g.Maps(); len(maps) > 0 {
+				v.Players = maps[0].MaxPlayers
+			}
+		}
+		out = append(out, v)
+	}
+	return c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,175 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"arena/contest"
+	"arena/engine"
+	"arena/judger"
+)
+
+// fakeLogic is a LogicChecker that knows the images in present (image →
+// title) and says of any other what the real one says of an image not on
+// the engine; an image whose title is "player" ships a player.
+func fakeLogic(present map[string]string) LogicChecker {
+	return func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
+		title, ok := present[image]
+		if !ok {
+			return nil, nil, errors.New("its logic image " + image + ": No such image (build it, or docker pull it, first)")
+		}
+		var files map[string][]byte
+		if title == "player" {
+			title, files = "", map[string][]byte{"index.html": []byte("<p>board</p>")}
+		}
+		return judger.Named(name, image, 2, title), files, nil
+	}
+}
+
+// An admin registers a logic game through the API: it is offered at once
+// (the game list, its player, contests), survives a restart, and is
+// removed again; what cannot be registered or removed is refused with a
+// reason.
+func TestRegisteringALogicGame(t *testing.T) {
+	ts := newTestServer(t, Config{Token: "s3cret"}, 1)
+	ts.deps.Logic = fakeLogic(map[string]string{"kit/ttt-logic": "player", "kit/go-logic": "Go 9×9"})
+	auth := []string{"Authorization", "Bearer s3cret"}
+	names := func() []string {
+		var games []gameInfo
+		res := ts.send(t, "GET", "/api/games", "")
+		defer res.Body.Close()
+		json.NewDecoder(res.Body).Decode(&games)
+		out := []string{}
+		for _, g := range games {
+			out = append(out, g.Name+"|"+g.Title+"|"+g.Player)
+		}
+		return out
+	}
+
+	// Without the server's token, nobody registers anything.
+	if status, body := ts.do(t, "POST", "/api/games", `{"name":"ttt","image":"kit/ttt-logic"}`); status != http.StatusUnauthorized {
+		t.Fatalf("without the token: %d %v", status, body)
+	}
+	for _, bad := range []struct{ body, want string }{
+		{`{"name":"TTT","image":"kit/ttt-logic"}`, `the game's name "TTT": want a lower-case letter`},
+		{`{"name":"ttt"}`, `the game's logic image is missing`},
+		{`{"name":"ttt","image":"kit/ttt logic"}`, `the game's logic image:`},
+		{`{"name":"tanks","image":"kit/ttt-logic"}`, `the name tanks is taken`},
+		{`{"name":"ttt","image":"kit/absent"}`, `its logic image kit/absent: No such image (build it, or docker pull it, first)`},
+		{`{"name":"ttt","image":"kit/ttt-logic","players":3}`, `unknown field "players"`},
+		{`name=ttt`, `is not a JSON game`},
+	} {
+		status, body := ts.do(t, "POST", "/api/games", bad.body, auth...)
+		if msg, _ := body["error"].(string); status/100 != 4 || !strings.Contains(msg, bad.want) {
+			t.Errorf("POST %s: %d %v, want a 4xx naming %q", bad.body, status, body, bad.want)
+		}
+	}
+	if got := names(); len(got) != 1 {
+		t.Fatalf("after refusals the games are %v, want tanks alone", got)
+	}
+
+	status, body := ts.do(t, "POST", "/api/games", `{"name":"ttt","image":"kit/ttt-logic"}`, auth...)
+	if status != http.StatusCreated || body["name"] != "ttt" || body["player"] != "/games/ttt/player/index.html" {
+		t.Fatalf("register ttt: %d %v", status, body)
+	}
+	if status, body := ts.do(t, "POST", "/api/games", `{"name":"go9","image":"kit/go-logic"}`, auth...); status != http.StatusCreated || body["title"] != "Go 9×9" {
+		t.Fatalf("register go9: %d %v", status, body)
+	}
+	if status, body := ts.do(t, "POST", "/api/games", `{"name":"ttt","image":"kit/go-logic"}`, auth...); status != http.StatusConflict {
+		t.Fatalf("ttt again: %d %v, want 409", status, body)
+	}
+	if got, want := strings.Join(names(), " "), "tanks|| ttt||/games/ttt/player/index.html go9|Go 9×9|"; got != want {
+		t.Fatalf("games %q, want %q", got, want)
+	}
+	if res := ts.send(t, "GET", "/games/ttt/player/index.html", ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("ttt's player: %d", res.StatusCode)
+	}
+	// A contest may be of it at once.
+	ct, err := ts.contests.Create(t.Context(), contest.Spec{Name: "Noughts", Game: "ttt", FreezeAt: time.Now().Add(time.Hour)}, "admin")
+	if err != nil {
+		t.Fatalf("a contest of ttt: %v", err)
+	}
+
+	// The built-in games and a game in a contest not over stay.
+	if status, body := ts.do(t, "DELETE", "/api/games/tanks", "", auth...); status != http.StatusConflict || !strings.Contains(body["error"].(string), "the server's own") {
+		t.Fatalf("remove tanks: %d %v", status, body)
+	}
+	if status, body := ts.do(t, "DELETE", "/api/games/ttt", "", auth...); status != http.StatusConflict || !strings.Contains(body["error"].(string), `"Noughts"`) {
+		t.Fatalf("remove ttt in a contest: %d %v", status, body)
+	}
+	if status, body := ts.do(t, "DELETE", "/api/games/chess", "", auth...); status != http.StatusNotFound {
+		t.Fatalf("remove chess: %d %v", status, body)
+	}
+	if status, _ := ts.do(t, "DELETE", "/api/games/go9", ""); status != http.StatusUnauthorized {
+		t.Fatalf("remove go9 without the token: %d", status)
+	}
+
+	// Once its contest is over, ttt may go: no longer listed, its player
+	// no longer served, a new match of it refused; its name is free again.
+	if _, err := ts.store.StartFinal(t.Context(), ct.ID, nil, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ts.do(t, "DELETE", "/api/games/ttt", "", auth...); status != http.StatusConflict || !strings.Contains(body["error"].(string), `"Noughts"`) {
+		t.Fatalf("remove ttt in a contest's final: %d %v", status, body)
+	}
+	if err := ts.store.FinishContest(t.Context(), ct.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := ts.do(t, "DELETE", "/api/games/ttt", "", auth...); status != http.StatusNoContent {
+		t.Fatalf("remove ttt: %d %v", status, body)
+	}
+	if got, want := strings.Join(names(), " "), "tanks|| go9|Go 9×9|"; got != want {
+		t.Fatalf("after removing ttt the games are %q, want %q", got, want)
+	}
+	if res := ts.send(t, "GET", "/games/ttt/player/index.html", ""); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("ttt's player once removed: %d", res.StatusCode)
+	}
+	if status, body := ts.do(t, "POST", "/api/matches", `{"game":"ttt","bots":["a/b","c/d"]}`, auth...); status != http.StatusBadRequest || !strings.Contains(body["error"].(string), `unknown game "ttt"`) {
+		t.Fatalf("a match of ttt once removed: %d %v", status, body)
+	}
+	if status, body := ts.do(t, "POST", "/api/games", `{"name":"ttt","image":"kit/ttt-logic"}`, auth...); status != http.StatusCreated {
+		t.Fatalf("ttt registered anew: %d %v", status, body)
+	}
+
+	// A restart offers the registered games again, each checked again: one
+	// whose image has gone is shown to the admin with its problem, and may
+	// be removed.
+	again := New(ts.cfg, Deps{Store: ts.store, Games: engine.NewCatalog(ts.deps.Games.List()[0]), Logic: fakeLogic(map[string]string{"kit/ttt-logic": "player"}), Log: ts.log})
+	if err := again.Recover(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	get := func(s *Server, method, path string) (int, string) {
+		req := httptest.NewRequest(method, "http://127.0.0.1"+path, nil)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		rec := httptest.NewRecorder()
+		s.echo.ServeHTTP(rec, req)
+		b, _ := io.ReadAll(rec.Body)
+		return rec.Code, string(b)
+	}
+	if _, err := again.deps.Games.Find("ttt"); err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+	if _, err := again.deps.Games.Find("go9"); err == nil {
+		t.Fatal("go9, whose image has gone, is offered after a restart")
+	}
+	code, list := get(again, "GET", "/api/games/registered")
+	var reg []registeredGame
+	if err := json.Unmarshal([]byte(list), &reg); code != http.StatusOK || err != nil || len(reg) != 2 || !reg[1].Offered || reg[1].Players != 2 ||
+		reg[0].Offered || !strings.Contains(reg[0].Problem, "kit/go-logic: No such image") || reg[1].AddedBy != "admin" {
+		t.Fatalf("registered games after a restart: %d %s", code, list)
+	}
+	if code, body := get(again, "GET", "/games/ttt/player/index.html"); code != http.StatusOK || body != "<p>board</p>" {
+		t.Fatalf("ttt's player after a restart: %d %s", code, body)
+	}
+	if code, body := get(again, "DELETE", "/api/games/go9"); code != http.StatusNoContent {
+		t.Fatalf("remove go9, not on offer: %d %s", code, body)
+	}
+
+}
