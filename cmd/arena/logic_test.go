@@ -475,3 +475,114 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	}
 	t.Logf("arena ladder recompute ttt:\n%s", out)
 }
+
+// An admin registers a logic game in the page (the Admin view, in local
+// mode): it is offered at once, plays, stays registered across a
+// restart (and in arena ladder, with no --games), and is removed in the
+// page; a game whose image is not on the engine is refused with why.
+func TestRegisteringALogicGameInThePage(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := logicKit(t, cli)
+	bin := arenaBinary(t)
+	data, port := t.TempDir(), freePort(t)
+	s := startServer(t, bin, data, port)
+	ctx := newBrowser(t, 1280, 900)
+	register := func(name, image string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(s.url+"/#/admin"),
+			chromedp.WaitVisible("#game-form"),
+			chromedp.SetValue("#game-name", name),
+			chromedp.SetValue("#game-image", image),
+			chromedp.Click("#game-register"),
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An image that is not there: the reason, and nothing registered.
+	register("ghost", "arena-test/no-such-logic")
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector("#admin-error").textContent.includes("its logic image arena-test/no-such-logic")`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#admin-error").textContent`))
+		t.Fatalf("registering a game without its image: %v (the page says %q)", err, msg)
+	}
+	register("ttt", logic)
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector("#logic-games tbody").textContent.includes("on offer") &&
+		[...document.querySelectorAll("#game option")].some((o) => o.value === "ttt" && o.textContent === "Tic-tac-toe (ttt)") &&
+		[...document.querySelectorAll("#ladder-game option")].some((o) => o.value === "ttt")`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+		rows, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#logic-games").textContent + " | " + document.querySelector("#admin-error").textContent`))
+		t.Fatalf("ttt registered in the page: %v (%q)", err, rows)
+	}
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "logic-game-registered.png", png)
+	}
+	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#logic-games tbody").textContent`)); err != nil ||
+		!strings.Contains(text, logic) || !strings.Contains(text, "admin") || strings.Contains(text, "ghost") {
+		t.Errorf("the registered games: %q (%v)", text, err)
+	}
+	// It plays, with its own player.
+	playTTT := func(s *server) {
+		t.Helper()
+		status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"ttt","bots":[%q,%q]}`, bot, bot))
+		if status != http.StatusCreated {
+			t.Fatalf("a match of ttt: %d %v", status, m)
+		}
+		for start := time.Now(); m["status"] != "finished" && m["status"] != "failed"; time.Sleep(200 * time.Millisecond) {
+			if time.Since(start) > time.Minute {
+				t.Fatalf("the match of ttt did not end: %v", m)
+			}
+			_, m = s.call(t, "GET", "/api/matches/"+m["id"].(string), "")
+		}
+		if m["status"] != "finished" {
+			t.Fatalf("a match of ttt: %v", m)
+		}
+	}
+	playTTT(s)
+	if res, err := http.Get(s.url + "/games/ttt/player/index.html"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("ttt's player: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	// A ladder match of it, for arena ladder below.
+	for _, name := range []string{"first", "second"} {
+		if status, b := s.call(t, "POST", "/api/ladders/ttt/entries", fmt.Sprintf(`{"name":%q,"image":%q}`, name, bot)); status != http.StatusCreated {
+			t.Fatalf("ttt's ladder, entry %s: %d %v", name, status, b)
+		}
+	}
+	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+		if _, b := s.call(t, "GET", "/api/ladders/ttt", ""); b["rated"] != nil && b["rated"].(float64) >= 1 {
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatal("no ladder match of ttt was rated")
+		}
+	}
+
+	// A restart: it is offered again, with its player, and arena ladder
+	// knows it from the data folder alone.
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.cmd.Wait()
+	if out, err := exec.Command(bin, "ladder", "show", "ttt", "--data", data).CombinedOutput(); err != nil || !strings.Contains(string(out), "first") {
+		t.Errorf("arena ladder show of a registered game: %v\n%s", err, out)
+	}
+	s = startServer(t, bin, data, port)
+	if _, b := s.call(t, "GET", "/api/ladders/ttt", ""); b["game"] != "ttt" {
+		t.Fatalf("ttt's ladder after a restart: %v", b)
+	}
+	playTTT(s)
+
+	// Removed in the page: no longer offered.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/"),
+		chromedp.Navigate(s.url+"/#/admin"),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#logic-games tbody").textContent.includes("on offer")`, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
+		chromedp.Click(`#logic-games button[data-act="remove-game"]`),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#logic-games tbody").textContent.includes("none registered") &&
+			![...document.querySelectorAll("#game option")].some((o) => o.value === "ttt")`, chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("removing ttt in the page: %v", err)
+	}
+	if status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"ttt","bots":[%q,%q]}`, bot, bot)); status != http.StatusBadRequest {
+		t.Errorf("a match of ttt once removed: %d %v", status, m)
+	}
+}

@@ -1,7 +1,8 @@
 // The account's views: sign in (#/signin), sign up (#/signup, or
 // #/signup/CODE from an invitation link), the account (#/account: API
 // tokens, teams, password), My bots (#/mybots: one's ladder entries and
-// images) and, for admins, #/admin (invitations, accounts); and the
+// images) and, for admins, #/admin (invitations and accounts, and the
+// logic games registered; in local mode the games alone); and the
 // header's account menu.
 import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
 import { escapeHTML, bytes } from "./util.js";
@@ -15,8 +16,11 @@ function when(iso) {
 }
 
 export class AccountView {
-  constructor(games) {
+  // onGames is called once the games on offer changed (an admin
+  // registered or removed one).
+  constructor(games, onGames = () => {}) {
     this.games = games;
+    this.onGames = onGames;
     this.uploader = new Uploader(games, () => this.loadRegistry());
     $("#signin-form").addEventListener("submit", (e) => this.signIn(e));
     $("#signup-form").addEventListener("submit", (e) => this.signUp(e));
@@ -24,6 +28,7 @@ export class AccountView {
     $("#token-form").addEventListener("submit", (e) => this.createToken(e));
     $("#team-form").addEventListener("submit", (e) => this.createTeam(e));
     $("#invite-make").addEventListener("click", () => this.createInvite());
+    $("#game-form").addEventListener("submit", (e) => this.registerGame(e));
     $("#account-view").addEventListener("click", (e) => this.action(e));
     $("#admin").addEventListener("click", (e) => this.action(e));
     onChange((me) => this.header(me));
@@ -35,7 +40,7 @@ export class AccountView {
     if (me.mode === "local") {
       $("#mode").textContent = "local mode";
       $("#mode").title = "No accounts: every visitor of this page acts as the admin (ARENA_AUTH=local).";
-      box.innerHTML = "";
+      box.innerHTML = `<a href="#/admin">Admin</a>`;
       return;
     }
     $("#mode").textContent = "";
@@ -205,6 +210,8 @@ export class AccountView {
           if (btn.dataset.act === "leave" && !confirm(`Leave team ${btn.dataset.team}?`)) return;
           await api(`/api/teams/${team}/members/${encodeURIComponent(me.name)}`, { method: "DELETE" });
           break;
+        case "remove-game":
+          return this.removeGame(btn.dataset.game);
         case "withdraw":
           await api(`/api/invites/${btn.dataset.id}`, { method: "DELETE" });
           return this.loadAdmin();
@@ -315,8 +322,67 @@ export class AccountView {
     }
   }
 
+  // setGames takes the games on offer now.
+  setGames(games) {
+    this.games = games;
+    this.uploader.setGames(games);
+  }
+
+  async registerGame(ev) {
+    ev.preventDefault();
+    const body = { name: $("#game-name").value.trim(), image: $("#game-image").value.trim() };
+    $("#admin-error").textContent = "";
+    try {
+      await api("/api/games", { method: "POST", body: JSON.stringify(body) });
+      $("#game-name").value = $("#game-image").value = "";
+      await this.onGames();
+    } catch (e) {
+      $("#admin-error").textContent = e.message;
+    }
+    this.loadGames();
+  }
+
+  async removeGame(name) {
+    if (!confirm(`Remove the game ${name}? Its matches, replays and ladder boards stay; no new match of it starts.`)) return;
+    $("#admin-error").textContent = "";
+    try {
+      await api(`/api/games/${encodeURIComponent(name)}`, { method: "DELETE" });
+      await this.onGames();
+    } catch (e) {
+      $("#admin-error").textContent = e.message;
+    }
+    this.loadGames();
+  }
+
+  // loadGames lists the logic games registered here, and names the
+  // server's own.
+  async loadGames() {
+    try {
+      const registered = await api("/api/games/registered");
+      const mine = new Set(registered.map((g) => g.name));
+      $("#logic-games tbody").replaceChildren(
+        ...registered.map((g) => {
+          const tr = document.createElement("tr");
+          const state = g.offered ? '<span class="good">on offer</span>' : `<span class="bad">not offered</span>: ${escapeHTML(g.problem || "")}`;
+          tr.innerHTML = `<td>${g.offered ? `<a href="#/ladder/${encodeURIComponent(g.name)}">${escapeHTML(g.title ? `${g.title} (${g.name})` : g.name)}</a>` : escapeHTML(g.name)}</td>
+            <td><code>${escapeHTML(g.image)}</code></td><td>${g.players || ""}</td><td>${escapeHTML(g.added_by)} · ${when(g.added_at)}</td><td>${state}</td>
+            <td><button type="button" class="small" data-act="remove-game" data-game="${escapeHTML(g.name)}">Remove</button></td>`;
+          return tr;
+        }),
+      );
+      if (!registered.length) $("#logic-games tbody").innerHTML = '<tr><td colspan="6" class="hint">none registered here yet</td></tr>';
+      const own = this.games.filter((g) => !mine.has(g.name)).map((g) => g.name);
+      $("#logic-games-fixed").textContent = own.length ? `The server's own games (built in, or set by ARENA_GAMES; not removed here): ${own.join(", ")}.` : "";
+    } catch (e) {
+      $("#admin-error").textContent = e.message;
+    }
+  }
+
   async loadAdmin() {
     if (!isAdmin()) return;
+    this.loadGames();
+    $("#admin-accounts").hidden = current().mode !== "accounts";
+    if (current().mode !== "accounts") return;
     try {
       const [invites, users] = await Promise.all([api("/api/invites"), api("/api/users")]);
       $("#invites tbody").replaceChildren(

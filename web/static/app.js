@@ -27,6 +27,28 @@ function option(value, text) {
   return o;
 }
 
+// offerGames fills every list of games on the page with the games on
+// offer (they change when an admin registers or removes a logic game).
+function offerGames(list) {
+  games = list;
+  // A logic game may have a title of its own (io.arena.title).
+  const label = (g) => (g.title ? `${g.title} (${g.name})` : g.name);
+  const keep = (sel) => {
+    const v = $(sel).value;
+    return () => {
+      if ([...$(sel).options].some((o) => o.value === v)) $(sel).value = v;
+    };
+  };
+  const game = keep("#game"), history = keep("#history-game");
+  $("#game").replaceChildren(...games.map((g) => option(g.name, label(g))));
+  $("#history-game").replaceChildren(option("", "every game"), ...games.map((g) => option(g.name, label(g))));
+  game();
+  history();
+  ladders.setGames(games);
+  contests.setGames(games);
+  if (account) account.setGames(games);
+}
+
 function currentGame() {
   return games.find((g) => g.name === $("#game").value);
 }
@@ -227,13 +249,11 @@ async function init() {
     return;
   }
   games = await api("/api/games");
-  account = new AccountView(games);
-  // A logic game may have a title of its own (io.arena.title).
-  const label = (g) => (g.title ? `${g.title} (${g.name})` : g.name);
-  $("#game").replaceChildren(...games.map((g) => option(g.name, label(g))));
-  $("#history-game").append(...games.map((g) => option(g.name, label(g))));
-  ladders.setGames(games);
-  contests.setGames(games);
+  account = new AccountView(games, async () => {
+    offerGames(await api("/api/games"));
+    fillMaps();
+  });
+  offerGames(games);
   $("#game").addEventListener("change", fillMaps);
   $("#map").addEventListener("change", fillBots);
   $("#match-form").addEventListener("submit", start);

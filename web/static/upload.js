@@ -80,7 +80,7 @@ const isArchive = (name) => /\.(zip|tar\.gz|tgz)$/i.test(name);
 export class Uploader {
   constructor(games, done) {
     this.done = done;
-    $("#upload-game").replaceChildren(...games.map((g) => new Option(g.title ? `${g.title} (${g.name})` : g.name, g.name)));
+    this.setGames(games);
     $("#upload-form").addEventListener("submit", (e) => {
       e.preventDefault();
       this.fromInputs();
@@ -100,6 +100,13 @@ export class Uploader {
         this.say(err.message);
       }
     });
+  }
+
+  // setGames takes the games on offer now.
+  setGames(games) {
+    const keep = $("#upload-game").value;
+    $("#upload-game").replaceChildren(...games.map((g) => new Option(g.title ? `${g.title} (${g.name})` : g.name, g.name)));
+    if (games.some((g) => g.name === keep)) $("#upload-game").value = keep;
   }
 
   say(text) {
