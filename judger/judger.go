@@ -608,6 +608,16 @@ func CheckLabels(labels map[string]string) (int, error) {
 	return Players(labels[PlayersLabel])
 }
 
+// CheckLabelled is CheckLabels for an image a server offers or plays as
+// a game on someone's word (registered by name, or named in the API): it
+// must also say it is a logic (LogicLabel=saiblo).
+func CheckLabelled(labels map[string]string) (int, error) {
+	if labels[LogicLabel] == "" {
+		return 0, fmt.Errorf("%w: no label %s=saiblo (a logic's image says what it is: LABEL %s=saiblo)", ErrNotALogic, LogicLabel, LogicLabel)
+	}
+	return CheckLabels(labels)
+}
+
 // CheckHost checks the logic image's labels against the game's number of
 // bots.
 func (g *Game) CheckHost(labels map[string]string) error {

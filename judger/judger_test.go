@@ -253,3 +253,28 @@ func TestTheTitleOfALogic(t *testing.T) {
 		t.Errorf("a named game: %q, %q", g.Name(), g.Title())
 	}
 }
+
+// An image offered or named as a game must say it is a logic; one run by
+// its author (logic:IMAGE on the command line) need not.
+func TestALogicSaysWhatItIs(t *testing.T) {
+	for _, tt := range []struct {
+		labels   map[string]string
+		n        int
+		lenient  string
+		labelled string
+	}{
+		{map[string]string{LogicLabel: "saiblo", PlayersLabel: "3"}, 3, "", ""},
+		{map[string]string{}, 2, "", "no label io.arena.logic=saiblo"},
+		{map[string]string{LogicLabel: "botzone"}, 0, `label io.arena.logic="botzone"`, `label io.arena.logic="botzone"`},
+		{map[string]string{LogicLabel: "saiblo", PlayersLabel: "0"}, 0, "want a number of bots from 1 to 16", "want a number of bots from 1 to 16"},
+	} {
+		n, err := CheckLabels(tt.labels)
+		if tt.lenient == "" && (err != nil || n != tt.n) || tt.lenient != "" && (err == nil || !strings.Contains(err.Error(), tt.lenient)) {
+			t.Errorf("CheckLabels(%v) = %d, %v", tt.labels, n, err)
+		}
+		n, err = CheckLabelled(tt.labels)
+		if tt.labelled == "" && (err != nil || n != tt.n) || tt.labelled != "" && (err == nil || !strings.Contains(err.Error(), tt.labelled)) {
+			t.Errorf("CheckLabelled(%v) = %d, %v", tt.labels, n, err)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"arena/contest"
 	"arena/engine"
 	"arena/judger"
+	"arena/orchestrator/fake"
 )
 
 // fakeLogic is a LogicChecker that knows the images in present (image →
@@ -172,4 +173,43 @@ func TestRegisteringALogicGame(t *testing.T) {
 		t.Fatalf("remove go9, not on offer: %d %s", code, body)
 	}
 
+}
+
+// A match of logic:IMAGE, a logic image named in the API: the image is
+// one the visitor may play, on the engine and labelled a logic taking as
+// many bots as the match has; anything else is refused with why, and
+// nothing starts.
+func TestAMatchOfALogicImage(t *testing.T) {
+	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/*"}}, 1)
+	ts.launcher.Add("bots/ttt-logic", fake.Script{Labels: map[string]string{judger.LogicLabel: "saiblo", judger.PlayersLabel: "2"}})
+	ts.launcher.Add("bots/other-logic", fake.Script{Labels: map[string]string{judger.LogicLabel: "botzone"}})
+	for _, tt := range []struct {
+		game   string
+		status int
+		want   string
+	}{
+		{"logic:", 400, `game logic:: `},
+		{"logic:bots/Bad Name", 400, `"bots/Bad Name" is not an image name`},
+		{"logic:evil/logic", 403, "game: image evil/logic is not allowed here"},
+		{"logic:bots/absent", 400, "game logic:bots/absent: "},
+		{"logic:bots/slow", 400, "no label io.arena.logic=saiblo"},
+		{"logic:bots/other-logic", 400, `label io.arena.logic="botzone" (Arena speaks the saiblo protocol)`},
+		{"lgic:bots/ttt-logic", 400, `unknown game "lgic:bots/ttt-logic" (games: [tanks]) (or logic:IMAGE, a logic image)`},
+	} {
+		status, body := ts.do(t, "POST", "/api/matches", `{"game":"`+tt.game+`","bots":["arena/tanks-random","arena/tanks-hunter"]}`)
+		if msg, _ := body["error"].(string); status != tt.status || !strings.Contains(msg, tt.want) {
+			t.Errorf("game %s: %d %v, want %d naming %q", tt.game, status, body, tt.status, tt.want)
+		}
+	}
+	status, body := ts.do(t, "POST", "/api/matches", `{"game":"logic:bots/ttt-logic","bots":["arena/tanks-random","arena/tanks-hunter","bots/slow"]}`)
+	if msg, _ := body["error"].(string); status != 400 || !strings.Contains(msg, "the logic bots/ttt-logic takes 2 bots (label io.arena.players), the match has 3") {
+		t.Errorf("three bots for a logic of two: %d %v", status, body)
+	}
+	if n := len(ts.launcher.Bots()); n != 0 {
+		t.Errorf("refused matches started %d bots", n)
+	}
+	status, body = ts.do(t, "POST", "/api/matches", `{"game":"logic:bots/ttt-logic","bots":["arena/tanks-random","arena/tanks-hunter"]}`)
+	if status != http.StatusCreated || body["game"] != "logic:bots/ttt-logic" {
+		t.Fatalf("a match of a logic image: %d %v", status, body)
+	}
 }

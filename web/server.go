@@ -34,9 +34,11 @@ import (
 	"arena/accounts"
 	"arena/contest"
 	"arena/engine"
+	"arena/judger"
 	"arena/ladder"
 	"arena/orchestrator"
 	"arena/registry"
+	"arena/sandbox"
 	"arena/store"
 )
 
@@ -786,9 +788,10 @@ func (s *Server) createMatch(c echo.Context) error {
 	if dec.More() {
 		return badRequest("request body has content after the JSON object")
 	}
-	game, err := s.deps.Games.Find(body.Game)
+	p := who(c)
+	game, err := s.gameOf(c.Request().Context(), p, body.Game, len(body.Bots))
 	if err != nil {
-		return badRequest("game: %v", err)
+		return err
 	}
 	mapName := body.Map
 	if mapName == "" {
@@ -803,7 +806,6 @@ func (s *Server) createMatch(c echo.Context) error {
 			return badRequest("bots[%d]: empty image name", i)
 		}
 	}
-	p := who(c)
 	if err := s.mayPlayAll(p, "bots", body.Bots...); err != nil {
 		return err
 	}
@@ -841,6 +843,50 @@ func (s *Server) createMatch(c echo.Context) error {
 		matchView
 		Warnings []string `json:"warnings,omitempty"`
 	}{v, warnings})
+}
+
+// gameOf is the game a match request names: one on offer, or
+// "logic:IMAGE", the game of a logic image for a match of players bots
+// (see package judger), which the visitor may play as they may a bot
+// (the image runs in the bots' sandbox; its labels are checked when the
+// match starts).
+func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, players int) (engine.Game, error) {
+	ref, ok := strings.CutPrefix(name, judger.Prefix)
+	if !ok {
+		g, err := s.deps.Games.Find(name)
+		if err != nil {
+			return nil, badRequest("game: %v (or logic:IMAGE, a logic image)", err)
+		}
+		return g, nil
+	}
+	if err := sandbox.ParseImageRef(ref); err != nil {
+		return nil, badRequest("game %s: %v", name, err)
+	}
+	if err := s.mayPlayAll(p, "game", ref); err != nil {
+		return nil, err
+	}
+	if err := s.pushedState(ctx, ref, false); err != nil {
+		return nil, err
+	}
+	if err := s.fetchPushed(ctx, ref); err != nil {
+		return nil, err
+	}
+	g := judger.New(ref, max(1, players))
+	img, err := s.deps.Orchestrator.Image(ctx, ref)
+	switch {
+	case errors.Is(err, sandbox.ErrImageNotFound) && s.cfg.PullMissing:
+		// Pulled when the match starts, and its labels checked then.
+	case err != nil:
+		return nil, badRequest("game %s: %v", name, err)
+	default:
+		if _, err := judger.CheckLabelled(img.Labels); err != nil {
+			return nil, badRequest("game %s: %v", name, err)
+		}
+		if err := g.CheckHost(img.Labels); err != nil {
+			return nil, badRequest("game %s: %v", name, err)
+		}
+	}
+	return g, nil
 }
 
 // submit checks a match request, records it with insert and queues it:

@@ -38,7 +38,7 @@ func newLogicImages(cli *client.Client, dir string) *logicImages {
 }
 
 // check checks a logic image on the engine for the game name: the image
-// there, its labels those of a Saiblo logic. It returns the game and its
+// there, labelled a Saiblo logic (judger.CheckLabelled). It returns the game and its
 // player's files (nil: none).
 func (li *logicImages) check(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error) {
 	info, err := li.cli.ImageInspect(ctx, image)
@@ -49,7 +49,7 @@ func (li *logicImages) check(ctx context.Context, name, image string) (engine.Ga
 	if info.Config != nil {
 		labels = info.Config.Labels
 	}
-	n, err := judger.CheckLabels(labels)
+	n, err := judger.CheckLabelled(labels)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the image %s: %v", image, err)
 	}

@@ -520,23 +520,25 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 		t.Errorf("the registered games: %q (%v)", text, err)
 	}
 	// It plays, with its own player.
-	playTTT := func(s *server) {
+	play := func(s *server, game string) {
 		t.Helper()
-		status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"ttt","bots":[%q,%q]}`, bot, bot))
+		status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":%q,"bots":[%q,%q]}`, game, bot, bot))
 		if status != http.StatusCreated {
-			t.Fatalf("a match of ttt: %d %v", status, m)
+			t.Fatalf("a match of %s: %d %v", game, status, m)
 		}
 		for start := time.Now(); m["status"] != "finished" && m["status"] != "failed"; time.Sleep(200 * time.Millisecond) {
 			if time.Since(start) > time.Minute {
-				t.Fatalf("the match of ttt did not end: %v", m)
+				t.Fatalf("the match of %s did not end: %v", game, m)
 			}
 			_, m = s.call(t, "GET", "/api/matches/"+m["id"].(string), "")
 		}
-		if m["status"] != "finished" {
-			t.Fatalf("a match of ttt: %v", m)
+		if m["status"] != "finished" || m["game"] != game {
+			t.Fatalf("a match of %s: %v", game, m)
 		}
 	}
-	playTTT(s)
+	play(s, "ttt")
+	// The same logic named by its image in the API plays too.
+	play(s, "logic:"+logic)
 	if res, err := http.Get(s.url + "/games/ttt/player/index.html"); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("ttt's player: %v %v", res, err)
 	} else {
@@ -568,7 +570,7 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 	if _, b := s.call(t, "GET", "/api/ladders/ttt", ""); b["game"] != "ttt" {
 		t.Fatalf("ttt's ladder after a restart: %v", b)
 	}
-	playTTT(s)
+	play(s, "ttt")
 
 	// Removed in the page: no longer offered.
 	if err := chromedp.Do(ctx,

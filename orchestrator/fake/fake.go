@@ -97,6 +97,8 @@ type Script struct {
 	StoppedCPU time.Duration
 	// Digest is the image's registry digest (REPO@sha256:…), if any.
 	Digest string
+	// Labels are the image's labels, as Image gives them.
+	Labels map[string]string
 	// Switch makes the bot one the orchestrator can let run between its
 	// answers (FreezeAtAnswers), as a container: it then runs its
 	// StoppedCPU only while it is let run.
@@ -142,7 +144,7 @@ func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 	if !ok {
 		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
 	}
-	img := sandbox.Image{Ref: ref, ID: ImageID(target), Game: s.Game}
+	img := sandbox.Image{Ref: ref, ID: ImageID(target), Game: s.Game, Labels: s.Labels}
 	if s.Digest != "" {
 		img.Digests = []string{s.Digest}
 	}
