@@ -37,6 +37,15 @@
 //     framing; a bot's answer is a 4-byte big-endian length, then its
 //     bytes.
 //
+// Where Arena's judger chooses, it chooses reproducibility and Arena's
+// fairness: the answers of a round go back to the logic once every seat
+// it listens to has answered or faulted, in seat order (not in the order
+// they arrived), so that a match is a function of its seed and its
+// answers and arena replay verify can play it again; and each bot's first
+// answer has Arena's warm-up (the game's WarmUp, ARENA_WARM_UP) rather
+// than the round's time, as in every Arena game, so that an interpreter's
+// start is not charged to the bot.
+//
 // A logic that crashes, hangs, talks garbage or addresses a seat that
 // does not exist ends the match as failed (Err), which is no bot's loss.
 package judger
