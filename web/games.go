@@ -142,7 +142,6 @@ func (s *Server) registerGame(c echo.Context) error {
 	}
 	s.offer(g, files)
 	s.log.Info("game registered", zap.String("game", req.Name), zap.String("image", req.Image), zap.String("by", by))
-	c.Response().Header().Set("Location", "/api/games/"+req.Name)
 	return c.JSON(http.StatusCreated, s.gameInfo(c, g))
 }
 
@@ -179,12 +178,16 @@ func (s *Server) removeGame(c echo.Context) error {
 	if _, err := s.deps.Store.RemoveLogicGame(ctx, name); err != nil {
 		return err
 	}
-	s.deps.Games.Remove(name)
-	delete(s.registered, name)
 	delete(s.unoffered, name)
-	s.playersMu.Lock()
-	delete(s.players, name)
-	s.playersMu.Unlock()
+	if s.registered[name] {
+		// (A record not on offer may share its name with the server's own
+		// game, which stays.)
+		s.deps.Games.Remove(name)
+		delete(s.registered, name)
+		s.playersMu.Lock()
+		delete(s.players, name)
+		s.playersMu.Unlock()
+	}
 	s.log.Info("game removed", zap.String("game", name), zap.String("by", who(c).Name))
 	return c.NoContent(http.StatusNoContent)
 }

@@ -15,6 +15,7 @@ import (
 	"arena/engine"
 	"arena/judger"
 	"arena/orchestrator/fake"
+	"arena/store"
 )
 
 // fakeLogic is a LogicChecker that knows the images in present (image →
@@ -142,6 +143,11 @@ func TestRegisteringALogicGame(t *testing.T) {
 	// A restart offers the registered games again, each checked again: one
 	// whose image has gone is shown to the admin with its problem, and may
 	// be removed.
+	// (A record of the server's own game's name: from a registration
+	// before the operator set that name in ARENA_GAMES.)
+	if err := ts.store.AddLogicGame(t.Context(), store.LogicGame{Name: "tanks", Image: "kit/ttt-logic", AddedBy: "admin", AddedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	again := New(ts.cfg, Deps{Store: ts.store, Games: engine.NewCatalog(ts.deps.Games.List()[0]), Logic: fakeLogic(map[string]string{"kit/ttt-logic": "player"}), Log: ts.log})
 	if err := again.Recover(t.Context()); err != nil {
 		t.Fatal(err)
@@ -162,7 +168,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 	}
 	code, list := get(again, "GET", "/api/games/registered")
 	var reg []registeredGame
-	if err := json.Unmarshal([]byte(list), &reg); code != http.StatusOK || err != nil || len(reg) != 2 || !reg[1].Offered || reg[1].Players != 2 ||
+	if err := json.Unmarshal([]byte(list), &reg); code != http.StatusOK || err != nil || len(reg) != 3 || reg[2].Name != "tanks" || reg[2].Offered || !strings.Contains(reg[2].Problem, "taken by a game of the server's own") || !reg[1].Offered || reg[1].Players != 2 ||
 		reg[0].Offered || !strings.Contains(reg[0].Problem, "kit/go-logic: No such image") || reg[1].AddedBy != "admin" {
 		t.Fatalf("registered games after a restart: %d %s", code, list)
 	}
@@ -171,6 +177,15 @@ func TestRegisteringALogicGame(t *testing.T) {
 	}
 	if code, body := get(again, "DELETE", "/api/games/go9"); code != http.StatusNoContent {
 		t.Fatalf("remove go9, not on offer: %d %s", code, body)
+	}
+	if code, body := get(again, "DELETE", "/api/games/tanks"); code != http.StatusNoContent {
+		t.Fatalf("remove the record named tanks: %d %s", code, body)
+	}
+	if _, err := again.deps.Games.Find("tanks"); err != nil {
+		t.Fatalf("the built-in tanks went with a record of its name: %v", err)
+	}
+	if code, body := get(again, "GET", "/api/games/registered"); code != http.StatusOK || strings.Contains(body, "go9") || strings.Contains(body, "tanks") {
+		t.Fatalf("registered games after the removals: %d %s", code, body)
 	}
 
 }

@@ -38,8 +38,8 @@ func newLogicImages(cli *client.Client, dir string) *logicImages {
 }
 
 // check checks a logic image on the engine for the game name: the image
-// there, labelled a Saiblo logic (judger.CheckLabelled). It returns the game and its
-// player's files (nil: none).
+// there, labelled a Saiblo logic (judger.CheckLabelled). It returns the
+// game and its player's files (nil: none).
 func (li *logicImages) check(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error) {
 	info, err := li.cli.ImageInspect(ctx, image)
 	if err != nil {
