@@ -47,6 +47,8 @@ function offerGames(list) {
   ladders.setGames(games);
   contests.setGames(games);
   if (account) account.setGames(games);
+  // The viewer asks again which games ship a player of their own.
+  viewer.players = null;
 }
 
 function currentGame() {
