@@ -146,8 +146,9 @@ func (s *Server) registerGame(c echo.Context) error {
 }
 
 // removeGame is DELETE /api/games/:name (admin): a registered logic game
-// is no longer offered. Its matches, replays and ladder boards stay; a
-// contest of it that is not over keeps it.
+// is no longer offered. Its matches and replays stay; its ladder board is
+// kept in the store, hidden until a game of its name is registered again
+// (which continues it); a contest of it that is not over keeps it.
 func (s *Server) removeGame(c echo.Context) error {
 	name := c.Param("name")
 	ctx := c.Request().Context()

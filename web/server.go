@@ -871,20 +871,18 @@ func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, 
 	if err := s.fetchPushed(ctx, ref); err != nil {
 		return nil, err
 	}
+	// The logic must be on the engine already (never pulled for a
+	// match: its labels are checked now, before anything starts).
 	g := judger.New(ref, max(1, players))
 	img, err := s.deps.Orchestrator.Image(ctx, ref)
-	switch {
-	case errors.Is(err, sandbox.ErrImageNotFound) && s.cfg.PullMissing:
-		// Pulled when the match starts, and its labels checked then.
-	case err != nil:
+	if err != nil {
 		return nil, badRequest("game %s: %v", name, err)
-	default:
-		if _, err := judger.CheckLabelled(img.Labels); err != nil {
-			return nil, badRequest("game %s: %v", name, err)
-		}
-		if err := g.CheckHost(img.Labels); err != nil {
-			return nil, badRequest("game %s: %v", name, err)
-		}
+	}
+	if _, err := judger.CheckLabelled(img.Labels); err != nil {
+		return nil, badRequest("game %s: %v", name, err)
+	}
+	if err := g.CheckHost(img.Labels); err != nil {
+		return nil, badRequest("game %s: %v", name, err)
 	}
 	return g, nil
 }

@@ -58,13 +58,13 @@ func (li *logicImages) check(ctx context.Context, name, image string) (engine.Ga
 	if folder == "" {
 		return g, nil, nil
 	}
-	li.mu.Lock()
-	li.saves[saveName(info.ID)] = true
-	li.mu.Unlock()
 	files, err := playerFiles(ctx, li.cli, li.dir, image, folder)
 	if err != nil {
 		return nil, nil, fmt.Errorf("its player (label %s=%s): %v", judger.PlayerLabel, folder, err)
 	}
+	li.mu.Lock()
+	li.saves[saveName(info.ID)] = true
+	li.mu.Unlock()
 	return g, files, nil
 }
 

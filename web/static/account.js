@@ -343,7 +343,7 @@ export class AccountView {
   }
 
   async removeGame(name) {
-    if (!confirm(`Remove the game ${name}? Its matches, replays and ladder boards stay; no new match of it starts.`)) return;
+    if (!confirm(`Remove the game ${name}? Its matches and replays stay; its ladder board is hidden until a game of this name is registered again; no new match of it starts.`)) return;
     $("#admin-error").textContent = "";
     try {
       await api(`/api/games/${encodeURIComponent(name)}`, { method: "DELETE" });
