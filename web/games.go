@@ -207,9 +207,7 @@ func (s *Server) listRegisteredGames(c echo.Context) error {
 		v := registeredGame{Name: rec.Name, Image: rec.Image, AddedBy: rec.AddedBy, AddedAt: rec.AddedAt, Problem: s.unoffered[rec.Name]}
 		if g, err := s.deps.Games.Find(rec.Name); err == nil && s.registered[rec.Name] {
 			v.Offered = true
-			if t, ok := g.(interface{ Title() string }); ok {
-				v.Title = t.Title()
-			}
+			v.Title = titleOf(g)
 			if maps := g.Maps(); len(maps) > 0 {
 				v.Players = maps[0].MaxPlayers
 			}

@@ -640,6 +640,15 @@ func (s *Server) listGames(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// titleOf is a game's name for people, when its logic's image gives one
+// (label io.arena.title; "" for none).
+func titleOf(g engine.Game) string {
+	if t, ok := g.(interface{ Title() string }); ok {
+		return t.Title()
+	}
+	return ""
+}
+
 // gameInfo is a game as GET /api/games shows it.
 func (s *Server) gameInfo(c echo.Context, g engine.Game) gameInfo {
 	eff := s.cfg.Limits.Resolve(g.Protocol())
@@ -658,9 +667,7 @@ func (s *Server) gameInfo(c echo.Context, g engine.Game) gameInfo {
 		bots = append(bots, b)
 	}
 	info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
-	if t, ok := g.(interface{ Title() string }); ok {
-		info.Title = t.Title()
-	}
+	info.Title = titleOf(g)
 	if _, ok := s.playerFiles(g.Name())[playerIndex]; ok {
 		info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
 	}
