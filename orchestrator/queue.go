@@ -43,8 +43,8 @@ type Update struct {
 	Replay *Replay
 }
 
-// Queue plays matches with bounded concurrency: at most n at once, the
-// others waiting. It keeps the live view of every match it holds (state,
+// Queue plays matches with bounded concurrency: at most n at once (see
+// SetSlots), the others waiting. It keeps the live view of every match it holds (state,
 // place in line, frames so far) in memory and wakes its followers once
 // per change, however many they are.
 //
@@ -126,6 +126,31 @@ func NewQueueWith(o *Orchestrator, p Player, concurrency, maxWaiting int, onUpda
 	return q
 }
 
+// SetSlots changes how many matches the queue plays at once (0: none
+// starts; every match waits in its owner's line). Waiting matches start
+// at once in the slots added; fewer slots stop no match that plays, but
+// none starts until fewer than n play. A queue whose matches play on
+// other hosts takes as many slots as those hosts have, so that what
+// waits, waits in its lines, served in turn.
+func (q *Queue) SetSlots(n int) {
+	q.mu.Lock()
+	q.slots = max(0, n)
+	var started []*job
+	if !q.closed {
+		started = q.dispatchLocked()
+	}
+	q.mu.Unlock()
+	q.start(started)
+}
+
+// Slots returns how many matches the queue plays at once, and how many
+// play now (more than slots right after SetSlots took some away).
+func (q *Queue) Slots() (slots, playing int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.slots, q.running
+}
+
 // QueueOption configures a Queue.
 type QueueOption func(*Queue)
 
@@ -152,6 +177,8 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 		cancel(ErrQueueClosed)
 		return 0, ErrQueueClosed
 	}
+	// Full: the line at its limit, and no slot free (with no slots at
+	// all, never one).
 	if q.max > 0 && len(q.waiting) >= q.max && q.running >= q.slots {
 		q.mu.Unlock()
 		cancel(ErrQueueFull)

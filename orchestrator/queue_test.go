@@ -416,3 +416,64 @@ func TestQueueKeepsFramesInFiles(t *testing.T) {
 		}
 	}
 }
+
+// A queue's slots change as it plays: with none, every match waits in
+// line (and the line's limit holds); slots added start waiting matches
+// at once; slots taken away stop no match that plays, but none starts
+// until fewer play than the slots left.
+func TestQueueSetSlots(t *testing.T) {
+	holdA, holdB := make(chan struct{}), make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/a": {Hold: holdA}, "bots/b": {Hold: holdB}, "bots/free": {}})
+	q, u := newQueueMax(t, l, 1, 3)
+	q.SetSlots(0)
+	for i, m := range [][2]string{{"m1", "bots/a"}, {"m2", "bots/b"}, {"m3", "bots/free"}} {
+		pos, err := q.Enqueue(request(t, m[0], m[1], m[1]))
+		if err != nil || pos != i+1 {
+			t.Fatalf("enqueue %s with no slots: position %d, %v; want %d", m[0], pos, err, i+1)
+		}
+	}
+	if _, err := q.Enqueue(request(t, "m4", "bots/free", "bots/free")); !errors.Is(err, orchestrator.ErrQueueFull) {
+		t.Errorf("past the line's limit with no slots: %v", err)
+	}
+	if slots, playing := q.Slots(); slots != 0 || playing != 0 || l.Running() != 0 {
+		t.Fatalf("with no slots: %d slots, %d playing, %d bots", slots, playing, l.Running())
+	}
+
+	q.SetSlots(2)
+	for _, id := range []string{"m1", "m2"} {
+		if st, _, _ := q.Status(id); st != orchestrator.StateStarting && st != orchestrator.StateRunning {
+			t.Errorf("%s is %s once slots were added", id, st)
+		}
+	}
+	if st, pos, _ := q.Status("m3"); st != orchestrator.StateQueued || pos != 1 {
+		t.Errorf("m3 is %s at %d, want queued at 1", st, pos)
+	}
+
+	q.SetSlots(1)
+	if slots, playing := q.Slots(); slots != 1 || playing != 2 {
+		t.Errorf("slots taken away: %d slots, %d playing; want 1, 2 (none stopped)", slots, playing)
+	}
+	close(holdA)
+	if up := wait(t, u); up.ID != "m1" || up.State != orchestrator.StateFinished {
+		t.Fatalf("ended %+v", up)
+	}
+	// One plays, in the one slot left: m3 waits.
+	if st, pos, _ := q.Status("m3"); st != orchestrator.StateQueued || pos != 1 {
+		t.Errorf("m3 is %s at %d while as many play as there are slots", st, pos)
+	}
+	close(holdB)
+	var ended []string
+	for range 2 {
+		up := wait(t, u)
+		if up.State != orchestrator.StateFinished {
+			t.Fatalf("ended %+v", up)
+		}
+		ended = append(ended, up.ID)
+	}
+	if slices.Sort(ended); !slices.Equal(ended, []string{"m2", "m3"}) {
+		t.Errorf("ended %v, want m2 and m3", ended)
+	}
+	if got := u.of("m3"); !slices.Equal(got, []orchestrator.State{orchestrator.StateStarting, orchestrator.StateRunning, orchestrator.StateFinished}) {
+		t.Errorf("m3 updates %v", got)
+	}
+}
