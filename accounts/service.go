@@ -90,10 +90,14 @@ func (s *Service) Signup() string { return s.signup }
 
 var namePattern = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`)
 
+// PlatformName is the name the platform's own registry credential goes
+// by (registry.PlatformUser): no account or team may take it.
+const PlatformName = "arena-platform"
+
 // reserved are names no one may take: the admin's (ARENA_ADMIN_PASSWORD
-// makes it), the example bots' namespace, Docker's, and the words the
-// page and the API use for themselves.
-var reserved = []string{AdminName, "arena", "arena-test", "library", "docker", "root", "system", "platform", "anonymous", "me", "mine", "everyone", "api", "v2", "team", "teams", "user", "users", "ladder", "ladders", "registry"}
+// makes it), the platform's, the example bots' namespace, Docker's, and
+// the words the page and the API use for themselves.
+var reserved = []string{AdminName, PlatformName, "arena", "arena-test", "library", "docker", "root", "system", "platform", "anonymous", "me", "mine", "everyone", "api", "v2", "team", "teams", "user", "users", "ladder", "ladders", "registry"}
 
 // CheckName says why a user or team name is not acceptable: 2 to 32
 // lower-case letters, digits, and single dashes or underscores between

@@ -142,36 +142,33 @@ func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) e
 
 // Pin is Validate that also pins each bot to its image as it is now, by
 // its id, so the match plays those exact images whenever and wherever it
-// is played (a tag rebuilt or moved meanwhile does not change it). A
-// request already pinned is kept; local bots are not pinned (they run
-// their file as it is at the start). Without images (the images are
-// pulled at play time) nothing is pinned.
+// is played (a tag rebuilt or moved meanwhile does not change it). Seats
+// pinned already (a ladder's entries, a pushed bot) are kept, and get the
+// digests to pull them by elsewhere when none were given; local bots are
+// not pinned (they run their file as it is at the start). Without images
+// (the images are pulled at play time) nothing more is pinned.
 func (o *Orchestrator) Pin(ctx context.Context, req Request, images bool) (Request, error) {
 	_, imgs, _, err := o.prepare(ctx, req, images)
 	if err != nil || !images {
 		return req, err
 	}
-	if len(req.ImageIDs) > 0 {
-		// Pinned already (a ladder's entries): the digests to pull them by
-		// elsewhere, if none were given.
-		if len(req.ImageDigests) == 0 {
-			req.ImageDigests = make([]string, len(imgs))
-			for i, img := range imgs {
-				if req.ImageIDs[i] != "" {
-					req.ImageDigests[i] = digestFor(img)
-				}
-			}
-		}
-		return req, nil
-	}
-	req.ImageIDs = make([]string, len(imgs))
-	req.ImageDigests = make([]string, len(imgs))
+	given := len(req.ImageDigests) > 0
+	ids := make([]string, len(imgs))
+	digests := make([]string, len(imgs))
 	for i, img := range imgs {
-		if !sandbox.IsLocalRef(img.Ref) {
-			req.ImageIDs[i] = img.ID
-			req.ImageDigests[i] = digestFor(img)
+		switch {
+		case len(req.ImageIDs) > 0 && req.ImageIDs[i] != "":
+			ids[i] = req.ImageIDs[i]
+			if given {
+				digests[i] = req.ImageDigests[i]
+			} else {
+				digests[i] = digestFor(img)
+			}
+		case !sandbox.IsLocalRef(img.Ref):
+			ids[i], digests[i] = img.ID, digestFor(img)
 		}
 	}
+	req.ImageIDs, req.ImageDigests = ids, digests
 	return req, nil
 }
 

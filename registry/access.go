@@ -32,8 +32,9 @@ import (
 // itself, as its access controller (a second line: it refuses whatever
 // the first let through wrongly).
 
-// PlatformUser is the name the platform's own credential goes by.
-const PlatformUser = "arena-platform"
+// PlatformUser is the name the platform's own credential goes by (no
+// account may take it).
+const PlatformUser = accounts.PlatformName
 
 // Authenticator knows an account by its name and API token; it returns
 // accounts.ErrUnauthenticated for credentials that are not good.

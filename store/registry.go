@@ -189,3 +189,23 @@ func (s *Store) RegistryUsage(ctx context.Context, owner string) (Usage, error) 
 	}
 	return u, nil
 }
+
+// PinnedImages are the image ids that ladders and contests still play:
+// the listed ladder entries' and the final versions of contests not done.
+func (s *Store) PinnedImages(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT image_id FROM ladder_entries WHERE state IN ('active', 'paused')
+		UNION SELECT e.final_id FROM contest_entries e JOIN contests c ON c.id = e.contest_id WHERE c.state != ? AND e.final_id != ''`, ContestDone)
+	if err != nil {
+		return nil, fmt.Errorf("pinned images: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("pinned images: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+	"github.com/distribution/reference"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
 	"arena/accounts"
+	"arena/engine"
 	"arena/store"
 )
 
@@ -303,7 +305,7 @@ func (s *Server) signUp(c echo.Context) error {
 		return err
 	}
 	p := who(c)
-	if err := s.operatorNamespace(strings.TrimSpace(body.Name)); err != nil {
+	if err := s.operatorNamespace(c.Request().Context(), strings.TrimSpace(body.Name)); err != nil {
 		return err
 	}
 	u, err := s.deps.Accounts.SignUp(c.Request().Context(), p, strings.TrimSpace(body.Name), body.Password, body.Invite)
@@ -320,20 +322,51 @@ func (s *Server) signUp(c echo.Context) error {
 }
 
 // operatorNamespace refuses a user or team name that is the namespace of
-// the operator's images (ARENA_ALLOW's patterns, the example bots): its
+// an image the server runs by name: ARENA_ALLOW's patterns, the example
+// bots, the logic games (ARENA_GAMES and those admins registered). Its
 // owner could push images of those names to the registry, which the
-// engine would then hold in place of the operator's.
-func (s *Server) operatorNamespace(name string) error {
+// server would then play in their place.
+func (s *Server) operatorNamespace(ctx context.Context, name string) error {
 	refs := append([]string{}, s.cfg.Allow...)
 	for _, bots := range s.cfg.DefaultBots {
 		refs = append(refs, bots...)
 	}
+	for _, g := range s.deps.Games.List() {
+		if h, ok := g.(engine.Hosted); ok {
+			refs = append(refs, h.HostImage())
+		}
+	}
+	registered, err := s.deps.Store.LogicGames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range registered {
+		refs = append(refs, g.Image)
+	}
 	for _, ref := range refs {
-		if ns, _, ok := strings.Cut(ref, "/"); ok && ns == name {
+		if ns := s.namespaceOf(ref); ns == name {
 			return accounts.Errorf(accounts.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
 		}
 	}
 	return nil
+}
+
+// namespaceOf is the owner a name of an image (or an ARENA_ALLOW pattern)
+// would have in this server's registry: its first path component, for a
+// name of Docker Hub's (the default) or of this registry; "" for another
+// registry's, or a name of one component.
+func (s *Server) namespaceOf(ref string) string {
+	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
+		if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host {
+			return ""
+		}
+		ref = reference.Path(named)
+	}
+	ns, _, ok := strings.Cut(ref, "/")
+	if !ok || ns == "library" {
+		return ""
+	}
+	return ns
 }
 
 // signIn is POST /api/session.
@@ -541,7 +574,7 @@ func (s *Server) createTeam(c echo.Context) error {
 		return err
 	}
 	name := strings.TrimSpace(body.Name)
-	if err := s.operatorNamespace(name); err != nil {
+	if err := s.operatorNamespace(c.Request().Context(), name); err != nil {
 		return err
 	}
 	if err := s.deps.Accounts.CreateTeam(c.Request().Context(), who(c), name); err != nil {

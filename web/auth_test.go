@@ -234,7 +234,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	os.WriteFile(ms.deps.Binary, []byte("arena"), 0o755)
 	ms.deps.Builder = &fakeBuilder{}
 	ms.players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
-	ms.deps.Fetch = func(context.Context, string, string, string) error { return nil }
+	ms.useEngine(nil)
 	ms.deps.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
 		return judger.Named(name, image, 2, ""), nil, nil
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
-	"arena/orchestrator/fake"
 	"arena/sourcebuild"
 )
 
@@ -63,11 +62,7 @@ func TestBuildsFromUploads(t *testing.T) {
 	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
 	b := &fakeBuilder{}
 	ms.deps.Builder = b
-	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
-		ms.launcher.Add(pull, fake.Script{Game: "tanks"})
-		ms.launcher.Tag(pull, ref)
-		return nil
-	}
+	ms.useEngine(nil)
 	_, alice := ms.token(t, "alice")
 	_, bob := ms.token(t, "bob")
 	upload := func(tok, query, contentType string, body []byte) (int, map[string]any) {

@@ -171,7 +171,19 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 	for len(images) < max(2, min(info.MinPlayers, info.MaxPlayers)) {
 		images = append(images, opponent)
 	}
-	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images,
+	// The version checked is this one, whatever the tag names by now.
+	_, imageID, err := s.pullVersion(ctx, t.Repository, t.Digest)
+	if err != nil {
+		verdict(store.TagPending, "its check match: "+err.Error())
+		return
+	}
+	ids := make([]string, len(images))
+	for i, img := range images {
+		if img == ref {
+			ids[i] = imageID
+		}
+	}
+	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images, ImageIDs: ids,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
 	c.game = game.Name()
 	s.checks.inFlight.Store(id, c)

@@ -129,6 +129,15 @@ func (s *Server) registerGame(c echo.Context) error {
 	if _, ok := s.unoffered[req.Name]; ok {
 		return conflict("a game %s is registered, and not on offer: remove it first (DELETE /api/games/%s)", req.Name, req.Name)
 	}
+	// An image of a user's or team's namespace would be theirs to replace
+	// by a push.
+	if ns := s.namespaceOf(req.Image); ns != "" {
+		if kind, err := s.deps.Store.NameKind(ctx, ns); err != nil {
+			return err
+		} else if kind != "" {
+			return conflict("the image %s is in the namespace of the %s %s, who could replace it by a push: name an image of a namespace no one owns", req.Image, kind, ns)
+		}
+	}
 	g, files, err := s.deps.Logic(ctx, req.Name, req.Image)
 	if err != nil {
 		return badRequest("%v", err)

@@ -30,8 +30,8 @@ import (
 //
 // A pushed image is a bot: a match or a ladder entry names it as
 // NAME/bot:tag, and the server makes its engine pull it from the registry
-// (by its digest, with the platform's credential) and tag it so before
-// pinning it.
+// by its digest, with the platform's credential, and pins it by its id
+// (pulled.go: it is never tagged on the engine).
 
 // RegistryConfig is the registry's policy.
 type RegistryConfig struct {
@@ -51,6 +51,9 @@ type RegistryConfig struct {
 	MaxTags        int
 	CollectEvery   time.Duration // 0: a day
 	UploadDeadline time.Duration // a push or pull request's own deadline (0: 30 min)
+	// PulledGrace keeps a version pulled onto the engine at least this
+	// long, whatever pins it (0: 10 min; see pulled.go).
+	PulledGrace time.Duration
 }
 
 // serveRegistry answers /v2/ itself, before the page's middleware (a
@@ -108,6 +111,8 @@ func (s *Server) recordPush(ctx context.Context, repo, tag, digest, by string) {
 		return
 	}
 	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
+	// The tag's last version may be pinned by nothing now.
+	s.pulls.wake()
 	// Checked before it plays, unless this very image was (pushed again)
 	// or is being checked.
 	got, ok, err := s.deps.Store.TagOf(ctx, repo, tag)
@@ -179,22 +184,17 @@ func (s *Server) pushedTag(ctx context.Context, ref string) (store.Tag, bool, er
 	return s.deps.Store.TagOf(ctx, reference.Path(named), tagged.Tag())
 }
 
-// fetchPushed makes the engine hold the pushed image a bot names, pulled
-// by its digest and tagged as the bot names it; a reference that names
-// no pushed tag is left to the engine's own images.
-func (s *Server) fetchPushed(ctx context.Context, ref string) error {
-	if s.deps.Fetch == nil {
-		return nil
+// gameLabel is the game a bot's image says it plays (io.arena.game): its
+// pushed tag's, or its image's on the engine; "" when unknown.
+func (s *Server) gameLabel(ctx context.Context, ref string) string {
+	if t, ok, err := s.pushedTag(ctx, ref); err == nil && ok {
+		return t.Game
 	}
-	t, ok, err := s.pushedTag(ctx, ref)
-	if err != nil || !ok {
-		return err
+	img, err := s.deps.Orchestrator.Image(ctx, ref)
+	if err != nil {
+		return ""
 	}
-	pull := s.cfg.Registry.Host + "/" + t.Repository + "@" + t.Digest
-	if err := s.deps.Fetch(ctx, pull, s.registry.PlatformAuth(s.cfg.Registry.Host), ref); err != nil {
-		return fmt.Errorf("bot %s: pull it from the registry: %w", ref, err)
-	}
-	return nil
+	return img.Game
 }
 
 // registryView is GET /api/registry.
@@ -312,6 +312,7 @@ func (s *Server) deleteRepository(c echo.Context) error {
 		return err
 	}
 	s.log.Info("repository deleted", zap.String("repository", repo), zap.String("by", who(c).Name))
+	s.pulls.wake()
 	return c.NoContent(http.StatusNoContent)
 }
 

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -179,24 +178,22 @@ func TestRegistry(t *testing.T) {
 }
 
 // fakePulls makes the server's engine "pull" pushed images: the fake
-// launcher learns each by its digest, tagged as the bot names it, with
-// the behaviour of the test script its image was made with. It returns
-// how a test makes a Tanks image of a layer and a script.
+// launcher learns each by its digest reference, with the behaviour of
+// the test script its image was made with. It returns how a test makes a
+// Tanks image of a layer and a script.
 func fakePulls(t *testing.T, ms *matrixServer) func(layer string, s fake.Script) image {
 	var mu sync.Mutex
 	scripts := map[string]fake.Script{}
-	ms.deps.Fetch = func(_ context.Context, pull, _, ref string) error {
-		_, digest, _ := strings.Cut(pull, "@")
+	ms.useEngine(func(ref string) (fake.Script, error) {
+		_, digest, _ := strings.Cut(ref, "@")
 		mu.Lock()
+		defer mu.Unlock()
 		s, ok := scripts[digest]
-		mu.Unlock()
 		if !ok {
-			return fmt.Errorf("no test image %s", pull)
+			return fake.Script{}, fmt.Errorf("no test image %s", ref)
 		}
-		ms.launcher.Add(pull, s)
-		ms.launcher.Tag(pull, ref)
-		return nil
-	}
+		return s, nil
+	})
 	return func(layer string, s fake.Script) image {
 		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
 		s.Game = "tanks"

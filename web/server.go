@@ -158,11 +158,10 @@ type Deps struct {
 	Reap func(ctx context.Context, matchID string) error
 	// Accounts are the server's accounts (accounts mode only).
 	Accounts *accounts.Service
-	// Fetch makes the engine pull an image (pull, a reference with its
-	// digest) with a credential (auth, Docker's X-Registry-Auth) and tag
-	// it tag: a pushed bot readied to play (nil: pushed images play only
-	// once present on the engine).
-	Fetch func(ctx context.Context, pull, auth, tag string) error
+	// Engine pulls pushed bots onto the server's engine by digest and
+	// removes the versions nothing pins (pulled.go); nil: pushed bots
+	// cannot play.
+	Engine EngineImages
 	// Builder, when set, builds bots from uploaded source (POST
 	// /api/builds; it needs the registry, where it pushes them).
 	Builder Builder
@@ -211,6 +210,8 @@ type Server struct {
 	collecting sync.WaitGroup
 	// checks are the pushed versions' checks (checks.go).
 	checks checks
+	// pulls are the pushed versions on the engine (pulled.go).
+	pulls pulls
 	// gamesMu orders the registrations and removals of logic games
 	// (games.go): registered names those on offer, unoffered the reason
 	// each other registered game is not.
@@ -285,6 +286,7 @@ func New(cfg Config, deps Deps) *Server {
 		s.players[name] = files
 	}
 	s.checks.init()
+	s.pulls.init()
 	if cfg.Auth == AuthAccounts {
 		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
 	}
@@ -293,6 +295,9 @@ func New(cfg Config, deps Deps) *Server {
 	}
 	if cfg.Registry.UploadDeadline <= 0 {
 		s.cfg.Registry.UploadDeadline = 30 * time.Minute
+	}
+	if cfg.Registry.PulledGrace <= 0 {
+		s.cfg.Registry.PulledGrace = defaultPulledGrace
 	}
 	var player orchestrator.Player = deps.Orchestrator
 	if deps.Player != nil {
@@ -315,11 +320,7 @@ func New(cfg Config, deps Deps) *Server {
 			if err := s.pushedState(ctx, ref, true); err != nil {
 				return "", err
 			}
-			if err := s.fetchPushed(ctx, ref); err != nil {
-				return "", err
-			}
-			img, err := deps.Orchestrator.Image(ctx, ref)
-			return img.ID, err
+			return s.imageID(ctx, ref)
 		},
 		Game: func(ctx context.Context, id string) (string, error) {
 			img, err := deps.Orchestrator.Image(ctx, id)
@@ -328,13 +329,7 @@ func New(cfg Config, deps Deps) *Server {
 	})
 	s.contests = contest.New(contest.Config{InFlight: inFlight}, contest.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("contests"), Now: deps.Now,
-		Image: func(ctx context.Context, ref string) (string, error) {
-			if err := s.fetchPushed(ctx, ref); err != nil {
-				return "", err
-			}
-			img, err := deps.Orchestrator.Image(ctx, ref)
-			return img.ID, err
-		},
+		Image: s.imageID,
 		Labels: func(ctx context.Context, id string) (string, string) {
 			img, _ := deps.Orchestrator.Image(ctx, id)
 			return img.Game, img.Authors
@@ -841,8 +836,8 @@ func (s *Server) createMatch(c echo.Context) error {
 	// A bot labelled for another game plays, but will likely fault: say so.
 	var warnings []string
 	for i, ref := range body.Bots {
-		if img, err := s.deps.Orchestrator.Image(c.Request().Context(), ref); err == nil && img.Game != "" && img.Game != game.Name() {
-			warnings = append(warnings, fmt.Sprintf("bots[%d]: image %s is labelled for %s (io.arena.game), not %s: it will likely fault", i, ref, img.Game, game.Name()))
+		if labelled := s.gameLabel(c.Request().Context(), ref); labelled != "" && labelled != game.Name() {
+			warnings = append(warnings, fmt.Sprintf("bots[%d]: image %s is labelled for %s (io.arena.game), not %s: it will likely fault", i, ref, labelled, game.Name()))
 		}
 	}
 	c.Response().Header().Set("Location", "/api/matches/"+id)
@@ -875,8 +870,11 @@ func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, 
 	if err := s.pushedState(ctx, ref, false); err != nil {
 		return nil, err
 	}
-	if err := s.fetchPushed(ctx, ref); err != nil {
+	// A pushed logic plays the version its tag names now, by digest.
+	if pulled, _, ok, err := s.pushedVersion(ctx, ref); err != nil {
 		return nil, err
+	} else if ok {
+		ref = pulled
 	}
 	// The logic must be on the engine already (never pulled for a
 	// match: its labels are checked now, before anything starts).
@@ -899,24 +897,43 @@ func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, 
 // match the queue refuses is recorded as failed.
 func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
 	// Pinned now: the match plays the images as they are when it is
-	// created, on this host or a worker's (a pushed one pulled first).
-	for _, ref := range req.Images {
-		if err := s.fetchPushed(ctx, ref); err != nil {
+	// created, on this host or a worker's (a pushed one pulled first, by
+	// its digest).
+	ids := make([]string, len(req.Images))
+	if len(req.ImageIDs) == len(req.Images) {
+		copy(ids, req.ImageIDs)
+	}
+	pushed := false
+	for i, ref := range req.Images {
+		if ids[i] != "" {
+			continue
+		}
+		_, id, ok, err := s.pushedVersion(ctx, ref)
+		if err != nil {
 			return store.Match{}, err
 		}
+		if ok {
+			ids[i], pushed = id, true
+		}
+	}
+	if pushed {
+		req.ImageIDs = ids
 	}
 	req, err := s.deps.Orchestrator.Pin(ctx, req, !s.cfg.PullMissing)
 	if err != nil {
 		return store.Match{}, err
 	}
+	s.holdImages(req.MatchID, req.ImageIDs)
 	rec := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
 	if err := insert(ctx, rec); err != nil {
+		s.releaseImages(rec.ID)
 		return store.Match{}, err
 	}
 	s.live.Store(rec.ID, rec)
 	pos, err := s.queue.Enqueue(req)
 	if err != nil {
 		s.live.Delete(rec.ID)
+		s.releaseImages(rec.ID)
 		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(orchestrator.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
 			s.log.Error("record a match the queue refused", zap.String("match", rec.ID), zap.Error(ferr))
 		}
@@ -1057,6 +1074,7 @@ func (s *Server) record(u orchestrator.Update) {
 	}
 	if u.State.Final() {
 		s.live.Delete(u.ID)
+		s.releaseImages(u.ID)
 	}
 	// The ladders rate their matches from what was just recorded; a
 	// pushed version's check is decided.
@@ -1188,6 +1206,16 @@ func (s *Server) Serve(l net.Listener) error {
 				cancel()
 			}()
 			s.collectRegularly(ctx)
+		})
+		// Old pushed versions leave the engine once nothing pins them.
+		s.collecting.Go(func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-s.closing
+				cancel()
+			}()
+			s.pruneRegularly(ctx)
 		})
 	}
 	return s.echo.StartServer(hs)

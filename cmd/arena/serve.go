@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 
 	"arena/accounts"
@@ -225,7 +225,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		},
 		Reap:     reap,
 		Accounts: accts,
-		Fetch:    fetcher(cli),
+		Engine:   engineImages{cli},
 		Builder:  bld,
 		Players:  players,
 		Logic:    logicImgs.check,
@@ -305,21 +305,44 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 
 // fetcher pulls an image into the engine with a credential and tags it:
 // a bot pushed to the server's registry readied to play.
-func fetcher(cli *client.Client) func(ctx context.Context, pull, auth, tag string) error {
-	return func(ctx context.Context, pull, auth, tag string) error {
-		if _, err := cli.ImageInspect(ctx, pull); err != nil {
-			body, err := cli.ImagePull(ctx, pull, image.PullOptions{RegistryAuth: auth})
-			if err != nil {
-				return err
-			}
-			err = sandbox.PullProgress(body)
-			body.Close()
-			if err != nil {
-				return err
+// The server's side of engineImages (web.EngineImages): pushed bots
+// pulled by digest, never tagged, and removed by that reference.
+
+func (e engineImages) Pull(ctx context.Context, ref, auth string) error {
+	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
+		return nil
+	}
+	body, err := e.cli.ImagePull(ctx, ref, image.PullOptions{RegistryAuth: auth})
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	return sandbox.PullProgress(body)
+}
+
+func (e engineImages) Pulled(ctx context.Context, host string) ([]web.PulledImage, error) {
+	list, err := e.cli.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []web.PulledImage
+	for _, im := range list {
+		var refs []string
+		for _, d := range im.RepoDigests {
+			if strings.HasPrefix(d, host+"/") {
+				refs = append(refs, d)
 			}
 		}
-		return cli.ImageTag(ctx, pull, tag)
+		if len(refs) > 0 {
+			out = append(out, web.PulledImage{ID: im.ID, Refs: refs})
+		}
 	}
+	return out, nil
+}
+
+func (e engineImages) Remove(ctx context.Context, ref string) error {
+	_, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+	return err
 }
 
 // poolIdle is how long warm containers are kept for an image nobody

@@ -231,8 +231,10 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 	return nc, nil
 }
 
-// engineImages is the worker's engine as the dispatcher fetches pushed
-// bots into it (dispatch.ImageStore).
+// engineImages is the engine's images as Arena uses them: a worker's, as
+// the dispatcher fetches pushed bots into it (dispatch.ImageStore); a
+// server's, as it pulls pushed bots by digest (web.EngineImages, in
+// serve.go).
 type engineImages struct{ cli *client.Client }
 
 func (e engineImages) Has(ctx context.Context, id string) bool {

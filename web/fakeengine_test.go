@@ -1,0 +1,85 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"arena/orchestrator/fake"
+)
+
+// fakeEngine is the server's engine as pulled.go sees it, over the fake
+// launcher: a pull adds the image under its digest reference (never a
+// tag), with the script script gives it.
+type fakeEngine struct {
+	launcher *fake.Launcher
+	script   func(ref string) (fake.Script, error)
+
+	mu      sync.Mutex
+	pulled  []string
+	removed []string
+	pulls   int
+}
+
+// useEngine gives the server a fake engine whose pulls take script's
+// scripts (nil: a Tanks bot that plays).
+func (ms *testServer) useEngine(script func(ref string) (fake.Script, error)) *fakeEngine {
+	if script == nil {
+		script = func(string) (fake.Script, error) { return fake.Script{Game: "tanks"}, nil }
+	}
+	e := &fakeEngine{launcher: ms.launcher, script: script}
+	ms.deps.Engine = e
+	return e
+}
+
+func (e *fakeEngine) Pull(_ context.Context, ref, _ string) error {
+	if !strings.Contains(ref, "@sha256:") {
+		return fmt.Errorf("pull %s: not by digest", ref)
+	}
+	s, err := e.script(ref)
+	if err != nil {
+		return err
+	}
+	e.launcher.Add(ref, s)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pulls++
+	if !slices.Contains(e.pulled, ref) {
+		e.pulled = append(e.pulled, ref)
+	}
+	return nil
+}
+
+func (e *fakeEngine) Pulled(_ context.Context, host string) ([]PulledImage, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []PulledImage
+	for _, ref := range e.pulled {
+		if strings.HasPrefix(ref, host+"/") {
+			out = append(out, PulledImage{ID: fake.ImageID(ref), Refs: []string{ref}})
+		}
+	}
+	return out, nil
+}
+
+func (e *fakeEngine) Remove(_ context.Context, ref string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i := slices.Index(e.pulled, ref)
+	if i < 0 {
+		return fmt.Errorf("no image %s", ref)
+	}
+	e.pulled = slices.Delete(e.pulled, i, i+1)
+	e.removed = append(e.removed, ref)
+	e.launcher.Remove(ref)
+	return nil
+}
+
+// held is what the engine holds now.
+func (e *fakeEngine) held() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.pulled)
+}

@@ -1,0 +1,228 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Pushed bots on the server's engine.
+//
+// A pushed version is pulled onto the engine by its digest, as
+// HOST/NAME/bot@sha256:… (HOST: the registry's address, RegistryConfig.Host),
+// and never tagged: a pushed bot gets no name on the engine that anything
+// else could be using (an operator's image, a registered logic game, the
+// example bots). Matches, ladders and contests play it by its id.
+//
+// Each version stays on the engine while something pins it: a tag names
+// it now, a ladder entry or a contest's final plays it, a match that is
+// not over plays it, or it was pulled in the last PulledGrace. Older
+// versions are removed from the engine (pruneEngine), after a push, after
+// a match that played one, and every pruneEvery.
+
+// EngineImages is the server's engine as the registry's side needs it.
+type EngineImages interface {
+	// Pull makes the engine hold ref (HOST/NAME/bot@DIGEST), pulled with
+	// auth (Docker's X-Registry-Auth), without tagging it.
+	Pull(ctx context.Context, ref, auth string) error
+	// Pulled lists the engine's images pulled from the registry at host:
+	// each with its id and its references HOST/…@DIGEST.
+	Pulled(ctx context.Context, host string) ([]PulledImage, error)
+	// Remove removes one such reference; the image goes with its last
+	// reference, unless a container uses it.
+	Remove(ctx context.Context, ref string) error
+}
+
+// PulledImage is an image the engine pulled from the registry.
+type PulledImage struct {
+	ID   string
+	Refs []string
+}
+
+// pruneEvery is how often versions nothing pins leave the engine, besides
+// after pushes and matches.
+const pruneEvery = 10 * time.Minute
+
+// defaultPulledGrace is how long a version just pulled is kept whatever
+// pins it: the time between its pull and the entry, final or match that
+// pins it being recorded.
+const defaultPulledGrace = 10 * time.Minute
+
+// pulls are the versions this server pulled and what pins them in
+// memory: the matches not over.
+type pulls struct {
+	mu sync.Mutex
+	// at is when each reference was last pulled or resolved.
+	at map[string]time.Time
+	// matches are the image ids each match not over plays.
+	matches map[string][]string
+	// kick asks for a prune soon.
+	kick chan struct{}
+}
+
+func (p *pulls) init() {
+	p.at, p.matches, p.kick = map[string]time.Time{}, map[string][]string{}, make(chan struct{}, 1)
+}
+
+// wake asks the pruning loop to run soon.
+func (p *pulls) wake() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// pushedRef is the reference the engine holds a pushed version by.
+func (s *Server) pushedRef(repo, digest string) string {
+	return s.cfg.Registry.Host + "/" + repo + "@" + digest
+}
+
+// pullVersion makes the engine hold a pushed version (repo@digest) and
+// returns its reference there and its id.
+func (s *Server) pullVersion(ctx context.Context, repo, digest string) (ref, id string, err error) {
+	if s.deps.Engine == nil {
+		return "", "", fmt.Errorf("bot %s@%s: this server cannot pull pushed bots onto its engine", repo, digest)
+	}
+	ref = s.pushedRef(repo, digest)
+	s.pulls.mu.Lock()
+	s.pulls.at[ref] = s.now()
+	s.pulls.mu.Unlock()
+	if err := s.deps.Engine.Pull(ctx, ref, s.registry.PlatformAuth(s.cfg.Registry.Host)); err != nil {
+		return "", "", fmt.Errorf("bot %s: pull it from the registry: %w", repo, err)
+	}
+	img, err := s.deps.Orchestrator.Image(ctx, ref)
+	if err != nil {
+		return "", "", fmt.Errorf("bot %s: %w", repo, err)
+	}
+	return ref, img.ID, nil
+}
+
+// pushedVersion is the version of the pushed tag a bot's reference names
+// (ok false when it names none), pulled onto the engine: its reference
+// there and its id.
+func (s *Server) pushedVersion(ctx context.Context, ref string) (pulled, id string, ok bool, err error) {
+	t, ok, err := s.pushedTag(ctx, ref)
+	if err != nil || !ok {
+		return "", "", false, err
+	}
+	pulled, id, err = s.pullVersion(ctx, t.Repository, t.Digest)
+	return pulled, id, err == nil, err
+}
+
+// imageID is the id of the image a bot's reference names: the version of
+// its pushed tag (pulled), or the engine's image of that name.
+func (s *Server) imageID(ctx context.Context, ref string) (string, error) {
+	if _, id, ok, err := s.pushedVersion(ctx, ref); err != nil || ok {
+		return id, err
+	}
+	img, err := s.deps.Orchestrator.Image(ctx, ref)
+	return img.ID, err
+}
+
+// holdImages pins the images of a match until it is over.
+func (s *Server) holdImages(match string, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	s.pulls.mu.Lock()
+	s.pulls.matches[match] = ids
+	s.pulls.mu.Unlock()
+}
+
+// releaseImages unpins the images of a match that is over.
+func (s *Server) releaseImages(match string) {
+	s.pulls.mu.Lock()
+	_, ok := s.pulls.matches[match]
+	delete(s.pulls.matches, match)
+	s.pulls.mu.Unlock()
+	if ok {
+		s.pulls.wake()
+	}
+}
+
+// pruneEngine removes from the engine the pushed versions nothing pins
+// (see above). It returns the references removed.
+func (s *Server) pruneEngine(ctx context.Context) ([]string, error) {
+	if s.deps.Engine == nil || s.registry == nil {
+		return nil, nil
+	}
+	images, err := s.deps.Engine.Pulled(ctx, s.cfg.Registry.Host)
+	if err != nil || len(images) == 0 {
+		return nil, err
+	}
+	tags, err := s.deps.Store.Tags(ctx)
+	if err != nil {
+		return nil, err
+	}
+	current := map[string]bool{}
+	for _, t := range tags {
+		current[s.pushedRef(t.Repository, t.Digest)] = true
+	}
+	ids, err := s.deps.Store.PinnedImages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pinned := map[string]bool{}
+	for _, id := range ids {
+		pinned[id] = true
+	}
+	grace := s.cfg.Registry.PulledGrace
+	s.pulls.mu.Lock()
+	for _, ids := range s.pulls.matches {
+		for _, id := range ids {
+			pinned[id] = true
+		}
+	}
+	recent := map[string]bool{}
+	for ref, at := range s.pulls.at {
+		if s.now().Sub(at) < grace {
+			recent[ref] = true
+		} else {
+			delete(s.pulls.at, ref)
+		}
+	}
+	s.pulls.mu.Unlock()
+	var removed []string
+	for _, img := range images {
+		if pinned[img.ID] {
+			continue
+		}
+		for _, ref := range img.Refs {
+			if current[ref] || recent[ref] || !strings.HasPrefix(ref, s.cfg.Registry.Host+"/") {
+				continue
+			}
+			if err := s.deps.Engine.Remove(ctx, ref); err != nil {
+				// In use by a container (a warm one, say): next time.
+				s.log.Debug("remove an old pushed version from the engine", zap.String("image", ref), zap.Error(err))
+				continue
+			}
+			removed = append(removed, ref)
+		}
+	}
+	if len(removed) > 0 {
+		s.log.Info("old pushed versions removed from the engine", zap.Strings("images", removed))
+	}
+	return removed, nil
+}
+
+// pruneRegularly prunes the engine every pruneEvery and when woken,
+// until ctx ends.
+func (s *Server) pruneRegularly(ctx context.Context) {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.pulls.kick:
+		}
+		if _, err := s.pruneEngine(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("remove old pushed versions from the engine", zap.Error(err))
+		}
+	}
+}
