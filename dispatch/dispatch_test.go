@@ -77,6 +77,8 @@ func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConf
 		f.Player = orchestrator.New(l)
 	} else if m, ok := cfg.Player.(*muted); ok {
 		m.Player = orchestrator.New(l)
+	} else if d, ok := cfg.Player.(*delayed); ok {
+		d.Player = orchestrator.New(l)
 	} else {
 		cfg.Player = orchestrator.New(l)
 	}

@@ -65,6 +65,20 @@ type Dispatcher struct {
 	bg       sync.WaitGroup
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+	// slotsChanged wakes tellSlots: a worker's slots may have changed.
+	slotsChanged chan struct{}
+	// watchMu serializes the calls to the watchers of the slots (see
+	// WatchSlots); told is the total they were last told of.
+	watchMu  sync.Mutex
+	watchers map[*slotsWatcher]struct{}
+	told     int
+}
+
+// slotsWatcher is a watcher of the workers' slots, with what it was
+// last told.
+type slotsWatcher struct {
+	f    func(n int)
+	last int
 }
 
 // DispatcherConfig is a dispatcher's setup.
@@ -107,7 +121,23 @@ type standing struct {
 	lastRefusal string
 	quarantined bool
 	bucket      bool // its replay bucket is made
+	// slots and playing are what it last said of its slots, at heard.
+	slots, playing int
+	heard          time.Time
 }
+
+// counted is how many matches the worker takes at once as far as the
+// dispatcher believes: what it said within slotsKept, unless it is
+// quarantined.
+func (s *standing) counted(now time.Time) (slots, playing int) {
+	if s.quarantined || now.Sub(s.heard) > slotsKept {
+		return 0, 0
+	}
+	return s.slots, s.playing
+}
+
+// maxSlots bounds the slots one worker is believed to have.
+const maxSlots = 1 << 16
 
 // WorkerStanding is a worker as the dispatcher sees it.
 type WorkerStanding struct {
@@ -117,6 +147,11 @@ type WorkerStanding struct {
 	Refused     int    `json:"refused"`
 	LastRefusal string `json:"last_refusal,omitempty"`
 	Quarantined bool   `json:"quarantined"`
+	// Slots is how many matches it takes at once and Playing how many it
+	// plays, as it last said (0 when not heard from for slotsKept, or
+	// quarantined).
+	Slots   int `json:"slots"`
+	Playing int `json:"playing"`
 }
 
 // goneMatch is a match the dispatcher is done with: until when it is
@@ -202,7 +237,7 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 		return nil, err
 	}
 	d := &Dispatcher{nc: nc, js: js, log: log, cfg: cfg, waits: map[string]*wait{}, seqs: map[uint64]string{}, gone: map[string]goneMatch{},
-		workers: map[string]*standing{}, publishCap: 30 * time.Second}
+		workers: map[string]*standing{}, publishCap: 30 * time.Second, slotsChanged: make(chan struct{}, 1), watchers: map[*slotsWatcher]struct{}{}}
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
 	// The workers' replay buckets are kept like the events.
 	if st, err := js.Stream(ctx, EventsStream); err == nil {
@@ -214,43 +249,168 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 	if err := d.follow(ctx); err != nil {
 		return nil, err
 	}
-	sub, err := nc.Subscribe(maxDeliveries, d.exhausted)
-	if err != nil {
+	var subs []*nats.Subscription
+	d.stop = func() {
 		d.unfollow()
-		return nil, err
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
 	}
-	live, err := nc.Subscribe(livePrefix+"*."+kindFrame+".*", func(m *nats.Msg) { d.liveFrame(m.Subject, m.Data) })
+	subscribe := func(subject string, h nats.MsgHandler) (*nats.Subscription, error) {
+		sub, err := nc.Subscribe(subject, h)
+		if err == nil {
+			subs = append(subs, sub)
+		}
+		return sub, err
+	}
+	_, err = subscribe(maxDeliveries, d.exhausted)
+	var live *nats.Subscription
+	if err == nil {
+		live, err = subscribe(livePrefix+"*."+kindFrame+".*", func(m *nats.Msg) { d.liveFrame(m.Subject, m.Data) })
+	}
 	if err == nil {
 		// A match's frames come faster than a viewer needs them; past
 		// this backlog (on a slow server) they are dropped, not held.
 		err = live.SetPendingLimits(4096, 64<<20)
 	}
+	if err == nil {
+		_, err = subscribe(livePrefix+"*."+slotsKind, d.workerSlots)
+	}
+	if err == nil && cfg.Images != nil {
+		var images *nats.Subscription
+		if images, err = d.serveImages(cfg.Images); err == nil {
+			subs = append(subs, images)
+		}
+	}
 	if err != nil {
-		d.unfollow()
-		_ = sub.Unsubscribe()
+		d.stop()
 		return nil, err
 	}
-	var images *nats.Subscription
-	if cfg.Images != nil {
-		if images, err = d.serveImages(cfg.Images); err != nil {
-			d.unfollow()
-			_ = sub.Unsubscribe()
-			_ = live.Unsubscribe()
-			return nil, err
-		}
-	}
-	d.stop = func() {
-		d.unfollow()
-		_ = sub.Unsubscribe()
-		_ = live.Unsubscribe()
-		if images != nil {
-			_ = images.Unsubscribe()
-		}
-	}
+	d.bg.Go(d.watchSlots)
 	if cfg.Setup != nil {
 		d.bg.Go(d.heal)
 	}
 	return d, nil
+}
+
+// workerSlots takes a worker's report of its slots. NATS lets a worker
+// publish under its own name only (the subject's): a report whose body
+// names another worker is ignored.
+func (d *Dispatcher) workerSlots(m *nats.Msg) {
+	rest, ok1 := strings.CutPrefix(m.Subject, livePrefix)
+	worker, ok2 := strings.CutSuffix(rest, "."+slotsKind)
+	if !ok1 || !ok2 || ValidWorkerName(worker) != nil {
+		return
+	}
+	var r slotsReport
+	if err := decode(m.Data, &r); err != nil {
+		d.log.Warn("a worker's slots refused", zap.String("worker", worker), zap.Error(err))
+		return
+	}
+	if r.Worker != worker || r.Slots < 0 || r.Playing < 0 {
+		d.log.Warn("a worker's slots refused: another worker's, or fewer than none", zap.String("worker", worker), zap.String("named", r.Worker),
+			zap.Int("slots", r.Slots), zap.Int("playing", r.Playing))
+		return
+	}
+	d.mu.Lock()
+	s := d.standingLocked(worker)
+	s.slots, s.playing, s.heard = min(r.Slots, maxSlots), r.Playing, time.Now()
+	d.slotsChangedLocked()
+	d.mu.Unlock()
+}
+
+// slotsChangedLocked wakes tellSlots.
+func (d *Dispatcher) slotsChangedLocked() {
+	select {
+	case d.slotsChanged <- struct{}{}:
+	default:
+	}
+}
+
+// Slots is how many matches the workers take at once: the sum of what
+// each said within slotsKept, quarantined workers not counted.
+func (d *Dispatcher) Slots() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, now := 0, time.Now()
+	for _, s := range d.workers {
+		slots, _ := s.counted(now)
+		n += slots
+	}
+	return n
+}
+
+// WatchSlots calls f with the workers' slots (see Slots) now, before it
+// returns, and at every change until stop is called: from one goroutine
+// at a time, in order, never under the dispatcher's lock. f must not
+// call stop.
+func (d *Dispatcher) WatchSlots(f func(n int)) (stop func()) {
+	d.watchMu.Lock()
+	defer d.watchMu.Unlock()
+	w := &slotsWatcher{f: f, last: d.Slots()}
+	f(w.last)
+	d.watchers[w] = struct{}{}
+	return func() {
+		d.watchMu.Lock()
+		delete(d.watchers, w)
+		d.watchMu.Unlock()
+	}
+}
+
+// QueueSlots is how many matches a server's queue hands the work queue
+// at once: as many as the workers take, at most limit (0: no limit).
+func QueueSlots(workers, limit int) int {
+	if limit > 0 {
+		return min(workers, limit)
+	}
+	return workers
+}
+
+// FeedSlots keeps q's slots (an orchestrator.Queue's) at
+// QueueSlots(d.Slots(), limit) until stop is called, from before it
+// returns. The work queue delivers in the order it was handed matches:
+// handed only what the workers take at once, the rest wait in the
+// queue's lines, each owner's in turn, wherever the workers are.
+func (d *Dispatcher) FeedSlots(q interface{ SetSlots(n int) }, limit int) (stop func()) {
+	return d.WatchSlots(func(n int) { q.SetSlots(QueueSlots(n, limit)) })
+}
+
+// watchSlots tells the watchers of every change of the workers' slots:
+// as a worker reports, and as one falls silent (checked every
+// slotsCheck).
+func (d *Dispatcher) watchSlots() {
+	t := time.NewTicker(slotsCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.bgCtx.Done():
+			return
+		case <-d.slotsChanged:
+		case <-t.C:
+		}
+		d.tellSlots()
+	}
+}
+
+// slotsCheck is how often the dispatcher looks for workers fallen
+// silent.
+const slotsCheck = 250 * time.Millisecond
+
+// tellSlots tells the watchers the workers' slots, if they changed.
+func (d *Dispatcher) tellSlots() {
+	d.watchMu.Lock()
+	defer d.watchMu.Unlock()
+	n := d.Slots()
+	if n != d.told {
+		d.log.Info("the workers' slots changed", zap.Int("slots", n), zap.Int("before", d.told))
+		d.told = n
+	}
+	for w := range d.watchers {
+		if w.last != n {
+			w.last = n
+			w.f(n)
+		}
+	}
 }
 
 // follow (re)creates the dispatcher's durable consumer of the events and
@@ -404,13 +564,15 @@ func (d *Dispatcher) Purge(ctx context.Context) error {
 }
 
 // Workers are the workers seen since the dispatcher started, with their
-// refused reports, by name.
+// refused reports and their slots, by name.
 func (d *Dispatcher) Workers() []WorkerStanding {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]WorkerStanding, 0, len(d.workers))
+	now := time.Now()
 	for name, s := range d.workers {
-		out = append(out, WorkerStanding{Name: name, Refused: s.refused, LastRefusal: s.lastRefusal, Quarantined: s.quarantined})
+		slots, playing := s.counted(now)
+		out = append(out, WorkerStanding{Name: name, Refused: s.refused, LastRefusal: s.lastRefusal, Quarantined: s.quarantined, Slots: slots, Playing: playing})
 	}
 	slices.SortFunc(out, func(a, b WorkerStanding) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -700,6 +862,7 @@ func (d *Dispatcher) refuseLocked(worker, match, why string, then []func()) []fu
 	d.log.Warn("report refused", zap.String("worker", worker), zap.String("match", match), zap.String("why", why), zap.Int("refused", s.refused))
 	if s.refused >= d.cfg.QuarantineAfter && !s.quarantined {
 		s.quarantined = true
+		d.slotsChangedLocked() // it counts for none now
 		reason := fmt.Sprintf("%d reports refused, the last because %s", s.refused, why)
 		d.log.Error("worker quarantined: it takes no more matches", zap.String("worker", worker), zap.String("why", reason))
 		if q := d.cfg.Quarantine; q != nil {

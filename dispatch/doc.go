@@ -8,11 +8,15 @@
 //   - setup.go: the streams, the workers' consumer and the replay bucket.
 //   - dispatcher.go: the server's side, an orchestrator.Player that
 //     publishes a match to the work queue, follows its frames and takes
-//     its first accepted result (keyed by match id and delivery attempt).
+//     its first accepted result (keyed by match id and delivery attempt);
+//     it adds up the slots the workers say they have, which a server's
+//     queue takes as its own (FeedSlots): the work queue is handed only
+//     what the workers take at once, the rest waits in the queue's lines.
 //   - worker.go: a worker's side: takes matches with a durable pull
 //     consumer, keeps each lease alive with progress acks while it plays,
 //     streams frames, reports the result (big replays through the object
-//     store) or hands the match back with a reason.
+//     store) or hands the match back with a reason, and says every
+//     second how many matches it takes.
 //   - embed.go: the NATS server embedded in arena serve, and a cluster
 //     node for arena nats.
 package dispatch

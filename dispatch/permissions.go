@@ -25,8 +25,8 @@ const joinSubject = "arena.join"
 const joinInbox = "_INBOX_join"
 
 // WorkerPermissions are a worker's rights: take matches from the
-// workers' consumer and ack them, publish events and live frames under
-// its own name, ask
+// workers' consumer and ack them, publish events, live frames and its
+// slots under its own name, ask
 // for the pushed bots its engine lacks under its own name, hear cancels,
 // read its own replies, and use its own replay bucket (where the server
 // puts the images it asked for). It
@@ -41,6 +41,7 @@ func WorkerPermissions(worker string) *server.Permissions {
 			"$JS.API.CONSUMER.MSG.NEXT." + MatchesStream + "." + ConsumerName,
 			"$JS.ACK." + MatchesStream + "." + ConsumerName + ".>",
 			eventsPrefix + worker + ".>",
+			// Live frames, and its slots (slotsSubject).
 			livePrefix + worker + ".>",
 			// Ask for a pushed bot its engine lacks (images.go).
 			imageSubject(worker),

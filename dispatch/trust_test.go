@@ -193,6 +193,8 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 		}
 	}
 	play("ggggggggggg1")
+	// It says how many matches it takes, under its own name.
+	waitFor(t, "the worker's slots count", func() bool { return s.d.Slots() == 1 })
 
 	// The worker's credentials in another's hands.
 	var mu sync.Mutex
@@ -241,6 +243,9 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	// Show live frames as another worker.
 	nc.Publish(liveSubject("w2", "ggggggggggg1"), []byte(`{}`))
 	wasDenied("publish", liveSubject("w2", "ggggggggggg1"))
+	// Say how many matches another worker takes.
+	nc.Publish(slotsSubject("w2"), []byte(`{"v":2,"worker":"w2","slots":1000}`))
+	wasDenied("publish", slotsSubject("w2"))
 	// Hear the other workers' live frames.
 	nc.Subscribe(livePrefix+">", func(*nats.Msg) {})
 	wasDenied("subscription", livePrefix+">")

@@ -36,7 +36,7 @@ const (
 	eventsPrefix = "arena.ev."
 	// livePrefix begins the subjects of live frames: plain NATS messages,
 	// not stored (the replay has every frame), so that a match's frames
-	// cost the server no stream.
+	// cost the server no stream; and of the workers' slots (slotsKind).
 	livePrefix   = "arena.live."
 	cancelPrefix = "arena.cancel."
 	// supersededPrefix+MATCH carries a round and a delivery, R:N: the
@@ -115,11 +115,39 @@ type Event struct {
 	Object string          `json:"object,omitempty"`
 }
 
+// slotsKind ends the subject of a worker's report of its slots,
+// livePrefix+WORKER+"."+slotsKind: a plain NATS message, not stored.
+const slotsKind = "slots"
+
+// slotsReport is what a worker says of its slots: as it starts, at every
+// change of the matches it plays, every slotsEvery, and (with none) as it
+// stops.
+type slotsReport struct {
+	V      int    `json:"v"`
+	Worker string `json:"worker"`
+	// Slots is how many matches it takes at once (its concurrency; 0 once
+	// it takes no more), Playing how many it plays now.
+	Slots   int `json:"slots"`
+	Playing int `json:"playing"`
+}
+
+// slotsEvery is how often a worker says how many matches it takes, at
+// least; slotsKept how long the dispatcher believes it: a worker not
+// heard from for that long counts for none.
+const (
+	slotsEvery = time.Second
+	slotsKept  = 3 * time.Second
+)
+
+// slotsSubject is the subject of a worker's report of its slots.
+func slotsSubject(worker string) string { return livePrefix + worker + "." + slotsKind }
+
 // versioned is a message of this package: it says its version.
 type versioned interface{ version() int }
 
-func (j Job) version() int   { return j.V }
-func (e Event) version() int { return e.V }
+func (j Job) version() int         { return j.V }
+func (e Event) version() int       { return e.V }
+func (r slotsReport) version() int { return r.V }
 
 // decode reads a message of this package into v, refusing unknown
 // versions: v is set only from a message of this version. A message is

@@ -74,6 +74,8 @@ type Worker struct {
 	// fetches: one fetch of an image at a time, for every match that
 	// needs it.
 	fetches singleflight.Group
+	// playingChanged: the matches it plays changed (see reportSlots).
+	playingChanged chan struct{}
 }
 
 // delivery is a match this worker plays: which delivery of which round,
@@ -129,7 +131,8 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]delivery{}, early: map[string]time.Time{}}, nil
+	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]delivery{}, early: map[string]time.Time{},
+		playingChanged: make(chan struct{}, 1)}, nil
 }
 
 // Run takes and plays matches until ctx ends; then it takes no more, lets
@@ -160,6 +163,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer sup.Unsubscribe()
+	// The server hands the work queue as many matches as the workers
+	// say they take: this one's slots, until it stops.
+	stopSlots, slotsDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(slotsDone)
+		w.reportSlots(ctx, stopSlots)
+	}()
+	defer func() {
+		close(stopSlots)
+		<-slotsDone
+	}()
 	play, stopPlay := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopPlay(nil)
 	var wg sync.WaitGroup
@@ -197,6 +211,54 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-done
 	w.reporting.Wait()
 	return nil
+}
+
+// reportSlots tells the server how many matches this worker takes and
+// plays: now, at every change of the matches it plays and every
+// slotsEvery; as none once ctx ends (it takes no more), and once more as
+// stop closes (Run returns).
+func (w *Worker) reportSlots(ctx context.Context, stop <-chan struct{}) {
+	t := time.NewTicker(slotsEvery)
+	defer t.Stop()
+	ended := ctx.Done()
+	for {
+		slots := w.cfg.Concurrency
+		if ctx.Err() != nil {
+			slots = 0
+		}
+		w.publishSlots(slots)
+		select {
+		case <-stop:
+			w.publishSlots(0)
+			_ = w.nc.FlushTimeout(time.Second)
+			return
+		case <-ended:
+			ended = nil
+		case <-w.playingChanged:
+		case <-t.C:
+		}
+	}
+}
+
+// publishSlots sends a report of this worker's slots, a plain NATS
+// message: one lost is sent again within slotsEvery.
+func (w *Worker) publishSlots(slots int) {
+	w.mu.Lock()
+	playing := len(w.running)
+	w.mu.Unlock()
+	data, err := json.Marshal(slotsReport{V: Version, Worker: w.cfg.Name, Slots: slots, Playing: playing})
+	if err != nil {
+		return
+	}
+	_ = w.nc.Publish(slotsSubject(w.cfg.Name), data)
+}
+
+// playingChangedLocked wakes reportSlots; w.mu must be held.
+func (w *Worker) playingChangedLocked() {
+	select {
+	case w.playingChanged <- struct{}{}:
+	default:
+	}
 }
 
 func (w *Worker) stopMatch(id string, cause error) {
@@ -284,6 +346,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	defer cancel(nil)
 	w.mu.Lock()
 	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, cancel: cancel}
+	w.playingChangedLocked()
 	if _, ok := w.early[job.Match]; ok {
 		delete(w.early, job.Match)
 		cancel(errCancelled) // the server cancelled it before it got here
@@ -292,6 +355,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	defer func() {
 		w.mu.Lock()
 		delete(w.running, job.Match)
+		w.playingChangedLocked()
 		w.mu.Unlock()
 	}()
 	// The lease is kept from now on: storing the start event may take a

@@ -67,6 +67,17 @@ func (s Source) Any(pattern string) bool {
 	return false
 }
 
+// under says whether the source holds a file in that folder, at any
+// depth.
+func (s Source) under(dir string) bool {
+	for _, f := range s.Files {
+		if strings.HasPrefix(f.Name, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // ErrArchive is the kind of every error about an upload's archive.
 var ErrArchive = errors.New("the archive is refused")
 
@@ -77,8 +88,13 @@ func refuse(format string, args ...any) error {
 // Read reads an upload: a zip or a gzipped tar (told by their first
 // bytes). Only regular files and folders are taken; a link, a device, an
 // absolute path or one that climbs out (..) refuses the whole archive,
-// naming the entry, as do more files or bytes than the limits. A single
-// folder holding everything (a folder zipped whole) is stepped into.
+// naming the entry, as do more files or bytes than the limits. The work
+// is bounded as it goes: a tar's every entry counts (its global headers
+// too), and what its gzip stream unpacks to, headers and padding
+// included, stops at the limit of bytes and tarRoom a file; a zip's
+// entries, and what they declare, are checked before any is unpacked. A
+// single folder holding everything (a folder zipped whole) is stepped
+// into.
 func Read(data []byte, lim Limits) (Source, error) {
 	var files []File
 	var err error
@@ -130,9 +146,8 @@ type counter struct {
 }
 
 func (c *counter) add(name string, size int64) error {
-	c.files++
-	if c.files > c.lim.Files {
-		return refuse("more than %d files and folders", c.lim.Files)
+	if err := c.count("files and folders"); err != nil {
+		return err
 	}
 	c.bytes += size
 	if size < 0 || c.bytes > c.lim.Bytes {
@@ -148,9 +163,21 @@ func (c *counter) add(name string, size int64) error {
 	return nil
 }
 
+// count counts one entry against the limit on files.
+func (c *counter) count(what string) error {
+	c.files++
+	if c.files > c.lim.Files {
+		return refuse("more than %d %s", c.lim.Files, what)
+	}
+	return nil
+}
+
 // readAll reads an entry's data, at most size bytes as it declared.
 func (c *counter) readAll(name string, r io.Reader, size int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if errors.Is(err, ErrArchive) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, refuse("entry %q: %v", name, err)
 	}
@@ -164,6 +191,24 @@ func readZip(data []byte, lim Limits) ([]File, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, refuse("not a zip archive: %v", err)
+	}
+	// Before anything is unpacked: not more entries than files, not more
+	// bytes than the limit as they declare them (an entry is then read up
+	// to its declared size, no further), and no packed data read twice
+	// (entries that share it would make each unpack it all).
+	if len(zr.File) > lim.Files {
+		return nil, refuse("more than %d files and folders", lim.Files)
+	}
+	var packed, unpacked uint64
+	for _, f := range zr.File {
+		if f.CompressedSize64 > uint64(len(data))-packed {
+			return nil, refuse("entry %q: its packed data overlaps another's (more than the archive's %d bytes in all)", f.Name, len(data))
+		}
+		packed += f.CompressedSize64
+		if f.UncompressedSize64 > uint64(lim.Bytes)-unpacked {
+			return nil, refuse("more than %d bytes unpacked", lim.Bytes)
+		}
+		unpacked += f.UncompressedSize64
 	}
 	c := &counter{lim: lim}
 	var files []File
@@ -207,13 +252,18 @@ func readTarGz(data []byte, lim Limits) ([]File, error) {
 	if err != nil {
 		return nil, refuse("not a gzip stream: %v", err)
 	}
-	tr := tar.NewReader(gz)
+	max := lim.Bytes + int64(lim.Files+1)*tarRoom
+	tr := tar.NewReader(&capped{r: gz, left: max,
+		err: refuse("more than %d bytes unpacked, tar's own records included (%d of files, %d for tar's headers and padding)", max, lim.Bytes, max-lim.Bytes)})
 	c := &counter{lim: lim}
 	var files []File
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			return files, nil
+		}
+		if errors.Is(err, ErrArchive) {
+			return nil, err
 		}
 		if err != nil {
 			return nil, refuse("not a tar archive: %v", err)
@@ -240,10 +290,45 @@ func readTarGz(data []byte, lim Limits) ([]File, error) {
 			}
 			files = append(files, File{Name: name, Data: body, Exec: h.Mode&0o111 != 0})
 		case tar.TypeXGlobalHeader:
+			if err := c.count("entries (files, folders and tar's global headers)"); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, refuse("entry %q: not a regular file or a folder (a link, a device…)", h.Name)
 		}
 	}
+}
+
+// tarRoom is what tar's own records may add to a file's bytes: its
+// header (512 bytes), a long name's or PAX attributes' blocks (a
+// header and a few blocks more), and its data's padding to a block (at
+// most 511 bytes). 4 KiB leaves room for names past a thousand bytes and
+// macOS's extended attributes; with the default limits, a .tar.gz then
+// unpacks to at most 64 MiB and 8 MiB more (2,001 times 4 KiB).
+const tarRoom = 4 << 10
+
+// capped reads at most left bytes of r; past them it fails with err.
+type capped struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, c.err
+	}
+	// One byte more than is left says whether the stream goes on.
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	if int64(n) > c.left {
+		c.left = -1
+		return 0, c.err
+	}
+	c.left -= int64(n)
+	return n, err
 }
 
 // stepIn removes the folder every file is in, when there is one.

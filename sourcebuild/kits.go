@@ -76,10 +76,13 @@ go build -trimpath -ldflags="-s -w" -o /tmp/out/bot "./$BOT" >&2
 	{
 		Name:   "cpp",
 		detect: func(s Source) bool { return s.Any("*.cpp") },
-		Build: &Step{Image: "gcc:15-trixie", Script: unpack + `echo "g++ -std=c++17 -O2 -static -o bot *.cpp" >&2
-g++ -std=c++17 -O2 -static -o /tmp/out/bot *.cpp >&2
+		// The sources as ./NAME.cpp: never an option, nor a response
+		// file (@NAME) to g++.
+		Build: &Step{Image: "gcc:15-trixie", Script: unpack + `echo "g++ -std=c++17 -O2 -static -o bot ./*.cpp" >&2
+g++ -std=c++17 -O2 -static -o /tmp/out/bot ./*.cpp >&2
 ` + done},
-		run: func(string) ([]string, []string) { return []string{"/bot"}, nil },
+		check: func(s Source, _ string) error { return plainNames(s, "C++") },
+		run:   func(string) ([]string, []string) { return []string{"/bot"}, nil },
 	},
 	{
 		Name:   "python",
@@ -103,7 +106,7 @@ g++ -std=c++17 -O2 -static -o /tmp/out/bot *.cpp >&2
 		Base:   "node:24-trixie-slim",
 		Main:   "bot.js",
 		check: func(s Source, main string) error {
-			if f := s.file("package.json"); f != nil && !s.Has("node_modules") && !s.Any("node_modules/*") {
+			if f := s.file("package.json"); f != nil && !s.under("node_modules") {
 				var pkg struct{ Dependencies map[string]any }
 				if json.Unmarshal(f.Data, &pkg) == nil && len(pkg.Dependencies) > 0 {
 					return fmt.Errorf("package.json's dependencies cannot be installed: a build has no network; upload node_modules with them, or build the image yourself and docker push it")
@@ -115,6 +118,21 @@ g++ -std=c++17 -O2 -static -o /tmp/out/bot *.cpp >&2
 			return []string{"/bin/sh", "-c", `exec node "$BOT_FILE"`}, []string{"NODE_ENV=production", "BOT_FILE=/bot/" + main}
 		},
 	},
+}
+
+// plainNames refuses files whose name (or a folder's on their path)
+// starts with - or @, which a compiler could take for an option or a
+// response file (the C++ kit's; the others hand no uploaded name to a
+// tool, and a JavaScript upload's node_modules/@scope/… must build).
+func plainNames(s Source, kit string) error {
+	for _, f := range s.Files {
+		for _, part := range strings.Split(f.Name, "/") {
+			if strings.HasPrefix(part, "-") || strings.HasPrefix(part, "@") {
+				return fmt.Errorf("file %q: a name starting with - or @ is refused by the %s kit (its compiler could take it for an option); rename it", f.Name, kit)
+			}
+		}
+	}
+	return nil
 }
 
 // KitNames are the kits' names.
