@@ -31,7 +31,11 @@ import (
 //	     failed), why it failed, its log so far, and the reference pushed
 //
 // A build's image is pushed to the registry as its owner would push it
-// (their namespaces, their quotas), and is then checked as any push is.
+// (their namespaces, their quotas), and is then checked as any push is;
+// the owner is read afresh when the build starts and before it pushes
+// (one who left the team, or whose account was disabled, pushes
+// nothing). An upload is refused (one at a time, a full line) before its
+// body is read.
 // Builds run on the server's engine, one at a time, and are remembered
 // in memory (the last 200): a restart forgets them, not what they pushed.
 
@@ -80,6 +84,9 @@ type builds struct {
 	order []string
 	logs  map[string]*boundedLog
 	line  chan func(context.Context)
+	// receiving are the owners whose upload is being read: each holds a
+	// place in the line until it is queued or refused.
+	receiving map[string]bool
 }
 
 // buildsKept is how many builds are remembered.
@@ -113,7 +120,7 @@ func (s *Server) newBuilds() {
 	if q <= 0 {
 		q = 16
 	}
-	s.builds = &builds{all: map[string]*buildRecord{}, logs: map[string]*boundedLog{}, line: make(chan func(context.Context), q)}
+	s.builds = &builds{all: map[string]*buildRecord{}, logs: map[string]*boundedLog{}, line: make(chan func(context.Context), q), receiving: map[string]bool{}}
 }
 
 // runBuilds runs the builds, one at a time, until Shutdown, which stops
@@ -173,6 +180,19 @@ func (s *Server) createBuild(c echo.Context) error {
 	if !slices.Contains(buildUploadTypes, mt) {
 		return &apiError{http.StatusUnsupportedMediaType, "the body must be the bot's folder as a .zip or .tar.gz, sent with Content-Type: " + strings.Join(buildUploadTypes, ", ")}
 	}
+	// One at a time, and the line's room, before the body is read: a
+	// place is held while it is.
+	if err := s.holdBuildPlace(p.Name); err != nil {
+		return err
+	}
+	held := true
+	defer func() {
+		if held {
+			s.builds.mu.Lock()
+			delete(s.builds.receiving, p.Name)
+			s.builds.mu.Unlock()
+		}
+	}()
 	max := s.cfg.Builds.MaxUpload
 	if max <= 0 {
 		max = 16 << 20
@@ -192,13 +212,13 @@ func (s *Server) createBuild(c echo.Context) error {
 		Game: game, Kit: q.Get("kit"), State: "queued", CreatedAt: s.now()}
 	log := &boundedLog{}
 	req := sourcebuild.Request{ID: rec.ID, Source: src, Kit: rec.Kit, Game: game, Main: q.Get("bot"), Authors: q.Get("authors")}
-	s.builds.mu.Lock()
-	for _, r := range s.builds.all {
-		if r.Owner == p.Name && (r.State == "queued" || r.State == "building") {
-			s.builds.mu.Unlock()
-			return &apiError{http.StatusTooManyRequests, fmt.Sprintf("your build %s is not done yet: one at a time", r.ID)}
-		}
+	owner := buildOwner{p: p}
+	if p.Via == accounts.ViaSession {
+		owner.epoch = s.sessions.GetInt64(c.Request().Context(), sessionEpoch)
 	}
+	s.builds.mu.Lock()
+	delete(s.builds.receiving, p.Name)
+	held = false
 	s.builds.all[rec.ID], s.builds.logs[rec.ID] = rec, log
 	s.builds.order = append(s.builds.order, rec.ID)
 	for len(s.builds.order) > buildsKept {
@@ -206,43 +226,116 @@ func (s *Server) createBuild(c echo.Context) error {
 		delete(s.builds.logs, s.builds.order[0])
 		s.builds.order = s.builds.order[1:]
 	}
+	select {
+	case s.builds.line <- func(ctx context.Context) { s.runBuild(ctx, rec, req, owner, log) }:
+	default:
+		// Not so: the place held is the one taken (only uploads send to
+		// the line, each holding a place first).
+		now := s.now()
+		rec.State, rec.Error, rec.FinishedAt = "failed", "too many builds are waiting: try again in a while", &now
+		s.builds.mu.Unlock()
+		return &apiError{http.StatusTooManyRequests, rec.Error}
+	}
 	view := *rec
 	s.builds.mu.Unlock()
-	select {
-	case s.builds.line <- func(ctx context.Context) { s.runBuild(ctx, rec, req, p, log) }:
-	default:
-		s.finishBuild(rec, "", errors.New("too many builds are waiting: try again in a while"))
-		return &apiError{http.StatusTooManyRequests, "too many builds are waiting: try again in a while"}
-	}
 	c.Response().Header().Set("Location", "/api/builds/"+rec.ID)
 	return c.JSON(http.StatusAccepted, view)
 }
 
-// runBuild builds and pushes one upload.
-func (s *Server) runBuild(ctx context.Context, rec *buildRecord, req sourcebuild.Request, p accounts.Principal, log io.Writer) {
+// holdBuildPlace holds a place in the line for a user's upload while it
+// is read, refusing (429) a user whose build is not done yet, or whose
+// last upload is still being read, and a line without room.
+func (s *Server) holdBuildPlace(user string) error {
+	s.builds.mu.Lock()
+	defer s.builds.mu.Unlock()
+	for _, r := range s.builds.all {
+		if r.Owner == user && (r.State == "queued" || r.State == "building") {
+			return &apiError{http.StatusTooManyRequests, fmt.Sprintf("your build %s is not done yet: one at a time", r.ID)}
+		}
+	}
+	if s.builds.receiving[user] {
+		return &apiError{http.StatusTooManyRequests, "your last upload is still being received: one at a time"}
+	}
+	if len(s.builds.line)+len(s.builds.receiving) >= cap(s.builds.line) {
+		return &apiError{http.StatusTooManyRequests, "too many builds are waiting: try again in a while"}
+	}
+	s.builds.receiving[user] = true
+	return nil
+}
+
+// buildOwner is who uploaded a build, as the upload's request knew
+// them (and their session's epoch, when it was one).
+type buildOwner struct {
+	p     accounts.Principal
+	epoch int64
+}
+
+// ownerMayPush reads a build's owner afresh, as a request of theirs
+// would be read now: their account must still be there and enabled, and
+// may still push to the repository (their own namespace, or a team's
+// they are still a member of). It returns them as they are now. The
+// admin of local mode or of ARENA_TOKEN has no account to read.
+func (s *Server) ownerMayPush(ctx context.Context, o buildOwner, repo string) (accounts.Principal, error) {
+	p := o.p
+	if s.accountsMode() && p.Via != accounts.ViaLocal && p.Via != accounts.ViaAdminToken {
+		now, err := s.deps.Accounts.Principal(ctx, p.Name, p.Via, o.epoch)
+		if err != nil {
+			return accounts.Anonymous, err
+		}
+		now.TokenID = p.TokenID
+		p = now
+	}
+	if err := s.registry.MayPush(p, repo); err != nil {
+		if ns, _, _ := strings.Cut(repo, "/"); ns != p.Name && o.p.Owns(ns) && !p.Owns(ns) {
+			return accounts.Anonymous, accounts.Errorf(accounts.ErrDenied, "you are no longer a member of team %s", ns)
+		}
+		return accounts.Anonymous, err
+	}
+	return p, nil
+}
+
+// runBuild builds and pushes one upload, as its owner is now: their
+// rights are read afresh when the build starts and again before it
+// pushes (they may have left the team, or been disabled, meanwhile).
+func (s *Server) runBuild(ctx context.Context, rec *buildRecord, req sourcebuild.Request, owner buildOwner, log io.Writer) {
 	if ctx.Err() != nil {
 		s.finishBuild(rec, "", errors.New("the server stopped before the build began"))
 		return
+	}
+	digest, err := s.buildAndPush(ctx, rec, req, owner, log)
+	if err != nil {
+		fmt.Fprintf(log, "failed: %v\n", err)
+		if !errors.Is(err, sourcebuild.ErrBuild) && !errors.Is(err, accounts.ErrDenied) && !errors.Is(err, accounts.ErrUnauthenticated) {
+			s.log.Warn("a build failed", zap.String("build", rec.ID), zap.String("owner", rec.Owner), zap.Error(err))
+		}
+	}
+	s.finishBuild(rec, digest, err)
+}
+
+// buildAndPush checks the owner's rights, builds, checks them again
+// and pushes as the owner is now; it returns the digest pushed.
+func (s *Server) buildAndPush(ctx context.Context, rec *buildRecord, req sourcebuild.Request, owner buildOwner, log io.Writer) (string, error) {
+	if _, err := s.ownerMayPush(ctx, owner, rec.Repository); err != nil {
+		return "", fmt.Errorf("not built: %w", err)
 	}
 	s.builds.mu.Lock()
 	rec.State = "building"
 	s.builds.mu.Unlock()
 	img, err := s.deps.Builder.Build(ctx, req, log)
-	digest := ""
-	if err == nil {
-		fmt.Fprintf(log, "pushing %s\n", rec.Reference)
-		digest, err = s.registry.Push(ctx, p, rec.Repository, rec.Tag, img)
-		if err == nil {
-			fmt.Fprintf(log, "pushed %s@%s: its check follows (My bots)\n", rec.Repository, digest)
-		}
-	}
 	if err != nil {
-		fmt.Fprintf(log, "failed: %v\n", err)
-		if !errors.Is(err, sourcebuild.ErrBuild) {
-			s.log.Warn("a build failed", zap.String("build", rec.ID), zap.String("owner", rec.Owner), zap.Error(err))
-		}
+		return "", err
 	}
-	s.finishBuild(rec, digest, err)
+	p, err := s.ownerMayPush(ctx, owner, rec.Repository)
+	if err != nil {
+		return "", fmt.Errorf("not pushed: %w", err)
+	}
+	fmt.Fprintf(log, "pushing %s\n", rec.Reference)
+	digest, err := s.registry.Push(ctx, p, rec.Repository, rec.Tag, img)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(log, "pushed %s@%s: its check follows (My bots)\n", rec.Repository, digest)
+	return digest, nil
 }
 
 func (s *Server) finishBuild(rec *buildRecord, digest string, err error) {

@@ -1,0 +1,283 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"arena/sourcebuild"
+)
+
+// gatedBuilder builds as fakeBuilder does, once released, saying which
+// builds it started.
+type gatedBuilder struct {
+	started chan string
+	release chan struct{}
+}
+
+func newGatedBuilder() *gatedBuilder {
+	return &gatedBuilder{started: make(chan string, 16), release: make(chan struct{})}
+}
+
+func (g *gatedBuilder) Build(ctx context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
+	g.started <- req.ID
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return (&fakeBuilder{}).Build(ctx, req, log)
+}
+
+func (g *gatedBuilder) waitStarted(t *testing.T) string {
+	t.Helper()
+	select {
+	case id := <-g.started:
+		return id
+	case <-time.After(20 * time.Second):
+		t.Fatal("no build started")
+		return ""
+	}
+}
+
+// watchedBody is an upload's body that counts what is read of it, and
+// holds its reader, once it has begun, until let is closed.
+type watchedBody struct {
+	data  []byte
+	read  atomic.Int64
+	began chan struct{}
+	let   chan struct{}
+}
+
+func newWatchedBody(data []byte, held bool) *watchedBody {
+	w := &watchedBody{data: data, began: make(chan struct{}), let: make(chan struct{})}
+	if !held {
+		close(w.let)
+	}
+	return w
+}
+
+func (w *watchedBody) Read(p []byte) (int, error) {
+	at := w.read.Load()
+	if at == 0 {
+		select {
+		case <-w.began:
+		default:
+			close(w.began)
+		}
+		<-w.let
+	}
+	if at >= int64(len(w.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, w.data[at:])
+	w.read.Add(int64(n))
+	return n, nil
+}
+
+// uploadThrough sends an upload to the server's handler, its body the
+// one given, and returns the answer.
+func uploadThrough(t *testing.T, ms *matrixServer, tok, repo string, body io.Reader) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest("POST", ms.url+"/api/builds?game=tanks&repository="+repo, body)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/zip")
+	rec := httptest.NewRecorder()
+	ms.Handler().ServeHTTP(rec, req)
+	var v map[string]any
+	json.Unmarshal(rec.Body.Bytes(), &v)
+	return rec.Code, v
+}
+
+// A second upload of a user whose build is queued or building, or
+// whose last upload is still being read, and an upload while the line
+// is full, are refused (429) before their body is read.
+func TestBuildRefusedBeforeItsBodyIsRead(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}, Builds: BuildsConfig{Queue: 1}})
+	g := newGatedBuilder()
+	ms.deps.Builder = g
+	defer close(g.release)
+	good := zipped(t, map[string]string{"bot.py": "print()"})
+	_, alice := ms.token(t, "alice")
+	_, bob := ms.token(t, "bob")
+	_, carol := ms.token(t, "carol")
+
+	// Alice's first upload is read, and held half-way: a second of
+	// hers is refused meanwhile.
+	first := newWatchedBody(good, true)
+	answered := make(chan map[string]any, 1)
+	go func() {
+		status, v := uploadThrough(t, ms, alice, "alice/one", first)
+		if status != http.StatusAccepted {
+			t.Errorf("alice's first upload: %d %v", status, v)
+		}
+		answered <- v
+	}()
+	<-first.began
+	second := newWatchedBody(good, false)
+	if status, v := uploadThrough(t, ms, alice, "alice/two", second); status != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(v["error"]), "your last upload is still being received: one at a time") {
+		t.Errorf("alice's upload while her first is read: %d %v", status, v)
+	}
+	if n := second.read.Load(); n != 0 {
+		t.Errorf("the refused upload's body was read: %d bytes", n)
+	}
+	close(first.let)
+	v := <-answered
+	g.waitStarted(t)
+
+	// Her build is building: another of hers is refused, unread.
+	second = newWatchedBody(good, false)
+	if status, got := uploadThrough(t, ms, alice, "alice/two", second); status != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(got["error"]), fmt.Sprintf("your build %s is not done yet: one at a time", v["id"])) {
+		t.Errorf("alice's upload while her build runs: %d %v", status, got)
+	}
+	if n := second.read.Load(); n != 0 {
+		t.Errorf("the refused upload's body was read: %d bytes", n)
+	}
+
+	// Bob's waits in the line (of one): carol's finds it full.
+	if status, got := uploadThrough(t, ms, bob, "bob/one", bytes.NewReader(good)); status != http.StatusAccepted {
+		t.Fatalf("bob's upload: %d %v", status, got)
+	}
+	third := newWatchedBody(good, false)
+	if status, got := uploadThrough(t, ms, carol, "carol/one", third); status != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(got["error"]), "too many builds are waiting: try again in a while") {
+		t.Errorf("carol's upload to a full line: %d %v", status, got)
+	}
+	if n := third.read.Load(); n != 0 {
+		t.Errorf("the refused upload's body was read: %d bytes", n)
+	}
+}
+
+// A build's owner is read afresh when it starts and before it pushes: a
+// member of team red whose upload for red/bot is queued or building
+// when they leave red, or when their account is disabled, pushes
+// nothing, and the build says why. Who stays pushes; local mode, with
+// no accounts, builds as before.
+func TestBuildOwnerReadAfresh(t *testing.T) {
+	for _, c := range []struct {
+		what   string
+		queued bool // changed while queued; else while building
+		change func(*testing.T, *matrixServer)
+		want   string
+	}{
+		{"leaves the team while queued", true, leave, "not built: you are no longer a member of team red"},
+		{"leaves the team while building", false, leave, "not pushed: you are no longer a member of team red"},
+		{"disabled while queued", true, disable, "not built: the account carol is disabled"},
+		{"disabled while building", false, disable, "not pushed: the account carol is disabled"},
+		{"stays", false, func(*testing.T, *matrixServer) {}, ""},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+			g := newGatedBuilder()
+			ms.deps.Builder = g
+			released := false
+			release := func() {
+				if !released {
+					released = true
+					close(g.release)
+				}
+			}
+			defer release()
+			_, alice := ms.token(t, "alice")
+			_, carol := ms.token(t, "carol")
+			good := zipped(t, map[string]string{"bot.py": "print()"})
+			if c.queued {
+				// Alice's build runs; carol's waits behind it.
+				if status, v := uploadThrough(t, ms, alice, "alice/first", bytes.NewReader(good)); status != http.StatusAccepted {
+					t.Fatalf("alice's upload: %d %v", status, v)
+				}
+				g.waitStarted(t)
+			}
+			status, v := uploadThrough(t, ms, carol, "red/bot", bytes.NewReader(good))
+			if status != http.StatusAccepted {
+				t.Fatalf("carol's upload for red: %d %v", status, v)
+			}
+			id := v["id"].(string)
+			if !c.queued {
+				if got := g.waitStarted(t); got != id {
+					t.Fatalf("build %s started, want carol's %s", got, id)
+				}
+			}
+			c.change(t, ms)
+			release()
+			done := waitBuild(t, ms, id)
+			tags, err := ms.store.Tags(t.Context(), "red")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" {
+				if done["state"] != "pushed" || len(tags) != 1 {
+					t.Errorf("carol's build: %v; red's tags %+v", done, tags)
+				}
+				return
+			}
+			if done["state"] != "failed" || done["error"] != c.want || !strings.Contains(fmt.Sprint(done["log"]), c.want) {
+				t.Errorf("carol's build: %v, want failed: %q", done, c.want)
+			}
+			if len(tags) != 0 {
+				t.Errorf("pushed for red: %+v", tags)
+			}
+			if c.queued {
+				select {
+				case got := <-g.started:
+					t.Errorf("build %s was built", got)
+				default:
+				}
+			}
+		})
+	}
+	t.Run("local mode", func(t *testing.T) {
+		ts := newTestServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}}, 1)
+		ts.deps.Builder = &fakeBuilder{}
+		req, _ := http.NewRequest("POST", ts.url+"/api/builds?game=tanks&repository=admin/bot", bytes.NewReader(zipped(t, map[string]string{"bot.py": "print()"})))
+		req.Header.Set("Content-Type", "application/zip")
+		status, v := doJSON(t, req)
+		if status != http.StatusAccepted {
+			t.Fatalf("an upload in local mode: %d %v", status, v)
+		}
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			_, v = ts.do(t, "GET", "/api/builds/"+v["id"].(string), "")
+			if v["state"] == "pushed" {
+				break
+			}
+			if v["state"] == "failed" || time.Since(start) > 20*time.Second {
+				t.Fatalf("the build in local mode: %v", v)
+			}
+		}
+	})
+}
+
+func leave(t *testing.T, ms *matrixServer) {
+	if err := ms.accounts.RemoveMember(t.Context(), ms.principal(t, "carol"), "red", "carol"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func disable(t *testing.T, ms *matrixServer) {
+	if err := ms.accounts.SetUser(t.Context(), "carol", "player", true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitBuild waits for a build to be done, read as the admin.
+func waitBuild(t *testing.T, ms *matrixServer, id string) map[string]any {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		_, v := ms.do(t, "GET", "/api/builds/"+id, "", "Authorization", "Bearer "+matrixAdminToken)
+		if v["state"] == "pushed" || v["state"] == "failed" {
+			return v
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("build %s: %v", id, v)
+		}
+	}
+}
