@@ -4,7 +4,8 @@
 // docker push and played by its reference (NAME/bot:v1).
 //
 //   - registry.go: the registry, its storage and configuration, what a
-//     push records, the images of an owner, deleting, garbage collection.
+//     manifest may reference and what it weighs, what a push records, the
+//     images of an owner, deleting, garbage collection.
 //   - access.go: who may push and pull what (accounts, API tokens, the
 //     platform's own credential).
 package registry
@@ -20,8 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +61,8 @@ type Deps struct {
 	// AllowPush, when set, may refuse a manifest before it is stored (an
 	// owner's quotas), with an error of accounts.ErrDenied: the manifest's
 	// digest, and what it weighs with what it references as the registry
-	// stores them.
+	// stores them. It is asked only of a manifest the registry's own
+	// policy takes (checkManifest).
 	AllowPush func(ctx context.Context, repo, tag, digest string, bytes int64) error
 	// Open lets a request without credentials act as the admin (a server
 	// in local mode without ARENA_TOKEN: no accounts, every visitor the
@@ -180,8 +184,9 @@ func (r *Registry) PlatformAuth(host string) string {
 }
 
 // ServeHTTP serves /v2/: a request that may not do what it asks is
-// refused first, with a registry error saying why; a manifest pushed is
-// recorded once stored.
+// refused first, with a registry error saying why, and so is a manifest
+// the registry does not take (checkManifest, a 400); a manifest pushed
+// is recorded once stored.
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	route := parseRoute(req.URL.Path)
 	who, err := r.identify(req)
@@ -195,7 +200,7 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 				break
 			}
 		}
-		if err == nil && route.kind == "manifests" && req.Method == http.MethodPut && r.deps.AllowPush != nil {
+		if err == nil && route.kind == "manifests" && req.Method == http.MethodPut {
 			ns, _, _ := strings.Cut(route.repo, "/")
 			defer r.owners.lock(ns)()
 			// The manifest is read here (the registry takes 4 MiB at most)
@@ -203,15 +208,21 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			body, rerr := io.ReadAll(io.LimitReader(req.Body, maxManifest+1))
 			req.Body.Close()
 			req.Body = io.NopCloser(bytes.NewReader(body))
-			if rerr != nil {
-				err = rerr
-			} else {
-				err = r.deps.AllowPush(req.Context(), route.repo, route.ref, fmt.Sprintf("sha256:%x", sha256.Sum256(body)), r.size(req.Context(), route.repo, body, 0))
+			// The registry's own policy first, then the quotas (if any).
+			if err = rerr; err == nil {
+				err = r.checkManifest(req.Context(), route.repo, req.Header.Get("Content-Type"), body)
+			}
+			if err == nil && r.deps.AllowPush != nil {
+				err = r.deps.AllowPush(req.Context(), route.repo, route.ref, fmt.Sprintf("sha256:%x", sha256.Sum256(body)), r.size(req.Context(), route.repo, body))
 			}
 		}
 	}
 	if err != nil {
 		status, code := errorStatus(err)
+		var bad badManifest
+		if errors.As(err, &bad) {
+			status, code = http.StatusBadRequest, bad.code
+		}
 		r.deps.Log.Info("registry request refused", zap.String("method", req.Method), zap.String("path", req.URL.Path), zap.String("user", who.name()), zap.Error(err))
 		ociError(w, status, code, err.Error())
 		return
@@ -333,7 +344,7 @@ func (r *Registry) Describe(ctx context.Context, repo, ref string) (Image, error
 		return Image{}, err
 	}
 	im.Digest = hdr.Get("Docker-Content-Digest")
-	im.Size = r.size(ctx, repo, body, 0)
+	im.Size = r.size(ctx, repo, body)
 	var m struct {
 		MediaType string `json:"mediaType"`
 		Config    struct {
@@ -369,47 +380,160 @@ func (r *Registry) Describe(ctx context.Context, repo, ref string) (Image, error
 const manifestTypes = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json, " +
 	"application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json"
 
-// size is what a manifest weighs with what it references, as the
-// registry stores them (not as the manifest declares): itself, its
-// config and layers (blobs), and for an index the manifests it lists,
-// one level down. A reference the registry does not hold counts 0 (the
-// registry refuses such a manifest itself).
-func (r *Registry) size(ctx context.Context, repo string, manifest []byte, depth int) int64 {
-	var m struct {
-		Config    struct{ Digest string } `json:"config"`
-		Layers    []struct{ Digest string }
-		Blobs     []struct{ Digest string } `json:"blobs"`
-		Manifests []struct{ Digest string } `json:"manifests"`
-	}
-	total := int64(len(manifest))
-	if json.Unmarshal(manifest, &m) != nil {
-		return total
-	}
-	blobs := append(m.Layers, m.Blobs...)
-	if m.Config.Digest != "" {
-		blobs = append(blobs, m.Config)
-	}
-	for _, b := range blobs {
-		total += r.blobSize(ctx, repo, b.Digest)
-	}
-	if depth == 0 {
-		for _, c := range m.Manifests {
-			if body, _, err := r.get(ctx, "/v2/"+repo+"/manifests/"+c.Digest, manifestTypes); err == nil {
-				total += r.size(ctx, repo, body, depth+1)
-			}
-		}
-	}
-	return total
+// manifest is what a manifest references: an image's config and layers
+// (blobs: an artifact's), an index's manifests.
+type manifest struct {
+	MediaType string       `json:"mediaType"`
+	Config    descriptor   `json:"config"`
+	Layers    []descriptor `json:"layers"`
+	Blobs     []descriptor `json:"blobs"`
+	Manifests []descriptor `json:"manifests"`
 }
 
-// blobSize is a blob's size as stored in repo (0 when it holds none).
+type descriptor struct {
+	MediaType string `json:"mediaType"`
+	Digest    string `json:"digest"`
+}
+
+// isIndex says whether a manifest is an index (an OCI image index or a
+// Docker manifest list): by the type it is sent or served as, the type
+// it says, or its list of manifests.
+func (m manifest) isIndex(contentType string) bool {
+	return isIndexType(contentType) || isIndexType(m.MediaType) || m.Manifests != nil
+}
+
+func isIndexType(mediaType string) bool {
+	mt, _, _ := mime.ParseMediaType(mediaType)
+	return mt == "application/vnd.oci.image.index.v1+json" || mt == "application/vnd.docker.distribution.manifest.list.v2+json"
+}
+
+// blobs are the blobs an image references, its config first.
+func (m manifest) blobs() []descriptor {
+	var out []descriptor
+	if m.Config.Digest != "" {
+		out = append(out, m.Config)
+	}
+	return append(append(out, m.Layers...), m.Blobs...)
+}
+
+// badManifest is a manifest the registry refuses as it is: a 400 with
+// the spec's code.
+type badManifest struct{ code, msg string }
+
+func (b badManifest) Error() string { return b.msg }
+
+// digestPattern is a digest the registry takes.
+var digestPattern = regexp.MustCompile(`^sha(256:[a-f0-9]{64}|384:[a-f0-9]{96}|512:[a-f0-9]{128})$`)
+
+// checkManifest is the registry's own policy on a manifest pushed to
+// repo, before it is stored, quotas or not: what it names must be held
+// by the repository already; an index lists images only, never another
+// index; an image's config and layers are blobs, never a manifest's
+// bytes. So what the registry keeps for a manifest is itself, its blobs,
+// and for an index its images and theirs, all of which size weighs (the
+// collector keeps whatever a kept manifest names that is a manifest,
+// with all that one names in turn, however deep).
+func (r *Registry) checkManifest(ctx context.Context, repo, contentType string, body []byte) error {
+	var m manifest
+	if err := json.Unmarshal(body, &m); err != nil {
+		return badManifest{"MANIFEST_INVALID", fmt.Sprintf("not a manifest: %v", err)}
+	}
+	// What it lists, whatever it says it is (a Docker image may carry a
+	// list of manifests too, which the registry would not read).
+	for _, c := range m.Manifests {
+		if !digestPattern.MatchString(c.Digest) {
+			return badManifest{"MANIFEST_INVALID", fmt.Sprintf("the index lists %q, not a digest", c.Digest)}
+		}
+		nested := badManifest{"MANIFEST_INVALID", fmt.Sprintf("an index may list images only, not another index: %s is an index", c.Digest)}
+		if isIndexType(c.MediaType) {
+			return nested
+		}
+		// Read as stored: the descriptor may lie.
+		child, hdr, err := r.get(ctx, "/v2/"+repo+"/manifests/"+c.Digest, manifestTypes)
+		if errors.Is(err, ErrNotFound) {
+			return badManifest{"MANIFEST_BLOB_UNKNOWN", fmt.Sprintf("the index lists %s, a manifest %s does not hold (push it first)", c.Digest, repo)}
+		}
+		if err != nil {
+			return err
+		}
+		var cm manifest
+		if json.Unmarshal(child, &cm) != nil || cm.isIndex(hdr.Get("Content-Type")) {
+			return nested
+		}
+	}
+	// The config and layers of an image (not its blobs: the registry
+	// neither checks nor keeps them), held, and none a manifest's bytes.
+	refs := m.Layers
+	if !m.isIndex(contentType) || m.Config.Digest != "" {
+		refs = append([]descriptor{m.Config}, refs...)
+	}
+	for _, b := range refs {
+		if !digestPattern.MatchString(b.Digest) {
+			return badManifest{"MANIFEST_INVALID", fmt.Sprintf("the image names %q, not a digest", b.Digest)}
+		}
+		n := r.blobSize(ctx, repo, b.Digest)
+		if n < 0 {
+			return badManifest{"MANIFEST_BLOB_UNKNOWN", fmt.Sprintf("the image names %s, a blob %s does not hold (upload it first)", b.Digest, repo)}
+		}
+		if n > maxManifest {
+			continue // too big to be a manifest
+		}
+		data, _, err := r.get(ctx, "/v2/"+repo+"/blobs/"+b.Digest, "")
+		if err != nil {
+			return err
+		}
+		var v struct {
+			SchemaVersion int `json:"schemaVersion"`
+		}
+		if json.Unmarshal(data, &v) == nil && v.SchemaVersion == 2 {
+			return badManifest{"MANIFEST_INVALID", fmt.Sprintf("an image's config and layers are blobs, not manifests: %s holds a manifest", b.Digest)}
+		}
+	}
+	return nil
+}
+
+// size is what a manifest weighs with what it references, as the
+// registry stores them (not as the manifest declares), each once:
+// itself, its config and layers (blobs), and for an index the images it
+// lists with theirs (checkManifest refuses anything deeper). A reference
+// the registry does not hold counts 0.
+func (r *Registry) size(ctx context.Context, repo string, body []byte) int64 {
+	seen := map[string]bool{}
+	var weigh func(body []byte, top bool) int64
+	weigh = func(body []byte, top bool) int64 {
+		total := int64(len(body))
+		var m manifest
+		if json.Unmarshal(body, &m) != nil {
+			return total
+		}
+		for _, b := range m.blobs() {
+			if !seen[b.Digest] {
+				seen[b.Digest] = true
+				total += max(r.blobSize(ctx, repo, b.Digest), 0)
+			}
+		}
+		for _, c := range m.Manifests {
+			if !top || seen[c.Digest] || !digestPattern.MatchString(c.Digest) {
+				continue
+			}
+			seen[c.Digest] = true
+			if child, _, err := r.get(ctx, "/v2/"+repo+"/manifests/"+c.Digest, manifestTypes); err == nil {
+				total += weigh(child, false)
+			}
+		}
+		return total
+	}
+	return weigh(body, true)
+}
+
+// blobSize is a blob's size as stored in repo (-1 when it holds none).
 func (r *Registry) blobSize(ctx context.Context, repo, digest string) int64 {
-	if digest == "" {
-		return 0
+	if !digestPattern.MatchString(digest) {
+		return -1
 	}
 	rec := r.platform(ctx, http.MethodHead, "/v2/"+repo+"/blobs/"+digest, "")
 	if rec.Code != http.StatusOK {
-		return 0
+		return -1
 	}
 	n, _ := strconv.ParseInt(rec.Header().Get("Content-Length"), 10, 64)
 	return n
