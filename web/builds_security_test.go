@@ -210,21 +210,19 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 			c.change(t, ms)
 			release()
 			done := waitBuild(t, ms, id)
-			tags, err := ms.store.Tags(t.Context(), "red")
-			if err != nil {
-				t.Fatal(err)
-			}
+			// What the registry holds, asked of it.
+			held, err := ms.registry.Describe(t.Context(), "red/bot", "latest")
 			if c.want == "" {
-				if done["state"] != "pushed" || len(tags) != 1 {
-					t.Errorf("carol's build: %v; red's tags %+v", done, tags)
+				if done["state"] != "pushed" || err != nil || held.Digest != done["digest"] {
+					t.Errorf("carol's build: %v; the registry's red/bot:latest: %+v %v", done, held, err)
 				}
 				return
 			}
 			if done["state"] != "failed" || done["error"] != c.want || !strings.Contains(fmt.Sprint(done["log"]), c.want) {
 				t.Errorf("carol's build: %v, want failed: %q", done, c.want)
 			}
-			if len(tags) != 0 {
-				t.Errorf("pushed for red: %+v", tags)
+			if err == nil {
+				t.Errorf("pushed for red: %+v", held)
 			}
 			if c.queued {
 				select {
