@@ -112,8 +112,17 @@ type DispatcherConfig struct {
 	// Images, when set, hands the workers the pushed bots their engines
 	// lack (see images.go).
 	Images ImageSource
-	Log    *zap.Logger
+	// BucketBytes bounds each worker's bucket, its big replays and the
+	// images it asked for together (default DefaultBucketBytes): past it
+	// a put is refused, so a worker's key fills no more of the server's
+	// disk. It is applied to the buckets made and, with Setup, to those
+	// there are as the dispatcher starts.
+	BucketBytes int64
+	Log         *zap.Logger
 }
+
+// DefaultBucketBytes bounds a worker's bucket unless set otherwise.
+const DefaultBucketBytes int64 = 2 << 30
 
 // standing is what the dispatcher holds of a worker.
 type standing struct {
@@ -231,6 +240,9 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = 5
 	}
+	if cfg.BucketBytes <= 0 {
+		cfg.BucketBytes = DefaultBucketBytes
+	}
 	log := cfg.Log
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -239,10 +251,10 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 	d := &Dispatcher{nc: nc, js: js, log: log, cfg: cfg, waits: map[string]*wait{}, seqs: map[uint64]string{}, gone: map[string]goneMatch{},
 		workers: map[string]*standing{}, publishCap: 30 * time.Second, slotsChanged: make(chan struct{}, 1), watchers: map[*slotsWatcher]struct{}{}}
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
-	// The workers' replay buckets are kept like the events.
+	// The workers' replay buckets are kept like the events, and bounded.
 	if st, err := js.Stream(ctx, EventsStream); err == nil {
 		c := st.CachedInfo().Config
-		d.buckets = jetstream.ObjectStoreConfig{Replicas: c.Replicas, TTL: c.MaxAge, Storage: jetstream.FileStorage}
+		d.buckets = jetstream.ObjectStoreConfig{Replicas: c.Replicas, TTL: c.MaxAge, Storage: jetstream.FileStorage, MaxBytes: cfg.BucketBytes}
 	} else {
 		return nil, fmt.Errorf("follow %s: %w", EventsStream, err)
 	}
@@ -289,6 +301,7 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 	d.bg.Go(d.watchSlots)
 	if cfg.Setup != nil {
 		d.bg.Go(d.heal)
+		d.bg.Go(d.boundBuckets)
 	}
 	return d, nil
 }
@@ -1074,7 +1087,8 @@ func (d *Dispatcher) bucketConfig(worker string) jetstream.ObjectStoreConfig {
 }
 
 // makeBucket makes a worker's replay bucket (a worker may not make
-// streams).
+// streams), or gives the one there is this dispatcher's configuration:
+// its bound.
 func (d *Dispatcher) makeBucket(worker string) {
 	ctx, cancel := context.WithTimeout(d.bgCtx, time.Minute)
 	defer cancel()
@@ -1093,6 +1107,34 @@ func (d *Dispatcher) makeBucket(worker string) {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// boundBuckets gives the workers' buckets there are already (made by an
+// earlier server, maybe without a bound, or with another) this
+// dispatcher's configuration.
+func (d *Dispatcher) boundBuckets() {
+	ctx, cancel := context.WithTimeout(d.bgCtx, time.Minute)
+	defer cancel()
+	names := d.js.ObjectStoreNames(ctx)
+	var workers []string
+	for name := range names.Name() {
+		if w, ok := strings.CutPrefix(name, ReplayBucket+"-"); ok && ValidWorkerName(w) == nil {
+			workers = append(workers, w)
+		}
+	}
+	if err := names.Error(); err != nil && ctx.Err() == nil {
+		d.log.Warn("list the workers' buckets", zap.Error(err))
+	}
+	for _, w := range workers {
+		d.makeBucket(w)
+	}
+}
+
+// bucketFull reports whether err is JetStream refusing a put into a
+// bucket at its bound (see DispatcherConfig.BucketBytes).
+func bucketFull(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && strings.Contains(api.Description, "maximum bytes exceeded")
 }
 
 // drop gives a match up: whichever worker plays it, or takes it later,
@@ -1289,8 +1331,24 @@ func (d *Dispatcher) readObject(ctx context.Context, bucket, name string, read f
 	if err := read(r); err != nil {
 		return err
 	}
-	_ = obs.Delete(tctx, name)
+	_ = deleteObject(tctx, d.js, obs, name)
 	return nil
+}
+
+// deleteObject deletes an object of a bucket, its chunks first: the
+// delete's marker is a message too, which a bucket at its bound refuses
+// until the chunks purged make room for it.
+func deleteObject(ctx context.Context, js jetstream.JetStream, obs jetstream.ObjectStore, name string) error {
+	info, err := obs.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
+	if err != nil {
+		return err
+	}
+	if !info.Deleted && info.NUID != "" {
+		if st, err := js.Stream(ctx, "OBJ_"+info.Bucket); err == nil {
+			_ = st.Purge(ctx, jetstream.WithPurgeSubject("$O."+info.Bucket+".C."+info.NUID))
+		}
+	}
+	return obs.Delete(ctx, name)
 }
 
 // exhausted fails a match whose last delivery ended without a word (its

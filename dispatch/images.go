@@ -148,6 +148,9 @@ func (s *imageServer) put(ctx context.Context, worker, id string, log *zap.Logge
 		if errors.Is(err, ErrNotHandedOut) {
 			return nil, ErrNotHandedOut
 		}
+		if bucketFull(err) {
+			return nil, fmt.Errorf("export the image: the worker's bucket is full (its bound is %d bytes: the server's ARENA_WORKER_BUCKET_BYTES)", s.d.cfg.BucketBytes)
+		}
 		return nil, fmt.Errorf("export the image: %w", err)
 	}
 	return info, nil
@@ -211,7 +214,7 @@ func (w *Worker) fetchImage(ctx context.Context, id, ref string) error {
 	if err != nil {
 		return fmt.Errorf("the bucket: %w", err)
 	}
-	defer obs.Delete(context.WithoutCancel(ctx), r.Object)
+	defer deleteObject(context.WithoutCancel(ctx), w.js, obs, r.Object)
 	obj, err := obs.Get(ctx, r.Object)
 	if err != nil {
 		return fmt.Errorf("read the image: %w", err)

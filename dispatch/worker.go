@@ -454,7 +454,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 			log.Error("report the result", zap.Error(encodeErr))
 			return
 		}
-		w.finish(ctx, msg, ev(kindResult), replay, rep.Result.Winners, log)
+		w.finish(ctx, msg, ev(kindResult), replay, rep.Result.Winners, held{lease: lease, since: time.Now(), last: maxDeliver > 0 && attempt >= maxDeliver}, log)
 		replay = nil // finish removes it
 	case afterGiveUp:
 		log.Warn("match given up", zap.Error(cause))
@@ -605,12 +605,24 @@ func (w *Worker) keepLease(ctx context.Context, msg jetstream.Msg, lease time.Du
 	}
 }
 
+// held is a delivery played to its end: its lease, kept until since,
+// and whether it is the match's last delivery.
+type held struct {
+	lease time.Duration
+	since time.Time
+	last  bool
+}
+
+// errUnstored: a replay could not be stored, and its delivery was handed
+// back (see unstored).
+var errUnstored = errors.New("the replay could not be stored")
+
 // finish reports the result (ev, with its encoded replay) and, once
 // JetStream has stored it, acks the delivery. A replay that fits in a
 // message goes out at once; the wait for it to be stored (or a larger
 // replay's trip through the object store) and the ack go on in the
 // background while this slot takes its next match. Run waits for them.
-func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, replay *spooled, winners []string, log *zap.Logger) {
+func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, replay *spooled, winners []string, h held, log *zap.Logger) {
 	ctx = context.WithoutCancel(ctx)
 	var stored func() error
 	if replay.size <= int64(w.cfg.InlineMax) {
@@ -625,9 +637,10 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, replay
 	} else {
 		stored = func() error {
 			defer replay.remove()
-			name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), replay)
+			name, err := w.putReplay(ctx, fmt.Sprintf("%s.%d.%d", ev.Match, ev.Round, ev.Attempt), replay, h.lease/2)
 			if err != nil {
-				return err
+				w.unstored(ctx, msg, ev, h, err, log)
+				return errUnstored
 			}
 			ev.Object = name
 			return w.report(ctx, ev)
@@ -635,7 +648,9 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, replay
 	}
 	w.reporting.Go(func() {
 		if err := stored(); err != nil {
-			log.Error("report the result", zap.Error(err))
+			if !errors.Is(err, errUnstored) {
+				log.Error("report the result", zap.Error(err))
+			}
 			return
 		}
 		if err := msg.DoubleAck(ctx); err != nil {
@@ -644,6 +659,29 @@ func (w *Worker) finish(ctx context.Context, msg jetstream.Msg, ev Event, replay
 		}
 		log.Info("match played", zap.Strings("winners", winners))
 	})
+}
+
+// unstored hands back a delivery whose replay could not be stored (its
+// bucket full, say), with the reason; on its last delivery the match
+// fails with it. A delivery whose lease ran out meanwhile is another's
+// by now: it is left alone.
+func (w *Worker) unstored(ctx context.Context, msg jetstream.Msg, ev Event, h held, err error, log *zap.Logger) {
+	reason := "its replay could not be stored: " + err.Error()
+	if time.Since(h.since) > h.lease {
+		log.Error("match given up: its replay could not be stored, and its lease ran out meanwhile", zap.Error(err))
+		return
+	}
+	ev.Reason = reason
+	if h.last {
+		log.Error("match failed: its replay could not be stored", zap.Error(err))
+		_ = w.report(ctx, ev)
+		_ = msg.TermWithReason(reason)
+		return
+	}
+	log.Warn("match handed back: its replay could not be stored", zap.Error(err))
+	ev.Kind = kindHandback
+	_ = w.report(ctx, ev)
+	_ = msg.NakWithDelay(200 * time.Millisecond)
 }
 
 // report publishes an event under this worker's name and waits for
@@ -770,10 +808,14 @@ func (w *Worker) request(j Job) (orchestrator.Request, error) {
 // putReplay stores a replay in the object store and reads it back, trying
 // again (under a new name) for a minute while the cluster elects a leader:
 // a put cut by the loss of a node can leave an object whose chunks do not
-// match its digest. It returns the name the replay is stored under.
-func (w *Worker) putReplay(ctx context.Context, base string, replay *spooled) (string, error) {
+// match its digest. It returns the name the replay is stored under. A
+// bucket at its bound is tried again for full at most (the server reads
+// and deletes the replays in it), and a replay larger than the bound not
+// at all.
+func (w *Worker) putReplay(ctx context.Context, base string, replay *spooled, full time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	var fullSince time.Time
 	for try := 1; ; try++ {
 		name := fmt.Sprintf("%s.%d", base, try)
 		err := func() error {
@@ -787,17 +829,31 @@ func (w *Worker) putReplay(ctx context.Context, base string, replay *spooled) (s
 				return err
 			}
 			if _, err := obs.Put(tctx, jetstream.ObjectMeta{Name: name}, io.LimitReader(replay.f, replay.size)); err != nil {
+				if bucketFull(err) {
+					return whyFull(tctx, obs, replay.size)
+				}
 				return err
 			}
 			// Read back as a digest: the replay is not held twice.
 			if err := sameObject(tctx, obs, name, replay.size, replay.sum); err != nil {
-				_ = obs.Delete(tctx, name)
+				_ = deleteObject(tctx, w.js, obs, name)
 				return err
 			}
 			return nil
 		}()
 		if err == nil {
 			return name, nil
+		}
+		if errors.Is(err, errTooBig) {
+			return "", err
+		}
+		if errors.Is(err, errFull) {
+			if fullSince.IsZero() {
+				fullSince = time.Now()
+			}
+			if time.Since(fullSince) > full {
+				return "", err
+			}
 		}
 		w.log.Warn("put a replay in the object store, trying again", zap.String("object", name), zap.Error(err))
 		select {
@@ -806,4 +862,28 @@ func (w *Worker) putReplay(ctx context.Context, base string, replay *spooled) (s
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// Why a replay does not go in a worker's bucket.
+var (
+	errFull   = errors.New("this worker's bucket is full")
+	errTooBig = errors.New("the replay is larger than this worker's bucket")
+)
+
+// whyFull says why a put was refused by the worker's bucket at its
+// bound: full, or the replay (size bytes) larger than the bound.
+func whyFull(ctx context.Context, obs jetstream.ObjectStore, size int64) error {
+	bound := int64(-1)
+	if st, err := obs.Status(ctx); err == nil {
+		if b, ok := st.(*jetstream.ObjectBucketStatus); ok {
+			bound = b.StreamInfo().Config.MaxBytes
+		}
+	}
+	if bound > 0 && size > bound {
+		return fmt.Errorf("%w: %d bytes, past its bound of %d (the server's ARENA_WORKER_BUCKET_BYTES)", errTooBig, size, bound)
+	}
+	if bound > 0 {
+		return fmt.Errorf("%w: its replays and images add up to its bound of %d bytes (the server's ARENA_WORKER_BUCKET_BYTES)", errFull, bound)
+	}
+	return errFull
 }
