@@ -193,11 +193,23 @@ func TestTheQueueServesOwnersInTurnWithTwoWorkers(t *testing.T) {
 		req.Owner = owner
 		return req
 	}
+	var bobs []string
 	for i := range 30 {
-		if _, err := q.Enqueue(owned("bob", i)); err != nil {
+		req := owned("bob", i)
+		if _, err := q.Enqueue(req); err != nil {
 			t.Fatal(err)
 		}
+		bobs = append(bobs, req.MatchID)
 	}
+	// Those the queue handed out are in the work queue when alice comes.
+	waitFor(t, "bob's matches handed out are in the work queue", func() bool {
+		for _, id := range bobs {
+			if st, _, ok := q.Status(id); ok && st != orchestrator.StateQueued && !r.d.waiting(id) {
+				return false
+			}
+		}
+		return true
+	})
 	mu.Lock()
 	before := len(order)
 	mu.Unlock()
