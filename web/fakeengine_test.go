@@ -11,8 +11,8 @@ import (
 )
 
 // fakeEngine is the server's engine as pulled.go sees it, over the fake
-// launcher: a pull adds the image under its digest reference (never a
-// tag), with the script script gives it.
+// launcher: a pull adds the image under its held tag (HOST/…:sha256-HEX),
+// with the script script gives it for its digest reference.
 type fakeEngine struct {
 	launcher *fake.Launcher
 	script   func(ref string) (fake.Script, error)
@@ -34,20 +34,20 @@ func (ms *testServer) useEngine(script func(ref string) (fake.Script, error)) *f
 	return e
 }
 
-func (e *fakeEngine) Pull(_ context.Context, ref, _ string) error {
-	if !strings.Contains(ref, "@sha256:") {
-		return fmt.Errorf("pull %s: not by digest", ref)
+func (e *fakeEngine) Pull(_ context.Context, pull, tag, _ string) error {
+	if !strings.Contains(pull, "@sha256:") || !HeldTag(tag) {
+		return fmt.Errorf("pull %s as %s: not by digest, or not a held tag", pull, tag)
 	}
-	s, err := e.script(ref)
+	s, err := e.script(pull)
 	if err != nil {
 		return err
 	}
-	e.launcher.Add(ref, s)
+	e.launcher.Add(tag, s)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.pulls++
-	if !slices.Contains(e.pulled, ref) {
-		e.pulled = append(e.pulled, ref)
+	if !slices.Contains(e.pulled, tag) {
+		e.pulled = append(e.pulled, tag)
 	}
 	return nil
 }

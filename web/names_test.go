@@ -16,7 +16,8 @@ import (
 )
 
 // A player cannot replace an image of the engine by a push: a pushed bot
-// is pulled by its digest and played by its id, never tagged, so the
+// is pulled by its digest, held by a tag of the registry's host and
+// played by its id, so the
 // engine's svcco/webapp:latest (a user's namespace, svcco) and red/app
 // (a team's) stay the operator's images after svcco and red push and
 // play images of those names. The namespaces of the logic games are
@@ -64,7 +65,7 @@ func TestAPushReplacesNoImageOnTheEngine(t *testing.T) {
 			t.Fatalf("%s pushes %s: %d %s", p.user, p.repo, status, body)
 		}
 		ref := p.repo + ":latest"
-		pulled := "127.0.0.1:5006/" + p.repo + "@" + digestOf(im.manifest)
+		pulled := "127.0.0.1:5006/" + p.repo + ":" + strings.Replace(digestOf(im.manifest), ":", "-", 1)
 		// Its check, then a match of it: both play the pushed image.
 		poll.Until(t, 20*time.Second, func() error {
 			if got := ms.tagState(t, p.tok, ref); got != "ready" {
@@ -113,7 +114,7 @@ func TestOldPushedVersionsLeaveTheEngine(t *testing.T) {
 	eng := ms.deps.Engine.(*fakeEngine)
 	_, tok := ms.token(t, "alice")
 	auth := []string{"Authorization", "Bearer " + tok}
-	ref := func(im image) string { return "127.0.0.1:5006/alice/churn@" + digestOf(im.manifest) }
+	ref := func(im image) string { return "127.0.0.1:5006/alice/churn:" + strings.Replace(digestOf(im.manifest), ":", "-", 1) }
 	pushOnly := func(layer string) image {
 		t.Helper()
 		im := tanksImage(layer, fake.Script{})

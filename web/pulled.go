@@ -12,35 +12,56 @@ import (
 
 // Pushed bots on the server's engine.
 //
-// A pushed version is pulled onto the engine by its digest, as
-// HOST/NAME/bot@sha256:… (HOST: the registry's address, RegistryConfig.Host),
-// and never tagged: a pushed bot gets no name on the engine that anything
-// else could be using (an operator's image, a registered logic game, the
-// example bots). Matches, ladders and contests play it by its id.
+// A pushed version is pulled onto the engine by its digest
+// (HOST/NAME/bot@sha256:…, HOST the registry's address,
+// RegistryConfig.Host) and held there by a tag of the registry's own
+// host, one per version: HOST/NAME/bot:sha256-HEX. A pushed bot never
+// gets a name on the engine that anything else could be using (an
+// operator's image, a registered logic game, the example bots: none is
+// named under the registry's host), and matches, ladders and contests
+// play it by its id. (The tag, not the digest alone, holds it: the engine
+// drops an image's digest references with the last tag of their
+// repository, which a client pushing from the same engine removes.)
 //
-// Each version stays on the engine while something pins it: a tag names
-// it now, a ladder entry or a contest's final plays it, a match that is
-// not over plays it, or it was pulled in the last PulledGrace. Older
-// versions are removed from the engine (pruneEngine), after a push, after
-// a match that played one, and every pruneEvery.
+// Each version stays on the engine while something pins it: a tag of the
+// registry names it now, a ladder entry or a contest's final plays it, a
+// match that is not over plays it, or it was pulled in the last
+// PulledGrace. Older versions leave the engine (pruneEngine) after a
+// push, after a match that played one, and every pruneEvery.
 
 // EngineImages is the server's engine as the registry's side needs it.
 type EngineImages interface {
-	// Pull makes the engine hold ref (HOST/NAME/bot@DIGEST), pulled with
-	// auth (Docker's X-Registry-Auth), without tagging it.
-	Pull(ctx context.Context, ref, auth string) error
-	// Pulled lists the engine's images pulled from the registry at host:
-	// each with its id and its references HOST/…@DIGEST.
+	// Pull makes the engine hold a pushed version: pull
+	// (HOST/NAME/bot@DIGEST) pulled with auth (Docker's X-Registry-Auth)
+	// unless the engine has it, and tagged tag.
+	Pull(ctx context.Context, pull, tag, auth string) error
+	// Pulled lists the engine's images that have tags of the registry at
+	// host made by Pull (HOST/…:sha256-HEX): each with its id and those
+	// tags.
 	Pulled(ctx context.Context, host string) ([]PulledImage, error)
-	// Remove removes one such reference; the image goes with its last
-	// reference, unless a container uses it.
-	Remove(ctx context.Context, ref string) error
+	// Remove removes one such tag; the image goes with its last tag,
+	// unless a container uses it.
+	Remove(ctx context.Context, tag string) error
 }
 
-// PulledImage is an image the engine pulled from the registry.
+// PulledImage is an image the engine holds for the registry.
 type PulledImage struct {
 	ID   string
 	Refs []string
+}
+
+// HeldTag reports whether ref is a tag Pull makes (HOST/…:sha256-HEX).
+func HeldTag(ref string) bool {
+	i := strings.LastIndex(ref, ":sha256-")
+	if i < 0 || strings.Contains(ref[i+1:], "/") || len(ref)-i-len(":sha256-") != 64 {
+		return false
+	}
+	for _, c := range ref[i+len(":sha256-"):] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // pruneEvery is how often versions nothing pins leave the engine, besides
@@ -76,22 +97,23 @@ func (p *pulls) wake() {
 	}
 }
 
-// pushedRef is the reference the engine holds a pushed version by.
-func (s *Server) pushedRef(repo, digest string) string {
-	return s.cfg.Registry.Host + "/" + repo + "@" + digest
+// heldRef is the tag the engine holds a pushed version by.
+func (s *Server) heldRef(repo, digest string) string {
+	return s.cfg.Registry.Host + "/" + repo + ":" + strings.Replace(digest, ":", "-", 1)
 }
 
 // pullVersion makes the engine hold a pushed version (repo@digest) and
-// returns its reference there and its id.
+// returns its tag there and its id.
 func (s *Server) pullVersion(ctx context.Context, repo, digest string) (ref, id string, err error) {
 	if s.deps.Engine == nil {
 		return "", "", fmt.Errorf("bot %s@%s: this server cannot pull pushed bots onto its engine", repo, digest)
 	}
-	ref = s.pushedRef(repo, digest)
+	ref = s.heldRef(repo, digest)
 	s.pulls.mu.Lock()
 	s.pulls.at[ref] = s.now()
 	s.pulls.mu.Unlock()
-	if err := s.deps.Engine.Pull(ctx, ref, s.registry.PlatformAuth(s.cfg.Registry.Host)); err != nil {
+	pull := s.cfg.Registry.Host + "/" + repo + "@" + digest
+	if err := s.deps.Engine.Pull(ctx, pull, ref, s.registry.PlatformAuth(s.cfg.Registry.Host)); err != nil {
 		return "", "", fmt.Errorf("bot %s: pull it from the registry: %w", repo, err)
 	}
 	img, err := s.deps.Orchestrator.Image(ctx, ref)
@@ -160,7 +182,7 @@ func (s *Server) pruneEngine(ctx context.Context) ([]string, error) {
 	}
 	current := map[string]bool{}
 	for _, t := range tags {
-		current[s.pushedRef(t.Repository, t.Digest)] = true
+		current[s.heldRef(t.Repository, t.Digest)] = true
 	}
 	ids, err := s.deps.Store.PinnedImages(ctx)
 	if err != nil {
@@ -192,7 +214,7 @@ func (s *Server) pruneEngine(ctx context.Context) ([]string, error) {
 			continue
 		}
 		for _, ref := range img.Refs {
-			if current[ref] || recent[ref] || !strings.HasPrefix(ref, s.cfg.Registry.Host+"/") {
+			if current[ref] || recent[ref] || !strings.HasPrefix(ref, s.cfg.Registry.Host+"/") || !HeldTag(ref) {
 				continue
 			}
 			if err := s.deps.Engine.Remove(ctx, ref); err != nil {

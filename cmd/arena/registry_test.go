@@ -17,8 +17,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sourcebuild"
 )
 
@@ -73,9 +75,10 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, ref := range []string{pushed, host + "/alice/seedbot:evil", "alice/seedbot:v1", host + "/alice/crashbot:v1", "alice/crashbot:v1"} {
+		for _, ref := range []string{pushed, host + "/alice/seedbot:evil", host + "/alice/crashbot:v1"} {
 			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
 		}
+		removeHeld(cli, host)
 	})
 	if out, err := dockerCLI(t, aliceCfg, token("alice"), "login", host, "-u", "alice", "--password-stdin"); err != nil {
 		t.Fatalf("alice logs in: %v\n%s", err, out)
@@ -244,6 +247,168 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	}
 }
 
+// A push replaces no image of the engine (the attack: a player whose
+// name is the namespace of an engine image pushes an image of that name,
+// which the server used to tag over the engine's): svcco pushes
+// svcco/webapp:latest three times and, for its team red, red/app:latest,
+// each time removing the tag its docker push used (as on a laptop where
+// the engine is the server's too); the server checks and plays each
+// version by its digest, and the engine's own svcco/webapp:latest and
+// red/app:latest stay the operator's. Each version is held by one tag of
+// the registry's host, and removing an old one's tag (as the server's
+// pruning does) removes it and nothing else.
+func TestAPushReplacesNoImageOfTheEngine(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	operators := map[string]string{}
+	for _, ref := range []string{"svcco/webapp:latest", "red/app:latest"} {
+		operators[ref] = dockertest.Build(t, cli, ref, "FROM "+bots[1]+"\nLABEL io.arena.game=tanks who=operator\n", nil)
+		t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
+	}
+	idOf := func(ref string) string {
+		t.Helper()
+		img, err := cli.ImageInspect(t.Context(), ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		return img.ID
+	}
+	before := map[string]string{}
+	for ref := range operators {
+		before[ref] = idOf(ref)
+	}
+	port := freePort(t)
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	t.Cleanup(func() { removeHeld(cli, host) })
+	s := startServer(t, arenaBinary(t), t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password", "--allow", "arena-test/*",
+		"--pool", "0") // no warm container holds an old version
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	if status, body := admin.call(t, "POST", "/api/users", `{"name":"svcco","password":"svcco-password"}`); status != 201 {
+		t.Fatalf("make svcco: %d %v", status, body)
+	}
+	svcco := signedIn(t, s.url, "svcco", "svcco-password")
+	if status, body := svcco.call(t, "POST", "/api/teams", `{"name":"red"}`); status != 201 {
+		t.Fatalf("svcco's team: %d %v", status, body)
+	}
+	_, tok := svcco.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
+	cfg := t.TempDir()
+	if out, err := dockerCLI(t, cfg, tok["token"].(string), "login", host, "-u", "svcco", "--password-stdin"); err != nil {
+		t.Fatalf("svcco logs in: %v\n%s", err, out)
+	}
+	state := func(ref string) map[string]any {
+		_, reg := svcco.call(t, "GET", "/api/registry", "")
+		imgs, _ := reg["images"].([]any)
+		for _, v := range imgs {
+			if img := v.(map[string]any); img["reference"] == ref {
+				return img
+			}
+		}
+		return nil
+	}
+	// Pushed, checked (ready) and played: each version in turn.
+	var versions []string
+	push := func(repo, version string) {
+		t.Helper()
+		local := host + "/" + repo + ":latest"
+		dockertest.Build(t, cli, local, "FROM "+bots[0]+"\nLABEL io.arena.game=tanks who=svcco version="+repo+"-"+version+"\n", nil)
+		if out, err := dockerCLI(t, cfg, "", "push", local); err != nil {
+			t.Fatalf("push %s: %v\n%s", local, err, out)
+		}
+		// The pushing client's tag goes: only the server names it now.
+		cli.ImageRemove(t.Context(), local, image.RemoveOptions{})
+		var img map[string]any
+		poll.Until(t, 2*time.Minute, func() error {
+			img = state(repo + ":latest")
+			if img["state"] != "ready" || img["digest"] == nil {
+				return fmt.Errorf("%s's check: %v", repo, img)
+			}
+			return nil
+		})
+		versions = append(versions, host+"/"+repo+"@"+img["digest"].(string))
+		status, created := svcco.call(t, "POST", "/api/matches", `{"game":"tanks","bots":["`+repo+`:latest","`+bots[1]+`"],"settings":{"zone_radius":0}}`)
+		if status != 201 {
+			t.Fatalf("play %s: %d %v", repo, status, created)
+		}
+		m := s.waitStatus(t, created["id"].(string), "finished", "failed")
+		if b := m["result"].(map[string]any)["bots"].([]any)[0].(map[string]any); b["image_id"] != idOf(versions[len(versions)-1]) {
+			t.Errorf("%s's match played %v, not the version pushed (%s)", repo, b["image_id"], versions[len(versions)-1])
+		}
+	}
+	for _, v := range []string{"1", "2", "3"} {
+		push("svcco/webapp", v)
+	}
+	push("red/app", "1")
+	for ref, id := range before {
+		if got := idOf(ref); got != id {
+			t.Errorf("the engine's %s is %s after the pushes, not the operator's %s", ref, got, id)
+		}
+	}
+	// On the engine by digest, held by a tag of the registry's host alone.
+	held := func(version string) string {
+		repo, digest, _ := strings.Cut(version, "@")
+		return repo + ":" + strings.Replace(digest, ":", "-", 1)
+	}
+	pulled, err := (engineImages{cli}).Pulled(t.Context(), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRef := map[string]string{}
+	for _, p := range pulled {
+		for _, r := range p.Refs {
+			byRef[r] = p.ID
+		}
+	}
+	for _, v := range versions {
+		img, err := cli.ImageInspect(t.Context(), v)
+		if err != nil || byRef[held(v)] != img.ID || len(img.RepoTags) != 1 || img.RepoTags[0] != held(v) {
+			t.Errorf("version %s: tags %v, listed as held %v, %v", v, img.RepoTags, byRef, err)
+		}
+	}
+	// Removing the old versions' tags removes them, and only them.
+	for _, old := range versions[:2] {
+		if err := (engineImages{cli}).Remove(t.Context(), held(old)); err != nil {
+			t.Errorf("remove %s: %v", held(old), err)
+		}
+		if _, err := cli.ImageInspect(t.Context(), old); err == nil {
+			t.Errorf("%s is still on the engine", old)
+		}
+	}
+	for _, kept := range append(versions[2:], "svcco/webapp:latest", "red/app:latest") {
+		if _, err := cli.ImageInspect(t.Context(), kept); err != nil {
+			t.Errorf("%s went with the old versions: %v", kept, err)
+		}
+	}
+}
+
+// removeHeld removes the tags a server of the registry at host held its
+// pushed bots by.
+func removeHeld(cli *client.Client, host string) {
+	held, _ := (engineImages{cli}).Pulled(context.Background(), host)
+	for _, p := range held {
+		for _, ref := range p.Refs {
+			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
+		}
+	}
+}
+
+// heldImage is the image a server of the registry at host holds a pushed
+// bot of repo by (the first it finds).
+func heldImage(t *testing.T, cli *client.Client, host, repo string) (image.InspectResponse, error) {
+	t.Helper()
+	held, err := (engineImages{cli}).Pulled(t.Context(), host)
+	if err != nil {
+		return image.InspectResponse{}, err
+	}
+	for _, p := range held {
+		for _, ref := range p.Refs {
+			if strings.HasPrefix(ref, host+"/"+repo+":") {
+				return cli.ImageInspect(t.Context(), ref)
+			}
+		}
+	}
+	return image.InspectResponse{}, fmt.Errorf("no image of %s held under %s", repo, host)
+}
+
 // A joined worker whose engine lacks a pushed bot gets it from the
 // server: alice pushes, the server pins the image and queues its check,
 // the image is then removed from the engine, and the worker that joins
@@ -287,9 +452,8 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 	pushed := host + "/alice/fetched:v1"
 	dockertest.Build(t, cli, pushed, "FROM "+bots[0]+"\nLABEL io.arena.game=tanks io.arena.test=fetched\n", nil)
 	t.Cleanup(func() {
-		for _, ref := range []string{pushed, "alice/fetched:v1"} {
-			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
-		}
+		cli.ImageRemove(context.Background(), pushed, image.RemoveOptions{})
+		removeHeld(cli, host)
 	})
 	config := t.TempDir()
 	if out, err := dockerCLI(t, config, body["token"].(string), "login", host, "-u", "alice", "--password-stdin"); err != nil {
@@ -313,7 +477,7 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 			t.Fatalf("no check match queued: %v", list)
 		}
 	}
-	info, err := cli.ImageInspect(t.Context(), "alice/fetched:v1")
+	info, err := heldImage(t, cli, host, "alice/fetched")
 	if err != nil {
 		t.Fatalf("the server did not pull the pushed bot: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 	"go.uber.org/zap"
 
@@ -305,19 +306,32 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 
 // fetcher pulls an image into the engine with a credential and tags it:
 // a bot pushed to the server's registry readied to play.
-// The server's side of engineImages (web.EngineImages): pushed bots
-// pulled by digest, never tagged, and removed by that reference.
+// The server's side of engineImages (web.EngineImages): a pushed version
+// pulled by digest and held by a tag of the registry's host.
 
-func (e engineImages) Pull(ctx context.Context, ref, auth string) error {
-	if _, err := e.cli.ImageInspect(ctx, ref); err == nil {
-		return nil
+func (e engineImages) Pull(ctx context.Context, pull, tag, auth string) error {
+	// The image may go while it is tagged (a client that pushed from this
+	// engine removes its own tag, the last but ours): pulled again then.
+	for try := 0; ; try++ {
+		if _, err := e.cli.ImageInspect(ctx, pull); err != nil || try > 0 {
+			body, err := e.cli.ImagePull(ctx, pull, image.PullOptions{RegistryAuth: auth})
+			if err != nil {
+				return err
+			}
+			err = sandbox.PullProgress(body)
+			body.Close()
+			if err != nil {
+				return err
+			}
+		}
+		err := e.cli.ImageTag(ctx, pull, tag)
+		if err == nil {
+			_, err = e.cli.ImageInspect(ctx, tag)
+		}
+		if err == nil || try == 2 || !cerrdefs.IsNotFound(err) {
+			return err
+		}
 	}
-	body, err := e.cli.ImagePull(ctx, ref, image.PullOptions{RegistryAuth: auth})
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	return sandbox.PullProgress(body)
 }
 
 func (e engineImages) Pulled(ctx context.Context, host string) ([]web.PulledImage, error) {
@@ -328,9 +342,9 @@ func (e engineImages) Pulled(ctx context.Context, host string) ([]web.PulledImag
 	var out []web.PulledImage
 	for _, im := range list {
 		var refs []string
-		for _, d := range im.RepoDigests {
-			if strings.HasPrefix(d, host+"/") {
-				refs = append(refs, d)
+		for _, t := range im.RepoTags {
+			if strings.HasPrefix(t, host+"/") && web.HeldTag(t) {
+				refs = append(refs, t)
 			}
 		}
 		if len(refs) > 0 {
@@ -340,8 +354,8 @@ func (e engineImages) Pulled(ctx context.Context, host string) ([]web.PulledImag
 	return out, nil
 }
 
-func (e engineImages) Remove(ctx context.Context, ref string) error {
-	_, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+func (e engineImages) Remove(ctx context.Context, tag string) error {
+	_, err := e.cli.ImageRemove(ctx, tag, image.RemoveOptions{PruneChildren: true})
 	return err
 }
 
