@@ -114,7 +114,9 @@ func TestOldPushedVersionsLeaveTheEngine(t *testing.T) {
 	eng := ms.deps.Engine.(*fakeEngine)
 	_, tok := ms.token(t, "alice")
 	auth := []string{"Authorization", "Bearer " + tok}
-	ref := func(im image) string { return "127.0.0.1:5006/alice/churn:" + strings.Replace(digestOf(im.manifest), ":", "-", 1) }
+	ref := func(im image) string {
+		return "127.0.0.1:5006/alice/churn:" + strings.Replace(digestOf(im.manifest), ":", "-", 1)
+	}
 	pushOnly := func(layer string) image {
 		t.Helper()
 		im := tanksImage(layer, fake.Script{})
