@@ -139,7 +139,8 @@ func (s *Server) allowPush(ctx context.Context, repo, tag, digest string, size i
 	if err != nil {
 		return err
 	}
-	newRepo, newTag := true, true
+	// A manifest pushed by digest (an index's images) adds no tag.
+	newRepo, newTag := true, !strings.Contains(tag, ":")
 	for _, t := range tags {
 		if t.Repository == repo {
 			newRepo = false

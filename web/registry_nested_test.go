@@ -138,3 +138,38 @@ func TestRegistryCountsAnIndexOfImages(t *testing.T) {
 		}
 	}
 }
+
+// An owner at the most tags they may have pushes a multi-platform image
+// over a tag they have: its images, pushed by their digests, add no tag
+// and are not refused for one.
+func TestAnIndexOverATagAtTheTagQuota(t *testing.T) {
+	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxTags: 1}})
+	_, tok := ms.token(t, "alice")
+	const repo = "alice/multi"
+	if status, body := ms.push(t, "alice", tok, repo, "v1", newImage(t, map[string]string{"io.arena.game": "tanks"}, "first")); status != http.StatusCreated {
+		t.Fatalf("the first tag: %d %s", status, body)
+	}
+	var images [][]byte
+	for _, layer := range []string{"amd64", "arm64"} {
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, layer)
+		if status, body := ms.pushBlobs(t, "alice", tok, repo, im); status != http.StatusCreated {
+			t.Fatalf("blobs: %d %s", status, body)
+		}
+		res, body := ms.registryCall(t, "alice", tok, "PUT", "/v2/"+repo+"/manifests/"+digestOf(im.manifest), "application/vnd.oci.image.manifest.v1+json", im.manifest)
+		if res.StatusCode != http.StatusCreated {
+			t.Fatalf("an image by its digest at the tag quota: %d %s", res.StatusCode, body)
+		}
+		images = append(images, im.manifest)
+	}
+	res, body := ms.registryCall(t, "alice", tok, "PUT", "/v2/"+repo+"/manifests/v1", ociIndex, indexOf("application/vnd.oci.image.manifest.v1+json", images...))
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("the index over v1: %d %s", res.StatusCode, body)
+	}
+	if _, tags := ms.usage(t, tok); tags != 1 {
+		t.Errorf("alice holds %v tags, want 1", tags)
+	}
+	// A new tag is still one too many.
+	if status, body := ms.push(t, "alice", tok, repo, "v2", newImage(t, nil, "second")); status != http.StatusForbidden || !strings.Contains(body, "ARENA_REGISTRY_MAX_TAGS") {
+		t.Errorf("a second tag: %d %s", status, body)
+	}
+}
