@@ -339,6 +339,10 @@ func New(cfg Config, deps Deps) *Server {
 	return s
 }
 
+// SetSlots sets how many matches the server plays at once (those its
+// player's workers have room for): more start at once, fewer stop none.
+func (s *Server) SetSlots(n int) { s.queue.SetSlots(n) }
+
 // NewWithRegistry is New with the OCI registry of cfg.Registry served
 // under /v2/.
 func NewWithRegistry(ctx context.Context, cfg Config, deps Deps) (*Server, error) {

@@ -82,7 +82,8 @@ type Config struct {
 	NATSLease         time.Duration
 	NATSReplicas      int
 	NATSDeliveries    int
-	NATSInFlight      int // matches handed to NATS at once; 0: see inFlight
+	NATSInFlight      int // matches handed to NATS at once at most; 0: see inFlight
+	WorkerBucketBytes int64
 	// Every command's.
 	MemoryBytes   int64
 	CPUs          float64
@@ -205,13 +206,20 @@ var settings = []setting{
 		}
 		return err
 	}},
-	{env: "ARENA_NATS_INFLIGHT", flag: "nats-inflight", def: "", usage: "matches handed to the workers at once, the others waiting in the server's line (default: the concurrency when only this host plays, else 64)", server: true, set: func(c *Config, v string) (err error) {
+	{env: "ARENA_NATS_INFLIGHT", flag: "nats-inflight", def: "", usage: "matches handed to the workers at once at most: as many as the workers report slots, up to this; the others wait in the server's line (default: the concurrency when only this host plays, else 64)", server: true, set: func(c *Config, v string) (err error) {
 		if v == "" {
 			return nil
 		}
 		c.NATSInFlight, err = strconv.Atoi(v)
 		if err == nil && c.NATSInFlight < 1 {
 			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_WORKER_BUCKET_BYTES", flag: "worker-bucket-bytes", def: "2g", usage: "what each worker's object-store bucket may hold (its replays larger than a message, the pushed bots it fetches); past it the worker's puts are refused", server: true, set: func(c *Config, v string) (err error) {
+		c.WorkerBucketBytes, err = units.RAMInBytes(v)
+		if err == nil && c.WorkerBucketBytes < 1<<20 {
+			err = errors.New("must be at least 1m")
 		}
 		return err
 	}},

@@ -79,7 +79,7 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		}
 		cancel()
 	}
-	dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Images: images, Log: log.Named("dispatch"), Setup: &setup}
+	dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Images: images, Log: log.Named("dispatch"), Setup: &setup, BucketBytes: cfg.WorkerBucketBytes}
 	if err == nil {
 		// Workers' big replays are checked into files beside the replays
 		// (the same file system: kept by a rename), never into memory. What
@@ -106,7 +106,8 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 	return n, nil
 }
 
-// inFlight is how many matches the server's queue hands to NATS at once.
+// inFlight is the most matches the server's queue hands to NATS at once
+// (it hands as many as the workers report slots, up to this).
 func (n *natsSide) inFlight(cfg Config) int {
 	switch {
 	case cfg.NATSInFlight > 0:

@@ -237,6 +237,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(fmt.Errorf("registry: %w", err))
 	}
 	page.Store(srv)
+	// The queue hands the work queue as many matches as the workers
+	// report slots: the rest wait in the owners' lines, served in turn.
+	defer ns.disp.FeedSlots(srv, ns.inFlight(cfg))()
 	if err := srv.Recover(ctx); err != nil {
 		return platformErr(err)
 	}
