@@ -50,6 +50,8 @@ type Service struct {
 	// dummy is a hash compared against when an account does not exist,
 	// so a wrong name costs as long as a wrong password.
 	dummy string
+	// teamsPerUser bounds the teams a user makes (0: no bound).
+	teamsPerUser int
 }
 
 // Option configures a Service.
@@ -64,6 +66,14 @@ func WithLogger(l *zap.Logger) Option { return func(s *Service) { s.log = l } }
 // WithLimits sets the sign-in limits (zero fields: the defaults).
 func WithLimits(l Limits) Option { return func(s *Service) { s.limits = newLimits(l) } }
 
+// DefaultTeamsPerUser is how many teams a user may make unless
+// WithTeamsPerUser says otherwise.
+const DefaultTeamsPerUser = 5
+
+// WithTeamsPerUser sets how many teams a user may make (each team has
+// quotas of its own); 0: no bound. Admins make teams without bound.
+func WithTeamsPerUser(n int) Option { return func(s *Service) { s.teamsPerUser = n } }
+
 // New returns the accounts of st under a sign-up mode.
 func New(st *store.Store, signup string, opts ...Option) (*Service, error) {
 	switch signup {
@@ -71,7 +81,7 @@ func New(st *store.Store, signup string, opts ...Option) (*Service, error) {
 	default:
 		return nil, Errorf(ErrInvalid, "sign-up mode %q: want open, invite or closed", signup)
 	}
-	s := &Service{store: st, signup: signup, now: time.Now, log: zap.NewNop(), hashing: make(chan struct{}, max(1, runtime.NumCPU()))}
+	s := &Service{store: st, signup: signup, now: time.Now, log: zap.NewNop(), hashing: make(chan struct{}, max(1, runtime.NumCPU())), teamsPerUser: DefaultTeamsPerUser}
 	for _, o := range opts {
 		o(s)
 	}
@@ -371,14 +381,23 @@ func (s *Service) CreateInvite(ctx context.Context, by Principal) (store.Invite,
 	return in, code, err
 }
 
-// CreateTeam makes a team with p as its first member.
+// CreateTeam makes a team with p as its first member: a user makes at
+// most WithTeamsPerUser teams (every team they made counts, whoever is
+// in it now); an admin, any number.
 func (s *Service) CreateTeam(ctx context.Context, p Principal, name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	if err := s.store.CreateTeam(ctx, name, p.Name, s.now()); errors.Is(err, store.ErrNameInUse) {
+	limit := s.teamsPerUser
+	if p.Admin() {
+		limit = 0
+	}
+	switch err := s.store.CreateTeam(ctx, name, p.Name, s.now(), limit); {
+	case errors.Is(err, store.ErrNameInUse):
 		return Errorf(ErrConflict, "the name %s is taken", name)
-	} else if err != nil {
+	case errors.Is(err, store.ErrTeamLimit):
+		return Errorf(ErrDenied, "you have made %d teams, the most one may (ARENA_TEAMS_PER_USER): ask an admin for another", limit)
+	case err != nil:
 		return err
 	}
 	s.log.Info("team made", zap.String("team", name), zap.String("by", p.Name))

@@ -100,6 +100,8 @@ var (
 	ErrNoToken = errors.New("no such token")
 	// ErrInviteUsed: an invitation that is unknown, used or expired.
 	ErrInviteUsed = errors.New("invitation not valid")
+	// ErrTeamLimit: the user made as many teams as they may.
+	ErrTeamLimit = errors.New("too many teams made")
 )
 
 // User is an account.
@@ -415,9 +417,20 @@ const (
 )
 
 // CreateTeam records a team with its creator as its first member; the
-// name must be free among users and teams (ErrNameInUse).
-func (s *Store) CreateTeam(ctx context.Context, name, by string, at time.Time) error {
+// name must be free among users and teams (ErrNameInUse), and the
+// creator must have made fewer than maxMade teams (0: no bound), counted
+// in the same transaction (ErrTeamLimit).
+func (s *Store) CreateTeam(ctx context.Context, name, by string, at time.Time, maxMade int) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if maxMade > 0 {
+			var made int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM teams WHERE created_by = ?`, by).Scan(&made); err != nil {
+				return err
+			}
+			if made >= maxMade {
+				return fmt.Errorf("%w: %s made %d teams", ErrTeamLimit, by, made)
+			}
+		}
 		if err := claimName(ctx, tx, name, "team"); err != nil {
 			return err
 		}
@@ -427,7 +440,7 @@ func (s *Store) CreateTeam(ctx context.Context, name, by string, at time.Time) e
 		_, err := tx.ExecContext(ctx, `INSERT INTO team_members (team, user, state, invited_by, created_at) VALUES (?, ?, ?, ?, ?)`, name, by, MemberIn, by, stamp(at))
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrNameInUse) {
+	if err != nil && !errors.Is(err, ErrNameInUse) && !errors.Is(err, ErrTeamLimit) {
 		err = fmt.Errorf("record team %s: %w", name, err)
 	}
 	return err

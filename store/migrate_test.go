@@ -136,10 +136,10 @@ func TestAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Users and teams share their names.
-	if err := s.CreateTeam(ctx, "alice", "alice", t0); !errors.Is(err, ErrNameInUse) {
+	if err := s.CreateTeam(ctx, "alice", "alice", t0, 0); !errors.Is(err, ErrNameInUse) {
 		t.Errorf("a team named as a user: %v", err)
 	}
-	if err := s.CreateTeam(ctx, "red", "alice", t0); err != nil {
+	if err := s.CreateTeam(ctx, "red", "alice", t0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CreateUser(ctx, User{Name: "red", Password: "h", Role: "player", CreatedAt: t0}, ""); !errors.Is(err, ErrNameInUse) {

@@ -6,13 +6,16 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"arena/accounts"
 	"arena/engine"
 	"arena/internal/poll"
 	"arena/judger"
 	"arena/orchestrator/fake"
+	"arena/store"
 )
 
 // A player cannot replace an image of the engine by a push: a pushed bot
@@ -200,6 +203,38 @@ func TestOldPushedVersionsLeaveTheEngine(t *testing.T) {
 	for _, im := range []image{first, second} {
 		if _, err := ms.launcher.Image(t.Context(), ref(im)); err == nil {
 			t.Errorf("%s is still on the engine", ref(im))
+		}
+	}
+}
+
+// A user makes at most ARENA_TEAMS_PER_USER teams (5), each of which would
+// have quotas of its own; leaving a team does not give one back; an
+// admin makes any number.
+func TestTeamsAUserMakesAreBounded(t *testing.T) {
+	ms := newMatrixServer(t, Config{})
+	bob := ms.signIn(t, "bob")
+	for i := range accounts.DefaultTeamsPerUser {
+		if status, body := ms.do(t, "POST", "/api/teams", fmt.Sprintf(`{"name":"bobs-%d"}`, i), bob...); status != http.StatusCreated {
+			t.Fatalf("bob's team %d: %d %v", i, status, body)
+		}
+	}
+	status, body := ms.do(t, "POST", "/api/teams", `{"name":"bobs-more"}`, bob...)
+	if status != http.StatusForbidden || !strings.Contains(fmt.Sprint(body["error"]), "ARENA_TEAMS_PER_USER") {
+		t.Errorf("bob's sixth team: %d %v", status, body)
+	}
+	// Many at once: still no more.
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() { ms.do(t, "POST", "/api/teams", fmt.Sprintf(`{"name":"race-%d"}`, i), bob...) })
+	}
+	wg.Wait()
+	if n, err := ms.store.TeamsOf(t.Context(), "bob", store.MemberIn); err != nil || len(n) != accounts.DefaultTeamsPerUser {
+		t.Errorf("bob is in %d teams (%v), want %d", len(n), err, accounts.DefaultTeamsPerUser)
+	}
+	admin := []string{"Authorization", "Bearer " + matrixAdminToken}
+	for i := range accounts.DefaultTeamsPerUser + 1 {
+		if status, body := ms.do(t, "POST", "/api/teams", fmt.Sprintf(`{"name":"staff-%d"}`, i), admin...); status != http.StatusCreated {
+			t.Fatalf("the admin's team %d: %d %v", i, status, body)
 		}
 	}
 }

@@ -60,6 +60,7 @@ type Config struct {
 	AdminPassword string
 	UserQueueMax  int
 	ReadRate      int // -1: no limit
+	TeamsPerUser  int // 0: no bound
 	// The registry (serve): served or not, the address this host's engine
 	// pulls from, and the quotas per owner.
 	Registry         bool
@@ -302,6 +303,13 @@ var settings = []setting{
 		c.UserQueueMax, err = strconv.Atoi(v)
 		if err == nil && c.UserQueueMax < 1 {
 			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_TEAMS_PER_USER", flag: "teams-per-user", def: "5", usage: "teams one user may make (each has quotas of its own; admins make any number); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
+		c.TeamsPerUser, err = strconv.Atoi(v)
+		if err == nil && c.TeamsPerUser < 0 {
+			err = errors.New("must not be negative")
 		}
 		return err
 	}},

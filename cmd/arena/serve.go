@@ -286,7 +286,7 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 		}
 		return mode, nil, nil
 	}
-	accts, err := accounts.New(st, cfg.Signup, accounts.WithLogger(log.Named("accounts")))
+	accts, err := accounts.New(st, cfg.Signup, accounts.WithLogger(log.Named("accounts")), accounts.WithTeamsPerUser(cfg.TeamsPerUser))
 	if err != nil {
 		return "", nil, usageErr("setting --signup / ARENA_SIGNUP: %v", err)
 	}
