@@ -195,7 +195,7 @@ func (ms *matrixServer) match(t *testing.T, user string, images ...string) strin
 // entry registers a tanks ladder entry owned by owner.
 func (ms *matrixServer) entry(t *testing.T, owner string) string {
 	t.Helper()
-	e, _, err := ms.store.RegisterEntry(t.Context(), store.Entry{Game: "tanks", Name: ms.fresh("entry"), Image: "arena/tanks-random", ImageID: "sha256:1", Mu: 25, Sigma: 8, CreatedAt: time.Now(), Owner: owner, CreatedBy: "alice"}, 0)
+	e, _, err := ms.store.RegisterEntry(t.Context(), store.Entry{Game: "tanks", Name: ms.fresh("entry"), Image: "arena/tanks-random", ImageID: "sha256:1", Mu: 25, Sigma: 8, CreatedAt: time.Now(), Owner: owner, CreatedBy: "alice"}, store.EntryLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,22 +315,24 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "/api/teams/red/members", fmt.Sprintf(`{"user":%q}`, ms.user(t, ms.fresh("guest")))
 		}, "401 201 403 201 201 201 401 401 201"},
 		{"POST", "/api/teams/:name/join", func(t *testing.T, ms *matrixServer, v string) (string, string) {
-			// A team of dave's that invited bob.
-			team := ms.fresh("team")
-			if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, "dave"), team); err != nil {
+			// A team of someone else's that invited bob (each made by a
+			// user of its own: a user makes few teams).
+			team, owner := ms.fresh("team"), ms.user(t, ms.fresh("owner"))
+			if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, owner), team); err != nil {
 				t.Fatal(err)
 			}
-			if err := ms.accounts.InviteMember(t.Context(), ms.principal(t, "dave"), team, "bob"); err != nil {
+			if err := ms.accounts.InviteMember(t.Context(), ms.principal(t, owner), team, "bob"); err != nil {
 				t.Fatal(err)
 			}
 			return "/api/teams/" + team + "/join", "{}"
 		}, "401 404 200 404 404 404 401 401 404"},
 		{"DELETE", "/api/teams/:name/members/:user", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			// A team of alice and carol; carol is taken out.
-			team := ms.fresh("team")
-			if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, "alice"), team); err != nil {
+			team, owner := ms.fresh("team"), ms.user(t, ms.fresh("owner"))
+			if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, owner), team); err != nil {
 				t.Fatal(err)
 			}
+			ms.joinTeam(t, team, owner, "alice")
 			ms.joinTeam(t, team, "alice", "carol")
 			return "/api/teams/" + team + "/members/carol", ""
 		}, "401 204 403 204 204 204 401 401 204"},
