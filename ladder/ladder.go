@@ -51,8 +51,10 @@ type Config struct {
 	// Enabled lets the ladder make matches; registration and the
 	// leaderboard work either way.
 	Enabled bool
-	// MaxEntries bounds the listed entries of a game (0: no limit).
-	MaxEntries int
+	// MaxEntries bounds the listed entries of a game (0: no limit), and
+	// MaxPerOwner those of one owner in a game (0: no limit; see
+	// Registration.Unbounded).
+	MaxEntries, MaxPerOwner int
 	// InFlight bounds the ladder matches waiting or playing at once
 	// (0: 2).
 	InFlight int
@@ -181,6 +183,9 @@ func checkName(name string) error {
 type Registration struct {
 	Game, Name, Image string
 	Owner, By         string
+	// Unbounded: an entry an admin registers, which MaxPerOwner does not
+	// bound.
+	Unbounded bool
 }
 
 // Register puts a bot on a game's ladder under a name: its image is
@@ -217,7 +222,11 @@ func (l *Ladder) Register(ctx context.Context, r Registration) (store.Entry, boo
 		}
 	}
 	rating := l.cfg.Model.New()
-	e, created, err := l.deps.Store.RegisterEntry(ctx, store.Entry{Game: g.Name(), Name: name, Image: image, ImageID: id, Mu: rating.Mu, Sigma: rating.Sigma, CreatedAt: l.now(), Owner: r.Owner, CreatedBy: r.By}, l.cfg.MaxEntries)
+	lim := store.EntryLimits{Listed: l.cfg.MaxEntries, PerOwner: l.cfg.MaxPerOwner}
+	if r.Unbounded {
+		lim.PerOwner = 0
+	}
+	e, created, err := l.deps.Store.RegisterEntry(ctx, store.Entry{Game: g.Name(), Name: name, Image: image, ImageID: id, Mu: rating.Mu, Sigma: rating.Sigma, CreatedAt: l.now(), Owner: r.Owner, CreatedBy: r.By}, lim)
 	if err != nil {
 		return store.Entry{}, false, err
 	}

@@ -126,6 +126,10 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 	return e, nil
 }
 
+// EntryLimits bound a game's listed ladder entries: in all, and of one
+// owner (0: no bound).
+type EntryLimits struct{ Listed, PerOwner int }
+
 // RegisterEntry puts e (game, name, image, image id, rating, time) on its
 // game's ladder as an active entry, in one transaction:
 //   - a listed entry of the same name and another owner or image
@@ -135,9 +139,10 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 //   - a listed entry of the same name and image reference with another
 //     image id is an older version: it is retired (its history stays) and
 //     e becomes the next version;
-//   - past maxListed listed entries of the game (0: no limit), the ladder
-//     is full (ErrLadderFull).
-func (s *Store) RegisterEntry(ctx context.Context, e Entry, maxListed int) (out Entry, created bool, err error) {
+//   - past lim.Listed listed entries of the game, or lim.PerOwner of its
+//     owner (0: no limit; a new version takes no more room than the one it
+//     replaces), the ladder is full (ErrLadderFull).
+func (s *Store) RegisterEntry(ctx context.Context, e Entry, lim EntryLimits) (out Entry, created bool, err error) {
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM ladder_entries WHERE game = ? AND name = ? AND state IN ('active', 'paused')`, e.Game, e.Name)
 		if err != nil {
@@ -174,8 +179,17 @@ func (s *Store) RegisterEntry(ctx context.Context, e Entry, maxListed int) (out 
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_entries WHERE game = ? AND state IN ('active', 'paused')`, e.Game).Scan(&listed); err != nil {
 			return err
 		}
-		if maxListed > 0 && listed >= maxListed {
+		if lim.Listed > 0 && listed >= lim.Listed {
 			return fmt.Errorf("%w: the %s ladder holds %d entries, its most (ARENA_LADDER_MAX_ENTRIES); remove one first", ErrLadderFull, e.Game, listed)
+		}
+		if lim.PerOwner > 0 && len(same) == 0 {
+			var owned int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_entries WHERE game = ? AND owner = ? AND state IN ('active', 'paused')`, e.Game, e.Owner).Scan(&owned); err != nil {
+				return err
+			}
+			if owned >= lim.PerOwner {
+				return fmt.Errorf("%w: %s has %d entries on the %s ladder, the most one may (ARENA_LADDER_ENTRIES_PER_OWNER); remove one, or register a new version under one of their names", ErrLadderFull, e.Owner, owned, e.Game)
+			}
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM ladder_entries WHERE game = ? AND name = ?`, e.Game, e.Name).Scan(&version); err != nil {
 			return err

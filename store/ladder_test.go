@@ -24,7 +24,7 @@ func TestRegisterEntry(t *testing.T) {
 	ctx := t.Context()
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	reg := func(name, image, id string) (Entry, bool, error) {
-		return s.RegisterEntry(ctx, Entry{Game: "tanks", Name: name, Image: image, ImageID: id, Mu: 25, Sigma: 8, CreatedAt: t0}, 3)
+		return s.RegisterEntry(ctx, Entry{Game: "tanks", Name: name, Image: image, ImageID: id, Mu: 25, Sigma: 8, CreatedAt: t0}, EntryLimits{Listed: 3})
 	}
 	hunter, created, err := reg("hunter", "arena/tanks-hunter", "sha256:1")
 	if err != nil || !created || hunter.Version != 1 || hunter.State != EntryActive || hunter.ID == 0 {
@@ -75,8 +75,8 @@ func TestLadderMatchSettlesOnce(t *testing.T) {
 	s := openTest(t)
 	ctx := t.Context()
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	a, _, _ := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "a", Image: "x/a", ImageID: "sha256:a", Mu: 25, Sigma: 8, CreatedAt: t0}, 0)
-	b, _, _ := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "b", Image: "x/b", ImageID: "sha256:b", Mu: 25, Sigma: 8, CreatedAt: t0}, 0)
+	a, _, _ := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "a", Image: "x/a", ImageID: "sha256:a", Mu: 25, Sigma: 8, CreatedAt: t0}, EntryLimits{})
+	b, _, _ := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "b", Image: "x/b", ImageID: "sha256:b", Mu: 25, Sigma: 8, CreatedAt: t0}, EntryLimits{})
 	for i, id := range []string{"aaaaaaaaaaaa", "bbbbbbbbbbbb"} {
 		seq, err := s.NextLadderSeq(ctx, "tanks")
 		if err != nil || seq != int64(i+1) {
@@ -166,7 +166,29 @@ func TestLadderTablesAreAddedToAnExistingDatabase(t *testing.T) {
 	if m, err := s.Get(t.Context(), "aaaaaaaaaaaa"); err != nil || m.Status != "finished" {
 		t.Errorf("the old match: %+v %v", m, err)
 	}
-	if _, _, err := s.RegisterEntry(t.Context(), Entry{Game: "tanks", Name: "a", Image: "x/a", ImageID: "sha256:a", Mu: 25, Sigma: 8}, 0); err != nil {
+	if _, _, err := s.RegisterEntry(t.Context(), Entry{Game: "tanks", Name: "a", Image: "x/a", ImageID: "sha256:a", Mu: 25, Sigma: 8}, EntryLimits{}); err != nil {
 		t.Errorf("register on the old database: %v", err)
+	}
+}
+
+// An owner at the most entries they may list still registers a new
+// version of one of their names: it takes the place of the old one.
+func TestANewVersionTakesTheOldOnesPlace(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	lim := EntryLimits{PerOwner: 2}
+	for _, name := range []string{"a", "b"} {
+		if _, _, err := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: name, Image: "x/" + name, ImageID: "sha256:1" + name, Mu: 25, Sigma: 8, Owner: "alice"}, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "c", Image: "x/c", ImageID: "sha256:1c", Mu: 25, Sigma: 8, Owner: "alice"}, lim); !errors.Is(err, ErrLadderFull) {
+		t.Errorf("a third name: %v", err)
+	}
+	if _, created, err := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "a", Image: "x/a", ImageID: "sha256:2a", Mu: 25, Sigma: 8, Owner: "alice"}, lim); err != nil || !created {
+		t.Errorf("a new version of a: %v, %v", created, err)
+	}
+	if _, _, err := s.RegisterEntry(ctx, Entry{Game: "tanks", Name: "c", Image: "x/c", ImageID: "sha256:1c", Mu: 25, Sigma: 8, Owner: "bob"}, lim); err != nil {
+		t.Errorf("bob's entry: %v", err)
 	}
 }

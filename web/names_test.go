@@ -238,3 +238,48 @@ func TestTeamsAUserMakesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// One owner takes at most ARENA_LADDER_ENTRIES_PER_OWNER of a ladder's
+// places (here 3), however many names they register one image under: the
+// fourth is refused, a new version of a name of theirs is not, a place
+// freed takes another; a team is an owner of its own; an admin is not
+// bounded.
+func TestOneOwnerTakesFewLadderPlaces(t *testing.T) {
+	ms := newMatrixServer(t, Config{Ladder: LadderConfig{MaxEntries: 50, MaxPerOwner: 3}})
+	alice := ms.signIn(t, "alice")
+	register := func(who []string, body string) (int, map[string]any) {
+		t.Helper()
+		return ms.do(t, "POST", "/api/ladders/tanks/entries", body, who...)
+	}
+	var first string
+	for i := range 3 {
+		status, body := register(alice, fmt.Sprintf(`{"name":"a%d","image":"arena/tanks-random"}`, i))
+		if status != http.StatusCreated {
+			t.Fatalf("alice's entry %d: %d %v", i, status, body)
+		}
+		if i == 0 {
+			first = fmt.Sprint(body["id"])
+		}
+	}
+	status, body := register(alice, `{"name":"a3","image":"arena/tanks-random"}`)
+	if status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "ARENA_LADDER_ENTRIES_PER_OWNER") {
+		t.Errorf("alice's fourth entry: %d %v", status, body)
+	}
+	// Her team is another owner.
+	if status, body := register(alice, `{"name":"r0","image":"arena/tanks-random","team":"red"}`); status != http.StatusCreated {
+		t.Errorf("red's entry: %d %v", status, body)
+	}
+	// A place freed takes another.
+	if status, body := ms.do(t, "DELETE", "/api/ladders/tanks/entries/"+first, "", alice...); status != http.StatusOK {
+		t.Fatalf("remove a0: %d %v", status, body)
+	}
+	if status, body := register(alice, `{"name":"a3","image":"arena/tanks-random"}`); status != http.StatusCreated {
+		t.Errorf("alice's entry in the freed place: %d %v", status, body)
+	}
+	admin := []string{"Authorization", "Bearer " + matrixAdminToken}
+	for i := range 4 {
+		if status, body := register(admin, fmt.Sprintf(`{"name":"staff%d","image":"arena/tanks-hunter"}`, i)); status != http.StatusCreated {
+			t.Errorf("the admin's entry %d: %d %v", i, status, body)
+		}
+	}
+}

@@ -116,8 +116,10 @@ type Config struct {
 type LadderConfig struct {
 	// Enabled lets the ladders play (registration works either way).
 	Enabled bool
-	// MaxEntries bounds the entries of one game's ladder (0: no limit).
-	MaxEntries int
+	// MaxEntries bounds the entries of one game's ladder, MaxPerOwner
+	// those of one user or team there (an admin's are not bounded) (0: no
+	// limit).
+	MaxEntries, MaxPerOwner int
 	// InFlight bounds the ladder matches waiting or playing at once
 	// (0: the concurrency plus one, so a slot that frees up is filled at
 	// once; a match started by hand still goes first).
@@ -314,7 +316,7 @@ func New(cfg Config, deps Deps) *Server {
 	if inFlight <= 0 {
 		inFlight = max(1, deps.Concurrency) + 1
 	}
-	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
+	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, MaxPerOwner: cfg.Ladder.MaxPerOwner, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("ladder"), Now: deps.Now,
 		Image: func(ctx context.Context, ref string) (string, error) {
 			if err := s.pushedState(ctx, ref, true); err != nil {

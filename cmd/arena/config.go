@@ -51,6 +51,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	Ladder          bool
 	LadderMax       int // entries per game's ladder; 0: no limit
+	LadderPerOwner  int // entries per owner on a game's ladder; 0: no limit
 	// Accounts (serve): the mode ("" until Validate: local on a loopback
 	// address, else accounts), who may sign up, what anonymous visitors
 	// see, the admin's password, and each user's share of the queue.
@@ -387,6 +388,13 @@ var settings = []setting{
 	{env: "ARENA_LADDER_MAX_ENTRIES", flag: "ladder-max-entries", def: "50", usage: "entries (active or paused) one game's ladder may hold; 0: no limit", server: true, set: func(c *Config, v string) (err error) {
 		c.LadderMax, err = strconv.Atoi(v)
 		if err == nil && c.LadderMax < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_LADDER_ENTRIES_PER_OWNER", flag: "ladder-entries-per-owner", def: "3", usage: "entries (active or paused) one user or team may have on one game's ladder (an admin's are not bounded); 0: no limit", server: true, set: func(c *Config, v string) (err error) {
+		c.LadderPerOwner, err = strconv.Atoi(v)
+		if err == nil && c.LadderPerOwner < 0 {
 			err = errors.New("must not be negative")
 		}
 		return err

@@ -204,7 +204,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Limits:           orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
 		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
-		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax},
+		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
 		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, web.Deps{
