@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,13 +230,34 @@ func (s *Server) guardChanges(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.requireToken(next)
 }
 
-// client is the request's client address.
+// client is whom the per-client limits count a request for (sign-ups,
+// wrong passwords, anonymous reads, local mode's starts): its address's
+// group (clientGroup).
 func client(c echo.Context) string {
 	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
 	if err != nil {
-		return c.Request().RemoteAddr
+		host = c.Request().RemoteAddr
 	}
-	return host
+	return clientGroup(host)
+}
+
+// clientGroup is the group of addresses one client may hold: an IPv4
+// address alone, every loopback address together (127.0.0.0/8 and ::1),
+// an IPv6 /64 (what one host is given; it picks any address in it).
+func clientGroup(host string) string {
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	addr = addr.Unmap().WithZone("")
+	switch {
+	case addr.IsLoopback():
+		return "loopback"
+	case addr.Is4():
+		return addr.String()
+	}
+	p, _ := addr.Prefix(64)
+	return p.String()
 }
 
 // meView is GET /api/me: the server's mode and who the visitor is.
