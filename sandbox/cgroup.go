@@ -594,14 +594,21 @@ func (a *accounting) read() Usage {
 	return u
 }
 
-// memPeak reads the memory peak alone (the figure of every turn): one
-// file, not read's four.
+// memPeak reads the figures of every turn, not read's four files: the
+// memory peak, which it returns, and the forks the pids limit refused,
+// kept for Usage (a bot that crashes takes its cgroup with it, and its
+// counters: what a turn read is what is left of them).
 func (a *accounting) memPeak() (int64, bool) {
 	if a.memFile == nil {
 		return 0, false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.pidsFile != nil {
+		if v, err := a.readValue(a.pidsFile, "max"); err == nil {
+			a.last.PidsLimitHits = max(a.last.PidsLimitHits, v)
+		}
+	}
 	v, err := a.readValue(a.memFile, "")
 	if err != nil {
 		return a.last.MemPeakBytes, a.last.MemPeakBytes > 0

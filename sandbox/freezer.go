@@ -113,8 +113,9 @@ func (c *Container) Sample() (Sample, bool) { return c.acct.sample() }
 // Thaw lets the bot run until its next answer (see Container.Thaw).
 func (p *Process) Thaw() error { return p.freezer.thaw() }
 
-// MemPeak reads the bot's memory peak so far, alone: cheaper than Usage,
-// for every turn; false when its cgroup cannot be read.
+// MemPeak reads the bot's memory peak so far (and the forks refused so
+// far, for Usage): cheaper than Usage, for every turn; false when its
+// cgroup cannot be read.
 func (c *Container) MemPeak() (int64, bool) { return c.acct.memPeak() }
 
 // MemPeak reads the memory peak so far (see Container.MemPeak).
