@@ -339,7 +339,10 @@ type Entry struct {
 	Invite string
 }
 
-// Enter enters a bot in an open contest.
+// Enter enters a bot in an open contest. The entry is its owner's (a
+// user, or a team; an image staff enter is theirs, or their team's) and
+// counts against the contest's entries per person (Spec.MayCount), as
+// anyone's does.
 func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestEntry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -404,7 +407,17 @@ func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestE
 			return store.ContestEntry{}, invalid("%s is entered already (entry %d)", rec.Image, o.ID)
 		}
 	}
-	out, err := c.deps.Store.AddContestEntry(ctx, rec)
+	// Entries per person: checked in the insert's transaction, with the
+	// teams' members as they are now. Who joins a team after entering
+	// (or after the team entered) is not checked again: both entries
+	// stay.
+	out, err := c.deps.Store.AddContestEntry(ctx, rec, func(ct store.Contest, entered []store.ContestEntry, persons map[string][]string) error {
+		s, err := spec(ct)
+		if err != nil {
+			return err
+		}
+		return s.MayCount(rec.Owner, entered, persons)
+	})
 	if err == nil {
 		c.log.Info("contest entry", zap.Int64("contest", id), zap.Int64("entry", out.ID), zap.String("bot", out.Image), zap.String("owner", out.Owner))
 	}

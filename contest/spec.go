@@ -23,8 +23,10 @@ import (
 	"strings"
 	"time"
 
+	"arena/accounts"
 	"arena/engine"
 	"arena/orchestrator"
+	"arena/store"
 )
 
 // Spec is a contest's settings, as created (POST /api/contests, arena
@@ -61,6 +63,12 @@ type Spec struct {
 	Entrants string   `json:"entrants,omitempty"`
 	Allowed  []string `json:"allowed,omitempty"`
 	Invite   string   `json:"invite,omitempty"`
+	// EntriesPerPerson is how many entered entries may count for one
+	// person (0: 1, one entry per person; at most 100). A user's entry
+	// counts for the user, a team's for each of its members (those in
+	// it when an entry is made). Staff raise it, e.g. to enter several
+	// house bots; lowered, it refuses new entries only.
+	EntriesPerPerson int `json:"entries_per_person,omitempty"`
 	// TieBreak orders entries with equal points: "head-to-head" (points
 	// between the tied entries), "sonneborn-berger" (each opponent's
 	// points times the points scored against it), "rating" (μ − 3σ of a
@@ -165,6 +173,12 @@ func (s *Spec) Check(games []engine.Game) error {
 	if len(s.Allowed) > 10_000 {
 		return invalid("allowed: at most 10,000 users and teams")
 	}
+	if s.EntriesPerPerson == 0 {
+		s.EntriesPerPerson = 1
+	}
+	if s.EntriesPerPerson < 1 || s.EntriesPerPerson > MaxEntriesPerPerson {
+		return invalid("entries_per_person: %d: 1 (the default) to %d entries that may count for one person", s.EntriesPerPerson, MaxEntriesPerPerson)
+	}
 	if len(s.TieBreak) == 0 {
 		s.TieBreak = []string{HeadToHead, SonnebornBerger}
 	}
@@ -237,6 +251,55 @@ func (s Spec) MayEnter(owner, code string) error {
 		return fmt.Errorf("%w: that is not %q's invitation code (it may have been replaced)", ErrNotInvited, s.Name)
 	}
 	return fmt.Errorf("%w: %s is not on the list of who may enter %q", ErrNotInvited, owner, s.Name)
+}
+
+// MaxEntriesPerPerson bounds a contest's EntriesPerPerson.
+const MaxEntriesPerPerson = 100
+
+// perPerson is how many entered entries may count for one person (a
+// contest made before the setting had none: one).
+func (s Spec) perPerson() int {
+	return max(1, s.EntriesPerPerson)
+}
+
+// MayCount says why a new entry of owner may not join a contest's
+// entered entries (nil: it may): a person it counts for has
+// EntriesPerPerson of them already. persons are the people each owner's
+// entry counts for (a user, or a team's members). Withdrawn and
+// disqualified entries are not among the entered: they free their
+// people.
+func (s Spec) MayCount(owner string, entered []store.ContestEntry, persons map[string][]string) error {
+	limit := s.perPerson()
+	for _, p := range persons[owner] {
+		var through []string
+		team := p != owner
+		for _, e := range entered {
+			if !slices.Contains(persons[e.Owner], p) {
+				continue
+			}
+			if e.Owner == p {
+				through = append(through, fmt.Sprintf("with entry %d (%s)", e.ID, e.Image))
+			} else {
+				through = append(through, fmt.Sprintf("through team %s's entry %d (%s)", e.Owner, e.ID, e.Image))
+				team = true
+			}
+		}
+		if len(through) < limit {
+			continue
+		}
+		who, why := p, "it takes one entry per person"
+		if p != owner {
+			who = fmt.Sprintf("%s (of team %s)", p, owner)
+		}
+		if limit > 1 {
+			why = fmt.Sprintf("it takes %d entries per person", limit)
+		}
+		if team {
+			why += ", and a team's entry counts for each of its members"
+		}
+		return accounts.Errorf(accounts.ErrConflict, "%s is already in contest %q %s: %s", who, s.Name, strings.Join(through, " and "), why)
+	}
+	return nil
 }
 
 // newInvite is a fresh invitation code: 128 random bits.

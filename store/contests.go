@@ -292,18 +292,50 @@ func (s *Store) UpdateContest(ctx context.Context, id int64, spec json.RawMessag
 // ErrContestClosed: the contest is past its freeze.
 var ErrContestClosed = errors.New("the contest is past its freeze")
 
-// AddContestEntry records an entry of an open contest.
-func (s *Store) AddContestEntry(ctx context.Context, e ContestEntry) (ContestEntry, error) {
+// AddContestEntry records an entry of an open contest. admit, when not
+// nil, says in the same transaction whether the entry may be made (its
+// error, returned as it is, refuses it): it is given the contest, its
+// entered entries and the people each of their owners and the new
+// entry's owner counts for (personsOf). No other entry, and no change
+// of a team, comes between its answer and the insert: the store has one
+// connection, held by the transaction, and a data folder one process.
+func (s *Store) AddContestEntry(ctx context.Context, e ContestEntry, admit func(ct Contest, entered []ContestEntry, persons map[string][]string) error) (ContestEntry, error) {
+	var refused error
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var state string
-		if err := tx.QueryRowContext(ctx, `SELECT state FROM contests WHERE id = ?`, e.ContestID).Scan(&state); err != nil {
+		ct, err := scanContest(tx.QueryRowContext(ctx, `SELECT `+contestColumns+` FROM contests WHERE id = ?`, e.ContestID))
+		if err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return ErrNoContest
 			}
 			return err
 		}
-		if state != ContestOpen {
+		if ct.State != ContestOpen {
 			return ErrContestClosed
+		}
+		if admit != nil {
+			all, err := contestEntries(ctx, tx, e.ContestID)
+			if err != nil {
+				return err
+			}
+			var entered []ContestEntry
+			owners := []string{e.Owner}
+			for _, o := range all {
+				if o.State == EntryEntered {
+					entered = append(entered, o)
+					owners = append(owners, o.Owner)
+				}
+			}
+			persons := map[string][]string{}
+			for _, o := range owners {
+				if _, ok := persons[o]; !ok {
+					if persons[o], err = personsOf(ctx, tx, o); err != nil {
+						return err
+					}
+				}
+			}
+			if refused = admit(ct, entered, persons); refused != nil {
+				return refused
+			}
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO contest_entries (contest_id, owner, bot, image, version, state, final_ref, final_id, final_digest, authors, created_by, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ContestID, e.Owner, e.Bot, e.Image, e.Version, EntryEntered, e.FinalRef, e.FinalID, e.FinalDigest, e.Authors, e.CreatedBy, stamp(e.CreatedAt))
@@ -314,17 +346,56 @@ func (s *Store) AddContestEntry(ctx context.Context, e ContestEntry) (ContestEnt
 		e.State = EntryEntered
 		return nil
 	})
+	if refused != nil {
+		return ContestEntry{}, refused
+	}
 	if err != nil && !errors.Is(err, ErrNoContest) && !errors.Is(err, ErrContestClosed) {
 		err = fmt.Errorf("record the entry: %w", err)
 	}
 	return e, err
 }
 
+// personsOf are the people an owner's entry counts for, as the teams
+// are now: a team's members (those in it, not the invited), or the user.
+func personsOf(ctx context.Context, q rowQuerier, owner string) ([]string, error) {
+	var team bool
+	if err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM teams WHERE name = ?)`, owner).Scan(&team); err != nil {
+		return nil, fmt.Errorf("read team %s: %w", owner, err)
+	}
+	if !team {
+		return []string{owner}, nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT user FROM team_members WHERE team = ? AND state = ? ORDER BY user`, owner, MemberIn)
+	if err != nil {
+		return nil, fmt.Errorf("read team %s: %w", owner, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// rowQuerier reads: the database, or a transaction.
+type rowQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 const entryColumnsC = `id, contest_id, owner, bot, image, version, state, reason, final_ref, final_id, final_digest, authors, created_by, created_at`
 
 // ContestEntries lists a contest's entries, oldest first.
 func (s *Store) ContestEntries(ctx context.Context, id int64) ([]ContestEntry, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+entryColumnsC+` FROM contest_entries WHERE contest_id = ? ORDER BY id`, id)
+	return contestEntries(ctx, s.db, id)
+}
+
+func contestEntries(ctx context.Context, q rowQuerier, id int64) ([]ContestEntry, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+entryColumnsC+` FROM contest_entries WHERE contest_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("list the entries of contest %d: %w", id, err)
 	}

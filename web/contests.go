@@ -25,7 +25,7 @@ import (
 //	PATCH  /api/contests/{id}                    (staff) the settings to change, before the freeze: {"freeze_at"} moves the deadline, {"rules"}, {"maps"}, …; {"new_invite": true}
 //	POST   /api/contests/{id}/rerun              (staff) {"entries": [A, B]}: their games are played again
 //	POST   /api/contests/{id}/clone              (staff) {"name", "freeze_at"}: a new contest with its settings
-//	POST   /api/contests/{id}/entries            {"bot": "NAME/bot[:tag]"[, "invite"]} (the entry is NAME's, a user or team) or (staff) {"image"[, "team"]} → 201
+//	POST   /api/contests/{id}/entries            {"bot": "NAME/bot[:tag]"[, "invite"]} (the entry is NAME's, a user or team) or (staff) {"image"[, "team"]} → 201; 409 when a person it counts for (the user, or each member of the team) has the contest's entries_per_person entered already
 //	PATCH  /api/contests/{id}/entries/{eid}      (owner) {"version": "TAG"}, {"withdraw": true}; (staff) {"disqualify": "why"}
 //	GET    /api/contests/{id}/standings          the standings (final once the contest is done)
 //	GET    /api/contests/{id}/export?format=csv  the standings as CSV (or format=json)
@@ -41,7 +41,9 @@ func contestID(c echo.Context) (int64, error) {
 	return id, nil
 }
 
-// contestErr maps the contests' errors to answers.
+// contestErr maps the contests' errors to answers; the others go to
+// handleError (an entry past the contest's entries per person is
+// accounts.ErrConflict: 409).
 func contestErr(err error) error {
 	switch {
 	case errors.Is(err, store.ErrNoContest):

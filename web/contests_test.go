@@ -11,12 +11,13 @@ import (
 )
 
 // A contest through the API, with the server's queue and its runner: staff
-// create it and enter three engine images; an entrant cannot enter an
-// image, another's bot, or after the deadline; past the deadline the
-// final plays by itself, every pair with the seats swapped; the standings
-// rank the crashing bot last with its faults; the export matches; a
-// version cannot be chosen after the freeze; only staff disqualify and
-// rerun, and each staff action is in the audit log.
+// create it and enter three engine images (three per person), not a
+// fourth; an entrant cannot enter an image, another's bot, or after the
+// deadline; past the deadline the final plays by itself, every pair with
+// the seats swapped; the standings rank the crashing bot last with its
+// faults; the export matches; a version cannot be chosen after the
+// freeze; only staff disqualify and rerun, and each staff action is in
+// the audit log.
 func TestAContestThroughTheAPI(t *testing.T) {
 	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
 	staff := []string{"Authorization", "Bearer " + matrixAdminToken}
@@ -32,7 +33,8 @@ func TestAContestThroughTheAPI(t *testing.T) {
 	if status, body := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","freeze_at":"`+freeze+`"}`, alice...); status != http.StatusForbidden {
 		t.Errorf("alice creates a contest: %d %v", status, body)
 	}
-	status, c := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","maps":["classic"],"rounds":2,"freeze_at":"`+freeze+`","answer_timeout_ms":500,"rules":"be kind"}`, staff...)
+	// Staff's three images are theirs: three entries per person.
+	status, c := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","maps":["classic"],"rounds":2,"freeze_at":"`+freeze+`","answer_timeout_ms":500,"rules":"be kind","entries_per_person":3}`, staff...)
 	if status != http.StatusCreated {
 		t.Fatalf("create: %d %v", status, c)
 	}
@@ -63,6 +65,9 @@ func TestAContestThroughTheAPI(t *testing.T) {
 	}
 	if status, body := ms.do(t, "POST", path+"/entries", `{"image":"bots/crashy"}`, staff...); status != http.StatusBadRequest {
 		t.Errorf("the same image twice: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", path+"/entries", `{"image":"bots/slow"}`, staff...); status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "it takes 3 entries per person") {
+		t.Errorf("a fourth of staff's: %d %v", status, body)
 	}
 	// Before the deadline: practice matches, rated on the practice board.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {

@@ -37,6 +37,7 @@ const settings = [
   ["memory", "Memory (MiB)", `<input id="ID" type="number" min="0" placeholder="the platform's" size="7">`],
   ["entrants", "Who may enter", `<select id="ID"><option value="everyone">everyone signed in</option><option value="listed">the users and teams listed</option><option value="invite">the listed, and whoever has the invitation link</option></select>`],
   ["allowed", "Listed users and teams", `<input id="ID" placeholder="alice, team-red" size="18">`],
+  ["perperson", "Entries per person", `<input id="ID" type="number" min="1" max="100" placeholder="1" size="4" title="how many entries may count for one person: a user's entry counts for the user, a team's for each of its members">`],
   ["tiebreak", "Tie-breaks", `<input id="ID" placeholder="head-to-head, sonneborn-berger" size="26" title="head-to-head, sonneborn-berger, rating; in order">`],
   ["rules", "Rules", `<textarea id="ID" rows="2" cols="40"></textarea>`],
 ];
@@ -67,6 +68,7 @@ function readSettings(prefix) {
     memory_mb: num(v("memory")),
     entrants: v("entrants"),
     allowed: list(v("allowed")),
+    entries_per_person: num(v("perperson")),
     tiebreak: list(v("tiebreak")),
     rules: $(`#${prefix}rules`).value,
   };
@@ -91,6 +93,7 @@ function fillSettings(prefix, s) {
   set("memory", s.memory_mb || "");
   set("entrants", s.entrants);
   set("allowed", (s.allowed || []).join(", "));
+  set("perperson", s.entries_per_person || "");
   set("tiebreak", s.tiebreak.join(", "));
   set("rules", s.rules || "");
 }
@@ -229,6 +232,7 @@ export class ContestsView {
       `warm-up: ${s.warm_up_ms ? s.warm_up_ms + " ms" : "the game's"}`,
       `memory: ${s.memory_mb ? s.memory_mb + " MiB" : "the platform's"} per bot`,
       `entrants: ${s.entrants === "listed" ? s.allowed.join(", ") : s.entrants === "invite" ? "by invitation" + (s.allowed && s.allowed.length ? " and " + s.allowed.join(", ") : "") : "everyone signed in"}`,
+      `${(s.entries_per_person || 1) === 1 ? "one entry" : s.entries_per_person + " entries"} per person (a team's entry counts for each of its members)`,
       `tie-breaks: ${s.tiebreak.join(", then ")}`,
       s.seed ? `seed: ${s.seed} (every final game's seed derives from it)` : "seed: published when the contest is done",
     ];
