@@ -257,8 +257,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	aliceBuild := b["id"].(string)
 
-	// A contest open for entries, with an entry of alice's pushed bot.
-	ct, err := ms.contests.Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour)}, "admin")
+	// A contest open for entries, with an entry of alice's pushed bot
+	// (and as many more of each visitor's as the matrix makes).
+	ct, err := ms.contests.Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour), EntriesPerPerson: contest.MaxEntriesPerPerson}, "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
