@@ -20,6 +20,8 @@ export class Viewer {
     this.source = null;
     this.match = null;
     this.over = false;
+    // playersLeft are the players that left their page (dropPlayer).
+    this.playersLeft = new Set();
 
     $("#play").addEventListener("click", () => this.toggle());
     $("#back").addEventListener("click", () => this.step(-1));
@@ -238,19 +240,41 @@ export class Viewer {
   // toPlayer shows the game's own viewer page, in a sandboxed iframe (an
   // origin of its own: it can read nothing of this page or the server),
   // and hands it the frame by postMessage: {type: "arena:frame", index,
-  // count, frame, ids}.
+  // count, frame, ids}. Its page loads once: a second load is the player
+  // gone to another page (it navigated itself), and it is torn down.
   toPlayer(url, f) {
     const frame = $("#player");
     $("#board").hidden = true;
     frame.hidden = false;
     const msg = { type: "arena:frame", index: this.index, count: this.frames.length, frame: f, ids: this.ids || [] };
+    this.lastPlayerMessage = msg;
     if (frame.getAttribute("src") !== url) {
-      frame.onload = () => frame.contentWindow.postMessage(this.lastPlayerMessage, "*");
+      this.playerReady = false;
+      let loads = 0;
+      frame.onload = () => {
+        if (++loads > 1) return this.dropPlayer(url);
+        this.playerReady = true;
+        frame.contentWindow.postMessage(this.lastPlayerMessage, "*");
+      };
       frame.setAttribute("src", url);
-    } else if (frame.contentWindow) {
+    } else if (this.playerReady && frame.contentWindow) {
       frame.contentWindow.postMessage(msg, "*");
     }
-    this.lastPlayerMessage = msg;
+  }
+
+  // dropPlayer tears down a player that left its page: it gets no frame
+  // more, its iframe is emptied, and the game is shown in the generic
+  // view from then on, with a note saying why.
+  dropPlayer(url) {
+    const frame = $("#player");
+    frame.onload = null;
+    this.playerReady = false;
+    this.playersLeft.add(url);
+    frame.setAttribute("src", "about:blank");
+    frame.hidden = true;
+    frame.title = "the game's own viewer";
+    $("#player-note").hidden = false;
+    this.draw();
   }
 
   draw() {
@@ -261,9 +285,10 @@ export class Viewer {
     if (!f || !r) return;
     this.loadPlayers();
     const player = this.players[game];
-    if (player) return this.toPlayer(player, f);
+    if (player && !this.playersLeft.has(player)) return this.toPlayer(player, f);
     canvas.hidden = false;
     $("#player").hidden = true;
+    $("#player-note").hidden = !player;
     // What the board shows, for screen readers; a renderer may say more.
     canvas.setAttribute("aria-label", `${this.match.game}: turn ${f.turn} of ${this.frames.length ? this.frames[this.frames.length - 1].turn : f.turn}`);
     r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"arena/internal/dockertest"
+	"arena/internal/poll"
+)
+
+// leavingPlayer is a logic's player that goes to another page (another
+// origin) when it gets its first frame.
+const leavingPlayer = `<!doctype html><script>
+addEventListener("message", (e) => {
+  if (e.data && e.data.type === "arena:frame") location = %q;
+});
+</script>`
+
+// elsewhere is the page the player goes to: it reports its load and
+// every message it gets to the server it came from.
+const elsewhere = `<!doctype html><script>
+fetch("/loaded");
+addEventListener("message", (e) => fetch("/got?type=" + encodeURIComponent((e.data && e.data.type) || "?")));
+</script>`
+
+// A logic's player that navigates itself to another page is torn down:
+// the page it went to gets no frame, however the match is stepped
+// through, and the viewer shows the match in the plain view, saying why.
+func TestAPlayerThatLeavesItsPageIsTornDown(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := dockertest.RelayImages(t, cli)
+	var mu sync.Mutex
+	var heard []string
+	away := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		heard = append(heard, r.URL.RequestURI())
+		mu.Unlock()
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, elsewhere)
+		}
+	}))
+	defer away.Close()
+	got := func(prefix string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, h := range heard {
+			if strings.HasPrefix(h, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	nav := dockertest.Build(t, cli, "arena-test/relaylogic-leaving", "FROM "+logic+"\nCOPY index.html /leave/index.html\nLABEL io.arena.player=/leave\n",
+		map[string]string{"index.html": fmt.Sprintf(leavingPlayer, away.URL+"/")})
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--games", "leaving="+nav)
+	status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"leaving","bots":[%q,%q],"settings":{"rounds":20}}`, bot, bot))
+	if status != 201 {
+		t.Fatalf("a match: %d %v", status, m)
+	}
+	id := m["id"].(string)
+	s.waitStatus(t, id, "finished", "failed")
+
+	ctx := newBrowser(t, 1280, 900)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/#/match/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 30*time.Second, func() error {
+		if got("/loaded") == 0 {
+			return fmt.Errorf("the player did not leave its page: %v", heard)
+		}
+		return nil
+	})
+	type view struct {
+		Player, Note, Board bool
+		Src                 string
+	}
+	var v view
+	poll.Until(t, 30*time.Second, func() error {
+		var err error
+		v, err = chromedp.Run(ctx, chromedp.Evaluate[view](`(() => { const p = document.querySelector("#player");
+			return {Player: !p.hidden, Note: !document.querySelector("#player-note").hidden, Board: !document.querySelector("#board").hidden, Src: p.getAttribute("src")}; })()`))
+		if err != nil {
+			return err
+		}
+		if v.Player || !v.Note || !v.Board || v.Src != "about:blank" {
+			return fmt.Errorf("the player is not torn down: %+v", v)
+		}
+		return nil
+	})
+	// Stepped through, the match sends the page elsewhere nothing.
+	for _, key := range []string{"b", "B", "n", "n", "b"} {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(key)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := got("/got"); n != 0 {
+		t.Errorf("the page the player went to got %d messages: %v", n, heard)
+	}
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "player-left.png", png)
+	}
+}
