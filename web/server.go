@@ -1203,26 +1203,25 @@ func (s *Server) Serve(l net.Listener) error {
 				s.log.Error("check the pushed versions still pending", zap.Error(err))
 			}
 		})
-		// The registry's garbage goes every CollectEvery, until Shutdown.
-		s.collecting.Go(func() {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				<-s.closing
-				cancel()
-			}()
-			s.collectRegularly(ctx)
-		})
-		// Old pushed versions leave the engine once nothing pins them.
-		s.collecting.Go(func() {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				<-s.closing
-				cancel()
-			}()
-			s.pruneRegularly(ctx)
-		})
+		// The registry's garbage goes every CollectEvery, and old pushed
+		// versions leave the engine once nothing pins them, until
+		// Shutdown.
+		s.untilShutdown(s.collectRegularly)
+		s.untilShutdown(s.pruneRegularly)
 	}
 	return s.echo.StartServer(hs)
+}
+
+// untilShutdown runs f in the background with a context that Shutdown
+// ends, and waits for it there.
+func (s *Server) untilShutdown(f func(ctx context.Context)) {
+	s.collecting.Go(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			<-s.closing
+			cancel()
+		}()
+		f(ctx)
+	})
 }
