@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,53 @@ type ImageStore interface {
 	Has(ctx context.Context, id string) bool
 	// Load loads an archive docker load takes.
 	Load(ctx context.Context, r io.Reader) error
+	// Tag names the image of that id ref as well.
+	Tag(ctx context.Context, id, ref string) error
+	// Fetched lists the engine's images that have tags under FetchedRepo
+	// (FetchedRepo:…): each with its id and those tags.
+	Fetched(ctx context.Context) ([]FetchedImage, error)
+	// Remove removes one tag, not forced: the image goes with its last
+	// tag, unless a container uses it.
+	Remove(ctx context.Context, ref string) error
+}
+
+// Fetched images leave a worker's engine once idle. The worker tags each
+// image it loaded FetchedRepo:sha256-HEX (its id), a name under a host no
+// registry has (.internal), so that it knows them again after a restart
+// (and a docker image prune of dangling images leaves them). It removes
+// the tag of each that no match it plays uses and that was not used for
+// WorkerConfig.FetchedIdle: since its fetch, or the end of the last match
+// that played it; one found as the worker starts counts from then. It
+// looks every FetchedCheck, and after a match ends when one is due. The
+// removal is not forced: an image a container still uses (a warm one)
+// stays until the next time.
+
+// FetchedRepo is where a worker tags the images it fetched.
+const FetchedRepo = "arena-fetched.internal/pushed"
+
+// FetchedImage is an image of the engine with tags under FetchedRepo.
+type FetchedImage struct {
+	ID   string
+	Refs []string
+}
+
+// The defaults of WorkerConfig.FetchedIdle and FetchedCheck.
+const (
+	defaultFetchedIdle  = 30 * time.Minute
+	defaultFetchedCheck = 5 * time.Minute
+)
+
+// fetchedRef is the tag of the fetched image of that id.
+func fetchedRef(id string) string { return FetchedRepo + ":" + strings.Replace(id, ":", "-", 1) }
+
+// fetchedID is the id a tag made by fetchedRef names; "" when ref is no
+// such tag.
+func fetchedID(ref string) string {
+	hex, ok := strings.CutPrefix(ref, FetchedRepo+":sha256-")
+	if !ok || !imageID.MatchString("sha256:"+hex) {
+		return ""
+	}
+	return "sha256:" + hex
 }
 
 // imagePrefix + a worker's name is where it asks for an image.
@@ -164,6 +212,9 @@ func (w *Worker) fetchImages(ctx context.Context, job Job, log *zap.Logger) {
 	if w.cfg.Images == nil {
 		return
 	}
+	// The match is among those running: none of its images is removed
+	// from now on, but one may be under way.
+	w.awaitRemovals(ctx, job.ImageIDs)
 	seen := map[string]bool{}
 	for i, id := range job.ImageIDs {
 		if id == "" || seen[id] || !imageID.MatchString(id) {
@@ -182,7 +233,11 @@ func (w *Worker) fetchImages(ctx context.Context, job Job, log *zap.Logger) {
 			if w.cfg.Images.Has(ctx, id) {
 				return nil, nil // another match's fetch got it
 			}
-			return nil, w.fetchImage(ctx, id, ref)
+			if err := w.fetchImage(ctx, id, ref); err != nil {
+				return nil, err
+			}
+			w.tagFetched(ctx, id, log)
+			return nil, nil
 		})
 		if err != nil {
 			log.Warn("fetch an image from the server", zap.String("image", id), zap.String("ref", ref), zap.Error(err))
@@ -227,4 +282,177 @@ func (w *Worker) fetchImage(ctx context.Context, id, ref string) error {
 		return errors.New("the image loaded is not the one pinned")
 	}
 	return nil
+}
+
+// tagFetched tags an image just fetched as the worker's (fetchedRef), to
+// be removed once idle. The tag failing, the match plays all the same,
+// and the tag is made again at the next check.
+func (w *Worker) tagFetched(ctx context.Context, id string, log *zap.Logger) {
+	w.mu.Lock()
+	w.fetched[id] = time.Now()
+	w.mu.Unlock()
+	if err := w.cfg.Images.Tag(ctx, id, fetchedRef(id)); err != nil {
+		log.Warn("tag an image fetched from the server", zap.String("image", id), zap.Error(err))
+	}
+}
+
+// awaitRemovals waits for the removals under way of any of the images.
+func (w *Worker) awaitRemovals(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		w.mu.Lock()
+		done := w.removing[id]
+		w.mu.Unlock()
+		if done == nil {
+			continue
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// inUseLocked says whether a match this worker plays uses any of the
+// images; w.mu must be held. A fetch under way is a running match's.
+func (w *Worker) inUseLocked(ids ...string) bool {
+	for _, d := range w.running {
+		for _, id := range ids {
+			if id != "" && slices.Contains(d.images, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usedLocked records that the fetched images among ids were used at
+// now; w.mu must be held.
+func (w *Worker) usedLocked(ids []string, now time.Time) {
+	for _, id := range ids {
+		if _, ok := w.fetched[id]; ok {
+			w.fetched[id] = now
+			delete(w.refused, id)
+		}
+	}
+}
+
+// dueLocked says whether a fetched image no match uses is idle for long
+// enough to go (one whose removal the engine refused waits for the next
+// check); w.mu must be held.
+func (w *Worker) dueLocked(now time.Time) bool {
+	for id, used := range w.fetched {
+		if now.Sub(used) >= w.cfg.FetchedIdle && !w.refused[id] && !w.inUseLocked(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneFetchedRegularly removes idle fetched images now, every
+// FetchedCheck, and when a match ended (prune) if one is due, until ctx
+// ends.
+func (w *Worker) pruneFetchedRegularly(ctx context.Context) {
+	t := time.NewTicker(w.cfg.FetchedCheck)
+	defer t.Stop()
+	for {
+		w.pruneFetched(ctx)
+		for due := false; !due; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				due = true
+			case <-w.prune:
+				w.mu.Lock()
+				due = w.dueLocked(time.Now())
+				w.mu.Unlock()
+			}
+		}
+	}
+}
+
+// pruneFetched removes from the engine the images this worker fetched
+// (tagged fetchedRef) that no match it plays uses and that are idle for
+// FetchedIdle. It returns the tags removed.
+func (w *Worker) pruneFetched(ctx context.Context) []string {
+	images, err := w.cfg.Images.Fetched(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("list the images fetched from the server", zap.Error(err))
+		}
+		return nil
+	}
+	now := time.Now()
+	listed := map[string]bool{}
+	var removed []string
+	for _, img := range images {
+		for _, ref := range img.Refs {
+			id := fetchedID(ref)
+			if id == "" {
+				continue // not a tag of ours
+			}
+			listed[id] = true
+			w.mu.Lock()
+			used, ok := w.fetched[id]
+			if !ok {
+				// Fetched before this worker started: idle from now.
+				w.fetched[id], used = now, now
+			}
+			if now.Sub(used) < w.cfg.FetchedIdle || w.inUseLocked(id, img.ID) {
+				w.mu.Unlock()
+				continue
+			}
+			// From now on a match that takes it waits for the removal
+			// (awaitRemovals), then fetches it again if it went.
+			done := make(chan struct{})
+			w.removing[id] = done
+			w.mu.Unlock()
+			err := w.cfg.Images.Remove(ctx, ref)
+			w.mu.Lock()
+			delete(w.removing, id)
+			close(done)
+			if err == nil {
+				delete(w.fetched, id)
+				delete(w.refused, id)
+			} else {
+				w.refused[id] = true
+			}
+			w.mu.Unlock()
+			if err != nil {
+				// In use by a container (a warm one, say): next time.
+				w.log.Debug("remove an image fetched from the server", zap.String("image", ref), zap.Error(err))
+				continue
+			}
+			removed = append(removed, ref)
+		}
+	}
+	// A fetched image not listed lost its tag: its tagging failed (made
+	// again here), or the image is gone (forgotten).
+	w.mu.Lock()
+	var untagged []string
+	for id := range w.fetched {
+		if !listed[id] {
+			untagged = append(untagged, id)
+		}
+	}
+	w.mu.Unlock()
+	for _, id := range untagged {
+		if !w.cfg.Images.Has(ctx, id) {
+			w.mu.Lock()
+			if !w.inUseLocked(id) {
+				delete(w.fetched, id)
+				delete(w.refused, id)
+			}
+			w.mu.Unlock()
+			continue
+		}
+		if err := w.cfg.Images.Tag(ctx, id, fetchedRef(id)); err != nil && ctx.Err() == nil {
+			w.log.Warn("tag an image fetched from the server", zap.String("image", id), zap.Error(err))
+		}
+	}
+	if len(removed) > 0 {
+		w.log.Info("idle images fetched from the server removed from the engine", zap.Strings("images", removed))
+	}
+	return removed
 }

@@ -21,11 +21,27 @@ import (
 )
 
 // fakeEngine is a worker's engine of fake images: an archive loaded is
-// "archive of REF" and padding, and makes REF known to the launcher.
+// "archive of REF" and padding, and makes REF known to the launcher. Its
+// tags (Tag) name images by id; removing an image's last tag removes it
+// from the launcher.
 type fakeEngine struct {
 	l     *fake.Launcher
 	s     fake.Script
 	loads atomic.Int32
+
+	mu sync.Mutex
+	// tags are the engine's tags, each with the id of its image; names
+	// the launcher's reference of each image tagged.
+	tags  map[string]string
+	names map[string]string
+	// removed are the tags removed, with when; refuse how many removals
+	// are refused (as for an image a container uses); lists how many
+	// times Fetched was called.
+	removed map[string]time.Time
+	refuse  int
+	lists   int
+	// gate, when set, is called as a removal starts.
+	gate func(ref string)
 }
 
 func (e *fakeEngine) Has(ctx context.Context, id string) bool {
@@ -44,7 +60,96 @@ func (e *fakeEngine) Load(_ context.Context, r io.Reader) error {
 	}
 	e.loads.Add(1)
 	e.l.Add(string(ref), e.s)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nameLocked(string(ref))
 	return nil
+}
+
+// nameLocked records the launcher's reference of an image; e.mu must be
+// held.
+func (e *fakeEngine) nameLocked(ref string) {
+	if e.names == nil {
+		e.names = map[string]string{}
+	}
+	e.names[fake.ImageID(ref)] = ref
+}
+
+func (e *fakeEngine) Tag(ctx context.Context, id, ref string) error {
+	if !e.Has(ctx, id) {
+		return fmt.Errorf("no image %s", id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tags == nil {
+		e.tags = map[string]string{}
+	}
+	e.tags[ref] = id
+	return nil
+}
+
+func (e *fakeEngine) Fetched(context.Context) ([]FetchedImage, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lists++
+	byID := map[string]*FetchedImage{}
+	var out []FetchedImage
+	for ref, id := range e.tags {
+		if !strings.HasPrefix(ref, FetchedRepo+":") {
+			continue
+		}
+		if byID[id] == nil {
+			byID[id] = &FetchedImage{ID: id}
+		}
+		byID[id].Refs = append(byID[id].Refs, ref)
+	}
+	for _, img := range byID {
+		out = append(out, *img)
+	}
+	return out, nil
+}
+
+func (e *fakeEngine) Remove(_ context.Context, ref string) error {
+	if e.gate != nil {
+		e.gate(ref)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	id, ok := e.tags[ref]
+	if !ok {
+		return fmt.Errorf("no such image: %s", ref)
+	}
+	if e.refuse > 0 {
+		e.refuse--
+		return fmt.Errorf("conflict: unable to remove repository reference %q: a container is using its referenced image", ref)
+	}
+	delete(e.tags, ref)
+	if e.removed == nil {
+		e.removed = map[string]time.Time{}
+	}
+	e.removed[ref] = time.Now()
+	for _, other := range e.tags {
+		if other == id {
+			return nil
+		}
+	}
+	e.l.Remove(e.names[id])
+	return nil
+}
+
+// tagged says whether the engine has the tag.
+func (e *fakeEngine) tagged(ref string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.tags[ref]
+	return ok
+}
+
+// removedAt is when the tag was removed (zero: it was not).
+func (e *fakeEngine) removedAt(ref string) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.removed[ref]
 }
 
 // archiveSize is larger than an object's chunk and than a message.

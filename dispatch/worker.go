@@ -48,6 +48,11 @@ type WorkerConfig struct {
 	// told to stop, before they are handed back (default 0: hand back at
 	// once).
 	Grace time.Duration
+	// FetchedIdle is how long an image fetched from the server stays on
+	// the engine once no match uses it (default 30 minutes), and
+	// FetchedCheck how often the worker looks for such images (default 5
+	// minutes).
+	FetchedIdle, FetchedCheck time.Duration
 	// Images, when set, is this host's engine: a pinned image it lacks is
 	// fetched from the server (see images.go).
 	Images ImageStore
@@ -76,12 +81,21 @@ type Worker struct {
 	fetches singleflight.Group
 	// playingChanged: the matches it plays changed (see reportSlots).
 	playingChanged chan struct{}
+	// fetched are the images fetched from the server on the engine, by
+	// id, with when each was last used; removing the removals of them
+	// under way, each closed as it ends; refused those whose removal the
+	// engine refused. prune: a match ended (see pruneFetchedRegularly).
+	fetched  map[string]time.Time
+	removing map[string]chan struct{}
+	refused  map[string]bool
+	prune    chan struct{}
 }
 
 // delivery is a match this worker plays: which delivery of which round,
-// and how to stop it.
+// the ids of its images, and how to stop it.
 type delivery struct {
 	round, attempt int
+	images         []string
 	cancel         context.CancelCauseFunc
 }
 
@@ -111,6 +125,12 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.FetchedIdle <= 0 {
+		cfg.FetchedIdle = defaultFetchedIdle
+	}
+	if cfg.FetchedCheck <= 0 {
+		cfg.FetchedCheck = defaultFetchedCheck
+	}
 	if cfg.Player == nil {
 		return nil, errors.New("worker: no player")
 	}
@@ -132,7 +152,8 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]delivery{}, early: map[string]time.Time{},
-		playingChanged: make(chan struct{}, 1)}, nil
+		playingChanged: make(chan struct{}, 1),
+		fetched:        map[string]time.Time{}, removing: map[string]chan struct{}{}, refused: map[string]bool{}, prune: make(chan struct{}, 1)}, nil
 }
 
 // Run takes and plays matches until ctx ends; then it takes no more, lets
@@ -174,6 +195,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		close(stopSlots)
 		<-slotsDone
 	}()
+	if w.cfg.Images != nil {
+		pruneCtx, stopPrune := context.WithCancel(ctx)
+		pruneDone := make(chan struct{})
+		go func() {
+			defer close(pruneDone)
+			w.pruneFetchedRegularly(pruneCtx)
+		}()
+		defer func() {
+			stopPrune()
+			<-pruneDone
+		}()
+	}
 	play, stopPlay := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopPlay(nil)
 	var wg sync.WaitGroup
@@ -345,7 +378,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	mctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w.mu.Lock()
-	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, cancel: cancel}
+	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, images: job.ImageIDs, cancel: cancel}
 	w.playingChangedLocked()
 	if _, ok := w.early[job.Match]; ok {
 		delete(w.early, job.Match)
@@ -356,6 +389,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		w.mu.Lock()
 		delete(w.running, job.Match)
 		w.playingChangedLocked()
+		w.usedLocked(job.ImageIDs, time.Now())
+		select {
+		case w.prune <- struct{}{}:
+		default:
+		}
 		w.mu.Unlock()
 	}()
 	// The lease is kept from now on: storing the start event may take a

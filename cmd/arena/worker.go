@@ -9,8 +9,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
@@ -249,4 +251,33 @@ func (e engineImages) Load(ctx context.Context, r io.Reader) error {
 	}
 	defer resp.Body.Close()
 	return sandbox.PullProgress(resp.Body)
+}
+
+// A worker tags the images it fetched (under dispatch.FetchedRepo) and
+// removes them by those tags once idle, with Remove (serve.go): one tag
+// removed, not forced.
+var _ dispatch.ImageStore = engineImages{}
+
+func (e engineImages) Tag(ctx context.Context, id, ref string) error {
+	return e.cli.ImageTag(ctx, id, ref)
+}
+
+func (e engineImages) Fetched(ctx context.Context) ([]dispatch.FetchedImage, error) {
+	list, err := e.cli.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []dispatch.FetchedImage
+	for _, im := range list {
+		var refs []string
+		for _, t := range im.RepoTags {
+			if strings.HasPrefix(t, dispatch.FetchedRepo+":") {
+				refs = append(refs, t)
+			}
+		}
+		if len(refs) > 0 {
+			out = append(out, dispatch.FetchedImage{ID: im.ID, Refs: refs})
+		}
+	}
+	return out, nil
 }
