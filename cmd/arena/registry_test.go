@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
+	"arena/dispatch"
 	"arena/internal/dockertest"
 	"arena/internal/poll"
 	"arena/sourcebuild"
@@ -381,12 +382,13 @@ func TestAPushReplacesNoImageOfTheEngine(t *testing.T) {
 }
 
 // removeHeld removes the tags a server of the registry at host held its
-// pushed bots by.
+// pushed bots by (forced: a killed server's warm containers may still
+// use them).
 func removeHeld(cli *client.Client, host string) {
 	held, _ := (engineImages{cli}).Pulled(context.Background(), host)
 	for _, p := range held {
 		for _, ref := range p.Refs {
-			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
+			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true})
 		}
 	}
 }
@@ -484,6 +486,10 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 	if _, err := cli.ImageRemove(t.Context(), info.ID, image.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
+	// The worker holds what it fetches by a tag of its own.
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), dispatch.FetchedRepo+":"+strings.Replace(info.ID, ":", "-", 1), image.RemoveOptions{Force: true})
+	})
 	if _, err := cli.ImageInspect(t.Context(), info.ID); err == nil {
 		t.Fatal("the image is still on the engine")
 	}
