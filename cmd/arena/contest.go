@@ -33,6 +33,7 @@ A contest file holds the settings POST /api/contests takes, e.g.
   answer_timeout_ms: 500    # limits (0 or absent: the game's)
   memory_mb: 256            # each bot's memory (0 or absent: the platform's)
   entrants: everyone        # listed, with allowed: [alice, red-team]; or invite: a link staff send
+  entries_per_person: 1     # entries that may count for one person (a team's counts for each member)
   tiebreak: [head-to-head, sonneborn-berger]   # or rating
   rules: |
     Be kind.

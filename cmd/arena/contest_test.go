@@ -61,6 +61,7 @@ seed: 20261202
 freeze_at: `+freeze+`
 answer_timeout_ms: 300
 warm_up_ms: 3000
+entries_per_person: 4
 `), 0o644)
 		cmd := exec.Command(bin, "contest", "create", file, s.url)
 		cmd.Env = append(os.Environ(), "ARENA_CONFIG="+t.TempDir(), "ARENA_SERVER=", "ARENA_TOKEN=")

@@ -404,7 +404,7 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	// A contest of it: the final plays the registered game, its logic's
 	// verdicts are the standings.
 	freeze := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
-	if status, b := s.call(t, "POST", "/api/contests", fmt.Sprintf(`{"name":"TTT cup","game":"ttt","maps":["default"],"rounds":2,"freeze_at":%q,"answer_timeout_ms":1000}`, freeze)); status != http.StatusCreated {
+	if status, b := s.call(t, "POST", "/api/contests", fmt.Sprintf(`{"name":"TTT cup","game":"ttt","maps":["default"],"rounds":2,"freeze_at":%q,"answer_timeout_ms":1000,"entries_per_person":2}`, freeze)); status != http.StatusCreated {
 		t.Fatalf("a contest of a logic game: %d %v", status, b)
 	}
 	for _, e := range []string{bot, sleeper} {
