@@ -101,6 +101,20 @@ type Config struct {
 	Stdio         string
 	StdioDir      string
 	LogLevel      zapcore.Level
+	// arena worker's own: its name and its join token.
+	WorkerName, Join string
+	// arena nats's own: a node of a NATS cluster.
+	Node NATSNode
+	// The client commands' (login, bots, submit, contest): the server
+	// they talk to and where their credentials are kept ("": the user's
+	// configuration folder).
+	Server, ConfigDir string
+}
+
+// NATSNode is the node arena nats runs.
+type NATSNode struct {
+	Config, Name, Listen, Cluster, Data string
+	Routes                              []string
 }
 
 // defaultStdioDir is where the bots' FIFOs live unless ARENA_STDIO_DIR says.
@@ -108,11 +122,15 @@ const defaultStdioDir = "/tmp/arena-stdio"
 
 // setting describes one setting: its environment variable, flag, default
 // and meaning. The list is the single source for flags, environment and the
-// help text. Server settings only exist for `arena serve`.
+// help text: no ARENA_* variable is read anywhere else (TestSettingsAreRead
+// OnlyFromTheTable). Server settings only exist for `arena serve`; a
+// setting of one other command (only: "worker", "nats", "client") only
+// for it.
 type setting struct {
 	env, flag, def, usage string
 	set                   func(c *Config, v string) error
 	server                bool
+	only                  string
 	// secret settings are never shown: help gives no value from the
 	// environment (the flag's default stays empty and load reads the
 	// variable itself).
@@ -522,6 +540,62 @@ var settings = []setting{
 	{env: "ARENA_LOG_LEVEL", flag: "log-level", def: "warn", usage: "log level: debug, info, warn or error", set: func(c *Config, v string) error {
 		return c.LogLevel.Set(v)
 	}},
+
+	// arena worker's own.
+	{env: "ARENA_WORKER_NAME", flag: "name", def: "", usage: "the worker's name in match records: letters, digits, - and _ (default: the one it joined with, else the host's name)", only: "worker", set: func(c *Config, v string) error {
+		c.WorkerName = v
+		return nil
+	}},
+	{env: "ARENA_JOIN", flag: "join", def: "", usage: "join token of the server's embedded NATS (print it there with arena join-token); needed once: the worker keeps a key of its own in --data", only: "worker", secret: true, set: func(c *Config, v string) error {
+		c.Join = v
+		return nil
+	}},
+
+	// arena nats's own: a node of a NATS cluster (not the server's
+	// embedded NATS, whose address is ARENA_NATS_LISTEN).
+	{env: "ARENA_NATS_CONFIG", flag: "config", def: "", usage: "NATS configuration file with the users (see arena nats authorization) and TLS; required", only: "nats", set: func(c *Config, v string) error {
+		c.Node.Config = v
+		return nil
+	}},
+	{env: "ARENA_NATS_NAME", flag: "name", def: "arena-nats", usage: "server name, unique in the cluster", only: "nats", set: func(c *Config, v string) error {
+		c.Node.Name = v
+		return nil
+	}},
+	{env: "ARENA_NATS_NODE_LISTEN", flag: "listen", def: "0.0.0.0:4222", usage: "HOST:PORT for clients", only: "nats", set: func(c *Config, v string) error {
+		c.Node.Listen = v
+		return nil
+	}},
+	{env: "ARENA_NATS_CLUSTER", flag: "cluster", def: "", usage: "HOST:PORT for the other nodes; empty: a single server", only: "nats", set: func(c *Config, v string) error {
+		c.Node.Cluster = v
+		return nil
+	}},
+	{env: "ARENA_NATS_ROUTES", flag: "routes", def: "", usage: "comma-separated nats-route://HOST:PORT of the other nodes", only: "nats", set: func(c *Config, v string) error {
+		c.Node.Routes = nil
+		for _, r := range strings.Split(v, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				c.Node.Routes = append(c.Node.Routes, r)
+			}
+		}
+		return nil
+	}},
+	{env: "ARENA_NATS_DATA", flag: "data", def: "arena-nats-data", usage: "folder of JetStream's files", only: "nats", set: func(c *Config, v string) error {
+		if v == "" {
+			return errors.New("empty")
+		}
+		c.Node.Data = v
+		return nil
+	}},
+
+	// The client commands' (login, logout, bots, submit, contest): read
+	// from the environment (settingValue).
+	{env: "ARENA_SERVER", flag: "server", def: "http://localhost:5006", usage: "the server a client command talks to when none is named", only: "client", set: func(c *Config, v string) error {
+		c.Server = v
+		return nil
+	}},
+	{env: "ARENA_CONFIG", flag: "config-dir", def: "", usage: "the folder arena login keeps its tokens in (credentials.json); empty: the user's configuration folder's arena/", only: "client", set: func(c *Config, v string) error {
+		c.ConfigDir = v
+		return nil
+	}},
 }
 
 func parseOptionalDuration(v string) (time.Duration, error) {
@@ -533,15 +607,21 @@ func parseOptionalDuration(v string) (time.Duration, error) {
 
 // register adds the settings' flags to fs (the server's too when server
 // is set); their values are applied by load. Flags default to the
-// environment, then to the built-in default.
+// environment, then to the built-in default. The values are keyed by
+// environment variable.
 func register(fs *flag.FlagSet, server bool) map[string]*string {
-	return registerIf(fs, func(s setting) bool { return server || !s.server })
+	return registerIf(fs, func(s setting) bool { return (server || !s.server) && s.only == "" })
 }
 
 // registerOnly adds the named settings' flags to fs, for a command that
 // needs only those; their values are applied by loadOnly.
 func registerOnly(fs *flag.FlagSet, flags ...string) map[string]*string {
-	return registerIf(fs, func(s setting) bool { return slices.Contains(flags, s.flag) })
+	return registerIf(fs, func(s setting) bool { return slices.Contains(flags, s.flag) && s.only == "" })
+}
+
+// registerFor adds the flags of one command's own settings (only: cmd).
+func registerFor(fs *flag.FlagSet, cmd string) map[string]*string {
+	return registerIf(fs, func(s setting) bool { return s.only == cmd })
 }
 
 func registerIf(fs *flag.FlagSet, want func(setting) bool) map[string]*string {
@@ -554,9 +634,24 @@ func registerIf(fs *flag.FlagSet, want func(setting) bool) map[string]*string {
 		if v, ok := os.LookupEnv(s.env); ok && !s.secret {
 			def = v
 		}
-		vals[s.flag] = fs.String(s.flag, def, fmt.Sprintf("%s (env %s)", s.usage, s.env))
+		vals[s.env] = fs.String(s.flag, def, fmt.Sprintf("%s (env %s)", s.usage, s.env))
 	}
 	return vals
+}
+
+// settingValue is a setting's value from the environment, else its
+// default: for a command that takes it without a flag. It panics for a
+// variable the table does not have.
+func settingValue(env string) string {
+	for _, s := range settings {
+		if s.env == env {
+			if v, ok := os.LookupEnv(env); ok {
+				return v
+			}
+			return s.def
+		}
+	}
+	panic("no setting " + env)
 }
 
 // LogicGame is a game registered by name whose rules are a logic image.
@@ -576,10 +671,10 @@ func load(vals map[string]*string) (Config, error) {
 func loadOnly(vals map[string]*string) (Config, error) {
 	var c Config
 	for _, s := range settings {
-		if vals[s.flag] == nil {
+		if vals[s.env] == nil {
 			continue
 		}
-		v := *vals[s.flag]
+		v := *vals[s.env]
 		if s.secret && v == "" {
 			v = os.Getenv(s.env)
 		}

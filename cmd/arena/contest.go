@@ -52,7 +52,7 @@ func contestClient(pos []string) (*apiClient, error) {
 		if server == "" || !errors.As(err, &ee) || ee.code != exitUsage {
 			return nil, err
 		}
-		c.Token = os.Getenv("ARENA_TOKEN") // not logged in: a local server
+		c.Token = settingValue("ARENA_TOKEN") // not logged in: a local server
 	}
 	return newAPIClient(server, c.Token), nil
 }

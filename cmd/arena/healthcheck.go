@@ -5,17 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
 )
 
 // cmdHealthcheck asks a running server's /healthz, for container
 // healthchecks: exit 0 when it answers 200.
 func cmdHealthcheck(ctx context.Context, args []string, stdout io.Writer) error {
-	url := "http://127.0.0.1:5006/healthz"
-	if port := os.Getenv("ARENA_PORT"); port != "" {
-		url = "http://127.0.0.1:" + port + "/healthz"
-	}
+	url := "http://127.0.0.1:" + settingValue("ARENA_PORT") + "/healthz"
 	if len(args) == 1 {
 		url = args[0]
 	} else if len(args) > 1 {

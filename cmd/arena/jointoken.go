@@ -18,7 +18,7 @@ import (
 func cmdJoinToken(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("arena join-token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", envOr("ARENA_DATA", "arena-data"), "the server's data folder (env ARENA_DATA)")
+	vals := registerOnly(fs, "data")
 	rotate := fs.Bool("rotate", false, "make a new token: the old one joins no more (workers that joined keep their own keys)")
 	revoke := fs.String("revoke", "", "forget the worker of this name: its key connects no more, and it is disconnected")
 	list := fs.Bool("workers", false, "list the workers that joined")
@@ -47,10 +47,14 @@ Flags:
 	if fs.NArg() > 0 {
 		return usageErr("join-token takes no arguments, got %q", fs.Args())
 	}
-	if st, err := os.Stat(*data); err != nil || !st.IsDir() {
-		return usageErr("no data folder %s: give the server's (--data or ARENA_DATA)", *data)
+	cfg, err := loadOnly(vals)
+	if err != nil {
+		return usageErr("%v", err)
 	}
-	trust, err := dispatch.OpenTrust(trustDir(*data))
+	if st, err := os.Stat(cfg.Data); err != nil || !st.IsDir() {
+		return usageErr("no data folder %s: give the server's (--data or ARENA_DATA)", cfg.Data)
+	}
+	trust, err := dispatch.OpenTrust(trustDir(cfg.Data))
 	if err != nil {
 		return platformErr(err)
 	}

@@ -29,7 +29,7 @@ import (
 // defaultServer is the server a client command talks to when none is
 // named: ARENA_SERVER, else this host's page.
 func defaultServer() string {
-	if s := os.Getenv("ARENA_SERVER"); s != "" {
+	if s := settingValue("ARENA_SERVER"); s != "" {
 		return s
 	}
 	return "http://localhost:5006"
@@ -75,7 +75,7 @@ type credentials struct {
 // credentialsPath is where arena login keeps its tokens: ARENA_CONFIG,
 // else the user's configuration folder's arena/credentials.json.
 func credentialsPath() (string, error) {
-	if p := os.Getenv("ARENA_CONFIG"); p != "" {
+	if p := settingValue("ARENA_CONFIG"); p != "" {
 		return filepath.Join(p, "credentials.json"), nil
 	}
 	dir, err := os.UserConfigDir()

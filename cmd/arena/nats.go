@@ -166,12 +166,7 @@ func cmdNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fs := flag.NewFlagSet("arena nats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", envOr("ARENA_NATS_CONFIG", ""), "NATS configuration file with the users (see arena nats authorization) and TLS; required (env ARENA_NATS_CONFIG)")
-	name := fs.String("name", envOr("ARENA_NATS_NAME", "arena-nats"), "server name, unique in the cluster (env ARENA_NATS_NAME)")
-	listen := fs.String("listen", envOr("ARENA_NATS_LISTEN", "0.0.0.0:4222"), "HOST:PORT for clients (env ARENA_NATS_LISTEN)")
-	cluster := fs.String("cluster", envOr("ARENA_NATS_CLUSTER", ""), "HOST:PORT for the other nodes; empty: a single server (env ARENA_NATS_CLUSTER)")
-	routes := fs.String("routes", envOr("ARENA_NATS_ROUTES", ""), "comma-separated nats-route://HOST:PORT of the other nodes (env ARENA_NATS_ROUTES)")
-	data := fs.String("data", envOr("ARENA_DATA", "arena-nats-data"), "folder of JetStream's files (env ARENA_DATA)")
+	vals := registerFor(fs, "nats")
 	noAdvertise := fs.Bool("no-advertise", false, "do not tell clients the other nodes' addresses: they reconnect only to the URLs they were given")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: arena nats --config FILE [flags]
@@ -197,20 +192,19 @@ Flags:
 		}
 		return usageErr("%v (see arena nats -h)", err)
 	}
-	var rs []string
-	for _, r := range strings.Split(*routes, ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			rs = append(rs, r)
-		}
+	cfg, err := loadOnly(vals)
+	if err != nil {
+		return usageErr("%v", err)
 	}
-	if *config == "" {
+	n := cfg.Node
+	if n.Config == "" {
 		return usageErr("arena nats needs --config FILE (ARENA_NATS_CONFIG) with its users: print them with arena nats authorization (see arena nats -h)")
 	}
-	ns, err := dispatch.Start(dispatch.Node{Name: *name, Dir: *data, Listen: *listen, Config: *config, Cluster: *cluster, Routes: rs, NoAdvertise: *noAdvertise})
+	ns, err := dispatch.Start(dispatch.Node{Name: n.Name, Dir: n.Data, Listen: n.Listen, Config: n.Config, Cluster: n.Cluster, Routes: n.Routes, NoAdvertise: *noAdvertise})
 	if err != nil {
 		return platformErr(err)
 	}
-	fmt.Fprintf(stderr, "arena: nats %s listening on %s\n", *name, *listen)
+	fmt.Fprintf(stderr, "arena: nats %s listening on %s\n", n.Name, n.Listen)
 	<-ctx.Done()
 	ns.Stop()
 	return nil
@@ -285,18 +279,11 @@ func cmdNATSTLS(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func envOr(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok {
-		return v
-	}
-	return def
-}
-
 // benchDispatcher plays a bench's matches on the workers of a NATS
 // cluster; it sets the work queue up (with the defaults) when no server
 // did.
 func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orchestrator, log *zap.Logger) (*dispatch.Dispatcher, func(), error) {
-	nc, err := dispatch.Dial(urls, "arena bench", dispatch.DialOptions{CAFile: os.Getenv("ARENA_NATS_CA")})
+	nc, err := dispatch.Dial(urls, "arena bench", dispatch.DialOptions{CAFile: settingValue("ARENA_NATS_CA")})
 	if err != nil {
 		return nil, nil, err
 	}

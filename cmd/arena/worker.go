@@ -26,11 +26,11 @@ func workerFlags(out io.Writer) (*flag.FlagSet, map[string]*string, *workerOpts)
 	fs := flag.NewFlagSet("arena worker", flag.ContinueOnError)
 	fs.SetOutput(out)
 	vals := register(fs, false)
-	// The settings a worker shares with serve, from the same table.
+	// The settings a worker shares with serve, and its own, from the
+	// same table.
 	maps.Copy(vals, registerOnly(fs, workerSettings...))
+	maps.Copy(vals, registerFor(fs, "worker"))
 	o := &workerOpts{}
-	fs.StringVar(&o.name, "name", envOr("ARENA_WORKER_NAME", ""), "the worker's name in match records: letters, digits, - and _ (default: the one it joined with, else the host's name) (env ARENA_WORKER_NAME)")
-	fs.StringVar(&o.join, "join", envOr("ARENA_JOIN", ""), "join token of the server's embedded NATS (print it there with arena join-token); needed once: the worker keeps a key of its own in --data (env ARENA_JOIN)")
 	fs.DurationVar(&o.grace, "grace", 0, "on SIGINT or SIGTERM, how long running matches may finish before they are handed back")
 	fs.BoolVar(&o.pull, "pull-missing", false, "the same as --pull missing")
 	fs.Usage = func() {
@@ -89,7 +89,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	o.nats, o.ca, o.data = cfg.NATS, cfg.NATSCA, cfg.Data
+	o.nats, o.ca, o.data, o.name, o.join = cfg.NATS, cfg.NATSCA, cfg.Data, cfg.WorkerName, cfg.Join
 	o.pull = o.pull || cfg.Pull == "missing"
 	if o.nats == "" {
 		return usageErr("no NATS to take matches from: give --nats nats://HOST:4222 (or ARENA_NATS)")
