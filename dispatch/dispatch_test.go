@@ -20,6 +20,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/snake"
+	"arena/internal/poll"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 	"arena/sandbox"
@@ -777,13 +778,12 @@ func TestAJobAWorkerCannotPlayFailsItsMatch(t *testing.T) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
+	poll.Until(t, 20*time.Second, func() error {
+		if !ok() {
+			return fmt.Errorf("waiting until %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // starts counts the deliveries of a match that a worker took.

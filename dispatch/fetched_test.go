@@ -116,7 +116,7 @@ func TestAWorkerRemovesTheImagesItFetchedOnceIdle(t *testing.T) {
 			t.Errorf("%s still on the engine", v)
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // time to remove more, which it must not
 	if got := eng.removedTags(); len(got) != 2 {
 		t.Errorf("tags removed: %q, want the two fetched", got)
 	}
@@ -185,7 +185,7 @@ func TestAnImageFetchedBeforeARestartIsRemovedOnceIdle(t *testing.T) {
 	if eng.Has(t.Context(), fake.ImageID("alice/bot:v0")) {
 		t.Error("the image is still on the engine")
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // time to remove more, which it must not
 	if got := eng.removedTags(); len(got) != 1 {
 		t.Errorf("tags removed: %q, want %s alone", got, earlier)
 	}
