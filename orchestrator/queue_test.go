@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"arena/engine/tanks"
+	"arena/internal/poll"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -76,6 +77,17 @@ func wait(t *testing.T, u *updates) orchestrator.Update {
 	}
 }
 
+// waitRunning waits until the queue plays the match.
+func waitRunning(t *testing.T, q *orchestrator.Queue, id string) {
+	t.Helper()
+	poll.Until(t, 10*time.Second, func() error {
+		if st, pos, _ := q.Status(id); st != orchestrator.StateRunning {
+			return fmt.Errorf("%s is %s (at %d), not running", id, st, pos)
+		}
+		return nil
+	})
+}
+
 func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 	hold := make(chan struct{})
 	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
@@ -133,14 +145,12 @@ func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 			t.Errorf("%s updates %v", id, got)
 		}
 		// Over: no longer followed, as soon as its final update returns.
-		for start := time.Now(); ; time.Sleep(time.Millisecond) {
-			if _, ok := q.Follow(id, 0); !ok {
-				break
+		poll.Until(t, 5*time.Second, func() error {
+			if l, ok := q.Follow(id, 0); ok {
+				return fmt.Errorf("%s is still followed: %s", id, l.State)
 			}
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("%s is still followed", id)
-			}
-		}
+			return nil
+		})
 	}
 	if q.Cancel("m1") {
 		t.Error("a finished match was cancelled")
@@ -158,9 +168,7 @@ func TestQueueCancelsARunningMatch(t *testing.T) {
 	if _, err := q.Enqueue(request(t, "m1", "bots/held", "bots/held")); err != nil {
 		t.Fatal(err)
 	}
-	for st, _, _ := q.Status("m1"); st != orchestrator.StateRunning; st, _, _ = q.Status("m1") {
-		time.Sleep(time.Millisecond)
-	}
+	waitRunning(t, q, "m1")
 	q.Cancel("m1")
 	up := wait(t, u)
 	if up.State != orchestrator.StateCancelled || !errors.Is(up.Err, orchestrator.ErrCancelled) {
@@ -178,9 +186,7 @@ func TestQueueShutdown(t *testing.T) {
 		q, u := newQueue(t, l, 1)
 		q.Enqueue(request(t, "run", "bots/held", "bots/held"))
 		q.Enqueue(request(t, "wait", "bots/held", "bots/held"))
-		for st, _, _ := q.Status("run"); st != orchestrator.StateRunning; st, _, _ = q.Status("run") {
-			time.Sleep(time.Millisecond)
-		}
+		waitRunning(t, q, "run")
 		done := make(chan struct{})
 		go func() {
 			q.Shutdown(context.Background(), finish)
@@ -219,9 +225,7 @@ func TestQueueShutdownTimesOut(t *testing.T) {
 	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
 	q, u := newQueue(t, l, 1)
 	q.Enqueue(request(t, "run", "bots/held", "bots/held"))
-	for st, _, _ := q.Status("run"); st != orchestrator.StateRunning; st, _, _ = q.Status("run") {
-		time.Sleep(time.Millisecond)
-	}
+	waitRunning(t, q, "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	q.Shutdown(ctx, true)
@@ -390,12 +394,12 @@ func TestQueueKeepsFramesInFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var live orchestrator.Live
-	for start := time.Now(); len(live.Frames) == 0; time.Sleep(5 * time.Millisecond) {
-		live, _ = u.q.Follow("m1", 0)
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("no frame")
+	poll.Until(t, 5*time.Second, func() error {
+		if live, _ = u.q.Follow("m1", 0); len(live.Frames) == 0 {
+			return fmt.Errorf("no frame: %s", live.State)
 		}
-	}
+		return nil
+	})
 	if files, _ := os.ReadDir(dir); len(files) != 1 {
 		t.Errorf("%d files of frames while the match plays, want 1", len(files))
 	}
@@ -407,14 +411,12 @@ func TestQueueKeepsFramesInFiles(t *testing.T) {
 	if up := wait(t, u); up.State != orchestrator.StateFinished {
 		t.Fatalf("ended %s", up.State)
 	}
-	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if files, _ := os.ReadDir(dir); len(files) == 0 {
-			break
+	poll.Until(t, 5*time.Second, func() error {
+		if files, _ := os.ReadDir(dir); len(files) != 0 {
+			return fmt.Errorf("the file of frames outlives the match: %d files", len(files))
 		}
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the file of frames outlives the match")
-		}
-	}
+		return nil
+	})
 }
 
 // A queue's slots change as it plays: with none, every match waits in
