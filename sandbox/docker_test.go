@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sandbox"
 )
 
@@ -464,11 +465,12 @@ func TestWarmPool(t *testing.T) {
 	if first.ID() == "" {
 		t.Fatal("no container")
 	}
-	for start := time.Now(); pooled() < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the pool holds %d warm containers, want 2", pooled())
+	poll.Until(t, 30*time.Second, func() error {
+		if n := pooled(); n < 2 {
+			return fmt.Errorf("the pool holds %d warm containers, want 2", n)
 		}
-	}
+		return nil
+	})
 	warm := map[string]bool{}
 	for _, id := range mine() {
 		warm[id] = true
@@ -479,26 +481,25 @@ func TestWarmPool(t *testing.T) {
 	}
 	t.Logf("start: %v cold, %v from the pool", cold, hot)
 	// Taken, it is the bot's: the pool boots another.
-	for start := time.Now(); pooled() < 3; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the pool was not refilled: %d", pooled())
+	poll.Until(t, 30*time.Second, func() error {
+		if n := pooled(); n < 3 {
+			return fmt.Errorf("the pool was not refilled: %d", n)
 		}
-	}
+		return nil
+	})
 	// Handed over, it takes the bot's name (its labels still say pool):
 	// should this runner die mid-match, the match's clean-up finds it by
 	// that name, and its FIFO folder by its mount.
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() error {
 		info, err := cli.ContainerInspect(t.Context(), second.ID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Name == "/"+name("second") {
-			break
+		if info.Name != "/"+name("second") {
+			return fmt.Errorf("the warm container is still named %s", info.Name)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("the warm container is still named %s", info.Name)
-		}
-	}
+		return nil
+	})
 	janitor := sandbox.NewJanitor(cli, func(sandbox.Owner) bool { return true }, sandbox.WithStdioFolder(fifo.Dir, fifo.Launcher))
 	rep, err := janitor.RemoveLostMatch(t.Context(), match)
 	if err != nil {

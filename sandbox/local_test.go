@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sandbox"
 )
 
@@ -209,14 +210,15 @@ func TestLocalBotStoppedWhileAnsweringIsContinued(t *testing.T) {
 	if p.Runnable() {
 		t.Error("a bot frozen at its answer counts as kept from its work")
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // a while later, still frozen
 	waitState(t, pid, frozen)
 }
 
 // pidOf finds the process whose command line holds arg.
 func pidOf(t *testing.T, arg string) int {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+	var found int
+	poll.Until(t, 5*time.Second, func() error {
 		dirs, _ := os.ReadDir("/proc")
 		for _, d := range dirs {
 			pid, err := strconv.Atoi(d.Name())
@@ -225,25 +227,25 @@ func pidOf(t *testing.T, arg string) int {
 			}
 			cmd, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
 			if strings.Contains(string(cmd), arg) && !strings.Contains(string(cmd), "__join") {
-				return pid
+				found = pid
+				return nil
 			}
 		}
-	}
-	t.Fatalf("no process with %q in its command line", arg)
-	return 0
+		return fmt.Errorf("no process with %q in its command line", arg)
+	})
+	return found
 }
 
 // waitState waits until every thread of the process is in the state (a
 // letter of /proc/PID/task/TID/stat), failing after a few seconds.
 func waitState(t *testing.T, pid int, want byte) {
 	t.Helper()
-	var got []string
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
+	poll.Until(t, 5*time.Second, func() error {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			t.Fatalf("process %d: %v", pid, err)
 		}
-		got = got[:0]
+		var got []string
 		all := len(tasks) > 0
 		for _, task := range tasks {
 			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
@@ -260,9 +262,9 @@ func waitState(t *testing.T, pid int, want byte) {
 				all = false
 			}
 		}
-		if all {
-			return
+		if !all {
+			return fmt.Errorf("the threads of process %d are not all in state %c: %v", pid, want, got)
 		}
-	}
-	t.Fatalf("the threads of process %d are not all in state %c: %v", pid, want, got)
+		return nil
+	})
 }
