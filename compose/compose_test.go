@@ -27,6 +27,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sandbox"
 )
 
@@ -110,17 +111,17 @@ func (a api) play(t *testing.T, game string, bots ...string) map[string]any {
 		t.Fatalf("start %v: %d %v", bots, res.StatusCode, m)
 	}
 	id := m["id"].(string)
-	for start := time.Now(); time.Since(start) < 2*time.Minute; time.Sleep(200 * time.Millisecond) {
+	poll.Until(t, 2*time.Minute, func() error {
 		a.get(t, "/api/matches/"+id, &m)
 		switch m["status"] {
 		case "finished":
-			return m
+			return nil
 		case "failed", "cancelled":
 			t.Fatalf("match %v: %v", bots, m)
 		}
-	}
-	t.Fatalf("match %v did not finish: %v", bots, m)
-	return nil
+		return fmt.Errorf("match %v did not finish: %v", bots, m)
+	})
+	return m
 }
 
 // checkGame checks that an image is labelled with the game it plays, as
