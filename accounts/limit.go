@@ -25,7 +25,8 @@ type Limits struct {
 // 20 from a client, then one every 30 s.
 var DefaultLimits = Limits{AccountBurst: 10, AccountEvery: time.Minute, ClientBurst: 20, ClientEvery: 30 * time.Second}
 
-// TooManyError is a sign-in refused for too many wrong passwords.
+// TooManyError is a sign-in refused for too many wrong passwords: of
+// errs.ErrTooMany, to try again after RetryAfter.
 type TooManyError struct {
 	// Of is "account NAME" or "client ADDRESS".
 	Of         string
@@ -35,6 +36,12 @@ type TooManyError struct {
 func (e *TooManyError) Error() string {
 	return fmt.Sprintf("too many wrong passwords for %s: try again in %d s", e.Of, int(math.Ceil(e.RetryAfter.Seconds())))
 }
+
+// IsTooMany puts the error in errs.ErrTooMany.
+func (e *TooManyError) IsTooMany() bool { return true }
+
+// Wait is how long to wait before trying again (errs.RetryAfter).
+func (e *TooManyError) Wait() time.Duration { return e.RetryAfter }
 
 type limits struct {
 	cfg      Limits

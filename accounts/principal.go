@@ -13,13 +13,13 @@
 package accounts
 
 import (
-	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
+
+	"arena/internal/errs"
 )
 
 // The roles of an account.
@@ -78,36 +78,29 @@ func (p Principal) Owns(owner string) bool {
 	return p.Name != "" && owner != "" && slices.Contains(p.Owners(), owner)
 }
 
-// Errors of the accounts, by what the caller does about them (the web
-// server maps each to its status).
+// Errors of the accounts: the shared classes of package errs, under the
+// names the accounts' callers know (the web server maps each to its
+// status).
 var (
 	// ErrUnauthenticated: nobody is signed in, or the credentials are
 	// wrong, expired or revoked (401).
-	ErrUnauthenticated = errors.New("not signed in")
+	ErrUnauthenticated = errs.ErrUnauthenticated
 	// ErrDenied: signed in, but not allowed (403).
-	ErrDenied = errors.New("not allowed")
+	ErrDenied = errs.ErrDenied
 	// ErrInvalid: a name, password or field that is not acceptable (400).
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = errs.ErrInvalid
 	// ErrConflict: a name in use, the last member of a team (409).
-	ErrConflict = errors.New("conflict")
+	ErrConflict = errs.ErrConflict
 	// ErrNotFound: no such account, team, token or invitation (404).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = errs.ErrNotFound
 )
 
 // Errorf is an error of one of the classes above, its message only the
-// formatted text (the class shows in errors.Is, not in the words).
+// formatted text (the class shows in errors.Is, not in the words): as
+// errs.Errorf.
 func Errorf(class error, format string, a ...any) error {
-	return &classed{class: class, err: fmt.Errorf(format, a...)}
+	return errs.Errorf(class, format, a...)
 }
-
-type classed struct {
-	class error
-	err   error
-}
-
-func (e *classed) Error() string        { return e.err.Error() }
-func (e *classed) Is(target error) bool { return target == e.class }
-func (e *classed) Unwrap() error        { return e.err }
 
 // MayChange says whether the principal may change (pause, remove,
 // rename, cancel) a thing of owner, what names the thing in the answer;

@@ -16,15 +16,14 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"arena/accounts"
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -104,7 +103,7 @@ const (
 )
 
 // ErrInvalid: a contest's settings or an entry that is not acceptable.
-var ErrInvalid = errors.New("invalid contest input")
+var ErrInvalid = errs.New(errs.ErrInvalid, "invalid contest input")
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -234,7 +233,7 @@ func (s Spec) Limits() orchestrator.Limits {
 }
 
 // ErrNotInvited: an owner may not enter the contest.
-var ErrNotInvited = errors.New("not invited")
+var ErrNotInvited = errs.New(errs.ErrDenied, "not invited")
 
 // MayEnter says why an owner (a user, or a team) may not enter, bringing
 // an invitation code (or ""); nil: they may.
@@ -297,7 +296,7 @@ func (s Spec) MayCount(owner string, entered []store.ContestEntry, persons map[s
 		if team {
 			why += ", and a team's entry counts for each of its members"
 		}
-		return accounts.Errorf(accounts.ErrConflict, "%s is already in contest %q %s: %s", who, s.Name, strings.Join(through, " and "), why)
+		return errs.Errorf(errs.ErrConflict, "%s is already in contest %q %s: %s", who, s.Name, strings.Join(through, " and "), why)
 	}
 	return nil
 }

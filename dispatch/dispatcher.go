@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/orchestrator"
 )
 
@@ -217,7 +218,7 @@ const stopWait = 30 * time.Second
 const pullHeartbeat = time.Second
 
 // ErrNoWorker is the kind of error of a match no worker could play.
-var ErrNoWorker = errors.New("no worker could play the match")
+var ErrNoWorker = errs.New(errs.ErrUnavailable, "no worker could play the match")
 
 // errObjectStore: a replay could not be read from the object store (not
 // the worker's doing, as far as can be told).

@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"golang.org/x/sync/singleflight"
+
+	"arena/internal/errs"
 )
 
 // Pushed bots on joined workers. A bot pushed to the server's registry is
@@ -33,7 +35,7 @@ import (
 type ImageSource func(ctx context.Context, id string, w io.Writer) error
 
 // ErrNotHandedOut: the server holds no pushed bot of that id.
-var ErrNotHandedOut = errors.New("no pushed bot is that image")
+var ErrNotHandedOut = errs.New(errs.ErrNotFound, "no pushed bot is that image")
 
 // ImageStore is a worker's engine, as far as fetching images goes.
 type ImageStore interface {

@@ -19,6 +19,8 @@ import (
 	"github.com/moby/sys/atomicwriter"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"arena/internal/errs"
 )
 
 // Credentials are what a worker that joined keeps (in its data folder):
@@ -37,7 +39,7 @@ const credentialsFile = "worker-credentials.json"
 // ErrRefused is the kind of error of a worker that NATS or the server
 // will not let in: its token or its key refused, its name taken. Trying
 // again does not help.
-var ErrRefused = errors.New("refused")
+var ErrRefused = errs.New(errs.ErrDenied, "refused")
 
 // LoadCredentials reads a worker's credentials from dir (nil, nil when
 // it has none yet).

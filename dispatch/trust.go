@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/moby/sys/atomicwriter"
+
+	"arena/internal/errs"
 )
 
 // Trust is what the embedded NATS server checks its clients against,
@@ -415,7 +417,7 @@ func (t *Trust) Workers() []JoinedWorker {
 
 // ErrNameTaken is the kind of error of a join under a name another key
 // holds.
-var ErrNameTaken = errors.New("the name is taken by another worker")
+var ErrNameTaken = errs.New(errs.ErrConflict, "the name is taken by another worker")
 
 // Admit records a worker joining under name with its public key. The
 // same name with the same key joins again; a name another key holds, or

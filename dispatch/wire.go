@@ -6,12 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"arena/internal/errs"
 	"arena/orchestrator"
 )
 
@@ -20,7 +20,7 @@ import (
 const Version = 2
 
 // ErrVersion is the kind of error for a message of an unknown version.
-var ErrVersion = errors.New("unknown message version")
+var ErrVersion = errs.New(errs.ErrInvalid, "unknown message version")
 
 // Subjects and names on the NATS side.
 const (

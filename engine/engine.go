@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"arena/framing"
+	"arena/internal/errs"
 )
 
 // Game is one game's catalogue entry and match factory.
@@ -260,7 +261,7 @@ type TextRenderer interface {
 }
 
 // ErrUnknownMap is returned (wrapped) for a map name a game does not ship.
-var ErrUnknownMap = errors.New("unknown map")
+var ErrUnknownMap = errs.New(errs.ErrInvalid, "unknown map")
 
 // Find returns the game with the given name.
 func Find(games []Game, name string) (Game, error) {

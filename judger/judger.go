@@ -66,6 +66,7 @@ import (
 
 	"arena/engine"
 	"arena/framing"
+	"arena/internal/errs"
 )
 
 // The image labels of a logic.
@@ -606,7 +607,7 @@ func (m *match) Result() engine.Result { return m.result }
 
 // ErrNotALogic is wrapped by the error for an image that says it is no
 // Saiblo logic.
-var ErrNotALogic = errors.New("not a logic")
+var ErrNotALogic = errs.New(errs.ErrInvalid, "not a logic")
 
 // CheckLabels checks a logic image's labels and returns its number of
 // players: LogicLabel, when set, must say "saiblo".

@@ -34,6 +34,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/ladder/skill"
 	"arena/orchestrator"
 	"arena/store"
@@ -121,12 +122,12 @@ func New(cfg Config, deps Deps) *Ladder {
 		kick: make(chan struct{}, 1), inFlight: map[string]string{}, changed: make(chan struct{})}
 }
 
-// Errors of the ladder's input, for the caller to map to its answers.
+// Errors of the ladder's input, each of its class (package errs).
 var (
 	// ErrUnknownGame: no such game.
-	ErrUnknownGame = errors.New("unknown game")
+	ErrUnknownGame = errs.New(errs.ErrNotFound, "unknown game")
 	// ErrInvalid: a name or image that is not acceptable.
-	ErrInvalid = errors.New("invalid ladder input")
+	ErrInvalid = errs.New(errs.ErrInvalid, "invalid ladder input")
 	// ErrNoEntry: no such entry in this game's ladder.
 	ErrNoEntry = store.ErrNoEntry
 )

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"arena/internal/errs"
 	"arena/sandbox"
 )
 
@@ -114,7 +115,7 @@ func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
 	}
 	img, err := r.docker.Image(ctx, ref)
 	if errors.Is(err, sandbox.ErrImageNotFound) {
-		return img, &kinded{ErrImageNotFound, err}
+		return img, errs.Mark(ErrImageNotFound, err)
 	}
 	return img, err
 }

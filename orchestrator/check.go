@@ -3,16 +3,17 @@ package orchestrator
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
 	"arena/engine"
+	"arena/internal/errs"
 )
 
 // ErrForeignReplay is the kind of error of a replay that is not the
-// request's match, or that the engine does not reproduce.
-var ErrForeignReplay = errors.New("the replay is not the match's")
+// request's match, or that the engine does not reproduce
+// (errs.ErrInvalid).
+var ErrForeignReplay = errs.New(errs.ErrInvalid, "the replay is not the match's")
 
 // CheckReplay says whether rep is a replay of req as this package writes
 // one: the same match id, game, map (its data, not just its name), seed,

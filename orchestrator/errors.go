@@ -1,37 +1,38 @@
 package orchestrator
 
-import "errors"
+import (
+	"errors"
+	"time"
+
+	"arena/internal/errs"
+)
 
 // Error kinds. Callers test them with errors.Is; the message of an error
-// of a kind is its own (the kind adds nothing to it).
+// of a kind is its own (the kind adds nothing to it). Each kind but the
+// last two is of a class of package errs.
 var (
 	// ErrInvalid: the request cannot be played as given (unknown map,
 	// wrong number of bots, bad settings, a malformed bot reference). It
-	// is the caller's mistake, found before any bot starts.
-	ErrInvalid = errors.New("invalid request")
+	// is the caller's mistake, found before any bot starts (errs.ErrInvalid).
+	ErrInvalid = errs.New(errs.ErrInvalid, "invalid request")
 	// ErrImageNotFound: a bot's image is not on the engine (and may not
-	// be pulled).
-	ErrImageNotFound = errors.New("image not found")
-	// ErrQueueClosed is returned by Enqueue once the queue shuts down.
-	ErrQueueClosed = errors.New("the server is shutting down")
-	// ErrQueueFull is returned by Enqueue when the line is at its limit.
-	ErrQueueFull = errors.New("the queue is full")
+	// be pulled). Of errs.ErrInvalid: the request names an image the
+	// engine lacks, which is the caller's input to mend.
+	ErrImageNotFound = errs.New(errs.ErrInvalid, "image not found")
+	// ErrQueueClosed is returned by Enqueue once the queue shuts down
+	// (errs.ErrUnavailable).
+	ErrQueueClosed = errs.New(errs.ErrUnavailable, "the server is shutting down")
+	// ErrQueueFull is returned by Enqueue when the line is at its limit
+	// (errs.ErrTooMany: try again in 10 s).
+	ErrQueueFull = errs.TooMany(errors.New("the queue is full"), 10*time.Second)
 	// ErrCancelled is the cause of a match cancelled on request.
 	ErrCancelled = errors.New("cancelled on request")
 	// ErrGameHost: the program that holds a game's rules (a logic) could
 	// not start, crashed, hung or broke its protocol. The match failed;
-	// no bot lost it.
+	// no bot lost it (the platform's failure: of no class).
 	ErrGameHost = errors.New("the game's logic failed")
 )
 
-// kinded is an error of a kind: its message is err's, and errors.Is
-// matches both the kind and whatever err wraps.
-type kinded struct {
-	kind, err error
-}
-
-func (k *kinded) Error() string   { return k.err.Error() }
-func (k *kinded) Unwrap() []error { return []error{k.kind, k.err} }
-
-// invalid marks err as the caller's mistake.
-func invalid(err error) error { return &kinded{ErrInvalid, err} }
+// invalid marks err as the caller's mistake (errs.Mark: its message is
+// err's, and errors.Is matches both ErrInvalid and whatever err wraps).
+func invalid(err error) error { return errs.Mark(ErrInvalid, err) }

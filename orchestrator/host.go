@@ -11,6 +11,7 @@ import (
 
 	"arena/engine"
 	"arena/framing"
+	"arena/internal/errs"
 	"arena/sandbox"
 )
 
@@ -22,14 +23,14 @@ import (
 func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID string, m engine.HostedMatch) (Bot, error) {
 	g, ok := req.Game.(engine.Hosted)
 	if !ok {
-		return nil, &kinded{ErrGameHost, fmt.Errorf("game %s has hosted matches but no host", req.Game.Name())}
+		return nil, errs.Mark(ErrGameHost, fmt.Errorf("game %s has hosted matches but no host", req.Game.Name()))
 	}
 	img, err := o.launcher.Image(ctx, g.HostImage())
 	if err != nil {
 		if errors.Is(err, ErrImageNotFound) {
 			return nil, fmt.Errorf("the game's logic: %w", err)
 		}
-		return nil, &kinded{ErrGameHost, fmt.Errorf("the game's logic %s: %w", g.HostImage(), err)}
+		return nil, errs.Mark(ErrGameHost, fmt.Errorf("the game's logic %s: %w", g.HostImage(), err))
 	}
 	if err := g.CheckHost(img.Labels); err != nil {
 		return nil, invalid(err)
@@ -48,7 +49,7 @@ func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID strin
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &kinded{ErrGameHost, fmt.Errorf("the game's logic %s did not start: %w", g.HostImage(), err)}
+		return nil, errs.Mark(ErrGameHost, fmt.Errorf("the game's logic %s did not start: %w", g.HostImage(), err))
 	}
 	// The logic runs when it will: it is not a contestant, its time is
 	// bounded per message (judger.LogicTime), not counted.
@@ -60,7 +61,7 @@ func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID strin
 		if ctx.Err() != nil {
 			return host, ctx.Err()
 		}
-		return host, &kinded{ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(host, err))}
+		return host, errs.Mark(ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(host, err)))
 	}
 	return host, nil
 }
@@ -123,7 +124,7 @@ func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *
 	for _, fr := range r.Frames {
 		err := v.frame(fr)
 		if herr := hm.Err(); herr != nil { // why it went otherwise, if so
-			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, herr))}
+			return errs.Mark(ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, herr)))
 		}
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/sandbox"
 )
 
@@ -274,9 +275,9 @@ func (o *Orchestrator) pinned(ctx context.Context, ref, id, digest string) (sand
 		case derr == nil && byDigest.ID == id:
 			img, err = byDigest, nil
 		case derr == nil:
-			err = &kinded{ErrImageNotFound, fmt.Errorf("%s is image %s, not the pinned one", digest, byDigest.ID)}
+			err = errs.Mark(ErrImageNotFound, fmt.Errorf("%s is image %s, not the pinned one", digest, byDigest.ID))
 		default:
-			err = &kinded{ErrImageNotFound, fmt.Errorf("not here, and by its digest: %w", derr)}
+			err = errs.Mark(ErrImageNotFound, fmt.Errorf("not here, and by its digest: %w", derr))
 		}
 	}
 	if err != nil {

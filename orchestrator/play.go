@@ -11,6 +11,7 @@ import (
 
 	"arena/engine"
 	"arena/framing"
+	"arena/internal/errs"
 	"arena/sandbox"
 )
 
@@ -219,7 +220,7 @@ func (r *run) loop(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return &kinded{ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err()))}
+			return errs.Mark(ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err())))
 		}
 		r.rec.commit()
 		for _, s := range r.seats {

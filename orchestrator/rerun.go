@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/sandbox"
 )
 
@@ -61,8 +62,8 @@ type RerunResult struct {
 }
 
 // ErrRerunImageGone is matched by the error of a rerun whose recorded
-// image is no longer present.
-var ErrRerunImageGone = errors.New("the recorded image is no longer present")
+// image is no longer present (errs.ErrNotFound).
+var ErrRerunImageGone = errs.New(errs.ErrNotFound, "the recorded image is no longer present")
 
 // Rerun replays a recorded bot against its own inputs (see RerunRequest)
 // and stops at the first answer that differs from the recording. The

@@ -12,6 +12,8 @@ import (
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/image"
 	"go.uber.org/zap"
+
+	"arena/internal/errs"
 )
 
 // Image is a local image ready to run.
@@ -37,8 +39,9 @@ type Image struct {
 }
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
-// that is not present locally, whatever its concrete type.
-var ErrImageNotFound = errors.New("image not found locally")
+// that is not present locally, whatever its concrete type
+// (errs.ErrNotFound).
+var ErrImageNotFound = errs.New(errs.ErrNotFound, "image not found locally")
 
 // ImageNotFoundError reports an image that is not present locally. It
 // matches ErrImageNotFound.
@@ -51,12 +54,12 @@ func (e *ImageNotFoundError) Error() string {
 func (e *ImageNotFoundError) Unwrap() error { return ErrImageNotFound }
 
 // ErrBadReference is wrapped by errors about a bot reference that is not
-// well formed: the caller's input is wrong.
-var ErrBadReference = errors.New("bad bot reference")
+// well formed: the caller's input is wrong (errs.ErrInvalid).
+var ErrBadReference = errs.New(errs.ErrInvalid, "bad bot reference")
 
 // ErrBadSpec is wrapped by errors about a bot's spec that the sandbox
-// cannot apply: the caller's input is wrong.
-var ErrBadSpec = errors.New("bad bot spec")
+// cannot apply: the caller's input is wrong (errs.ErrInvalid).
+var ErrBadSpec = errs.New(errs.ErrInvalid, "bad bot spec")
 
 // ParseImageRef checks that ref is a well-formed Docker image reference.
 func ParseImageRef(ref string) error {

@@ -20,6 +20,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"arena/internal/errs"
 )
 
 // Limits bound an upload.
@@ -79,7 +81,7 @@ func (s Source) under(dir string) bool {
 }
 
 // ErrArchive is the kind of every error about an upload's archive.
-var ErrArchive = errors.New("the archive is refused")
+var ErrArchive = errs.New(errs.ErrInvalid, "the archive is refused")
 
 func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrArchive, fmt.Sprintf(format, args...))

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"arena/internal/errs"
 	"arena/sandbox"
 )
 
@@ -60,7 +61,7 @@ const (
 // ErrBuild is the kind of a build that failed for the upload's sake (the
 // code did not compile, the build ran past its limit); its message is the
 // reason, the log says more.
-var ErrBuild = errors.New("the build failed")
+var ErrBuild = errs.New(errs.ErrInvalid, "the build failed")
 
 // Build builds the bot of an upload and returns its image, writing the
 // build's log as it goes.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/sqlite3store"
+
+	"arena/internal/errs"
 )
 
 // The accounts' tables (schema version 2), and who owns what:
@@ -90,18 +92,20 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_expiry_idx ON sessions(expiry);
 `
 
-// Errors of the accounts, for the caller to map to its answers.
+// Errors of the accounts, each of its class (package errs).
 var (
 	// ErrNoUser: no such account (or team).
-	ErrNoUser = errors.New("no such account")
+	ErrNoUser = errs.New(errs.ErrNotFound, "no such account")
 	// ErrNameInUse: a user or team already has that name.
-	ErrNameInUse = errors.New("name in use")
+	ErrNameInUse = errs.New(errs.ErrConflict, "name in use")
 	// ErrNoToken: no such token of this user.
-	ErrNoToken = errors.New("no such token")
-	// ErrInviteUsed: an invitation that is unknown, used or expired.
+	ErrNoToken = errs.New(errs.ErrNotFound, "no such token")
+	// ErrInviteUsed: an invitation that is unknown, used or expired. Of
+	// no class: what it means is the caller's to say (a sign-up refused,
+	// an invitation no longer there to delete).
 	ErrInviteUsed = errors.New("invitation not valid")
 	// ErrTeamLimit: the user made as many teams as they may.
-	ErrTeamLimit = errors.New("too many teams made")
+	ErrTeamLimit = errs.New(errs.ErrDenied, "too many teams made")
 )
 
 // User is an account.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"arena/internal/errs"
 )
 
 // Contests (schema version 5): a contest's settings (Spec, as JSON), its
@@ -168,7 +170,7 @@ type AuditRecord struct {
 }
 
 // ErrNoContest: no such contest (or entry of it).
-var ErrNoContest = errors.New("no such contest")
+var ErrNoContest = errs.New(errs.ErrNotFound, "no such contest")
 
 // CreateContest records a new contest, open, and its creation in its
 // audit log.
@@ -290,7 +292,7 @@ func (s *Store) UpdateContest(ctx context.Context, id int64, spec json.RawMessag
 }
 
 // ErrContestClosed: the contest is past its freeze.
-var ErrContestClosed = errors.New("the contest is past its freeze")
+var ErrContestClosed = errs.New(errs.ErrConflict, "the contest is past its freeze")
 
 // AddContestEntry records an entry of an open contest. admit, when not
 // nil, says in the same transaction whether the entry may be made (its
@@ -555,7 +557,7 @@ func (s *Store) InsertContestMatch(ctx context.Context, m Match, contest int64, 
 }
 
 // ErrGameTaken: the final's game is being played or is over.
-var ErrGameTaken = errors.New("the game is being played or is over")
+var ErrGameTaken = errs.New(errs.ErrConflict, "the game is being played or is over")
 
 // SettleContestGame records how the match playing a final's game ended:
 // scored with its outcome, void (past its tries), or given back to be

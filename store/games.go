@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"arena/internal/errs"
 )
 
 // The logic games an admin registered (schema version 7): a game whose
@@ -27,7 +28,7 @@ type LogicGame struct {
 
 // ErrGameExists is returned (wrapped) by AddLogicGame for a name already
 // registered.
-var ErrGameExists = errors.New("a game of that name is registered")
+var ErrGameExists = errs.New(errs.ErrConflict, "a game of that name is registered")
 
 // AddLogicGame records a logic game.
 func (s *Store) AddLogicGame(ctx context.Context, g LogicGame) error {

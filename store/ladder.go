@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"arena/internal/errs"
 )
 
 // The ladders' tables, added beside the match history (CREATE … IF NOT
@@ -104,15 +106,15 @@ type Entry struct {
 func (e Entry) Listed() bool { return e.State == EntryActive || e.State == EntryPaused }
 
 // ErrNoEntry is returned for an unknown entry id.
-var ErrNoEntry = errors.New("no such ladder entry")
+var ErrNoEntry = errs.New(errs.ErrNotFound, "no such ladder entry")
 
 // ErrNameTaken is wrapped by RegisterEntry's error when the name belongs
 // to an entry of another image.
-var ErrNameTaken = errors.New("name taken")
+var ErrNameTaken = errs.New(errs.ErrConflict, "name taken")
 
 // ErrLadderFull is wrapped by RegisterEntry's error when the ladder holds
 // its most entries.
-var ErrLadderFull = errors.New("ladder full")
+var ErrLadderFull = errs.New(errs.ErrConflict, "ladder full")
 
 const entryColumns = `id, game, name, version, image, image_id, state, note, mu, sigma, created_at, owner, created_by`
 

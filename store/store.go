@@ -20,6 +20,8 @@ import (
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/moby/sys/atomicwriter"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"arena/internal/errs"
 )
 
 // Match is one match as the history keeps it.
@@ -48,7 +50,7 @@ type Match struct {
 }
 
 // ErrNotFound is returned for an unknown match id.
-var ErrNotFound = errors.New("no such match")
+var ErrNotFound = errs.New(errs.ErrNotFound, "no such match")
 
 // Store is the match history in a data folder: arena.db and replays/.
 // One process at a time holds a data folder (see Open).

@@ -14,9 +14,10 @@
 package skill
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"arena/internal/errs"
 )
 
 // Rating is a belief about a player's skill.
@@ -54,7 +55,7 @@ func Default() Model {
 func (m Model) New() Rating { return Rating{Mu: m.Mu, Sigma: m.Sigma} }
 
 // ErrInput is wrapped by Rate's errors about its arguments.
-var ErrInput = errors.New("bad rating input")
+var ErrInput = errs.New(errs.ErrInvalid, "bad rating input")
 
 // Rate returns the players' ratings after a match. ratings holds one
 // rating per player; places holds each player's place (lower is better,
