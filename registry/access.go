@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/distribution/distribution/v3/registry/auth"
 
 	"arena/accounts"
+	"arena/internal/errs"
 )
 
 // Who may do what in the registry (see SECURITY.md):
@@ -37,7 +37,7 @@ import (
 const PlatformUser = accounts.PlatformName
 
 // Authenticator knows an account by its name and API token; it returns
-// accounts.ErrUnauthenticated for credentials that are not good.
+// an error of errs.ErrUnauthenticated for credentials that are not good.
 type Authenticator func(ctx context.Context, name, token string) (accounts.Principal, error)
 
 // caller is who a registry request comes from.
@@ -68,11 +68,11 @@ func (r *Registry) identify(req *http.Request) (caller, error) {
 		return caller{principal: accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaLocal}}, nil
 	}
 	if !ok {
-		return caller{}, accounts.Errorf(accounts.ErrUnauthenticated, "authentication required: docker login with your name and an API token (made on your account page)")
+		return caller{}, errs.Errorf(errs.ErrUnauthenticated, "authentication required: docker login with your name and an API token (made on your account page)")
 	}
 	if name == PlatformUser {
 		if subtle.ConstantTimeCompare([]byte(secret), []byte(r.platformSecret)) != 1 {
-			return caller{}, accounts.Errorf(accounts.ErrUnauthenticated, "the platform's credential is wrong")
+			return caller{}, errs.Errorf(errs.ErrUnauthenticated, "the platform's credential is wrong")
 		}
 		return caller{platform: true}, nil
 	}
@@ -81,7 +81,7 @@ func (r *Registry) identify(req *http.Request) (caller, error) {
 		return caller{}, err
 	}
 	if p.Name != name {
-		return caller{}, accounts.Errorf(accounts.ErrUnauthenticated, "the token is %s's, not %s's", p.Name, name)
+		return caller{}, errs.Errorf(errs.ErrUnauthenticated, "the token is %s's, not %s's", p.Name, name)
 	}
 	return caller{principal: p}, nil
 }
@@ -94,13 +94,13 @@ func permit(c caller, res auth.Resource, action string) error {
 		if c.platform || c.principal.Admin() {
 			return nil
 		}
-		return accounts.Errorf(accounts.ErrDenied, "only an admin lists every repository")
+		return errs.Errorf(errs.ErrDenied, "only an admin lists every repository")
 	case res.Type != "repository":
-		return accounts.Errorf(accounts.ErrDenied, "unknown resource %s", res.Type)
+		return errs.Errorf(errs.ErrDenied, "unknown resource %s", res.Type)
 	case c.platform && action == "pull":
 		return nil
 	case c.platform:
-		return accounts.Errorf(accounts.ErrDenied, "the platform only pulls")
+		return errs.Errorf(errs.ErrDenied, "the platform only pulls")
 	case c.principal.Admin():
 		return nil
 	}
@@ -112,7 +112,7 @@ func permit(c caller, res auth.Resource, action string) error {
 	if verb == "" {
 		verb = action + " in"
 	}
-	return accounts.Errorf(accounts.ErrDenied, "%s may not %s %s: a user's images live under NAME/… and their teams' TEAM/… (yours: %s)",
+	return errs.Errorf(errs.ErrDenied, "%s may not %s %s: a user's images live under NAME/… and their teams' TEAM/… (yours: %s)",
 		c.principal.Name, verb, res.Name, strings.Join(owners(c.principal), ", "))
 }
 
@@ -199,13 +199,27 @@ func forgetController(id string) {
 	controllersMu.Unlock()
 }
 
-// errorStatus maps an accounts error to a registry error.
+// errorStatus maps an error's class (package errs) to a registry error:
+// its status and OCI error code. The spec has no code for a conflict or
+// for input that is wrong but no manifest's (a bad manifest says its own
+// code, badManifest): those are UNSUPPORTED. An error of no class is the
+// platform's failure.
 func errorStatus(err error) (int, string) {
-	switch {
-	case errors.Is(err, accounts.ErrUnauthenticated):
+	switch errs.Class(err) {
+	case errs.ErrUnauthenticated:
 		return http.StatusUnauthorized, "UNAUTHORIZED"
-	case errors.Is(err, accounts.ErrDenied):
+	case errs.ErrDenied:
 		return http.StatusForbidden, "DENIED"
+	case errs.ErrNotFound:
+		return http.StatusNotFound, "NAME_UNKNOWN"
+	case errs.ErrInvalid:
+		return http.StatusBadRequest, "UNSUPPORTED"
+	case errs.ErrConflict:
+		return http.StatusConflict, "UNSUPPORTED"
+	case errs.ErrUnavailable:
+		return http.StatusServiceUnavailable, "UNAVAILABLE"
+	case errs.ErrTooMany:
+		return http.StatusTooManyRequests, "TOOMANYREQUESTS"
 	}
 	return http.StatusInternalServerError, "UNKNOWN"
 }

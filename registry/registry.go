@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +39,8 @@ import (
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // the default storage
 	"github.com/sirupsen/logrus"
 	"go.uber.org/zap"
+
+	"arena/internal/errs"
 )
 
 // Config is the registry's policy.
@@ -59,7 +62,7 @@ type Deps struct {
 	Pushed  func(ctx context.Context, repo, tag, digest, by string)
 	Deleted func(ctx context.Context, repo, digest string)
 	// AllowPush, when set, may refuse a manifest before it is stored (an
-	// owner's quotas), with an error of accounts.ErrDenied: the manifest's
+	// owner's quotas), with an error of errs.ErrDenied: the manifest's
 	// digest, and what it weighs with what it references as the registry
 	// stores them. It is asked only of a manifest the registry's own
 	// policy takes (checkManifest).
@@ -222,6 +225,9 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		var bad badManifest
 		if errors.As(err, &bad) {
 			status, code = http.StatusBadRequest, bad.code
+		}
+		if d := errs.RetryAfter(err); d > 0 && status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 		}
 		r.deps.Log.Info("registry request refused", zap.String("method", req.Method), zap.String("path", req.URL.Path), zap.String("user", who.name()), zap.Error(err))
 		ociError(w, status, code, err.Error())
@@ -540,7 +546,7 @@ func (r *Registry) blobSize(ctx context.Context, repo, digest string) int64 {
 }
 
 // ErrNotFound: the registry has no such repository or tag.
-var ErrNotFound = errors.New("not in the registry")
+var ErrNotFound = errs.New(errs.ErrNotFound, "not in the registry")
 
 // get serves a GET of the registry's API in-process, as the platform.
 func (r *Registry) get(ctx context.Context, path, accept string) ([]byte, http.Header, error) {

@@ -20,6 +20,7 @@ import (
 
 	"arena/accounts"
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -115,7 +116,7 @@ func (s *Server) principal(c echo.Context) (accounts.Principal, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		tok, ok := strings.CutPrefix(h, "Bearer ")
 		if !ok || tok == "" {
-			return accounts.Anonymous, accounts.Errorf(accounts.ErrUnauthenticated, "send a token as Authorization: Bearer TOKEN")
+			return accounts.Anonymous, errs.Errorf(errs.ErrUnauthenticated, "send a token as Authorization: Bearer TOKEN")
 		}
 		if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
 			return accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}, nil
@@ -142,7 +143,7 @@ func (s *Server) principal(c echo.Context) (accounts.Principal, error) {
 		return accounts.Anonymous, nil
 	}
 	p, err := s.deps.Accounts.Principal(ctx, name, accounts.ViaSession, s.sessions.GetInt64(ctx, sessionEpoch))
-	if errors.Is(err, accounts.ErrUnauthenticated) {
+	if errs.IsUnauthenticated(err) {
 		s.dropSession(c)
 		return accounts.Anonymous, nil
 	}
@@ -180,7 +181,7 @@ func (s *Server) writeCookie(c echo.Context, token string, expiry time.Time) {
 func (s *Server) readable(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.cfg.Public == PublicNone && !who(c).SignedIn() {
-			return accounts.Errorf(accounts.ErrUnauthenticated, "sign in to see this server's matches and ladders")
+			return errs.Errorf(errs.ErrUnauthenticated, "sign in to see this server's matches and ladders")
 		}
 		return next(c)
 	}
@@ -190,7 +191,7 @@ func (s *Server) readable(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !who(c).SignedIn() {
-			return accounts.Errorf(accounts.ErrUnauthenticated, "sign in first (or send Authorization: Bearer TOKEN)")
+			return errs.Errorf(errs.ErrUnauthenticated, "sign in first (or send Authorization: Bearer TOKEN)")
 		}
 		return next(c)
 	}
@@ -201,10 +202,10 @@ func (s *Server) adminOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p := who(c)
 		if !p.SignedIn() {
-			return accounts.Errorf(accounts.ErrUnauthenticated, "sign in as an admin")
+			return errs.Errorf(errs.ErrUnauthenticated, "sign in as an admin")
 		}
 		if !p.Admin() {
-			return accounts.Errorf(accounts.ErrDenied, "only an admin may do this")
+			return errs.Errorf(errs.ErrDenied, "only an admin may do this")
 		}
 		return next(c)
 	}
@@ -214,7 +215,7 @@ func (s *Server) adminOnly(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) accountsOnly(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !s.accountsMode() {
-			return &apiError{http.StatusNotFound, "this server runs in local mode: it has no accounts (ARENA_AUTH=local)"}
+			return notFound("this server runs in local mode: it has no accounts (ARENA_AUTH=local)")
 		}
 		return next(c)
 	}
@@ -367,7 +368,7 @@ func (s *Server) operatorNamespace(ctx context.Context, name string) error {
 	}
 	for _, ref := range refs {
 		if ns := s.namespaceOf(ref); ns == name {
-			return accounts.Errorf(accounts.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
+			return errs.Errorf(errs.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
 		}
 	}
 	return nil
@@ -451,7 +452,7 @@ type passwordChange struct {
 func (s *Server) changePassword(c echo.Context) error {
 	p := who(c)
 	if p.Via != accounts.ViaSession {
-		return accounts.Errorf(accounts.ErrDenied, "a password is changed from a signed-in session, not with a token")
+		return errs.Errorf(errs.ErrDenied, "a password is changed from a signed-in session, not with a token")
 	}
 	var body passwordChange
 	if err := decodeBody(c, &body, `a JSON password change {"old","new"}`); err != nil {
@@ -514,7 +515,7 @@ func (s *Server) listTokens(c echo.Context) error {
 func (s *Server) createToken(c echo.Context) error {
 	p := who(c)
 	if p.Via != accounts.ViaSession {
-		return accounts.Errorf(accounts.ErrDenied, "tokens are made from a signed-in session, not with a token")
+		return errs.Errorf(errs.ErrDenied, "tokens are made from a signed-in session, not with a token")
 	}
 	var body struct {
 		Name string `json:"name"`
@@ -534,7 +535,7 @@ func (s *Server) createToken(c echo.Context) error {
 func (s *Server) revokeToken(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id < 1 {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no token %q", c.Param("id"))}
+		return notFound("no token %q", c.Param("id"))
 	}
 	if err := s.deps.Accounts.RevokeToken(c.Request().Context(), who(c), id); err != nil {
 		return err
@@ -685,7 +686,7 @@ func (s *Server) patchUser(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, err := s.deps.Store.User(ctx, c.Param("name"))
 	if errors.Is(err, store.ErrNoUser) {
-		return accounts.Errorf(accounts.ErrNotFound, "no account %s", c.Param("name"))
+		return errs.Errorf(errs.ErrNotFound, "no account %s", c.Param("name"))
 	}
 	if err != nil {
 		return err
@@ -754,10 +755,10 @@ func (s *Server) listInvites(c echo.Context) error {
 func (s *Server) deleteInvite(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id < 1 {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no invitation %q", c.Param("id"))}
+		return notFound("no invitation %q", c.Param("id"))
 	}
 	if err := s.deps.Store.DeleteInvite(c.Request().Context(), id); errors.Is(err, store.ErrInviteUsed) {
-		return accounts.Errorf(accounts.ErrNotFound, "no invitation %d that is not used", id)
+		return errs.Errorf(errs.ErrNotFound, "no invitation %d that is not used", id)
 	} else if err != nil {
 		return err
 	}

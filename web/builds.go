@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
+	"arena/internal/errs"
 	"arena/orchestrator"
 	"arena/sourcebuild"
 )
@@ -155,7 +156,7 @@ func (s *Server) runBuilds() {
 
 func (s *Server) createBuild(c echo.Context) error {
 	if s.deps.Builder == nil || s.registry == nil || s.builds == nil {
-		return &apiError{http.StatusNotFound, "this server builds no uploads (it needs its registry, ARENA_REGISTRY=on)"}
+		return notFound("this server builds no uploads (it needs its registry, ARENA_REGISTRY=on)")
 	}
 	p := who(c)
 	q := c.QueryParams()
@@ -234,7 +235,7 @@ func (s *Server) createBuild(c echo.Context) error {
 		now := s.now()
 		rec.State, rec.Error, rec.FinishedAt = "failed", "too many builds are waiting: try again in a while", &now
 		s.builds.mu.Unlock()
-		return &apiError{http.StatusTooManyRequests, rec.Error}
+		return errs.New(errs.ErrTooMany, rec.Error)
 	}
 	view := *rec
 	s.builds.mu.Unlock()
@@ -250,14 +251,14 @@ func (s *Server) holdBuildPlace(user string) error {
 	defer s.builds.mu.Unlock()
 	for _, r := range s.builds.all {
 		if r.Owner == user && (r.State == "queued" || r.State == "building") {
-			return &apiError{http.StatusTooManyRequests, fmt.Sprintf("your build %s is not done yet: one at a time", r.ID)}
+			return errs.Errorf(errs.ErrTooMany, "your build %s is not done yet: one at a time", r.ID)
 		}
 	}
 	if s.builds.receiving[user] {
-		return &apiError{http.StatusTooManyRequests, "your last upload is still being received: one at a time"}
+		return errs.Errorf(errs.ErrTooMany, "your last upload is still being received: one at a time")
 	}
 	if len(s.builds.line)+len(s.builds.receiving) >= cap(s.builds.line) {
-		return &apiError{http.StatusTooManyRequests, "too many builds are waiting: try again in a while"}
+		return errs.Errorf(errs.ErrTooMany, "too many builds are waiting: try again in a while")
 	}
 	s.builds.receiving[user] = true
 	return nil
@@ -287,7 +288,7 @@ func (s *Server) ownerMayPush(ctx context.Context, o buildOwner, repo string) (a
 	}
 	if err := s.registry.MayPush(p, repo); err != nil {
 		if ns, _, _ := strings.Cut(repo, "/"); ns != p.Name && o.p.Owns(ns) && !p.Owns(ns) {
-			return accounts.Anonymous, accounts.Errorf(accounts.ErrDenied, "you are no longer a member of team %s", ns)
+			return accounts.Anonymous, errs.Errorf(errs.ErrDenied, "you are no longer a member of team %s", ns)
 		}
 		return accounts.Anonymous, err
 	}
@@ -305,7 +306,7 @@ func (s *Server) runBuild(ctx context.Context, rec *buildRecord, req sourcebuild
 	digest, err := s.buildAndPush(ctx, rec, req, owner, log)
 	if err != nil {
 		fmt.Fprintf(log, "failed: %v\n", err)
-		if !errors.Is(err, sourcebuild.ErrBuild) && !errors.Is(err, accounts.ErrDenied) && !errors.Is(err, accounts.ErrUnauthenticated) {
+		if !errors.Is(err, sourcebuild.ErrBuild) && !errs.IsDenied(err) && !errs.IsUnauthenticated(err) {
 			s.log.Warn("a build failed", zap.String("build", rec.ID), zap.String("owner", rec.Owner), zap.Error(err))
 		}
 	}
@@ -351,7 +352,7 @@ func (s *Server) finishBuild(rec *buildRecord, digest string, err error) {
 
 func (s *Server) getBuild(c echo.Context) error {
 	if s.builds == nil {
-		return &apiError{http.StatusNotFound, "this server builds no uploads"}
+		return notFound("this server builds no uploads")
 	}
 	p := who(c)
 	s.builds.mu.Lock()
@@ -364,7 +365,7 @@ func (s *Server) getBuild(c echo.Context) error {
 	s.builds.mu.Unlock()
 	// Another's build is as absent as one that never was.
 	if !ok || (view.Owner != p.Name && !p.Admin()) {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no build %q", c.Param("id"))}
+		return notFound("no build %q", c.Param("id"))
 	}
 	return c.JSON(http.StatusOK, view)
 }

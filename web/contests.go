@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"arena/accounts"
 	"arena/contest"
+	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -36,26 +35,9 @@ import (
 func contestID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id < 1 {
-		return 0, &apiError{http.StatusNotFound, fmt.Sprintf("no contest %q", c.Param("id"))}
+		return 0, notFound("no contest %q", c.Param("id"))
 	}
 	return id, nil
-}
-
-// contestErr maps the contests' errors to answers; the others go to
-// handleError (an entry past the contest's entries per person is
-// accounts.ErrConflict: 409).
-func contestErr(err error) error {
-	switch {
-	case errors.Is(err, store.ErrNoContest):
-		return &apiError{http.StatusNotFound, err.Error()}
-	case errors.Is(err, store.ErrContestClosed):
-		return &apiError{http.StatusConflict, err.Error()}
-	case errors.Is(err, contest.ErrInvalid):
-		return &apiError{http.StatusBadRequest, err.Error()}
-	case errors.Is(err, contest.ErrNotInvited):
-		return &apiError{http.StatusForbidden, err.Error()}
-	}
-	return err
 }
 
 func (s *Server) viewer(c echo.Context) contest.Viewer {
@@ -84,7 +66,7 @@ func (s *Server) createContest(c echo.Context) error {
 // page.
 func (s *Server) contestCreated(c echo.Context, ct store.Contest, err error) error {
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	page, err := s.contests.Page(c.Request().Context(), ct.ID, s.viewer(c))
 	if err != nil {
@@ -101,7 +83,7 @@ func (s *Server) getContest(c echo.Context) error {
 	}
 	page, err := s.contests.Page(c.Request().Context(), id, s.viewer(c))
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, page)
 }
@@ -116,7 +98,7 @@ func (s *Server) patchContest(c echo.Context) error {
 		return err
 	}
 	if err := s.contests.Update(c.Request().Context(), id, patch, who(c).Name); err != nil {
-		return contestErr(err)
+		return err
 	}
 	return s.getContest(c)
 }
@@ -137,7 +119,7 @@ func (s *Server) rerunContest(c echo.Context) error {
 	}
 	n, err := s.contests.Rerun(c.Request().Context(), id, body.Entries[0], body.Entries[1], who(c).Name)
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	return c.JSON(http.StatusAccepted, map[string]any{"games": n})
 }
@@ -176,7 +158,7 @@ func (s *Server) enterContest(c echo.Context) error {
 	owner := p.Name
 	if body.Team != "" {
 		if !slices.Contains(p.Teams, body.Team) {
-			return accounts.Errorf(accounts.ErrDenied, "team: you are not a member of team %s", body.Team)
+			return errs.Errorf(errs.ErrDenied, "team: you are not a member of team %s", body.Team)
 		}
 		owner = body.Team
 	}
@@ -200,7 +182,7 @@ func (s *Server) enterContest(c echo.Context) error {
 		e.Repository, e.Tag, e.Owner = repo, tag, ns
 	case img != "":
 		if !p.Admin() {
-			return accounts.Errorf(accounts.ErrDenied, "image: only staff enter an image of the engine; push your bot and enter it as {\"bot\": \"NAME/bot\"}")
+			return errs.Errorf(errs.ErrDenied, "image: only staff enter an image of the engine; push your bot and enter it as {\"bot\": \"NAME/bot\"}")
 		}
 		e.Image = img
 	default:
@@ -208,7 +190,7 @@ func (s *Server) enterContest(c echo.Context) error {
 	}
 	rec, err := s.contests.Enter(c.Request().Context(), id, e)
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d/entries/%d", id, rec.ID))
 	return c.JSON(http.StatusCreated, map[string]any{"id": rec.ID, "contest": id, "owner": rec.Owner, "bot": rec.Image, "version": rec.Version, "state": rec.State})
@@ -221,7 +203,7 @@ func (s *Server) patchContestEntry(c echo.Context) error {
 	}
 	eid, err := strconv.ParseInt(c.Param("eid"), 10, 64)
 	if err != nil || eid < 1 {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no entry %q", c.Param("eid"))}
+		return notFound("no entry %q", c.Param("eid"))
 	}
 	var body struct {
 		Version    *string `json:"version"`
@@ -234,18 +216,18 @@ func (s *Server) patchContestEntry(c echo.Context) error {
 	p := who(c)
 	entry, err := s.contests.Entry(c.Request().Context(), id, eid)
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	owner := entry.Owner
 	if body.Disqualify != nil && !p.Admin() {
-		return accounts.Errorf(accounts.ErrDenied, "disqualify: staff only")
+		return errs.Errorf(errs.ErrDenied, "disqualify: staff only")
 	}
 	if err := p.MayChange(fmt.Sprintf("entry %d", eid), owner); err != nil {
 		return err
 	}
 	e, err := s.contests.ChangeEntry(c.Request().Context(), id, eid, contest.Change{Version: body.Version, Withdraw: body.Withdraw, Disqualify: body.Disqualify, By: p.Name})
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"id": e.ID, "contest": id, "owner": e.Owner, "bot": e.Image, "version": e.Version, "state": e.State, "reason": e.Reason})
 }
@@ -257,7 +239,7 @@ func (s *Server) contestStandings(c echo.Context) error {
 	}
 	b, err := s.contests.Standings(c.Request().Context(), id)
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	return c.JSON(http.StatusOK, b)
 }
@@ -269,7 +251,7 @@ func (s *Server) exportContest(c echo.Context) error {
 	}
 	b, err := s.contests.Standings(c.Request().Context(), id)
 	if err != nil {
-		return contestErr(err)
+		return err
 	}
 	switch c.QueryParam("format") {
 	case "", "csv":

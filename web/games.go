@@ -168,7 +168,7 @@ func (s *Server) removeGame(c echo.Context) error {
 		if _, err := s.deps.Games.Find(name); err == nil {
 			return conflict("the game %s is the server's own (built in, or ARENA_GAMES): it is removed from the server's configuration, not here", name)
 		}
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no registered game %s", name)}
+		return notFound("no registered game %s", name)
 	}
 	if !stale {
 		live, err := s.deps.Store.Contests(ctx, store.ContestOpen, store.ContestFinal)

@@ -1,17 +1,19 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"golang.org/x/time/rate"
+
+	"arena/internal/errs"
 )
 
 // The server's defences against hostile web clients. Each is a middleware,
@@ -44,7 +46,7 @@ func (s *Server) allowHost(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.hostAllowed(c.Request().Host) {
 			return next(c)
 		}
-		return &apiError{http.StatusForbidden, fmt.Sprintf("host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)}
+		return errs.Errorf(errs.ErrDenied, "host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)
 	}
 }
 
@@ -82,10 +84,10 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-			return &apiError{http.StatusForbidden, "cross-site requests may not change anything here"}
+			return errs.Errorf(errs.ErrDenied, "cross-site requests may not change anything here")
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host && origin != "https://"+r.Host {
-			return &apiError{http.StatusForbidden, fmt.Sprintf("requests from %s may not change anything here", origin)}
+			return errs.Errorf(errs.ErrDenied, "requests from %s may not change anything here", origin)
 		}
 		if isUpload(c) {
 			// An archive, whose Content-Type (none a form can send) the
@@ -137,13 +139,12 @@ func (s *Server) limit(perMinute float64, burst int, key func(echo.Context) stri
 	store := middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
 		Rate: rate.Limit(perMinute / 60), Burst: burst, ExpiresIn: 10 * time.Minute,
 	})
-	retry := strconv.Itoa(max(1, int(60/perMinute)))
+	retry := time.Duration(max(1, int(60/perMinute))) * time.Second
 	cfg := middleware.RateLimiterConfig{
 		Store:               store,
 		IdentifierExtractor: func(c echo.Context) (string, error) { return key(c), nil },
 		DenyHandler: func(c echo.Context, id string, _ error) error {
-			c.Response().Header().Set("Retry-After", retry)
-			return &apiError{http.StatusTooManyRequests, deny(id)}
+			return errs.TooMany(errors.New(deny(id)), retry)
 		},
 	}
 	if skip != nil {

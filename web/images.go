@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"arena/internal/errs"
 	"arena/orchestrator"
 	"arena/store"
 )
@@ -40,7 +41,7 @@ func (s *Server) listImages(c echo.Context) error {
 	if errors.Is(err, orchestrator.ErrNoImageList) {
 		imgs = nil
 	} else if err != nil {
-		return &apiError{http.StatusServiceUnavailable, "cannot list the local images: " + err.Error()}
+		return errs.Errorf(errs.ErrUnavailable, "cannot list the local images: %v", err)
 	}
 	out := []imageInfo{}
 	p := who(c)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"arena/accounts"
+	"arena/internal/errs"
 	"arena/ladder"
 	"arena/store"
 )
@@ -151,7 +151,7 @@ func (s *Server) registerEntry(c echo.Context) error {
 	owner := p.Name
 	if body.Team != "" {
 		if !slices.Contains(p.Teams, body.Team) {
-			return accounts.Errorf(accounts.ErrDenied, "team: you are not a member of team %s", body.Team)
+			return errs.Errorf(errs.ErrDenied, "team: you are not a member of team %s", body.Team)
 		}
 		owner = body.Team
 	}
@@ -173,7 +173,7 @@ func (s *Server) registerEntry(c echo.Context) error {
 func entryID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id < 1 {
-		return 0, &apiError{http.StatusNotFound, fmt.Sprintf("no ladder entry %q", c.Param("id"))}
+		return 0, notFound("no ladder entry %q", c.Param("id"))
 	}
 	return id, nil
 }
@@ -181,7 +181,7 @@ func entryID(c echo.Context) (int64, error) {
 // entryErr names the entry an error is about.
 func entryErr(c echo.Context, err error) error {
 	if errors.Is(err, store.ErrNoEntry) {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no entry %s on the %s ladder", c.Param("id"), c.Param("game"))}
+		return notFound("no entry %s on the %s ladder", c.Param("id"), c.Param("game"))
 	}
 	return err
 }

@@ -27,7 +27,7 @@ func (s *Server) playerFile(c echo.Context) error {
 	name := path.Clean("/" + c.Param("*"))[1:]
 	data, ok := files[name]
 	if !ok {
-		return &apiError{http.StatusNotFound, "no such file in this game's player"}
+		return notFound("no such file in this game's player")
 	}
 	h := c.Response().Header()
 	h.Set("Content-Security-Policy", playerPolicy)

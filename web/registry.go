@@ -18,6 +18,7 @@ import (
 
 	"arena/accounts"
 	"arena/dispatch"
+	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -66,7 +67,7 @@ func (s *Server) serveRegistry(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if !s.hostAllowed(c.Request().Host) {
-			return &apiError{http.StatusForbidden, fmt.Sprintf("host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)}
+			return errs.Errorf(errs.ErrDenied, "host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)
 		}
 		if p == "/v2" {
 			c.Request().URL.Path = "/v2/"
@@ -92,7 +93,7 @@ func (s *Server) registryAuth(ctx context.Context, name, token string) (accounts
 			admin.Via = accounts.ViaLocal
 			return admin, nil
 		}
-		return accounts.Anonymous, accounts.Errorf(accounts.ErrUnauthenticated, "this server's registry takes ARENA_TOKEN as the password")
+		return accounts.Anonymous, errs.Errorf(errs.ErrUnauthenticated, "this server's registry takes ARENA_TOKEN as the password")
 	}
 	return s.deps.Accounts.ByToken(ctx, token)
 }
@@ -155,11 +156,11 @@ func (s *Server) allowPush(ctx context.Context, repo, tag, digest string, size i
 	q := s.cfg.Registry
 	switch {
 	case q.MaxRepos > 0 && newRepo && u.Repositories >= q.MaxRepos:
-		return accounts.Errorf(accounts.ErrDenied, "quota: %s has %d repositories, the most one may (ARENA_REGISTRY_MAX_REPOS); delete one on My bots", ns, u.Repositories)
+		return errs.Errorf(errs.ErrDenied, "quota: %s has %d repositories, the most one may (ARENA_REGISTRY_MAX_REPOS); delete one on My bots", ns, u.Repositories)
 	case q.MaxTags > 0 && newTag && u.Tags >= q.MaxTags:
-		return accounts.Errorf(accounts.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
+		return errs.Errorf(errs.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
 	case q.MaxBytes > 0 && u.Bytes+size > q.MaxBytes:
-		return accounts.Errorf(accounts.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA); delete a repository on My bots",
+		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA); delete a repository on My bots",
 			ns, mib(u.Bytes), mib(size), mib(q.MaxBytes))
 	}
 	return nil
@@ -232,7 +233,7 @@ type registryImage struct {
 
 func (s *Server) getRegistry(c echo.Context) error {
 	if s.registry == nil {
-		return &apiError{http.StatusNotFound, "this server has no registry (ARENA_REGISTRY=off)"}
+		return notFound("this server has no registry (ARENA_REGISTRY=off)")
 	}
 	p := who(c)
 	owners := p.Owners()
@@ -284,7 +285,7 @@ func (s *Server) getRegistry(c echo.Context) error {
 // its team, or an admin.
 func (s *Server) deleteRepository(c echo.Context) error {
 	if s.registry == nil {
-		return &apiError{http.StatusNotFound, "this server has no registry (ARENA_REGISTRY=off)"}
+		return notFound("this server has no registry (ARENA_REGISTRY=off)")
 	}
 	repo := strings.Trim(c.Param("*"), "/")
 	ns, _, _ := strings.Cut(repo, "/")
@@ -307,7 +308,7 @@ func (s *Server) deleteRepository(c echo.Context) error {
 		}
 	}
 	if len(done) == 0 {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("no repository %s in the registry", repo)}
+		return notFound("no repository %s in the registry", repo)
 	}
 	if err := s.deps.Store.ForgetManifest(ctx, repo, ""); err != nil {
 		return err
@@ -320,7 +321,7 @@ func (s *Server) deleteRepository(c echo.Context) error {
 // collect is POST /api/registry/gc (admins).
 func (s *Server) collect(c echo.Context) error {
 	if s.registry == nil {
-		return &apiError{http.StatusNotFound, "this server has no registry (ARENA_REGISTRY=off)"}
+		return notFound("this server has no registry (ARENA_REGISTRY=off)")
 	}
 	took, err := s.registry.Collect(c.Request().Context())
 	if err != nil {

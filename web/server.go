@@ -34,6 +34,7 @@ import (
 	"arena/accounts"
 	"arena/contest"
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/judger"
 	"arena/ladder"
 	"arena/orchestrator"
@@ -493,7 +494,9 @@ func (s *Server) routes() *echo.Echo {
 	return e
 }
 
-// apiError is an error with its HTTP status, for the central handler.
+// apiError is an error with its HTTP status, for the central handler:
+// only for answers that are purely HTTP (415, 413, 501). Every other
+// refusal is an error of a class (package errs), which handleError maps.
 type apiError struct {
 	status int
 	msg    string
@@ -502,16 +505,33 @@ type apiError struct {
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(format string, a ...any) error {
-	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, a...)}
+	return errs.Errorf(errs.ErrInvalid, format, a...)
 }
 
 func conflict(format string, a ...any) error {
-	return &apiError{http.StatusConflict, fmt.Sprintf(format, a...)}
+	return errs.Errorf(errs.ErrConflict, format, a...)
+}
+
+func notFound(format string, a ...any) error {
+	return errs.Errorf(errs.ErrNotFound, format, a...)
+}
+
+// classStatus is the status of each class of error (package errs).
+var classStatus = map[error]int{
+	errs.ErrNotFound:        http.StatusNotFound,
+	errs.ErrInvalid:         http.StatusBadRequest,
+	errs.ErrConflict:        http.StatusConflict,
+	errs.ErrUnauthenticated: http.StatusUnauthorized,
+	errs.ErrDenied:          http.StatusForbidden,
+	errs.ErrUnavailable:     http.StatusServiceUnavailable,
+	errs.ErrTooMany:         http.StatusTooManyRequests,
 }
 
 // handleError is the one place where errors become HTTP responses:
 // {"error": "..."} with a 4xx for the caller's mistakes and a 5xx for the
-// platform's.
+// platform's. The status is the error's class's (errs.Class), with a
+// Retry-After when an error of too many says how long to wait; an error
+// of no class is a 500.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -519,7 +539,6 @@ func (s *Server) handleError(err error, c echo.Context) {
 	status, msg := http.StatusInternalServerError, err.Error()
 	var ae *apiError
 	var he *echo.HTTPError
-	var tooMany *accounts.TooManyError
 	switch {
 	case errors.As(err, &ae):
 		status, msg = ae.status, ae.msg
@@ -529,32 +548,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if status == http.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)
 		}
-	case errors.Is(err, orchestrator.ErrImageNotFound), errors.Is(err, orchestrator.ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNoEntry), errors.Is(err, ladder.ErrUnknownGame):
-		status = http.StatusNotFound
-	case errors.Is(err, ladder.ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, store.ErrNameTaken), errors.Is(err, store.ErrLadderFull):
-		status = http.StatusConflict
-	case errors.Is(err, orchestrator.ErrQueueClosed):
-		status = http.StatusServiceUnavailable
-	case errors.Is(err, orchestrator.ErrQueueFull):
-		status = http.StatusTooManyRequests
-		c.Response().Header().Set("Retry-After", "10")
-	case errors.As(err, &tooMany):
-		status = http.StatusTooManyRequests
-		c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(tooMany.RetryAfter.Seconds())))))
-	case errors.Is(err, accounts.ErrUnauthenticated):
-		status = http.StatusUnauthorized
-	case errors.Is(err, accounts.ErrDenied):
-		status = http.StatusForbidden
-	case errors.Is(err, accounts.ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, accounts.ErrConflict):
-		status = http.StatusConflict
-	case errors.Is(err, accounts.ErrNotFound):
-		status = http.StatusNotFound
+	default:
+		if st, ok := classStatus[errs.Class(err)]; ok {
+			status = st
+		}
+		if d := errs.RetryAfter(err); d > 0 && status == http.StatusTooManyRequests {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
+		}
 	}
 	if status >= 500 {
 		s.log.Error("request failed", zap.String("uri", c.Request().RequestURI), zap.Error(err))
@@ -573,7 +573,7 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		got, bearer := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
 		if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
-			return &apiError{http.StatusUnauthorized, "a valid token is needed to start or cancel matches or change a ladder (Authorization: Bearer TOKEN)"}
+			return errs.Errorf(errs.ErrUnauthenticated, "a valid token is needed to start or cancel matches or change a ladder (Authorization: Bearer TOKEN)")
 		}
 		return next(c)
 	}
@@ -769,11 +769,11 @@ var matchIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
 func (s *Server) match(c echo.Context) (store.Match, error) {
 	id := c.Param("id")
 	if !matchIDPattern.MatchString(id) {
-		return store.Match{}, &apiError{http.StatusNotFound, fmt.Sprintf("no match %q", id)}
+		return store.Match{}, notFound("no match %q", id)
 	}
 	m, err := s.deps.Store.Get(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Match{}, &apiError{http.StatusNotFound, fmt.Sprintf("no match %q", id)}
+		return store.Match{}, notFound("no match %q", id)
 	}
 	return m, err
 }
@@ -986,7 +986,7 @@ func (s *Server) listMatches(c echo.Context) error {
 	case "1", "true":
 		p := who(c)
 		if !p.SignedIn() {
-			return accounts.Errorf(accounts.ErrUnauthenticated, "sign in to see your matches")
+			return errs.Errorf(errs.ErrUnauthenticated, "sign in to see your matches")
 		}
 		f.Owners = p.Owners()
 	default:
@@ -1034,7 +1034,7 @@ func (s *Server) cancelMatch(c echo.Context) error {
 		return err
 	}
 	if !s.queue.Cancel(m.ID) {
-		return &apiError{http.StatusConflict, fmt.Sprintf("match %s is already %s", m.ID, m.Status)}
+		return conflict("match %s is already %s", m.ID, m.Status)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"id": m.ID, "status": "cancelling"})
 }
@@ -1045,7 +1045,7 @@ func (s *Server) getReplay(c echo.Context) error {
 		return err
 	}
 	if !m.HasReplay {
-		return &apiError{http.StatusNotFound, fmt.Sprintf("match %s has no replay (it is %s)", m.ID, s.view(m).Status)}
+		return notFound("match %s has no replay (it is %s)", m.ID, s.view(m).Status)
 	}
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="arena-%s-%s.json"`, m.Game, m.ID))
 	return c.File(s.deps.Store.ReplayPath(m.ID))
@@ -1162,11 +1162,11 @@ func (s *Server) startLadder() {
 // a static Linux binary (the one that runs it, in compose too).
 func (s *Server) downloadBinary(c echo.Context) error {
 	if s.deps.Binary == "" {
-		return &apiError{http.StatusNotFound, "this server offers no arena binary (it was not built static: make build)"}
+		return notFound("this server offers no arena binary (it was not built static: make build)")
 	}
 	f, err := os.Open(s.deps.Binary)
 	if err != nil {
-		return &apiError{http.StatusNotFound, "this server's arena binary cannot be read: " + err.Error()}
+		return notFound("this server's arena binary cannot be read: %v", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
