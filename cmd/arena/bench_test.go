@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 func readCSV(t *testing.T, path string) [][]string {
@@ -105,11 +107,12 @@ func TestBenchInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for start := time.Now(); strings.Count(stdout.String(), "\n") < 4; time.Sleep(50 * time.Millisecond) {
-		if time.Since(start) > time.Minute {
-			t.Fatalf("no progress: %s %s", stdout.String(), stderr.String())
+	poll.Until(t, time.Minute, func() error {
+		if strings.Count(stdout.String(), "\n") < 4 {
+			return fmt.Errorf("no progress: %s %s", stdout.String(), stderr.String())
 		}
-	}
+		return nil
+	})
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitPlatform || !strings.Contains(stderr.String(), "interrupted after") {

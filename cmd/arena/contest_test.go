@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 // contestRows are a contest's standings as the test compares them: each
@@ -95,14 +96,14 @@ entries_per_person: 4
 	}
 	waitFinal := func(s *server) map[string]any {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-			if b := standings(s); b["final"] == true {
-				return b
+		var b map[string]any
+		poll.Until(t, 5*time.Minute, func() error {
+			if b = standings(s); b["final"] != true {
+				return fmt.Errorf("the final did not end: %v", b)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the final did not end: %v", standings(s))
-			}
-		}
+			return nil
+		})
+		return b
 	}
 
 	// The uninterrupted contest.
@@ -125,15 +126,16 @@ entries_per_person: 4
 	data, port := t.TempDir(), freePort(t)
 	cut := start(data, port)
 	atKill := 0
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	poll.Until(t, 5*time.Minute, func() error {
 		b := standings(cut)
 		if atKill = scored(b); atKill >= 3 && b["final"] != true {
-			break
+			return nil
 		}
-		if b["final"] == true || time.Now().After(deadline) {
+		if b["final"] == true {
 			t.Fatalf("no moment mid-final to kill the server: %v", b)
 		}
-	}
+		return fmt.Errorf("no moment mid-final to kill the server: %v", b)
+	})
 	if err := cut.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +237,7 @@ func TestAContestInTheBrowser(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	poll := func(what, js string, timeout time.Duration) {
+	pollPage := func(what, js string, timeout time.Duration) {
 		t.Helper()
 		must(what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(timeout)))
 	}
@@ -252,27 +254,25 @@ func TestAContestInTheBrowser(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS("#signin-name"), name),
 			chromedp.SetValue(chromedp.CSS("#signin-password"), password),
 			chromedp.Click(chromedp.CSS("#signin-submit")))
-		poll(name+" is signed in", fmt.Sprintf(`(document.querySelector("#account-name") || {}).textContent === %q`, name), 20*time.Second)
+		pollPage(name+" is signed in", fmt.Sprintf(`(document.querySelector("#account-name") || {}).textContent === %q`, name), 20*time.Second)
 	}
 	signOut := func() {
 		t.Helper()
 		must("sign out", chromedp.Click(chromedp.CSS("#signout")))
-		poll("signed out", `!!document.querySelector('#account-menu a[href="#/signin"]')`, 20*time.Second)
+		pollPage("signed out", `!!document.querySelector('#account-menu a[href="#/signin"]')`, 20*time.Second)
 	}
 
 	// The pushed bots are checked (ready) before the deadline.
 	for _, u := range []string{"alice", "bob"} {
 		c := signedIn(t, s.url, u, u+"-password")
-		for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		poll.Until(t, 2*time.Minute, func() error {
 			_, reg := c.call(t, "GET", "/api/registry", "")
 			imgs, _ := reg["images"].([]any)
 			if len(imgs) == 1 && imgs[0].(map[string]any)["state"] == "ready" {
-				break
+				return nil
 			}
-			if time.Since(start) > 2*time.Minute {
-				t.Fatalf("%s's bot is not ready: %v", u, reg)
-			}
-		}
+			return fmt.Errorf("%s's bot is not ready: %v", u, reg)
+		})
 	}
 
 	signIn("admin", "the-admin-password")
@@ -288,9 +288,9 @@ func TestAContestInTheBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#contest-new-allowed"), "bob"),
 		chromedp.SetValue(chromedp.CSS("#contest-new-memory"), "128"),
 		chromedp.Click(chromedp.CSS("#contest-submit")))
-	poll("the contest's page", `location.hash === "#/contest/1" && document.querySelector("#contest-title").textContent.includes("Winter cup")`, 20*time.Second)
-	poll("the countdown", `/deadline in 00:0[0-1]:\d\d/.test(document.querySelector("#contest-countdown").textContent)`, 10*time.Second)
-	poll("the invitation link", `document.querySelector("#contest-invite-link").value.includes("#/contest/1?invite=")`, 10*time.Second)
+	pollPage("the contest's page", `location.hash === "#/contest/1" && document.querySelector("#contest-title").textContent.includes("Winter cup")`, 20*time.Second)
+	pollPage("the countdown", `/deadline in 00:0[0-1]:\d\d/.test(document.querySelector("#contest-countdown").textContent)`, 10*time.Second)
+	pollPage("the invitation link", `document.querySelector("#contest-invite-link").value.includes("#/contest/1?invite=")`, 10*time.Second)
 	invite, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#contest-invite-link").value`))
 	if err != nil {
 		t.Fatal(err)
@@ -299,12 +299,12 @@ func TestAContestInTheBrowser(t *testing.T) {
 	must("edit the rules",
 		chromedp.Click(chromedp.CSS("#contest-edit-box summary")),
 		chromedp.WaitVisible(chromedp.CSS("#contest-edit-rules")))
-	poll("the edit form holds the settings", `document.querySelector("#contest-edit-memory").value === "128" && document.querySelector("#contest-edit-entrants").value === "invite"`, 10*time.Second)
+	pollPage("the edit form holds the settings", `document.querySelector("#contest-edit-memory").value === "128" && document.querySelector("#contest-edit-entrants").value === "invite"`, 10*time.Second)
 	must("save the rules",
 		chromedp.SetValue(chromedp.CSS("#contest-edit-rules"), "Be kind to the referee."),
 		chromedp.Click(chromedp.CSS("#contest-edit-submit")))
-	poll("the rules and limits shown", `document.querySelector("#contest-rules").textContent === "Be kind to the referee." && document.querySelector("#contest-limits").textContent.includes("memory: 128 MiB per bot") && document.querySelector("#contest-limits").textContent.includes("by invitation and bob")`, 10*time.Second)
-	poll("the edit in the audit log", `[...document.querySelectorAll("#contest-audit tbody tr")].some(tr => tr.textContent.includes("rules changed"))`, 10*time.Second)
+	pollPage("the rules and limits shown", `document.querySelector("#contest-rules").textContent === "Be kind to the referee." && document.querySelector("#contest-limits").textContent.includes("memory: 128 MiB per bot") && document.querySelector("#contest-limits").textContent.includes("by invitation and bob")`, 10*time.Second)
+	pollPage("the edit in the audit log", `[...document.querySelectorAll("#contest-audit tbody tr")].some(tr => tr.textContent.includes("rules changed"))`, 10*time.Second)
 	shot("contest-created.png")
 	signOut()
 
@@ -319,12 +319,12 @@ func TestAContestInTheBrowser(t *testing.T) {
 			chromedp.Navigate(link),
 			chromedp.WaitVisible(chromedp.CSS("#contest-enter")))
 		if u == "alice" {
-			poll("the code from the link", `!document.querySelector("#contest-invite").hidden && location.hash.includes(document.querySelector("#contest-invite").value) && document.querySelector("#contest-invite").value.length > 20`, 10*time.Second)
+			pollPage("the code from the link", `!document.querySelector("#contest-invite").hidden && location.hash.includes(document.querySelector("#contest-invite").value) && document.querySelector("#contest-invite").value.length > 20`, 10*time.Second)
 		}
 		must(u+" enters",
 			chromedp.SetValue(chromedp.CSS("#contest-bot"), u+"/tank"),
 			chromedp.Click(chromedp.CSS("#contest-enter-submit")))
-		poll(u+"'s entry, with its versions to choose from", fmt.Sprintf(`[...document.querySelectorAll("#contest-entries tbody tr")].some(tr => tr.textContent.includes(%q) && tr.querySelector("select.version"))`, u+"/tank"), 20*time.Second)
+		pollPage(u+"'s entry, with its versions to choose from", fmt.Sprintf(`[...document.querySelectorAll("#contest-entries tbody tr")].some(tr => tr.textContent.includes(%q) && tr.querySelector("select.version"))`, u+"/tank"), 20*time.Second)
 		if u == "alice" {
 			shot("contest-entered.png")
 		}
@@ -337,8 +337,8 @@ func TestAContestInTheBrowser(t *testing.T) {
 	// A visitor who is not signed in: the public page, the final, the
 	// standings.
 	must("open the public page", chromedp.Navigate(s.url+"/#/contest/1"), chromedp.WaitVisible(chromedp.CSS("#contest-view")))
-	poll("the final is done", `document.querySelector("#contest-phase").textContent.startsWith("done")`, time.Until(deadline)+2*time.Minute)
-	poll("the standings", `document.querySelectorAll("#contest-standings tbody tr").length === 2`, 10*time.Second)
+	pollPage("the final is done", `document.querySelector("#contest-phase").textContent.startsWith("done")`, time.Until(deadline)+2*time.Minute)
+	pollPage("the standings", `document.querySelectorAll("#contest-standings tbody tr").length === 2`, 10*time.Second)
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#contest-standings tbody tr")].map(tr => [...tr.children].map(td => td.textContent.trim()).join(" | "))`))
 	if err != nil {
 		t.Fatal(err)

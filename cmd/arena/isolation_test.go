@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/orchestrator"
 )
 
@@ -37,11 +39,14 @@ func TestBotsDoNotShareUsers(t *testing.T) {
 	hogRun, hogOut, hogReplay := run("hog", "40", hog, hog)
 	hogDone := make(chan error, 1)
 	// The hogs hold their instances from their first turn on.
-	for start := time.Now(); len(containersOf(t, cli, hogRun.Process.Pid)) < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the hogs did not start: %s", hogOut)
+	poll.Until(t, 30*time.Second, func() error {
+		if n := len(containersOf(t, cli, hogRun.Process.Pid)); n < 2 {
+			return fmt.Errorf("the hogs did not start (%d containers): %s", n, hogOut)
 		}
-	}
+		return nil
+	})
+	// A second into the hogging match (on purpose), then the checking
+	// one beside it.
 	time.Sleep(time.Second)
 	go func() { hogDone <- hogRun.Wait() }()
 	checkRun, checkOut, checkReplay := run("check", "12", check, check)

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 func (s *server) call(t testing.TB, method, path, body string) (int, map[string]any) {
@@ -250,15 +251,13 @@ func TestLadderBotsFindThemselvesByName(t *testing.T) {
 		}
 	}
 	var b map[string]any
-	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+	poll.Until(t, 2*time.Minute, func() error {
 		_, b = s.call(t, "GET", "/api/ladders/tanks", "")
-		if rated, _ := b["rated"].(float64); rated >= 2 {
-			break
+		if rated, _ := b["rated"].(float64); rated < 2 {
+			return fmt.Errorf("no ladder match rated: %v", b)
 		}
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("no ladder match rated: %v", b)
-		}
-	}
+		return nil
+	})
 	for _, e := range b["entries"].([]any) {
 		e := e.(map[string]any)
 		f := e["faults"].(map[string]any)

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/orchestrator"
 )
 
@@ -316,12 +317,12 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	wait := func(id string) map[string]any {
 		t.Helper()
 		var m map[string]any
-		for start := time.Now(); m == nil || (m["status"] != "finished" && m["status"] != "failed"); time.Sleep(200 * time.Millisecond) {
-			if time.Since(start) > time.Minute {
-				t.Fatalf("match %s did not end: %v", id, m)
+		poll.Until(t, time.Minute, func() error {
+			if _, m = s.call(t, "GET", "/api/matches/"+id, ""); m["status"] != "finished" && m["status"] != "failed" {
+				return fmt.Errorf("match %s did not end: %v", id, m)
 			}
-			_, m = s.call(t, "GET", "/api/matches/"+id, "")
-		}
+			return nil
+		})
 		return m
 	}
 	play := func(game string) string {
@@ -412,18 +413,15 @@ func TestALogicGameOnTheServer(t *testing.T) {
 			t.Fatalf("enter %s: %d %v", e, status, b)
 		}
 	}
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		_, b := s.call(t, "GET", "/api/contests/1/standings", "")
-		if b["final"] != true {
-			if time.Now().After(deadline) {
-				t.Fatalf("the final of a logic game did not end: %v", b)
-			}
-			continue
+	var final map[string]any
+	poll.Until(t, 3*time.Minute, func() error {
+		if _, final = s.call(t, "GET", "/api/contests/1/standings", ""); final["final"] != true {
+			return fmt.Errorf("the final of a logic game did not end: %v", final)
 		}
-		if rows := contestRows(b); len(rows) != 2 || !strings.HasPrefix(rows[0], bot+" #1 2 pts 2/0/0") || !strings.HasPrefix(rows[1], sleeper+" #2 0 pts 0/0/2 faults 2") {
-			t.Errorf("the standings of a logic game's contest: %q", rows)
-		}
-		break
+		return nil
+	})
+	if rows := contestRows(final); len(rows) != 2 || !strings.HasPrefix(rows[0], bot+" #1 2 pts 2/0/0") || !strings.HasPrefix(rows[1], sleeper+" #2 0 pts 0/0/2 faults 2") {
+		t.Errorf("the standings of a logic game's contest: %q", rows)
 	}
 
 	// The ladders: ttt's rates its matches; bad's voids every one.
@@ -434,19 +432,19 @@ func TestALogicGameOnTheServer(t *testing.T) {
 			}
 		}
 	}
-	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+	var bad map[string]any
+	var recent []any
+	poll.Until(t, 2*time.Minute, func() error {
 		_, ttt := s.call(t, "GET", "/api/ladders/ttt", "")
-		_, bad := s.call(t, "GET", "/api/ladders/bad", "")
-		recent, _ := bad["recent"].([]any)
-		if rated, _ := ttt["rated"].(float64); rated >= 1 && len(recent) >= 1 {
-			if r, _ := bad["rated"].(float64); r != 0 || !strings.Contains(fmt.Sprint(recent[0]), "state:void") {
-				t.Errorf("the ladder of a failing logic: %v", bad)
-			}
-			break
+		_, bad = s.call(t, "GET", "/api/ladders/bad", "")
+		recent, _ = bad["recent"].([]any)
+		if rated, _ := ttt["rated"].(float64); rated < 1 || len(recent) < 1 {
+			return fmt.Errorf("no ladder match settled: ttt %v\nbad %v", ttt, bad)
 		}
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("no ladder match settled: ttt %v\nbad %v", ttt, bad)
-		}
+		return nil
+	})
+	if r, _ := bad["rated"].(float64); r != 0 || !strings.Contains(fmt.Sprint(recent[0]), "state:void") {
+		t.Errorf("the ladder of a failing logic: %v", bad)
 	}
 
 	// The saves the players were read from: ttt's and spy's, nothing else.
@@ -526,12 +524,13 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 		if status != http.StatusCreated {
 			t.Fatalf("a match of %s: %d %v", game, status, m)
 		}
-		for start := time.Now(); m["status"] != "finished" && m["status"] != "failed"; time.Sleep(200 * time.Millisecond) {
-			if time.Since(start) > time.Minute {
-				t.Fatalf("the match of %s did not end: %v", game, m)
+		id := m["id"].(string)
+		poll.Until(t, time.Minute, func() error {
+			if _, m = s.call(t, "GET", "/api/matches/"+id, ""); m["status"] != "finished" && m["status"] != "failed" {
+				return fmt.Errorf("the match of %s did not end: %v", game, m)
 			}
-			_, m = s.call(t, "GET", "/api/matches/"+m["id"].(string), "")
-		}
+			return nil
+		})
 		if m["status"] != "finished" || m["game"] != game {
 			t.Fatalf("a match of %s: %v", game, m)
 		}
@@ -550,14 +549,12 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 			t.Fatalf("ttt's ladder, entry %s: %d %v", name, status, b)
 		}
 	}
-	for start := time.Now(); ; time.Sleep(500 * time.Millisecond) {
-		if _, b := s.call(t, "GET", "/api/ladders/ttt", ""); b["rated"] != nil && b["rated"].(float64) >= 1 {
-			break
+	poll.Until(t, 2*time.Minute, func() error {
+		if _, b := s.call(t, "GET", "/api/ladders/ttt", ""); b["rated"] == nil || b["rated"].(float64) < 1 {
+			return fmt.Errorf("no ladder match of ttt was rated: %v", b)
 		}
-		if time.Since(start) > 2*time.Minute {
-			t.Fatal("no ladder match of ttt was rated")
-		}
-	}
+		return nil
+	})
 
 	// A restart: it is offered again, with its player, and arena ladder
 	// knows it from the data folder alone.

@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sandbox"
 )
 
@@ -164,17 +165,17 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 		"--nats", auth.url(natsServerUser, hosts...), "--nats-ca", auth.ca,
 		"--concurrency", "0", "--nats-replicas", "3", "--nats-lease", "2s", "--log-level", "info")
 	s := &server{url: "http://" + ipOf(srv.name) + ":5006"}
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-		if res, err := http.Get(s.url + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
-			}
+	poll.Until(t, 30*time.Second, func() error {
+		res, err := http.Get(s.url + "/healthz")
+		if err != nil {
+			return fmt.Errorf("the server did not come up: %v\n%s", err, srv.logs.String())
 		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the server did not come up:\n%s", srv.logs.String())
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			return fmt.Errorf("the server did not come up: %s\n%s", res.Status, srv.logs.String())
 		}
-	}
+		return nil
+	})
 	workers := map[string]*box{}
 	worker := func(n string) {
 		name := p + "-" + n
@@ -191,15 +192,17 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	}
 	holder := func(match string, attempt int) *box {
 		t.Helper()
-		for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(100 * time.Millisecond) {
+		var took *box
+		poll.Until(t, 60*time.Second, func() error {
 			for _, w := range workers {
 				if w.took(match, attempt) {
-					return w
+					took = w
+					return nil
 				}
 			}
-		}
-		t.Fatalf("no worker took delivery %d of %s", attempt, match)
-		return nil
+			return fmt.Errorf("no worker took delivery %d of %s", attempt, match)
+		})
+		return took
 	}
 	// botsOf lists the match's bot containers started by the worker.
 	botsOf := func(match string, w *box) []string {
@@ -213,13 +216,14 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	}
 	waitBots := func(match string, w *box) []string {
 		t.Helper()
-		for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(100 * time.Millisecond) {
-			if ids := botsOf(match, w); len(ids) == 2 {
-				return ids
+		var ids []string
+		poll.Until(t, 30*time.Second, func() error {
+			if ids = botsOf(match, w); len(ids) != 2 {
+				return fmt.Errorf("%s started no bots for %s (%d of 2)", w.name, match, len(ids))
 			}
-		}
-		t.Fatalf("%s started no bots for %s", w.name, match)
-		return nil
+			return nil
+		})
+		return ids
 	}
 	finishedBy := func(id string, not *box) {
 		t.Helper()
@@ -235,11 +239,12 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	}
 	waitLog := func(b *box, what string) {
 		t.Helper()
-		for start := time.Now(); !strings.Contains(b.logs.String(), what); time.Sleep(100 * time.Millisecond) {
-			if time.Since(start) > 30*time.Second {
-				t.Fatalf("%s never logged %q", b.name, what)
+		poll.Until(t, 30*time.Second, func() error {
+			if !strings.Contains(b.logs.String(), what) {
+				return fmt.Errorf("%s never logged %q", b.name, what)
 			}
-		}
+			return nil
+		})
 	}
 
 	t.Run("a worker container killed mid-match", func(t *testing.T) {
@@ -259,20 +264,18 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 		// A worker started on the host (here in the host's pid namespace,
 		// as compose runs it) sweeps what the dead one left: its warm bots.
 		worker("w3")
-		for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		poll.Until(t, 30*time.Second, func() error {
 			var left []string
 			for _, c := range dockertest.ArenaContainers(t, cli, "") {
 				if o, _ := sandbox.ParseOwner(c.Labels[sandbox.LabelOwner]); o.Host == dead.name {
 					left = append(left, strings.Join(c.Names, ",")+" ("+c.State+")")
 				}
 			}
-			if len(left) == 0 {
-				break
+			if len(left) != 0 {
+				return fmt.Errorf("the dead worker's containers are still there: %s", strings.Join(left, "; "))
 			}
-			if time.Since(start) > 30*time.Second {
-				t.Fatalf("the dead worker's containers are still there: %s", strings.Join(left, "; "))
-			}
-		}
+			return nil
+		})
 	})
 
 	t.Run("a worker container disconnected mid-match", func(t *testing.T) {
@@ -287,20 +290,18 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 		}
 		// Cut off, it gives the match up and stops its own bots.
 		waitLog(cut, "match given up")
-		for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		poll.Until(t, 20*time.Second, func() error {
 			running := 0
 			for _, c := range dockertest.ArenaContainers(t, cli, id) {
 				if o, _ := sandbox.ParseOwner(c.Labels[sandbox.LabelOwner]); o.Host == cut.name && c.State == "running" {
 					running++
 				}
 			}
-			if running == 0 {
-				break
+			if running != 0 {
+				return fmt.Errorf("the cut-off worker's bots still run: %d", running)
 			}
-			if time.Since(start) > 20*time.Second {
-				t.Fatalf("the cut-off worker's bots still run")
-			}
-		}
+			return nil
+		})
 		// Back on the network while the match replays elsewhere: whatever
 		// it still had to say about its delivery is refused.
 		docker(t, "network", "connect", clients, cut.name)

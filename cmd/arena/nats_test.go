@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +28,7 @@ import (
 
 	"arena/dispatch"
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 // overlapStop bounds how long a match's containers may outlive its end
@@ -147,15 +149,17 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 	worker("w2")
 	holder := func(match string, attempt int) *proc {
 		t.Helper()
-		for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
+		var took *proc
+		poll.Until(t, 60*time.Second, func() error {
 			for _, w := range workers {
 				if w.took(match, attempt) {
-					return w
+					took = w
+					return nil
 				}
 			}
-		}
-		t.Fatalf("no worker took delivery %d of %s", attempt, match)
-		return nil
+			return fmt.Errorf("no worker took delivery %d of %s", attempt, match)
+		})
+		return took
 	}
 	body := fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow)
 	finishedBy := func(id string, not *proc) {
@@ -197,11 +201,12 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 			t.Fatal("the cut-off worker took the match again")
 		}
 		// Back, it learns it lost the lease and stops its own bots.
-		for start := time.Now(); !strings.Contains(cut.stderr.String(), "match given up"); time.Sleep(50 * time.Millisecond) {
-			if time.Since(start) > 30*time.Second {
-				t.Fatalf("the cut-off worker never gave the match up")
+		poll.Until(t, 30*time.Second, func() error {
+			if !strings.Contains(cut.stderr.String(), "match given up") {
+				return errors.New("the cut-off worker never gave the match up")
 			}
-		}
+			return nil
+		})
 	})
 
 	t.Run("a worker whose network to NATS is cut", func(t *testing.T) {
@@ -220,11 +225,12 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 		px.cut(true)
 		holder(id, 2)
 		// Cut off, it gives the match up and stops its own bots.
-		for start := time.Now(); !strings.Contains(cut.stderr.String(), "match given up"); time.Sleep(50 * time.Millisecond) {
-			if time.Since(start) > 30*time.Second {
-				t.Fatalf("the cut-off worker never gave the match up")
+		poll.Until(t, 30*time.Second, func() error {
+			if !strings.Contains(cut.stderr.String(), "match given up") {
+				return errors.New("the cut-off worker never gave the match up")
 			}
-		}
+			return nil
+		})
 		px.cut(false)
 		finishedBy(id, cut)
 	})
@@ -384,17 +390,14 @@ func awaitJetStream(t *testing.T, url string) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+	poll.Until(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			return
+		defer cancel()
+		if _, err := js.AccountInfo(ctx); err != nil {
+			return fmt.Errorf("the NATS cluster did not come up: %v", err)
 		}
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("the NATS cluster did not come up: %v", err)
-		}
-	}
+		return nil
+	})
 }
 
 // natsServerUser is the server's user in the tests' NATS configurations.

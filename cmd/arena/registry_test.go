@@ -124,12 +124,17 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 		}
 		return nil
 	}
-	for img := state("alice/seedbot:v1"); img["state"] != "ready"; img = state("alice/seedbot:v1") {
-		if img["state"] == "rejected" || time.Since(start) > 2*time.Minute {
+	// Ready within two minutes of the push's start.
+	poll.Until(t, time.Until(start.Add(2*time.Minute)), func() error {
+		img := state("alice/seedbot:v1")
+		if img["state"] == "rejected" {
 			t.Fatalf("alice's pushed bot was not found ready: %v", img)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		if img["state"] != "ready" {
+			return fmt.Errorf("alice's pushed bot was not found ready: %v", img)
+		}
+		return nil
+	})
 	ready := time.Since(start)
 	if status, body := alice.call(t, "POST", "/api/ladders/tanks/entries", `{"name":"seedbot","image":"alice/seedbot:v1"}`); status != 201 {
 		t.Fatalf("alice registers her pushed bot: %d %v", status, body)
@@ -138,21 +143,19 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	if status, body := admin.call(t, "POST", "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":"hunter","image":%q}`, bots[1])); status != 201 {
 		t.Fatalf("the admin's entry: %d %v", status, body)
 	}
-	for {
-		_, board := alice.call(t, "GET", "/api/ladders/tanks", "")
-		if rated, _ := board["rated"].(float64); rated >= 1 {
-			t.Logf("pushed in %v; ready %v and registered %v after the push began; first ladder match rated %v after it", pushTook, ready, registered, time.Since(start))
-			for _, e := range board["entries"].([]any) {
-				if e := e.(map[string]any); e["name"] == "seedbot" && e["matches"] != float64(1) {
-					t.Errorf("seedbot's board: %v", e)
-				}
-			}
-			break
+	var board map[string]any
+	poll.Until(t, time.Until(start.Add(2*time.Minute)), func() error {
+		_, board = alice.call(t, "GET", "/api/ladders/tanks", "")
+		if rated, _ := board["rated"].(float64); rated < 1 {
+			return fmt.Errorf("no ladder match rated: %v", board)
 		}
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("no ladder match rated: %v", board)
+		return nil
+	})
+	t.Logf("pushed in %v; ready %v and registered %v after the push began; first ladder match rated %v after it", pushTook, ready, registered, time.Since(start))
+	for _, e := range board["entries"].([]any) {
+		if e := e.(map[string]any); e["name"] == "seedbot" && e["matches"] != float64(1) {
+			t.Errorf("seedbot's board: %v", e)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 
 	// A pushed bot that crashes at turn 1: rejected, with the reason and
@@ -163,13 +166,13 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 	if out, err := dockerCLI(t, aliceCfg, "", "push", host+"/alice/crashbot:v1"); err != nil {
 		t.Fatalf("alice pushes her crashing bot: %v\n%s", err, out)
 	}
-	img := state("alice/crashbot:v1")
-	for start := time.Now(); img["state"] == "pending"; img = state("alice/crashbot:v1") {
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("the crashing bot's check did not end: %v", img)
+	var img map[string]any
+	poll.Until(t, 2*time.Minute, func() error {
+		if img = state("alice/crashbot:v1"); img["state"] == "pending" {
+			return fmt.Errorf("the crashing bot's check did not end: %v", img)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if img["state"] != "rejected" || !strings.Contains(fmt.Sprint(img["reason"]), "at turn 1") {
 		t.Errorf("the crashing bot's check: %v", img)
 	}
@@ -467,7 +470,7 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 	// The server pulls it into the engine and queues its check: no
 	// worker takes it yet.
 	var check string
-	for start := time.Now(); check == ""; time.Sleep(100 * time.Millisecond) {
+	poll.Until(t, time.Minute, func() error {
 		_, list := admin.call(t, "GET", "/api/matches", "")
 		ms, _ := list["matches"].([]any)
 		for _, v := range ms {
@@ -475,10 +478,11 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 				check = m["id"].(string)
 			}
 		}
-		if time.Since(start) > time.Minute {
-			t.Fatalf("no check match queued: %v", list)
+		if check == "" {
+			return fmt.Errorf("no check match queued: %v", list)
 		}
-	}
+		return nil
+	})
 	info, err := heldImage(t, cli, host, "alice/fetched")
 	if err != nil {
 		t.Fatalf("the server did not pull the pushed bot: %v", err)
@@ -528,16 +532,14 @@ func TestAJoinedWorkerFetchesAPushedBot(t *testing.T) {
 	if _, err := cli.ImageInspect(t.Context(), info.ID); err != nil {
 		t.Errorf("the worker's engine does not hold the image: %v", err)
 	}
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+	poll.Until(t, time.Minute, func() error {
 		_, reg := alice.call(t, "GET", "/api/registry", "")
 		imgs, _ := reg["images"].([]any)
 		if len(imgs) == 1 && imgs[0].(map[string]any)["state"] == "ready" {
-			break
+			return nil
 		}
-		if time.Since(start) > time.Minute {
-			t.Fatalf("alice's bot is not ready: %v", reg)
-		}
-	}
+		return fmt.Errorf("alice's bot is not ready: %v", reg)
+	})
 }
 
 // A bot's folder, sent with arena submit, is built on the server in the
@@ -582,12 +584,12 @@ func TestSubmitEachKit(t *testing.T) {
 		t.Fatalf("a match of built bots: %d %v", status, m)
 	}
 	id := m["id"].(string)
-	for start := time.Now(); m["status"] != "finished" && m["status"] != "failed"; time.Sleep(200 * time.Millisecond) {
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("the match of built bots did not end: %v", m)
+	poll.Until(t, 2*time.Minute, func() error {
+		if _, m = alice.call(t, "GET", "/api/matches/"+id, ""); m["status"] != "finished" && m["status"] != "failed" {
+			return fmt.Errorf("the match of built bots did not end: %v", m)
 		}
-		_, m = alice.call(t, "GET", "/api/matches/"+id, "")
-	}
+		return nil
+	})
 	if m["status"] != "finished" || strings.Contains(fmt.Sprint(m["result"]), "start_failed") {
 		t.Errorf("a match of built bots: %v", m)
 	}
@@ -698,7 +700,7 @@ func TestUploadInTheBrowser(t *testing.T) {
 	built("dropped files")
 	// Both are alice's, and checked ready.
 	alice := signedIn(t, s.url, "alice", "alice-password")
-	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+	poll.Until(t, 2*time.Minute, func() error {
 		_, reg := alice.call(t, "GET", "/api/registry", "")
 		ready := 0
 		for _, v := range reg["images"].([]any) {
@@ -706,13 +708,11 @@ func TestUploadInTheBrowser(t *testing.T) {
 				ready++
 			}
 		}
-		if ready == 2 {
-			break
+		if ready != 2 {
+			return fmt.Errorf("the uploaded bots were not checked ready: %v", reg)
 		}
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("the uploaded bots were not checked ready: %v", reg)
-		}
-	}
+		return nil
+	})
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
 		saveArtefact(t, "web-upload.png", shot)
 	}

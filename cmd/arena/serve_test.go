@@ -24,6 +24,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sandbox"
 )
 
@@ -58,17 +59,18 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 			t.Logf("server log:\n%s", s.stderr.String())
 		}
 	})
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if res, err := http.Get(s.url + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return s
-			}
+	poll.Until(t, 20*time.Second, func() error {
+		res, err := http.Get(s.url + "/healthz")
+		if err != nil {
+			return fmt.Errorf("the server did not come up: %v\n%s", err, s.stderr.String())
 		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the server did not come up:\n%s", s.stderr.String())
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			return fmt.Errorf("the server did not come up: %s\n%s", res.Status, s.stderr.String())
 		}
-	}
+		return nil
+	})
+	return s
 }
 
 func (s *server) post(t testing.TB, body string) string {
@@ -100,16 +102,17 @@ func (s *server) get(t testing.TB, id string) map[string]any {
 
 func (s *server) waitStatus(t testing.TB, id string, want ...string) map[string]any {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
-		m := s.get(t, id)
+	var m map[string]any
+	poll.Until(t, 60*time.Second, func() error {
+		m = s.get(t, id)
 		for _, w := range want {
 			if m["status"] == w {
-				return m
+				return nil
 			}
 		}
-	}
-	t.Fatalf("match %s never reached %v: %v", id, want, s.get(t, id))
-	return nil
+		return fmt.Errorf("match %s never reached %v: %v", id, want, m)
+	})
+	return m
 }
 
 func matchContainers(t *testing.T, cli *client.Client, id string) int {
@@ -199,20 +202,21 @@ func TestServerShutdownRemovesWarmContainersFirst(t *testing.T) {
 	s.waitStatus(t, s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bots[0], bots[1])), "finished")
 	running := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, slow, slow))
 	s.waitStatus(t, running, "running")
-	for start := time.Now(); warm() < 4; time.Sleep(100 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("%d warm containers, want 2 for each example bot", warm())
+	poll.Until(t, 30*time.Second, func() error {
+		if n := warm(); n < 4 {
+			return fmt.Errorf("%d warm containers, want 2 for each example bot", n)
 		}
-	}
+		return nil
+	})
 
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	start := time.Now()
-	for warm() > 0 {
-		if time.Since(start) > 4*time.Second {
-			t.Fatalf("%d warm containers 4 s after SIGTERM", warm())
+	poll.Until(t, 4*time.Second, func() error {
+		if n := warm(); n > 0 {
+			return fmt.Errorf("%d warm containers 4 s after SIGTERM", n)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	t.Logf("warm containers removed %v after SIGTERM", time.Since(start).Round(time.Millisecond))
 	if n := matchContainers(t, cli, running); n != 2 {
 		t.Errorf("the match let finish has %d containers when the warm ones are gone, want its 2 (did it end early?)", n)
@@ -595,7 +599,7 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // a moment for the board to draw the turn
 			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 				saveArtefact(t, fmt.Sprintf("boards-%s-%s.png", game, size.name), png)
 			}
@@ -625,7 +629,7 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#fullscreen"))); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a moment for the full screen to settle; looked at once
 			fb := look(ctx)
 			t.Logf("full screen: pacman %v", fb)
 			if !fb.Fullscreen || fb.Pixels <= pb.Pixels {

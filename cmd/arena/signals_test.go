@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/sandbox"
 )
 
@@ -48,11 +49,12 @@ func startLongMatch(t *testing.T, cli *client.Client, bin string) (*exec.Cmd, *b
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	for start := time.Now(); len(containersOf(t, cli, cmd.Process.Pid)) < 2; time.Sleep(50 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the match's containers did not appear; stderr: %s", stderr.String())
+	poll.Until(t, 30*time.Second, func() error {
+		if n := len(containersOf(t, cli, cmd.Process.Pid)); n < 2 {
+			return fmt.Errorf("the match's containers did not appear (%d of 2); stderr: %s", n, stderr.String())
 		}
-	}
+		return nil
+	})
 	time.Sleep(300 * time.Millisecond) // a few turns into the match
 	return cmd, &stderr
 }
@@ -161,11 +163,12 @@ func killRunWithAChild(t *testing.T, bin, bot string) ([]string, bool) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	for start := time.Now(); len(processesOf(bot)) < 3; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the bots and the child did not start: %v\n%s", processesOf(bot), out.String())
+	poll.Until(t, 20*time.Second, func() error {
+		if ps := processesOf(bot); len(ps) < 3 {
+			return fmt.Errorf("the bots and the child did not start: %v\n%s", ps, out.String())
 		}
-	}
+		return nil
+	})
 	cgroups, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/arena-local/%d-*", cmd.Process.Pid))
 	if len(cgroups) == 0 {
 		cgroups, _ = filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/arena-local/%d-*", cmd.Process.Pid))
@@ -175,7 +178,7 @@ func killRunWithAChild(t *testing.T, bin, bot string) ([]string, bool) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // whether the child outlives Arena: give it the time not to
 	return cgroups, len(processesOf(bot)) > 0
 }
 
@@ -249,11 +252,12 @@ func TestKilledRunLeavesNoLocalBot(t *testing.T) {
 	if b, err := exec.Command(bin, "cleanup").CombinedOutput(); err != nil {
 		t.Fatalf("arena cleanup: %v\n%s", err, b)
 	}
-	for start := time.Now(); len(processesOf(bot)) > 0; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("processes of the bots left: %v", processesOf(bot))
+	poll.Until(t, 5*time.Second, func() error {
+		if ps := processesOf(bot); len(ps) > 0 {
+			return fmt.Errorf("processes of the bots left: %v", ps)
 		}
-	}
+		return nil
+	})
 	for _, cg := range cgroups {
 		if _, err := os.Stat(cg); err == nil {
 			t.Errorf("cgroup %s left", cg)

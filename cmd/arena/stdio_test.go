@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 	"arena/orchestrator"
 )
 
@@ -82,15 +83,14 @@ func TestLauncherCopyOfALiveServerIsKept(t *testing.T) {
 	}
 	t.Cleanup(func() { srvCmd.Process.Kill(); srvCmd.Wait() })
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if res, err := http.Get(url + "/healthz"); err == nil {
-			res.Body.Close()
-			break
+	poll.Until(t, 20*time.Second, func() error {
+		res, err := http.Get(url + "/healthz")
+		if err != nil {
+			return fmt.Errorf("the server did not come up: %v\n%s", err, serverLog.String())
 		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the server did not come up: %s", serverLog.String())
-		}
-	}
+		res.Body.Close()
+		return nil
+	})
 	copies, _ := filepath.Glob(filepath.Join(stdio, "launch-*"))
 	if len(copies) != 1 {
 		t.Fatalf("launcher copies %v, want the server's one", copies)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"arena/internal/poll"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader.
@@ -63,24 +65,25 @@ func TestTermView(t *testing.T) {
 	}
 	waitFor := func(s string) {
 		t.Helper()
-		for start := time.Now(); !strings.Contains(out.String(), s); time.Sleep(5 * time.Millisecond) {
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("never drew %q; got %q", s, out.String())
+		poll.Until(t, 5*time.Second, func() error {
+			if got := out.String(); !strings.Contains(got, s) {
+				return fmt.Errorf("never drew %q; got %q", s, got)
 			}
-		}
+			return nil
+		})
 	}
 	waitFor("<frame 2>")
 	keys <- keySpace // pause
 	waitFor("paused")
 	v.add(json.RawMessage("3"))
 	v.add(json.RawMessage("4"))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // time to move on, which it must not
 	if strings.Contains(out.String(), "<frame 3>") {
 		t.Fatal("a paused view moved on")
 	}
 	keys <- keyRight // one step
 	waitFor("<frame 3>")
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // time to step further, which it must not
 	if strings.Contains(out.String(), "<frame 4>") {
 		t.Fatal("the right arrow stepped more than one frame")
 	}

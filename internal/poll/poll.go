@@ -8,15 +8,20 @@ import (
 	"time"
 )
 
-// Every is how often Until asks.
-const Every = 20 * time.Millisecond
+// First is how soon Until asks again; each wait doubles, up to Most, so
+// a quick condition is seen at once and a long wait does not flood what
+// it asks (often a server under test).
+const (
+	First = 20 * time.Millisecond
+	Most  = 250 * time.Millisecond
+)
 
-// Until calls f every Every until it returns nil; past timeout, the test
-// fails with f's last error.
+// Until calls f until it returns nil; past timeout, the test fails with
+// f's last error.
 func Until(t testing.TB, timeout time.Duration, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for {
+	for wait := First; ; wait = min(2*wait, Most) {
 		err := f()
 		if err == nil {
 			return
@@ -24,6 +29,6 @@ func Until(t testing.TB, timeout time.Duration, f func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not so after %v: %v", timeout, err)
 		}
-		time.Sleep(Every)
+		time.Sleep(wait)
 	}
 }
