@@ -14,11 +14,11 @@ help:
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/arena ./cmd/arena
 
-# The example bots, with the Go kit's own Dockerfile (as docker compose
-# builds them).
+# The example bots, as docker compose builds them: one go build for all
+# six (botkits/go/examples.Dockerfile), a target each.
 bots:
 	@for b in $(GO_BOTS); do \
-		docker build -q -t arena/$$b --build-arg BOT=$$b --build-arg GAME=$${b%%-*} botkits/go >/dev/null && echo "built arena/$$b" || exit 1; \
+		docker build -q -f botkits/go/examples.Dockerfile --target $$b -t arena/$$b botkits/go >/dev/null && echo "built arena/$$b" || exit 1; \
 	done
 
 # One package at a time: the timing tests (deadlines under load) must not
