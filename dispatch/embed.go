@@ -79,7 +79,7 @@ func Start(n Node) (*Embedded, error) {
 			return nil, fmt.Errorf("nats config %s: %w", n.Config, err)
 		}
 		if len(opts.Users) == 0 && len(opts.Nkeys) == 0 && len(opts.TrustedOperators) == 0 && opts.Username == "" && opts.Authorization == "" && opts.CustomClientAuthentication == nil && len(opts.Accounts) == 0 {
-			return nil, fmt.Errorf("nats config %s gives no users: anyone could connect (see the README's NATS section)", n.Config)
+			return nil, fmt.Errorf("nats config %s gives no users: anyone could connect (see docs/many-hosts.md)", n.Config)
 		}
 		if opts.NoAuthUser != "" {
 			return nil, fmt.Errorf("nats config %s sets no_auth_user: anyone could connect as %s", n.Config, opts.NoAuthUser)

@@ -143,7 +143,7 @@ type Step struct {
 // Status is a bot's standing in a match: ok until its first fault.
 type Status string
 
-// The bot status words (README, "Time limits").
+// The bot status words (docs/bots.md, "Time limits").
 const (
 	StatusOK          Status = "ok"
 	StatusTimeout     Status = "timeout"

@@ -11,7 +11,7 @@ import (
 // replay passes through these processes (spooled, checked, stored by
 // NATS) as short-lived buffers; with Go's default (100) their headroom
 // alone took a server 20 MiB past its target for a match whose bots
-// write all they may (README, "Bounded output").
+// write all they may (docs/performance.md, "Bounded output").
 const longRunningGC = 50
 
 // tuneGC sets longRunningGC unless the GOGC environment variable is set.

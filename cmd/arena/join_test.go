@@ -115,7 +115,7 @@ func waitExit(p *proc, within time.Duration) error {
 }
 
 // arena nats will not run without users, and an arena nats set up as
-// the README says lets no outsider in, in plain text or over TLS, and
+// docs/many-hosts.md says lets no outsider in, in plain text or over TLS, and
 // denies a worker's user what a worker does not do.
 func TestAnArenaNATSAsDocumentedLetsNoOutsiderIn(t *testing.T) {
 	bin := arenaBinary(t)

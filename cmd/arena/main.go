@@ -27,7 +27,7 @@ import (
 	"arena/sandbox/probe"
 )
 
-// Exit codes (README, The command line): 0 the command did its work, 1 the platform could
+// Exit codes (docs/cli.md): 0 the command did its work, 1 the platform could
 // not (no engine, image missing, verification failed), 2 bad usage or input.
 const (
 	exitOK       = 0

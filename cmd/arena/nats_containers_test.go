@@ -66,7 +66,7 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	p := fmt.Sprintf("arena-natsc-%x", rnd) // every name of the test's begins so
-	// The cluster set up as the README tells an operator: users with
+	// The cluster set up as docs/many-hosts.md tells an operator: users with
 	// Arena's permissions, a password on the routes, TLS for the names
 	// the nodes are dialled by. The files are at the same paths in the
 	// containers.

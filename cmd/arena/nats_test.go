@@ -116,7 +116,7 @@ func TestWorkersThroughANATSCluster(t *testing.T) {
 	slow := ownTag(t, cli, dockertest.TestBot(t, cli, "delay=60ms"))
 	bin := arenaBinary(t)
 
-	// Set up as the README tells an operator: users with Arena's
+	// Set up as docs/many-hosts.md tells an operator: users with Arena's
 	// permissions, a password on the routes, TLS.
 	auth := newNATSAuth(t, bin, t.TempDir(), nil, "w1", "w2", "w3", "w4", "wp")
 	var hosts, routes []string
@@ -404,7 +404,7 @@ func awaitJetStream(t *testing.T, url string) {
 const natsServerUser = "arena"
 
 // natsAuth is a test's NATS configuration, made with the commands the
-// README gives an operator: arena nats tls (a CA and the nodes'
+// docs/many-hosts.md gives an operator: arena nats tls (a CA and the nodes'
 // certificate for names, beside localhost and 127.0.0.1) and arena nats
 // authorization (a server's user, and a user with a worker's permissions
 // for each worker), with a password on the routes.

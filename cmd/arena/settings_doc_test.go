@@ -7,22 +7,16 @@ import (
 	"testing"
 )
 
-// The README's table of settings matches the settings' own table (one
-// source for flags, environment and help): every setting is in it, and a
-// default it writes as a value is the default the code has.
-func TestTheREADMEListsEverySetting(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// docs/settings.md's table of settings matches the settings' own table
+// (one source for flags, environment and help): every setting is in it,
+// and a default it writes as a value is the default the code has.
+func TestTheDocsListEverySetting(t *testing.T) {
+	data, err := os.ReadFile("../../docs/settings.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
-	start := strings.Index(readme, "### Settings")
-	end := strings.Index(readme[start:], "\n### ")
-	if start < 0 || end < 0 {
-		t.Fatal("no Settings section in the README")
-	}
-	table := readme[start : start+end]
-	documented := map[string]string{} // env → its default as the README writes it
+	table := string(data)
+	documented := map[string]string{} // env → its default as the docs write it
 	cell := regexp.MustCompile("`([^`]*)`")
 	for _, line := range strings.Split(table, "\n") {
 		cols := strings.Split(line, " | ")
@@ -49,9 +43,9 @@ func TestTheREADMEListsEverySetting(t *testing.T) {
 		def, ok := documented[s.env]
 		switch {
 		case !ok:
-			t.Errorf("%s (--%s) is not in the README's table of settings", s.env, s.flag)
+			t.Errorf("%s (--%s) is not in docs/settings.md's table of settings", s.env, s.flag)
 		case def != "?" && def != s.def:
-			t.Errorf("%s: the README says its default is %q, the code %q", s.env, def, s.def)
+			t.Errorf("%s: docs/settings.md says its default is %q, the code %q", s.env, def, s.def)
 		}
 	}
 }
