@@ -14,10 +14,10 @@
 // of the period P = ⌈4·n·m / min(n,m)⌉ the next ring, 0 being the outermost
 // one, becomes wall), then both living bots get their state line and
 // answer, then the round is resolved (the order and the decisions are in
-// the spec and in match.go's play). Because the bots must see the new wall
-// before they move, the shrink that starts round r+1 is applied as soon as
-// round r is resolved: Turn() is r, and the frame of round r already shows
-// the closed ring, with a "shrink" event.
+// the spec and in match.go's snakeStages). Because the bots must see the
+// new wall before they move, the shrink that starts round r+1 is applied
+// as soon as round r is resolved: Turn() is r, and the frame of round r
+// already shows the closed ring, with a "shrink" event.
 //
 // # Decisions the spec leaves open
 //

@@ -309,100 +309,162 @@ func (g *match) placePending() {
 	}
 }
 
+// stage is one named step of a round: a rule applied to the match.
+type stage struct {
+	name string
+	run  func(g *match, t *turn)
+}
+
+// snakeStages are the steps of a round, applied in this order. The deaths
+// are decided on the board before anyone moves; then the survivors move
+// and eat, the dead leave the board, and the next round's shrink follows.
+var snakeStages = []stage{
+	{"check moves", checkMoves},
+	{"collide", collide},
+	{"crush", crush},
+	{"die", die},
+	{"move", moveSnakes},
+	{"eat", eat},
+	{"count down shields", countDownShields},
+	{"remove dead", removeDead},
+	{"place pending", placeWaiting},
+	{"end round", endRound},
+	{"shrink", shrinkNext},
+}
+
+// turn is what the stages of one round share: the round, the moves, and
+// what the checks decided.
+type turn struct {
+	round   int
+	moves   [players]move
+	reason  [players]string // why the snake dies this round, or ""
+	passed  [players]bool   // passed its own checks: it moves unless a collision kills it
+	growing [players]bool   // its tail stays this round
+	crushed [players]bool   // its body was entered by a stronger head
+}
+
 // play plays one round (the shrink that starts it is already done) with
 // each living seat's move, then starts the next round unless the game is
 // over.
 func (g *match) play(moves [players]move) {
-	r := g.turn + 1
 	g.events = g.events[:0]
+	t := &turn{round: g.turn + 1, moves: moves}
+	for _, st := range snakeStages {
+		st.run(g, t)
+	}
+}
 
-	// Resolution. Every check reads the board before anyone moves, with the
-	// tails of the snakes that are not growing freed.
-	var (
-		reason  [players]string
-		passed  [players]bool // passed its own checks: it moves unless a collision kills it
-		growing [players]bool
-		crushed [players]bool // its body was entered by a stronger head
-	)
+// checkMoves applies each living snake's own checks: a fault, a target not
+// next to the head, a wall, or its own body kills it. Every check reads the
+// board before anyone moves, with the tails of the snakes that are not
+// growing freed.
+func checkMoves(g *match, t *turn) {
 	for i := range g.snakes {
 		s := &g.snakes[i]
 		if !s.alive {
 			continue
 		}
-		growing[i] = s.growing()
-		to := moves[i].to
+		t.growing[i] = s.growing()
+		to := t.moves[i].to
 		switch {
-		case moves[i].fault != "":
-			reason[i] = moves[i].fault
+		case t.moves[i].fault != "":
+			t.reason[i] = t.moves[i].fault
 		case !s.head().adjacent(to):
-			reason[i] = reasonInvalid
+			t.reason[i] = reasonInvalid
 		case !g.inside(to) || g.ground[g.index(to)] == symWall:
-			reason[i] = reasonWall
-		case g.occupies(i, to, growing[i]):
-			reason[i] = reasonSelf
+			t.reason[i] = reasonWall
+		case g.occupies(i, to, t.growing[i]):
+			t.reason[i] = reasonSelf
 		default:
-			passed[i] = true
+			t.passed[i] = true
 		}
 	}
+}
+
+// collide checks each head that passed its own checks against the other
+// snakes still on the board, until one collision kills it.
+func collide(g *match, t *turn) {
 	for i := range g.snakes {
-		if !passed[i] {
+		if !t.passed[i] {
 			continue
 		}
-		to := moves[i].to
 		for j := range g.snakes {
-			if j == i || !g.snakes[j].alive || reason[i] != "" {
-				continue
-			}
-			switch {
-			case passed[j] && moves[j].to == to: // head-on
-				if g.stronger(i, j) <= 0 {
-					reason[i] = reasonHeadOn
-				}
-			case g.occupies(j, to, growing[j]): // into j's body
-				if g.stronger(i, j) > 0 {
-					crushed[j] = true
-				} else {
-					reason[i] = reasonOpponentBody
-				}
+			if j != i && g.snakes[j].alive && t.reason[i] == "" {
+				g.meet(t, i, j)
 			}
 		}
 	}
-	for j := range crushed {
-		if crushed[j] && reason[j] == "" {
-			reason[j] = reasonOpponentHead
+}
+
+// meet decides head i against snake j. Two heads on one cell: the weaker
+// dies, and both when equal. A head entering j's body: a stronger head
+// crushes j, a weaker or equal one dies.
+func (g *match) meet(t *turn, i, j int) {
+	to := t.moves[i].to
+	switch {
+	case t.passed[j] && t.moves[j].to == to: // head-on
+		if g.stronger(i, j) <= 0 {
+			t.reason[i] = reasonHeadOn
+		}
+	case g.occupies(j, to, t.growing[j]): // into j's body
+		if g.stronger(i, j) > 0 {
+			t.crushed[j] = true
+		} else {
+			t.reason[i] = reasonOpponentBody
 		}
 	}
+}
+
+// crush kills a snake whose body a stronger head entered, unless it already
+// dies of something else.
+func crush(_ *match, t *turn) {
+	for j := range t.crushed {
+		if t.crushed[j] && t.reason[j] == "" {
+			t.reason[j] = reasonOpponentHead
+		}
+	}
+}
+
+// die records this round's deaths, in seat order. A dead snake stays on
+// the board until removeDead.
+func die(g *match, t *turn) {
 	for i := range g.snakes {
-		if reason[i] == "" {
+		if t.reason[i] == "" {
 			continue
 		}
 		s := &g.snakes[i]
-		s.alive, s.deathRound, s.deathReason = false, r, reason[i]
-		ev := event{kind: eventDied, seat: i, reason: reason[i], at: s.head()}
-		if moves[i].fault == "" {
-			ev.to, ev.hasTo = moves[i].to, true
+		s.alive, s.deathRound, s.deathReason = false, t.round, t.reason[i]
+		ev := event{kind: eventDied, seat: i, reason: t.reason[i], at: s.head()}
+		if t.moves[i].fault == "" {
+			ev.to, ev.hasTo = t.moves[i].to, true
 		}
 		g.events = append(g.events, ev)
 	}
+}
 
-	// The survivors move: tails first, then heads. The dead stay in place
-	// until they are removed below.
+// moveSnakes moves the survivors: tails first, then heads. The tail of a
+// growing snake stays.
+func moveSnakes(g *match, t *turn) {
 	for i := range g.snakes {
-		if s := &g.snakes[i]; s.alive && !growing[i] {
-			if t := g.index(s.tail()); g.occ[t] == int8(i+1) {
-				g.occ[t] = 0
+		if s := &g.snakes[i]; s.alive && !t.growing[i] {
+			if k := g.index(s.tail()); g.occ[k] == int8(i+1) {
+				g.occ[k] = 0
 			}
 			s.body = s.body[1:]
 		}
 	}
 	for i := range g.snakes {
 		if s := &g.snakes[i]; s.alive {
-			s.body = append(s.body, moves[i].to)
-			g.occ[g.index(moves[i].to)] = int8(i + 1)
+			s.body = append(s.body, t.moves[i].to)
+			g.occ[g.index(t.moves[i].to)] = int8(i + 1)
 		}
 	}
+}
 
-	// Eat.
+// eat gives each living head the item on its cell. An item adds one to the
+// score, a shield also sets the shield counter, and the item appears again
+// on a free cell.
+func eat(g *match, _ *turn) {
 	for i := range g.snakes {
 		s := &g.snakes[i]
 		if !s.alive {
@@ -421,17 +483,25 @@ func (g *match) play(moves [players]move) {
 		g.events = append(g.events, event{kind: eventAte, seat: i, item: kind, at: s.head()})
 		g.spawnItem(kind)
 	}
+}
 
-	// Shields count down; the dead are removed.
+// countDownShields takes one round off each living snake's shield, also in
+// the round it was picked up.
+func countDownShields(g *match, _ *turn) {
 	for i := range g.snakes {
-		s := &g.snakes[i]
-		if s.alive {
+		if s := &g.snakes[i]; s.alive {
 			s.shield = max(0, s.shield-1)
-			continue
 		}
-		if reason[i] == "" {
-			continue // died in an earlier round
+	}
+}
+
+// removeDead takes the snakes that died this round off the board.
+func removeDead(g *match, t *turn) {
+	for i := range g.snakes {
+		if t.reason[i] == "" {
+			continue // alive, or died in an earlier round
 		}
+		s := &g.snakes[i]
 		for _, p := range s.body {
 			if k := g.index(p); g.occ[k] == int8(i+1) {
 				g.occ[k] = 0
@@ -439,16 +509,29 @@ func (g *match) play(moves [players]move) {
 		}
 		s.body, s.shield = nil, 0
 	}
-	g.placePending()
+}
 
-	g.turn = r
+// placeWaiting puts the items that waited for room on the cells freed this
+// round.
+func placeWaiting(g *match, _ *turn) { g.placePending() }
+
+// endRound counts the round as played. The game is over when at most one
+// snake is alive or the round limit is reached.
+func endRound(g *match, t *turn) {
+	g.turn = t.round
 	alive := g.aliveSeats()
-	if len(alive) <= 1 || r >= g.settings.MaxRounds {
+	if len(alive) <= 1 || t.round >= g.settings.MaxRounds {
 		g.over = true
-		g.winners = g.decide(alive, r)
-		return
+		g.winners = g.decide(alive, t.round)
 	}
-	g.startRound(r + 1)
+}
+
+// shrinkNext starts the next round unless the game is over, so that the
+// bots see its shrink before they move.
+func shrinkNext(g *match, t *turn) {
+	if !g.over {
+		g.startRound(t.round + 1)
+	}
 }
 
 func (g *match) aliveSeats() []int {
