@@ -104,134 +104,247 @@ type roundResult struct {
 	remaining  int // beans left when the round ended
 }
 
+// stage is one named step of a round: a rule applied to the state.
+type stage struct {
+	name string
+	run  func(s *state, r *roundState)
+}
+
+// pacmanStages are the steps of a round (spec "One round", steps 1 to 14),
+// applied in this order. A stage that ends the level ends the round: the
+// stages after it do not run.
+var pacmanStages = []stage{
+	{"start", startRound},                  // 1
+	{"count down skills", countDownSkills}, // 2
+	{"move pac-man", movePacman},           // 3 and 4
+	{"move ghosts", moveGhosts},            // 5
+	{"sample paths", samplePaths},          // 6
+	{"eat", eatAfterMoves},                 // 7
+	{"detect catch", detectCatch},          // 8
+	{"resolve catch", resolveCatch},        // 9
+	{"apply skills", applySkills},          // 10
+	{"enter portal", enterPortal},          // 11
+	{"open portal", openPortal},            // 12
+	{"all beans", allBeansEaten},           // 13
+	{"time limit", timeLimit},              // 14
+}
+
+// roundState is what the stages of one round share: the actions, what
+// earlier stages found, and the result being built.
+type roundState struct {
+	pacAction    int
+	ghostActions [3]int
+	start        [numSkills]int // the skills at the start of the round
+	pacSamples   []point        // the catch samples of each path
+	ghostSamples [3][]point
+	caught       bool // a ghost came close enough to catch the Pac-Man
+	by           int  // the ghost credited with that catch
+	eaten        bool // the catch ate the Pac-Man
+	res          roundResult
+}
+
 // play runs one round with the submitted actions (spec "One round").
 func (s *state) play(pacAction int, ghostActions [3]int) roundResult {
-	res := roundResult{caughtBy: -1, events: []int{}}
-	// 1.
+	r := &roundState{
+		pacAction:    pacAction,
+		ghostActions: ghostActions,
+		by:           -1,
+		res:          roundResult{caughtBy: -1, events: []int{}},
+	}
+	for _, st := range pacmanStages {
+		if r.res.levelOver {
+			break
+		}
+		st.run(s, r)
+	}
+	return r.res
+}
+
+// startRound counts the round and notes the skills it starts with.
+func startRound(s *state, r *roundState) {
 	s.round++
-	start := s.skills
-	res.skills = start
-	// 2.
+	r.start = s.skills
+	r.res.skills = s.skills
+}
+
+// countDownSkills takes one round off double, magnet and speed. Freeze in
+// effect keeps the ghosts still this round and counts down too.
+func countDownSkills(s *state, r *roundState) {
 	for _, k := range [...]int{skillDouble, skillMagnet, skillSpeed} {
 		if s.skills[k] > 0 {
 			s.skills[k]--
 		}
 	}
-	if start[skillFreeze] > 0 {
-		ghostActions = [3]int{}
+	if r.start[skillFreeze] > 0 {
+		r.ghostActions = [3]int{}
 		s.skills[skillFreeze]--
 	}
-	// 3. and 4.
-	res.pacPath = []point{s.pac}
+}
+
+// movePacman moves the Pac-Man one step, two with speed in effect. It eats
+// before each step. A step into a wall is a bump: it stays.
+func movePacman(s *state, r *roundState) {
+	r.res.pacPath = []point{s.pac}
 	steps := 1
-	if start[skillSpeed] > 0 {
+	if r.start[skillSpeed] > 0 {
 		steps = 2
 	}
 	for range steps {
-		s.eat(&res)
-		to := s.pac.add(actionDelta[pacAction])
+		s.eat(&r.res)
+		to := s.pac.add(actionDelta[r.pacAction])
 		if s.board.at(to) == cellWall {
-			res.pacPath = append(res.pacPath, to.add(point{pacmanHitOffset, pacmanHitOffset}))
+			r.res.pacPath = append(r.res.pacPath, to.add(point{pacmanHitOffset, pacmanHitOffset}))
 			continue
 		}
 		s.pac = to
-		res.pacPath = append(res.pacPath, to)
+		r.res.pacPath = append(r.res.pacPath, to)
 	}
-	// 5.
+}
+
+// moveGhosts moves each ghost one step. A step into a wall is a bump: it
+// stays.
+func moveGhosts(s *state, r *roundState) {
 	for j := range s.ghosts {
-		res.ghostPaths[j] = []point{s.ghosts[j]}
-		to := s.ghosts[j].add(actionDelta[ghostActions[j]])
+		r.res.ghostPaths[j] = []point{s.ghosts[j]}
+		to := s.ghosts[j].add(actionDelta[r.ghostActions[j]])
 		if s.board.at(to) == cellWall {
-			res.ghostPaths[j] = append(res.ghostPaths[j], to.add(point{ghostHitOffset, ghostHitOffset}))
+			r.res.ghostPaths[j] = append(r.res.ghostPaths[j], to.add(point{ghostHitOffset, ghostHitOffset}))
 			continue
 		}
 		s.ghosts[j] = to
-		res.ghostPaths[j] = append(res.ghostPaths[j], to)
+		r.res.ghostPaths[j] = append(r.res.ghostPaths[j], to)
 	}
-	// 6.
-	pacSamples := catchSamples(res.pacPath)
-	var ghostSamples [3][]point
-	for j := range ghostSamples {
-		ghostSamples[j] = catchSamples(res.ghostPaths[j])
+}
+
+// samplePaths turns each path into the samples compared for a catch.
+func samplePaths(_ *state, r *roundState) {
+	r.pacSamples = catchSamples(r.res.pacPath)
+	for j := range r.ghostSamples {
+		r.ghostSamples[j] = catchSamples(r.res.ghostPaths[j])
 	}
-	// 7.
-	s.eat(&res)
-	remaining := s.beans - s.eaten
-	// 8.
-	caught, by := false, -1
+}
+
+// eatAfterMoves takes what lies where the Pac-Man ended and counts the
+// beans left.
+func eatAfterMoves(s *state, r *roundState) {
+	s.eat(&r.res)
+	r.res.remaining = s.beans - s.eaten
+}
+
+// detectCatch compares the middle and the end samples: a ghost within one
+// half cell catches the Pac-Man. At each sample the first such ghost is
+// credited, and the end sample's ghost over the middle one's.
+func detectCatch(_ *state, r *roundState) {
 	for k := 1; k <= 2; k++ {
-		for j := range ghostSamples {
-			if halfDistance(pacSamples[k], ghostSamples[j][k]) <= 1 {
-				caught, by = true, j
+		for j := range r.ghostSamples {
+			if halfDistance(r.pacSamples[k], r.ghostSamples[j][k]) <= 1 {
+				r.caught, r.by = true, j
 				break
 			}
 		}
 	}
-	// 9.
-	eaten := false
-	if caught && s.invulnerable == 0 {
-		res.caughtBy = by
-		if s.active[skillShield] > 0 {
-			s.skills[skillShield]--
-			s.invulnerable = invulnerableShield
-			s.score[1] += shieldBreakPoints
-			s.survival = 0
-			res.events = append(res.events, eventShieldBroken)
-		} else {
-			eaten = true
-			s.invulnerable = invulnerableEaten
-			s.score[0] -= eatenPenalty
-			s.score[1] += catchPoints
-			s.catches++
-			s.survival = 0
-			s.clearSkills()
-			res.skills = [numSkills]int{}
-			s.pac = s.respawnPoint()
-			res.events = append(res.events, eventEaten)
-		}
-		if s.catches >= catchBonusEvery {
-			s.score[1] += catchBonus
-			s.catches = 0
-		}
+}
+
+// resolveCatch applies a catch unless the Pac-Man is invulnerable: a
+// shield breaks, or else the Pac-Man is eaten. Every fifth catch gives
+// the ghosts a bonus. A round without a catch counts as survived.
+func resolveCatch(s *state, r *roundState) {
+	if !r.caught || s.invulnerable != 0 {
+		s.survive()
+		return
+	}
+	r.res.caughtBy = r.by
+	if s.active[skillShield] > 0 {
+		s.breakShield(&r.res)
 	} else {
-		if s.invulnerable > 0 {
-			s.invulnerable--
-		}
-		s.survival++
-		if s.survival >= survivalRounds {
-			s.score[0] += survivalBonus
-			s.survival = 0
+		r.eaten = true
+		s.eatPacman(&r.res)
+	}
+	if s.catches >= catchBonusEvery {
+		s.score[1] += catchBonus
+		s.catches = 0
+	}
+}
+
+// breakShield spends a shield on a catch: the ghosts score, and the
+// Pac-Man cannot be caught next round.
+func (s *state) breakShield(res *roundResult) {
+	s.skills[skillShield]--
+	s.invulnerable = invulnerableShield
+	s.score[1] += shieldBreakPoints
+	s.survival = 0
+	res.events = append(res.events, eventShieldBroken)
+}
+
+// eatPacman scores a catch without a shield: the Pac-Man loses points and
+// its skills and respawns far from the ghosts.
+func (s *state) eatPacman(res *roundResult) {
+	s.invulnerable = invulnerableEaten
+	s.score[0] -= eatenPenalty
+	s.score[1] += catchPoints
+	s.catches++
+	s.survival = 0
+	s.clearSkills()
+	res.skills = [numSkills]int{}
+	s.pac = s.respawnPoint()
+	res.events = append(res.events, eventEaten)
+}
+
+// survive counts a round without a catch: invulnerability counts down, and
+// every hundredth such round in a row gives the Pac-Man a bonus.
+func (s *state) survive() {
+	if s.invulnerable > 0 {
+		s.invulnerable--
+	}
+	s.survival++
+	if s.survival >= survivalRounds {
+		s.score[0] += survivalBonus
+		s.survival = 0
+	}
+}
+
+// applySkills puts the skills as they now are in effect for the next
+// round.
+func applySkills(s *state, _ *roundState) { s.active = s.skills }
+
+// enterPortal finishes the level when the Pac-Man's path crosses the open
+// portal, unless it was eaten.
+func enterPortal(s *state, r *roundState) {
+	if !s.portalOpen || r.eaten {
+		return
+	}
+	for _, p := range r.res.pacPath {
+		if p == s.portal {
+			s.finishLevel(&r.res, r.res.remaining)
+			return
 		}
 	}
-	// 10.
-	s.active = s.skills
-	res.remaining = remaining
-	// 11.
-	if s.portalOpen && !eaten {
-		for _, p := range res.pacPath {
-			if p == s.portal {
-				s.finishLevel(&res, remaining)
-				return res
-			}
-		}
-	}
-	// 12.
+}
+
+// openPortal opens the level's portal from its round on. The Pac-Man can
+// use it from the next round.
+func openPortal(s *state, _ *roundState) {
 	if s.spec.portalAt > 0 && s.round >= s.spec.portalAt {
 		s.portalOpen = true
 	}
-	// 13.
-	if remaining == 0 {
-		s.finishLevel(&res, remaining)
-		return res
+}
+
+// allBeansEaten finishes the level when no bean is left.
+func allBeansEaten(s *state, r *roundState) {
+	if r.res.remaining == 0 {
+		s.finishLevel(&r.res, r.res.remaining)
 	}
-	// 14.
-	if s.round >= s.spec.maxRounds {
-		s.score[1] += timeoutPoints
-		s.endLevel()
-		res.events = append(res.events, eventTimeout)
-		res.levelOver = true
+}
+
+// timeLimit ends the level at its round limit, and the ghosts score.
+func timeLimit(s *state, r *roundState) {
+	if s.round < s.spec.maxRounds {
+		return
 	}
-	return res
+	s.score[1] += timeoutPoints
+	s.endLevel()
+	r.res.events = append(r.res.events, eventTimeout)
+	r.res.levelOver = true
 }
 
 func (p point) add(q point) point { return point{p.X + q.X, p.Y + q.Y} }
