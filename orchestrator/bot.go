@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"arena/imageref"
 	"arena/internal/errs"
 	"arena/sandbox"
 )
@@ -103,7 +104,7 @@ func (r router) Check(ref string) error {
 		}
 		return nil
 	}
-	return sandbox.ParseImageRef(ref)
+	return imageref.Check(ref)
 }
 
 func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {

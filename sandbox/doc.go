@@ -16,7 +16,7 @@
 //     says, leased across every Arena process on the machine.
 //   - docker.go: the Docker runner and its options (NewDocker, Option), the
 //     few client methods the package calls (DockerAPI), Connect.
-//   - image.go: image references (ParseImageRef, ErrBadReference), the
+//   - image.go: image references (ErrBadReference, imageref.ErrBad), the
 //     local lookup (Docker.Image), the pull only WithPullMissing allows, and
 //     the not-found error (ErrImageNotFound, ImageNotFoundError).
 //   - container.go: a container's lifecycle (Container): create, wait,

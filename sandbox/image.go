@@ -9,10 +9,10 @@ import (
 	"slices"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/image"
 	"go.uber.org/zap"
 
+	"arena/imageref"
 	"arena/internal/errs"
 )
 
@@ -54,28 +54,18 @@ func (e *ImageNotFoundError) Error() string {
 func (e *ImageNotFoundError) Unwrap() error { return ErrImageNotFound }
 
 // ErrBadReference is wrapped by errors about a bot reference that is not
-// well formed: the caller's input is wrong (errs.ErrInvalid).
-var ErrBadReference = errs.New(errs.ErrInvalid, "bad bot reference")
+// well formed: the caller's input is wrong (errs.ErrInvalid). It is
+// imageref.ErrBad, which imageref.Check's errors wrap.
+var ErrBadReference = imageref.ErrBad
 
 // ErrBadSpec is wrapped by errors about a bot's spec that the sandbox
 // cannot apply: the caller's input is wrong (errs.ErrInvalid).
 var ErrBadSpec = errs.New(errs.ErrInvalid, "bad bot spec")
 
-// ParseImageRef checks that ref is a well-formed Docker image reference.
-func ParseImageRef(ref string) error {
-	if ref == "" {
-		return fmt.Errorf("%w: empty image name", ErrBadReference)
-	}
-	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
-		return fmt.Errorf("%w: %q is not an image name: %v", ErrBadReference, ref, err)
-	}
-	return nil
-}
-
 // Image looks an image up locally. Arena never pulls on its own (see
 // WithPullMissing).
 func (d *Docker) Image(ctx context.Context, ref string) (Image, error) {
-	if err := ParseImageRef(ref); err != nil {
+	if err := imageref.Check(ref); err != nil {
 		return Image{}, err
 	}
 	info, err := d.api.ImageInspect(ctx, ref)

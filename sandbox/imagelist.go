@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"arena/imageref"
+
 	"github.com/docker/docker/api/types/image"
 )
 
 // GameLabel is the image label that says which game a bot image plays
 // (the kits' Dockerfiles set it: LABEL io.arena.game=tanks).
-const GameLabel = "io.arena.game"
+const GameLabel = imageref.GameLabel
 
 // LocalImage is an image present on the engine, as a list of bots shows
 // it: one entry per tag.

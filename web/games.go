@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/imageref"
 	"arena/judger"
-	"arena/sandbox"
 	"arena/store"
 )
 
@@ -114,7 +114,7 @@ func (s *Server) registerGame(c echo.Context) error {
 	if req.Image == "" {
 		return badRequest("the game's logic image is missing: give \"image\", e.g. my/ttt-logic")
 	}
-	if err := sandbox.ParseImageRef(req.Image); err != nil {
+	if err := imageref.Check(req.Image); err != nil {
 		return badRequest("the game's logic image: %v", err)
 	}
 	if s.deps.Logic == nil {

@@ -34,12 +34,12 @@ import (
 	"arena/accounts"
 	"arena/contest"
 	"arena/engine"
+	"arena/imageref"
 	"arena/internal/errs"
 	"arena/judger"
 	"arena/ladder"
 	"arena/orchestrator"
 	"arena/registry"
-	"arena/sandbox"
 	"arena/store"
 )
 
@@ -867,7 +867,7 @@ func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, 
 		}
 		return g, nil
 	}
-	if err := sandbox.ParseImageRef(ref); err != nil {
+	if err := imageref.Check(ref); err != nil {
 		return nil, badRequest("game %s: %v", name, err)
 	}
 	if err := s.mayPlayAll(p, "game", ref); err != nil {

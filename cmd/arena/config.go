@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"arena/engine"
+	"arena/imageref"
 	"arena/judger"
 	"arena/orchestrator"
 	"arena/registry"
@@ -267,7 +268,7 @@ var settings = []setting{
 			if !ok || judger.CheckName(name) != nil {
 				return fmt.Errorf("%q: want NAME=IMAGE, NAME in lower case letters, digits, - and _ (at most 32)", item)
 			}
-			if err := sandbox.ParseImageRef(image); err != nil {
+			if err := imageref.Check(image); err != nil {
 				return fmt.Errorf("%q: %v", item, err)
 			}
 			if _, err := engine.Find(games(), name); err == nil || slices.ContainsFunc(c.LogicGames, func(g LogicGame) bool { return g.Name == name }) {

@@ -22,6 +22,7 @@ import (
 	"arena/engine/pacman"
 	"arena/engine/snake"
 	"arena/engine/tanks"
+	"arena/imageref"
 	"arena/judger"
 	"arena/sandbox"
 	"arena/sandbox/probe"
@@ -57,7 +58,7 @@ func games() []engine.Game { return []engine.Game{tanks.New(), snake.New(), pacm
 // image's labels are checked against it when a match starts.
 func findGame(name string, players int) (engine.Game, error) {
 	if ref, ok := strings.CutPrefix(name, judger.Prefix); ok {
-		if err := sandbox.ParseImageRef(ref); err != nil {
+		if err := imageref.Check(ref); err != nil {
 			return nil, fmt.Errorf("game %s: %v", name, err)
 		}
 		return judger.New(ref, players), nil

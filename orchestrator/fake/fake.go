@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"arena/imageref"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -125,7 +126,7 @@ func (l *Launcher) Check(ref string) error {
 	if sandbox.IsLocalRef(ref) {
 		return fmt.Errorf("%w: local bots (%s) are not enabled here", sandbox.ErrBadReference, ref)
 	}
-	return sandbox.ParseImageRef(ref)
+	return imageref.Check(ref)
 }
 
 // Image finds a known image, by its reference or by its id (ImageID);
