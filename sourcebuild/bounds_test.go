@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"arena/sandbox"
 )
 
 // globalHeaders is a .tar.gz of n PAX global headers of about size
@@ -143,11 +141,7 @@ func TestReadChecksAZipFirst(t *testing.T) {
 // noSandbox fails a build that reaches the sandbox.
 type noSandbox struct{}
 
-func (noSandbox) Image(context.Context, string) (sandbox.Image, error) {
-	return sandbox.Image{}, errors.New("the build reached the sandbox")
-}
-
-func (noSandbox) Start(context.Context, sandbox.Spec) (*sandbox.Container, error) {
+func (noSandbox) Run(context.Context, string, Step, string, []byte, io.Writer) ([]byte, error) {
 	return nil, errors.New("the build reached the sandbox")
 }
 
@@ -160,7 +154,7 @@ func TestCppNamesAreNoOptions(t *testing.T) {
 	if s := cpp.Build.Script; !strings.Contains(s, "-o /tmp/out/bot ./*.cpp >&2") || strings.Contains(s, " *.cpp") {
 		t.Errorf("the C++ step hands g++ its sources as they are named:\n%s", s)
 	}
-	b := &Builder{Sandbox: noSandbox{}}
+	b := &Builder{Steps: noSandbox{}}
 	for _, name := range []string{"@opts.cpp", "-wrapper.cpp", "src/@x/a.h", "-I/x/a.h"} {
 		src := Source{Files: []File{{Name: "bot.cpp", Data: []byte("int main(){}")}, {Name: name, Data: []byte("-wrapper /bin/sh,-c,id")}}}
 		_, err := b.Build(t.Context(), Request{ID: "t", Source: src}, io.Discard)

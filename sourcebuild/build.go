@@ -4,14 +4,11 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"path"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -19,26 +16,27 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"arena/imageref"
 	"arena/internal/errs"
-	"arena/sandbox"
 )
 
-// Sandbox starts a build step's container: the sandbox of the matches,
-// with a build's limits (sandbox.Docker).
-type Sandbox interface {
-	Image(ctx context.Context, ref string) (sandbox.Image, error)
-	Start(ctx context.Context, s sandbox.Spec) (*sandbox.Container, error)
+// Runner runs a kit's build step (Step: its image and script) in a
+// sandbox: the upload's files go in as Step says, the binary the step
+// printed comes back. BOT=main is in its environment, and what the step
+// writes on stderr goes to log as it comes. A step that fails for the
+// upload's sake (it does not compile, it runs past its time or memory)
+// is an error of ErrBuild. sourcebuild/sandboxed runs it in Arena's
+// sandbox.
+type Runner interface {
+	Run(ctx context.Context, id string, step Step, main string, src []byte, log io.Writer) ([]byte, error)
 }
 
 // Builder builds bots from uploads.
 type Builder struct {
-	Sandbox Sandbox
+	// Steps runs the kits' build steps.
+	Steps Runner
 	// Base reads a base image from the engine (python:…, node:…).
 	Base func(ctx context.Context, ref string) (v1.Image, error)
-	// Timeout bounds a build step.
-	Timeout time.Duration
-	// MaxBinary bounds what a build step may hand back.
-	MaxBinary int
 }
 
 // Request is one build.
@@ -54,7 +52,7 @@ type Request struct {
 
 // GameLabel and AuthorsLabel are the labels a built image carries.
 const (
-	GameLabel    = sandbox.GameLabel
+	GameLabel    = imageref.GameLabel
 	AuthorsLabel = "org.opencontainers.image.authors"
 )
 
@@ -109,64 +107,13 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// step runs the kit's build step in the sandbox and returns the binary.
+// step runs the kit's build step and returns the binary.
 func (b *Builder) step(ctx context.Context, req Request, kit Kit, main string, log io.Writer) ([]byte, error) {
-	img, err := b.Sandbox.Image(ctx, kit.Build.Image)
-	if err != nil {
-		return nil, fmt.Errorf("the %s kit's build image %s: %w", kit.Name, kit.Build.Image, err)
-	}
 	var src bytes.Buffer
 	if err := TarGz(req.Source.Files, &src); err != nil {
 		return nil, err
 	}
-	c, err := b.Sandbox.Start(ctx, sandbox.Spec{Image: img, MatchID: "build-" + req.ID, BotID: "build", MaxMessageBytes: b.MaxBinary,
-		Env: []string{"BOT=" + main}, Args: []string{"/bin/sh", "-c", kit.Build.Script}})
-	if err != nil {
-		return nil, fmt.Errorf("start the build: %w", err)
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	start := time.Now()
-	limit := start.Add(b.Timeout)
-	line := append([]byte(base64.StdEncoding.EncodeToString(src.Bytes())), '\n')
-	if err := c.Send(line, limit); err != nil {
-		return nil, fmt.Errorf("hand the build its files: %w", err)
-	}
-	for {
-		// The log as it comes, a second at a time.
-		next := time.Now().Add(time.Second)
-		if next.After(limit) {
-			next = limit
-		}
-		out, err := c.Receive(ctx, next)
-		log.Write(c.TakeStderr().Text)
-		switch {
-		case err == nil:
-			bin, derr := base64.StdEncoding.DecodeString(strings.TrimSpace(string(out)))
-			if derr != nil || len(bin) == 0 {
-				return nil, fmt.Errorf("%w: the build step's output is not a binary", ErrBuild)
-			}
-			fmt.Fprintf(log, "built in %v: %d bytes\n", time.Since(start).Round(time.Millisecond), len(bin))
-			return bin, nil
-		case errors.Is(err, sandbox.ErrTimeout) && time.Now().Before(limit):
-			continue
-		case errors.Is(err, sandbox.ErrTimeout):
-			fmt.Fprintf(log, "the build ran past its limit of %v: stopped\n", b.Timeout)
-			return nil, fmt.Errorf("%w: it ran past its limit of %v", ErrBuild, b.Timeout)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		}
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		exit := c.Exit(ectx)
-		cancel()
-		log.Write(c.TakeStderr().Text)
-		switch {
-		case exit.OOMKilled:
-			return nil, fmt.Errorf("%w: it ran out of memory", ErrBuild)
-		case exit.Code != 0:
-			return nil, fmt.Errorf("%w: the build step exited with code %d (see the log)", ErrBuild, exit.Code)
-		}
-		return nil, fmt.Errorf("%w: %v", ErrBuild, err)
-	}
+	return b.Steps.Run(ctx, req.ID, *kit.Build, main, src.Bytes(), log)
 }
 
 // assemble makes the bot's image: base, one layer of its files, and the

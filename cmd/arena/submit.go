@@ -22,6 +22,7 @@ import (
 
 	"arena/sandbox"
 	"arena/sourcebuild"
+	"arena/sourcebuild/sandboxed"
 )
 
 // Building bots from uploads on the server (web/builds.go, sourcebuild/).
@@ -49,7 +50,7 @@ func builder(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 		return nil, err
 	}
 	bases := filepath.Join(cfg.Data, "builds")
-	return &sourcebuild.Builder{Sandbox: d, Timeout: cfg.BuildTimeout, MaxBinary: 96 << 20,
+	return &sourcebuild.Builder{Steps: sandboxed.Steps{Sandbox: d, Timeout: cfg.BuildTimeout, MaxBinary: 96 << 20},
 		Base: func(ctx context.Context, ref string) (v1.Image, error) { return baseImage(ctx, cli, bases, ref) }}, nil
 }
 
