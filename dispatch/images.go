@@ -31,7 +31,7 @@ import (
 
 // ImageSource writes the image whose engine id is id as an archive the
 // engine loads (docker load); an image the server does not hand out
-// (no pushed bot is that image) is an error of ErrNotHandedOut.
+// (no pushed bot is that image) is an error of class errs.ErrNotFound.
 type ImageSource func(ctx context.Context, id string, w io.Writer) error
 
 // ErrNotHandedOut: the server holds no pushed bot of that id.
@@ -195,7 +195,7 @@ func (s *imageServer) put(ctx context.Context, worker, id string, log *zap.Logge
 	pr.CloseWithError(errors.New("the put ended"))
 	if err != nil {
 		_ = obs.Delete(context.WithoutCancel(ctx), name)
-		if errors.Is(err, ErrNotHandedOut) {
+		if errs.IsNotFound(err) {
 			return nil, ErrNotHandedOut
 		}
 		if bucketFull(err) {

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
-	"arena/dispatch"
 	"arena/internal/errs"
 	"arena/store"
 )
@@ -360,7 +359,7 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 // names now, and whose check did not reject them, are handed out.
 func (s *Server) ExportPushed(ctx context.Context, id string, w io.Writer) error {
 	if s.registry == nil {
-		return dispatch.ErrNotHandedOut
+		return errs.New(errs.ErrNotFound, "this server has no registry: it hands out no image")
 	}
 	tags, err := s.deps.Store.TagsOfImage(ctx, id)
 	if err != nil {
@@ -373,5 +372,5 @@ func (s *Server) ExportPushed(ctx context.Context, id string, w io.Writer) error
 		_, err := s.registry.Export(ctx, t.Repository, t.Digest, w)
 		return err
 	}
-	return dispatch.ErrNotHandedOut
+	return errs.Errorf(errs.ErrNotFound, "no pushed bot is image %s", id)
 }
