@@ -559,16 +559,13 @@ func (c *Contests) freeze(ctx context.Context, ct store.Contest) error {
 			playing = append(playing, e.ID)
 		}
 	}
-	var schedule []Game
-	if swiss, _ := s.swiss(len(playing)); swiss {
-		order, err := c.seeding(ctx, ct.ID, playing)
-		if err != nil {
-			return err
-		}
-		pairs, bye := SwissPairs(order, nil, nil, nil)
-		schedule = SwissRound(pairs, bye, s.Maps, s.Rounds, uint64(s.Seed), 0, 0)
-	} else {
-		schedule = Schedule(playing, s.Maps, s.Rounds, uint64(s.Seed))
+	format, err := s.format()
+	if err != nil {
+		return err
+	}
+	schedule, err := format.Start(c.final(ctx, ct, s, playing, nil, nil))
+	if err != nil {
+		return err
 	}
 	started, err := c.deps.Store.StartFinal(ctx, ct.ID, entries, storeGames(schedule), c.deps.Now())
 	if started {
@@ -620,14 +617,26 @@ func (c *Contests) seeding(ctx context.Context, id int64, playing []int64) ([]in
 	return order, nil
 }
 
-// nextRound pairs a Swiss system's next round once every game of the
-// last is over, from the points so far; false when the final has played
-// all its rounds.
+// final is what a format sees of a contest's final.
+func (c *Contests) final(ctx context.Context, ct store.Contest, s Spec, playing []int64, games []store.ContestGame, entries map[int64]store.ContestEntry) Final {
+	out := map[int64]bool{}
+	for id, e := range entries {
+		if e.State == store.EntryDisqualified {
+			out[id] = true
+		}
+	}
+	return Final{
+		Spec: s, Entries: playing, Games: games, Disqualified: out,
+		Seeding: func(ids []int64) ([]int64, error) { return c.seeding(ctx, ct.ID, ids) },
+	}
+}
+
+// nextRound adds the final's next round, as its format pairs it, once
+// every game so far is over; false when the final is done.
 func (c *Contests) nextRound(ctx context.Context, ct store.Contest, s Spec, games []store.ContestGame, entries map[int64]store.ContestEntry) (bool, error) {
+	// The final's entries are those of its first round.
 	var first []int64
-	last := 0
 	for _, g := range games {
-		last = max(last, g.Round)
 		if g.Round == 0 {
 			for _, e := range []int64{g.First, g.Second} {
 				if e != 0 && !slices.Contains(first, e) {
@@ -636,43 +645,17 @@ func (c *Contests) nextRound(ctx context.Context, ct store.Contest, s Spec, game
 			}
 		}
 	}
-	swiss, rounds := s.swiss(len(first))
-	if !swiss || last+1 >= rounds {
-		return false, nil
-	}
-	points := map[int64]float64{}
-	met := map[[2]int64]bool{}
-	byes := map[int64]bool{}
-	for _, g := range games {
-		if g.Second == 0 {
-			byes[g.First] = true
-			points[g.First]++
-			continue
-		}
-		met[pairOf(g.First, g.Second)] = true
-		if r, err := DecodeOutcome(g.Outcome); err == nil && g.State == store.GameScored {
-			points[g.First] += r.First
-			points[g.Second] += r.Second
-		}
-	}
-	order, err := c.seeding(ctx, ct.ID, first)
+	format, err := s.format()
 	if err != nil {
 		return false, err
 	}
-	// A disqualified entry plays no more rounds.
-	order = slices.DeleteFunc(order, func(e int64) bool { return entries[e].State == store.EntryDisqualified })
-	if len(order) < 2 {
-		return false, nil
+	r, more, err := format.Next(c.final(ctx, ct, s, first, games, entries))
+	if err != nil || !more {
+		return false, err
 	}
-	pairs, bye := SwissPairs(order, points, met, byes)
-	next := SwissRound(pairs, bye, s.Maps, s.Rounds, uint64(s.Seed), last+1, len(games))
-	detail := fmt.Sprintf("round %d of %d: %d pairings", last+2, rounds, len(pairs))
-	if bye != 0 {
-		detail += fmt.Sprintf(", a bye for entry %d", bye)
-	}
-	added, err := c.deps.Store.AddContestRound(ctx, ct.ID, last+1, storeGames(next), c.deps.Now(), detail)
+	added, err := c.deps.Store.AddContestRound(ctx, ct.ID, r.N, storeGames(r.Games), c.deps.Now(), r.Detail)
 	if added {
-		c.log.Info("contest: the next Swiss round", zap.Int64("contest", ct.ID), zap.String("round", detail))
+		c.log.Info("contest: the next round", zap.Int64("contest", ct.ID), zap.String("format", format.Name()), zap.String("round", r.Detail))
 	}
 	return true, err
 }
@@ -761,7 +744,7 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		if _, err := c.deps.Store.SettleContestGame(ctx, ct.ID, gm.Idx, gm.MatchID, state, outcome, note); err != nil {
 			return err
 		}
-		// The next Swiss round is paired on these games too.
+		// The format's next round is paired on these games too.
 		gm.State, gm.Outcome, gm.Note = state, outcome, note
 		if state == store.GamePending {
 			c.log.Warn("contest game to be played again", zap.Int64("contest", ct.ID), zap.Int("game", gm.Idx), zap.String("match", gm.MatchID), zap.String("why", note))

@@ -4,7 +4,9 @@
 // with the seats swapped and the same seeds, and standings.
 //
 //   - spec.go: a contest's settings, checked; its phase.
-//   - schedule.go: the final's games and their seeds (pure).
+//   - format.go: the final's format, a seam: one file per format
+//     (roundrobin.go, swiss.go, auto.go), found by name.
+//   - schedule.go: a final's game and its seed (pure).
 //   - standings.go: points, tie-breaks, intervals, head to head (pure).
 //   - runner.go: the freeze, the final played through the server's queue
 //     (resumable: each game is a row naming the match that plays it),
@@ -38,8 +40,9 @@ type Spec struct {
 	// half with each seat order: an even number.
 	Rounds   int       `json:"rounds"`
 	FreezeAt time.Time `json:"freeze_at"`
-	// Format is the final's: "round-robin", "swiss", or "auto" (the
-	// default: a round robin up to RoundRobinMax entries, else Swiss).
+	// Format is the final's, a registered Format: "round-robin",
+	// "swiss", or "auto" (the default: a round robin up to RoundRobinMax
+	// entries, else Swiss).
 	// SwissRounds is a Swiss system's number of rounds (0: SwissRounds
 	// of the entries).
 	Format      string `json:"format,omitempty"`
@@ -140,12 +143,11 @@ func (s *Spec) Check(games []engine.Game) error {
 	if s.Rounds < 2 || s.Rounds%2 != 0 || s.Rounds > 100 {
 		return invalid("rounds: %d: an even number from 2 to 100 (each seat order plays half of them)", s.Rounds)
 	}
-	switch s.Format {
-	case "":
+	if s.Format == "" {
 		s.Format = FormatAuto
-	case FormatAuto, FormatRoundRobin, FormatSwiss:
-	default:
-		return invalid("format: %q: %q, %q or %q", s.Format, FormatAuto, FormatRoundRobin, FormatSwiss)
+	}
+	if _, err := LookupFormat(s.Format); err != nil {
+		return err
 	}
 	if s.SwissRounds < 0 || s.SwissRounds > 50 {
 		return invalid("swiss_rounds: %d: 0 (as many as the entries need) to 50", s.SwissRounds)
@@ -195,18 +197,6 @@ func (s *Spec) Check(games []engine.Game) error {
 		return invalid("rules: at most 20,000 characters")
 	}
 	return nil
-}
-
-// swiss says whether a final of n entries is a Swiss system, and how
-// many rounds it has.
-func (s Spec) swiss(n int) (bool, int) {
-	if s.Format == FormatSwiss || s.Format == FormatAuto && n > RoundRobinMax {
-		if s.SwissRounds > 0 {
-			return true, min(s.SwissRounds, max(1, n-1))
-		}
-		return true, SwissRounds(n)
-	}
-	return false, 0
 }
 
 // The memory a contest may give each bot, in MiB.
