@@ -17,7 +17,7 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -183,8 +183,8 @@ type fakeQueue struct {
 	held       []string
 }
 
-func (q *fakeQueue) Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error {
-	m := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, CreatedAt: time.Now()}
+func (q *fakeQueue) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error {
+	m := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, CreatedAt: time.Now()}
 	if err := insert(ctx, m); err != nil {
 		return err
 	}
@@ -198,18 +198,18 @@ func (q *fakeQueue) Submit(ctx context.Context, req orchestrator.Request, insert
 	return q.finish(ctx, req)
 }
 
-func (q *fakeQueue) finish(ctx context.Context, req orchestrator.Request) error {
+func (q *fakeQueue) finish(ctx context.Context, req matches.Request) error {
 	key := req.Seed ^ uint64(len(req.Images[0]))
 	if q.voidAlways || q.voidOnce != nil && !q.voidOnce[key] {
 		if q.voidOnce != nil {
 			q.voidOnce[key] = true
 		}
-		return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
+		return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(matches.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
 	}
-	res := orchestrator.Result{MatchID: req.MatchID, Game: req.Game.Name(), Turns: 10}
+	res := matches.Result{MatchID: req.MatchID, Game: req.Game.Name(), Turns: 10}
 	rank := func(img string) int { return slices.Index(q.strength, img) }
 	for i, img := range req.Images {
-		b := orchestrator.BotResult{Seat: i, ID: img, Image: img, Status: engine.StatusOK}
+		b := matches.BotResult{Seat: i, ID: img, Image: img, Status: engine.StatusOK}
 		if strings.Contains(img, "crash") {
 			b.Status = engine.StatusCrashed
 		}
@@ -221,7 +221,7 @@ func (q *fakeQueue) finish(ctx context.Context, req orchestrator.Request) error 
 		res.Winners = []string{req.Images[1]}
 	}
 	data, _ := json.Marshal(res)
-	return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(orchestrator.StateFinished), Result: data}, time.Now())
+	return q.st.Finish(ctx, req.MatchID, store.Outcome{Status: string(matches.StateFinished), Result: data}, time.Now())
 }
 
 type rig struct {
@@ -257,7 +257,7 @@ func (r *rig) contests() *Contests {
 	return New(Config{InFlight: 3, NoPractice: !r.practice}, Deps{Store: r.st, Games: engine.NewCatalog(tanks.New()), Queue: r.q, Now: r.clock,
 		Image: func(ctx context.Context, ref string) (string, error) {
 			if strings.Contains(ref, "missing") {
-				return "", fmt.Errorf("%w: %s", orchestrator.ErrImageNotFound, ref)
+				return "", fmt.Errorf("%w: %s", matches.ErrImageNotFound, ref)
 			}
 			if tag, ok := strings.CutPrefix(ref, "alice/bot:"); ok {
 				ref = "img" + tag // a pushed version
@@ -414,7 +414,7 @@ func TestAFinalResumesAfterARestart(t *testing.T) {
 	// The restart: unfinished matches are interrupted (Server.Recover),
 	// a new runner takes over.
 	for _, id := range held {
-		if err := cut.st.Finish(t.Context(), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now()); err != nil {
+		if err := cut.st.Finish(t.Context(), id, store.Outcome{Status: string(matches.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -864,7 +864,7 @@ func TestASwissFinal(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, id := range r.q.held {
-				r.st.Finish(t.Context(), id, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
+				r.st.Finish(t.Context(), id, store.Outcome{Status: string(matches.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
 			}
 			r.q.hold = false
 			r.c = r.contests()

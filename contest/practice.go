@@ -14,7 +14,7 @@ import (
 
 	"arena/ladder"
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -130,8 +130,8 @@ func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 	if err != nil {
 		return err
 	}
-	req := orchestrator.Request{
-		Game: g, Map: m, Seed: binary.BigEndian.Uint64(rnd[:8]) >> 11, Limits: s.Limits(), MatchID: orchestrator.NewMatchID(), Background: true,
+	req := matches.Request{
+		Game: g, Map: m, Seed: binary.BigEndian.Uint64(rnd[:8]) >> 11, Limits: s.Limits(), MatchID: matches.NewMatchID(), Background: true,
 		Images: []string{a.ref, b.ref}, ImageIDs: []string{a.id, b.id},
 	}
 	err = c.deps.Queue.Submit(ctx, req, func(ctx context.Context, rec store.Match) error {
@@ -158,7 +158,7 @@ func pairOf(a, b int64) [2]int64 {
 // (over false: it is not).
 func (c *Contests) judge(ctx context.Context, matchID string) (state, outcome string, over bool, err error) {
 	m, err := c.deps.Store.Get(ctx, matchID)
-	if err != nil || !orchestrator.State(m.Status).Final() {
+	if err != nil || !matches.State(m.Status).Final() {
 		return "", "", false, err
 	}
 	state, outcome = judgeGame(m)
@@ -169,9 +169,9 @@ func (c *Contests) judge(ctx context.Context, matchID string) (state, outcome st
 // outcome, or pending (void: the platform could not play it; the outcome
 // says why).
 func judgeGame(m store.Match) (state, outcome string) {
-	var res *orchestrator.Result
+	var res *matches.Result
 	if len(m.Result) > 0 {
-		res = new(orchestrator.Result)
+		res = new(matches.Result)
 		if json.Unmarshal(m.Result, res) != nil {
 			res = nil
 		}

@@ -19,7 +19,7 @@ import (
 	"arena/engine"
 	"arena/ladder"
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -31,7 +31,7 @@ type Deps struct {
 	// Queue plays the final's matches (the server's queue).
 	Queue ladder.Queue
 	// Image resolves an image reference to its id, fetching a pushed bot
-	// onto the engine; errors wrap orchestrator.ErrImageNotFound.
+	// onto the engine; errors wrap matches.ErrImageNotFound.
 	Image func(ctx context.Context, ref string) (string, error)
 	// Labels reads an image's io.arena.game and
 	// org.opencontainers.image.authors labels.
@@ -103,7 +103,7 @@ func (c *Contests) wake() {
 
 // Observe is told every change of a match's state: a match that is over
 // wakes the runner (it settles the final's games from the store).
-func (c *Contests) Observe(u orchestrator.Update) {
+func (c *Contests) Observe(u matches.Update) {
 	if u.State.Final() {
 		c.wake()
 	}
@@ -779,8 +779,8 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 			return err
 		}
 		a, b := byID[gm.First], byID[gm.Second]
-		req := orchestrator.Request{
-			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: orchestrator.NewMatchID(), Background: true,
+		req := matches.Request{
+			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Background: true,
 			// Pinned to the images of the freeze; the queue finds the
 			// digests a worker pulls them by.
 			Images:   []string{a.FinalRef, b.FinalRef},

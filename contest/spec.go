@@ -26,7 +26,7 @@ import (
 
 	"arena/engine"
 	"arena/internal/errs"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -213,8 +213,8 @@ const (
 )
 
 // Limits are the limits of the contest's matches.
-func (s Spec) Limits() orchestrator.Limits {
-	return orchestrator.Limits{
+func (s Spec) Limits() matches.Limits {
+	return matches.Limits{
 		AnswerTimeout:   time.Duration(s.AnswerTimeoutMS) * time.Millisecond,
 		WarmUp:          time.Duration(s.WarmUpMS) * time.Millisecond,
 		MaxMessageBytes: s.MaxMessageBytes,

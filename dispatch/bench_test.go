@@ -17,6 +17,7 @@ import (
 	"arena/engine"
 	"arena/engine/snake"
 	"arena/engine/tanks"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -27,7 +28,7 @@ import (
 // server is arena serve's (a listener, TLS, the trust folder's users)
 // and the worker joins it and connects over loopback with its own key,
 // as a worker of another host does; else the worker connects in-process.
-func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS orchestrator.Player) {
+func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS matches.Player) {
 	node := Node{Name: "bench", Dir: b.TempDir()}
 	if secure {
 		trust, err := OpenTrust(b.TempDir())
@@ -88,7 +89,7 @@ func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS orche
 }
 
 // oneTurn is a snake match that ends after one round.
-func oneTurn(b *testing.B, i int) orchestrator.Request {
+func oneTurn(b *testing.B, i int) matches.Request {
 	req := request(b, fmt.Sprintf("%012x", i+1), nil)
 	req.Settings = []byte(`{"max_rounds":1}`)
 	return req
@@ -107,7 +108,7 @@ func BenchmarkCoordination(b *testing.B) {
 	i := 0
 	for _, c := range []struct {
 		name string
-		p    orchestrator.Player
+		p    matches.Player
 	}{{"in-process", direct}, {"nats", viaNATS}, {"nats-tls", secured}} {
 		b.Run(c.name, func(b *testing.B) {
 			var took []time.Duration
@@ -129,14 +130,14 @@ func BenchmarkCoordination(b *testing.B) {
 // BenchmarkTournament plays 1,000 1-round matches, 4 at a time, in-process
 // and through NATS with one worker: matches per second each way.
 func BenchmarkTournament(b *testing.B) {
-	const matches, jobs = 1000, 4
+	const games, jobs = 1000, 4
 	direct, viaNATS := benchRig(b, jobs, false)
 	// Match ids are never reused, not even by the runs of -count (see
 	// BenchmarkCoordination).
 	round := 0
 	for _, c := range []struct {
 		name string
-		p    orchestrator.Player
+		p    matches.Player
 	}{{"in-process", direct}, {"nats", viaNATS}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
@@ -153,12 +154,12 @@ func BenchmarkTournament(b *testing.B) {
 						}
 					})
 				}
-				for i := range matches {
+				for i := range games {
 					work <- 10_000_000*round + i
 				}
 				close(work)
 				wg.Wait()
-				b.ReportMetric(matches/time.Since(start).Seconds(), "matches/s")
+				b.ReportMetric(games/time.Since(start).Seconds(), "matches/s")
 			}
 		})
 	}
@@ -175,24 +176,24 @@ func BenchmarkCheckReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	images := []string{"bot/a", "bot/b"}
-	req := orchestrator.Request{Game: g, Map: m, Seed: 7, Images: images, MatchID: "iiiiiiiiiii1",
+	req := matches.Request{Game: g, Map: m, Seed: 7, Images: images, MatchID: "iiiiiiiiiii1",
 		ImageIDs: []string{fake.ImageID(images[0]), fake.ImageID(images[1])}}
 	idle := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("[]") }}
 	rep, err := orchestrator.New(fake.NewLauncher(map[string]fake.Script{"bot/a": idle, "bot/b": idle})).Play(b.Context(), req)
 	if err != nil {
 		b.Fatal(err)
 	}
-	data, err := orchestrator.EncodeReplay(rep)
+	data, err := matches.EncodeReplay(rep)
 	if err != nil {
 		b.Fatal(err)
 	}
 	turns := len(rep.Frames)
 	for b.Loop() {
-		var r orchestrator.Replay
+		var r matches.Replay
 		if err := json.Unmarshal(data, &r); err != nil {
 			b.Fatal(err)
 		}
-		if err := orchestrator.CheckReplay(req, &r); err != nil {
+		if err := matches.CheckReplay(req, &r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"arena/engine"
 	"arena/engine/snake"
 	"arena/internal/poll"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 	"arena/sandbox"
@@ -115,7 +116,7 @@ func (w *testWorker) busy() int {
 	return len(w.running)
 }
 
-func request(t testing.TB, id string, onFrame func(orchestrator.Frame)) orchestrator.Request {
+func request(t testing.TB, id string, onFrame func(matches.Frame)) matches.Request {
 	t.Helper()
 	g := snake.New()
 	m, err := g.Map(g.Maps()[0].Name)
@@ -123,7 +124,7 @@ func request(t testing.TB, id string, onFrame func(orchestrator.Frame)) orchestr
 		t.Fatal(err)
 	}
 	images := []string{"bot/a", "bot/b"}
-	return orchestrator.Request{Game: g, Map: m, Seed: 7, Images: images, MatchID: id,
+	return matches.Request{Game: g, Map: m, Seed: 7, Images: images, MatchID: id,
 		ImageIDs: []string{fake.ImageID(images[0]), fake.ImageID(images[1])}, OnFrame: onFrame}
 }
 
@@ -137,7 +138,7 @@ func TestAWorkerPlaysTheMatchAndStreamsItsFrames(t *testing.T) {
 	r := newRig(t, Config{})
 	r.worker("w1", bots(nil), WorkerConfig{})
 	var turns []int
-	rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa1", func(f orchestrator.Frame) { turns = append(turns, f.Turn) }))
+	rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaaa1", func(f matches.Frame) { turns = append(turns, f.Turn) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +156,9 @@ func TestAWorkerPlaysTheMatchAndStreamsItsFrames(t *testing.T) {
 }
 
 // muted is a worker's player whose live frames are all lost on the way.
-type muted struct{ orchestrator.Player }
+type muted struct{ matches.Player }
 
-func (m *muted) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (m *muted) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	req.OnFrame = nil
 	return m.Player.Play(ctx, req)
 }
@@ -176,13 +177,13 @@ func TestFramesLostLiveAreFilledFromTheReplay(t *testing.T) {
 			}
 			r.worker("w1", bots(nil), cfg)
 			var turns []int
-			rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaab1", func(f orchestrator.Frame) { turns = append(turns, f.Turn) }))
+			rep, err := r.d.Play(t.Context(), request(t, "aaaaaaaaaab1", func(f matches.Frame) { turns = append(turns, f.Turn) }))
 			if err != nil {
 				t.Fatal(err)
 			}
 			frames := rep.Frames
 			if spool {
-				whole, err := orchestrator.ReadReplay(rep.File)
+				whole, err := matches.ReadReplay(rep.File)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -204,14 +205,14 @@ func TestFramesLostLiveAreFilledFromTheReplay(t *testing.T) {
 // it first; a live frame ahead leaves its gap; nothing after close.
 func TestTheViewer(t *testing.T) {
 	var got []int
-	v := &viewer{on: func(f orchestrator.Frame) { got = append(got, f.Turn) }}
+	v := &viewer{on: func(f matches.Frame) { got = append(got, f.Turn) }}
 	live := func(i int) { v.raw(i, json.RawMessage(fmt.Sprintf(`{"turn":%d}`, i))) }
 	live(0)
 	live(1)
 	live(1) // a later delivery replaying a turn shown
 	live(3) // 2 lost
 	v.raw(4, json.RawMessage(`not json`))
-	frames := make([]orchestrator.Frame, 7)
+	frames := make([]matches.Frame, 7)
 	for i := range frames {
 		frames[i].Turn = i
 	}
@@ -260,15 +261,15 @@ func TestABigReplayIsCheckedIntoASpoolFile(t *testing.T) {
 	if rep.Frames != nil || rep.File == "" || filepath.Dir(rep.File) != spool || rep.Result.Worker != "w1" {
 		t.Fatalf("the result: %d frames, file %q, worker %q", len(rep.Frames), rep.File, rep.Result.Worker)
 	}
-	whole, err := orchestrator.ReadReplay(rep.File)
+	whole, err := matches.ReadReplay(rep.File)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orchestrator.CheckReplay(request(t, "aaaaaaaaaaa3", nil), whole); err != nil || len(whole.Frames) == 0 {
+	if err := matches.CheckReplay(request(t, "aaaaaaaaaaa3", nil), whole); err != nil || len(whole.Frames) == 0 {
 		t.Errorf("the spooled replay: %d frames, %v", len(whole.Frames), err)
 	}
 	kept := filepath.Join(t.TempDir(), "kept.json")
-	if err := orchestrator.MoveReplay(kept, rep); err != nil {
+	if err := matches.MoveReplay(kept, rep); err != nil {
 		t.Fatal(err)
 	}
 	if files, _ := os.ReadDir(spool); len(files) != 0 {
@@ -297,7 +298,7 @@ func TestAMatchWhoseWorkerLostNATSIsPlayedByAnother(t *testing.T) {
 	hold := make(chan struct{})
 	dead := r.worker("dead", bots(hold), WorkerConfig{})
 	done := make(chan error, 1)
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	go func() {
 		var err error
 		rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa3", nil))
@@ -336,7 +337,7 @@ func TestALongMatchKeepsItsLease(t *testing.T) {
 func TestALateResultIsRefused(t *testing.T) {
 	r := newRig(t, Config{})
 	done := make(chan error, 1)
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	go func() {
 		var err error
 		rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa5", nil))
@@ -426,7 +427,7 @@ func TestAStoppingWorkerHandsItsMatchBack(t *testing.T) {
 	hold := make(chan struct{})
 	leaving := r.worker("leaving", bots(hold), WorkerConfig{})
 	done := make(chan error, 1)
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	go func() {
 		var err error
 		rep, err = r.d.Play(t.Context(), request(t, "aaaaaaaaaaa7", nil))
@@ -455,8 +456,8 @@ func TestCancellingAMatchStopsItOnItsWorker(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, "the worker takes the match", func() bool { return r.d.attempt("aaaaaaaaaaa8") == 1 })
-	cancel(orchestrator.ErrCancelled)
-	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+	cancel(matches.ErrCancelled)
+	if err := <-done; !errors.Is(err, matches.ErrCancelled) {
 		t.Fatalf("got %v, want ErrCancelled", err)
 	}
 	waitFor(t, "the worker stops the match", func() bool { return w.busy() == 0 })
@@ -554,8 +555,8 @@ func TestACancelThatOvertakesTheDeliveryStopsTheMatch(t *testing.T) {
 		}
 		return false
 	})
-	cancel(orchestrator.ErrCancelled)
-	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+	cancel(matches.ErrCancelled)
+	if err := <-done; !errors.Is(err, matches.ErrCancelled) {
 		t.Fatalf("got %v, want ErrCancelled", err)
 	}
 	if n := len(w.launcher.Bots()); n != 0 {
@@ -615,9 +616,9 @@ func TestAMatchCancelledWhileItsPublishWaitsIsTakenBack(t *testing.T) {
 		done <- err
 	}()
 	<-stored
-	cancel(orchestrator.ErrCancelled)
+	cancel(matches.ErrCancelled)
 	close(release)
-	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+	if err := <-done; !errors.Is(err, matches.ErrCancelled) {
 		t.Fatalf("got %v, want ErrCancelled", err)
 	}
 	if n := r.queued(); n != 0 {
@@ -717,8 +718,8 @@ func TestACancelDuringABrokerOutageReportsTheCancel(t *testing.T) {
 		done <- err
 	}()
 	<-called
-	cancel(orchestrator.ErrCancelled)
-	if err := <-done; !errors.Is(err, orchestrator.ErrCancelled) {
+	cancel(matches.ErrCancelled)
+	if err := <-done; !errors.Is(err, matches.ErrCancelled) {
 		t.Fatalf("got %v, want ErrCancelled", err)
 	}
 }
@@ -841,13 +842,13 @@ func (r *rig) sendRaw(worker string, ev Event) {
 
 // replayOf is a genuine replay of the request, played here with the
 // tests' bots.
-func replayOf(t testing.TB, req orchestrator.Request) json.RawMessage {
+func replayOf(t testing.TB, req matches.Request) json.RawMessage {
 	t.Helper()
 	rep, err := orchestrator.New(fake.NewLauncher(bots(nil))).Play(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := orchestrator.EncodeReplay(rep)
+	data, err := matches.EncodeReplay(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -903,7 +904,7 @@ func TestAWorkerWithoutDockerHandsItsMatchesBack(t *testing.T) {
 	go func() { defer close(stopped); w.Run(ctx) }()
 	defer func() { cancel(); <-stopped }()
 	done := make(chan error, 1)
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	go func() {
 		var err error
 		rep, err = r.d.Play(t.Context(), request(t, "ddddddddddd1", nil))
@@ -928,7 +929,7 @@ func TestAWorkerWithoutDockerHandsItsMatchesBack(t *testing.T) {
 // included, and come back as the request the worker plays.
 func TestAJobCarriesTheMatchsLimits(t *testing.T) {
 	req := request(t, "aaaaaaaaaad1", nil)
-	req.Limits = orchestrator.Limits{AnswerTimeout: 300 * time.Millisecond, WarmUp: 2 * time.Second, MaxMessageBytes: 512, MemoryBytes: 128 << 20}
+	req.Limits = matches.Limits{AnswerTimeout: 300 * time.Millisecond, WarmUp: 2 * time.Second, MaxMessageBytes: 512, MemoryBytes: 128 << 20}
 	data, err := json.Marshal(jobOf(req))
 	if err != nil {
 		t.Fatal(err)

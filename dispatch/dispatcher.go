@@ -23,11 +23,11 @@ import (
 
 	"arena/engine"
 	"arena/internal/errs"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // Dispatcher plays matches on workers: it is the server's
-// orchestrator.Player when matches go through NATS. It believes a
+// matches.Player when matches go through NATS. It believes a
 // worker's report only from the worker that holds that delivery (its
 // name is the one NATS checked, in the event's subject; its proof shows
 // it was handed the match), and a result only if the replay is the
@@ -181,7 +181,7 @@ const (
 
 // wait is a match the dispatcher waits for.
 type wait struct {
-	req orchestrator.Request
+	req matches.Request
 	// key is the match's secret (see Job.Key); round the times it was
 	// queued.
 	key     string
@@ -205,7 +205,7 @@ type wait struct {
 }
 
 type result struct {
-	rep *orchestrator.Replay
+	rep *matches.Replay
 	err error
 }
 
@@ -380,7 +380,7 @@ func QueueSlots(workers, limit int) int {
 	return workers
 }
 
-// FeedSlots keeps q's slots (an orchestrator.Queue's) at
+// FeedSlots keeps q's slots (an matches.Queue's) at
 // QueueSlots(d.Slots(), limit) until stop is called, from before it
 // returns. The work queue delivers in the order it was handed matches:
 // handed only what the workers take at once, the rest wait in the
@@ -594,12 +594,12 @@ func (d *Dispatcher) Workers() []WorkerStanding {
 
 // Play publishes the match to the work queue and waits for its first
 // accepted result, passing its frames on as they come.
-func (d *Dispatcher) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (d *Dispatcher) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	if req.MatchID == "" {
-		req.MatchID = orchestrator.NewMatchID()
+		req.MatchID = matches.NewMatchID()
 	}
 	if len(req.ImageIDs) == 0 {
 		if d.cfg.Pin == nil {
@@ -795,11 +795,11 @@ const earlyFrames = 64
 // same pass (rep): a second pass over it would cost as much again. One
 // that does not decode as a replay is left raw in ev.Replay, for the
 // check to refuse.
-func readEvent(kind string, data []byte) (ev Event, rep *orchestrator.Replay, err error) {
+func readEvent(kind string, data []byte) (ev Event, rep *matches.Replay, err error) {
 	if kind == kindResult {
 		var in struct {
 			Event
-			Replay *orchestrator.Replay `json:"replay,omitempty"`
+			Replay *matches.Replay `json:"replay,omitempty"`
 		}
 		if decode(data, &in) == nil {
 			return in.Event, in.Replay, nil
@@ -929,7 +929,7 @@ func (d *Dispatcher) frameLocked(w *wait, ev Event, then []func()) []func() {
 // turns already shown); one ahead of it is passed on, the gap left: live
 // is live. After close nothing more is passed on.
 type viewer struct {
-	on     func(orchestrator.Frame)
+	on     func(matches.Frame)
 	mu     sync.Mutex
 	shown  int // frames passed on, or the next frame's index
 	closed bool
@@ -942,7 +942,7 @@ func (v *viewer) raw(i int, data json.RawMessage) {
 	if v.closed || i < v.shown {
 		return
 	}
-	var f orchestrator.Frame
+	var f matches.Frame
 	if json.Unmarshal(data, &f) != nil {
 		return
 	}
@@ -951,7 +951,7 @@ func (v *viewer) raw(i int, data json.RawMessage) {
 }
 
 // frame passes on frame i of a checked replay, unless it is behind.
-func (v *viewer) frame(i int, f orchestrator.Frame) {
+func (v *viewer) frame(i int, f matches.Frame) {
 	if v.on == nil {
 		return
 	}
@@ -966,7 +966,7 @@ func (v *viewer) frame(i int, f orchestrator.Frame) {
 
 // fill passes on the frames of a checked replay held in memory that
 // were not passed on live.
-func (v *viewer) fill(frames []orchestrator.Frame) {
+func (v *viewer) fill(frames []matches.Frame) {
 	if v.on == nil {
 		return
 	}
@@ -1004,7 +1004,7 @@ func (d *Dispatcher) handbackLocked(w *wait, ev Event) {
 // the match; a replay (rep, when it came inline and decoded with the
 // event) is read and checked after the lock, and the match ends with it
 // only if it passes.
-func (d *Dispatcher) resultLocked(w *wait, ev Event, rep *orchestrator.Replay, then []func()) []func() {
+func (d *Dispatcher) resultLocked(w *wait, ev Event, rep *matches.Replay, then []func()) []func() {
 	if ev.Reason != "" {
 		w.reasons = append(w.reasons, fmt.Sprintf("%s (delivery %d): %s", ev.Worker, ev.Attempt, ev.Reason))
 		d.endLocked(ev.Match, w, result{err: fmt.Errorf("%w: %s", ErrNoWorker, strings.Join(w.reasons, "; "))})
@@ -1019,13 +1019,13 @@ func (d *Dispatcher) resultLocked(w *wait, ev Event, rep *orchestrator.Replay, t
 // check reads a result's replay (unless it is inline, decoded already)
 // and checks it against the match; one that fails is refused, and the
 // match queued again.
-func (d *Dispatcher) check(w *wait, ev Event, inline *orchestrator.Replay) {
-	var rep *orchestrator.Replay
+func (d *Dispatcher) check(w *wait, ev Event, inline *matches.Replay) {
+	var rep *matches.Replay
 	var err error
 	if ev.Object != "" && d.cfg.Spool != "" {
 		rep, err = d.checkedObject(w.req, ev, w.view)
 	} else if rep, err = d.replay(ev, inline); err == nil {
-		if err = orchestrator.CheckReplay(w.req, rep); err == nil {
+		if err = matches.CheckReplay(w.req, rep); err == nil {
 			w.view.fill(rep.Frames)
 		}
 	}
@@ -1236,7 +1236,7 @@ func (d *Dispatcher) supersede(match string, round, attempt int) {
 // explainStartFailed adds to the detail of each bot that did not start
 // (its image on no worker that took the match) why the earlier deliveries
 // were handed back.
-func explainStartFailed(rep *orchestrator.Replay, earlier []string) {
+func explainStartFailed(rep *matches.Replay, earlier []string) {
 	if len(earlier) == 0 {
 		return
 	}
@@ -1260,20 +1260,20 @@ func (d *Dispatcher) endLocked(id string, w *wait, r result) {
 
 // replay reads a result's replay, inline (decoded with the event already,
 // unless it did not decode) or from its worker's bucket.
-func (d *Dispatcher) replay(ev Event, inline *orchestrator.Replay) (*orchestrator.Replay, error) {
+func (d *Dispatcher) replay(ev Event, inline *matches.Replay) (*matches.Replay, error) {
 	if ev.Object == "" {
 		if inline != nil {
 			return inline, nil
 		}
-		var rep orchestrator.Replay
+		var rep matches.Replay
 		if err := json.Unmarshal(ev.Replay, &rep); err != nil {
 			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
 		}
 		return &rep, nil
 	}
-	var rep orchestrator.Replay
+	var rep matches.Replay
 	err := d.fromObject(ev, func(r io.Reader) error {
-		rep = orchestrator.Replay{}
+		rep = matches.Replay{}
 		if err := json.NewDecoder(r).Decode(&rep); err != nil {
 			return err
 		}
@@ -1426,19 +1426,19 @@ func publishAck(ctx context.Context, js jetstream.JetStream, subject string, dat
 
 // checkedObject reads a result's replay from its worker's bucket into a
 // file in the spool folder, checking it as it streams in
-// (orchestrator.CheckReplayStream): the replay it returns has no frames
+// (matches.CheckReplayStream): the replay it returns has no frames
 // in memory, its File holds it.
-func (d *Dispatcher) checkedObject(req orchestrator.Request, ev Event, view *viewer) (rep *orchestrator.Replay, err error) {
+func (d *Dispatcher) checkedObject(req matches.Request, ev Event, view *viewer) (rep *matches.Replay, err error) {
 	err = d.fromObject(ev, func(r io.Reader) error {
 		rep, err = d.spool(req, r, view)
 		return err
-	}, func(err error) bool { return errors.Is(err, orchestrator.ErrForeignReplay) })
+	}, func(err error) bool { return errors.Is(err, matches.ErrForeignReplay) })
 	return rep, err
 }
 
 // spool checks a replay read from r into a file of the spool folder; the
 // file is removed unless the check passed.
-func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader, view *viewer) (rep *orchestrator.Replay, err error) {
+func (d *Dispatcher) spool(req matches.Request, r io.Reader, view *viewer) (rep *matches.Replay, err error) {
 	f, err := os.CreateTemp(d.cfg.Spool, ".replay-"+req.MatchID+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool a replay: %w", err)
@@ -1451,7 +1451,7 @@ func (d *Dispatcher) spool(req orchestrator.Request, r io.Reader, view *viewer) 
 	}()
 	buf := bufio.NewWriterSize(f, 64<<10)
 	// The check reads the object to its end, where its digest is checked.
-	if rep, err = orchestrator.CheckReplayStream(req, r, buf, view.frame); err != nil {
+	if rep, err = matches.CheckReplayStream(req, r, buf, view.frame); err != nil {
 		return nil, err
 	}
 	if err = buf.Flush(); err == nil {

@@ -6,7 +6,7 @@
 //   - wire.go: the messages (every one carries a version; an unknown
 //     version is refused, never misread).
 //   - setup.go: the streams, the workers' consumer and the replay bucket.
-//   - dispatcher.go: the server's side, an orchestrator.Player that
+//   - dispatcher.go: the server's side, an matches.Player that
 //     publishes a match to the work queue, follows its frames and takes
 //     its first accepted result (keyed by match id and delivery attempt);
 //     it adds up the slots the workers say they have, which a server's

@@ -11,6 +11,7 @@ import (
 	"github.com/distribution/reference"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -57,7 +58,7 @@ func handOut(refs ...string) func(context.Context, string, io.Writer) error {
 }
 
 // pushedMatch is a match of a pushed bot against bot/b.
-func pushedMatch(t *testing.T, id, pushed string) orchestrator.Request {
+func pushedMatch(t *testing.T, id, pushed string) matches.Request {
 	r := request(t, id, nil)
 	r.Images = []string{pushed, "bot/b"}
 	r.ImageIDs = []string{fake.ImageID(pushed), fake.ImageID("bot/b")}
@@ -65,7 +66,7 @@ func pushedMatch(t *testing.T, id, pushed string) orchestrator.Request {
 }
 
 // playedWell plays a match and checks no bot failed to start.
-func playedWell(t *testing.T, s *secured, req orchestrator.Request) {
+func playedWell(t *testing.T, s *secured, req matches.Request) {
 	rep, err := s.d.Play(t.Context(), req)
 	if err != nil {
 		t.Error(err)

@@ -12,20 +12,20 @@ import (
 	"testing"
 	"time"
 
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // forger is a worker's player that plays the match, then changes its
 // replay before the worker reports it; past times forgeries it holds the
 // matches it takes until it is stopped.
 type forger struct {
-	orchestrator.Player
-	forge  func(*orchestrator.Replay)
+	matches.Player
+	forge  func(*matches.Replay)
 	times  int32
 	played atomic.Int32
 }
 
-func (f *forger) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (f *forger) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	if f.played.Load() >= f.times {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
@@ -39,28 +39,28 @@ func (f *forger) Play(ctx context.Context, req orchestrator.Request) (*orchestra
 }
 
 // The forgeries a worker could try with a real replay in hand.
-var forgeries = map[string]func(*orchestrator.Replay){
-	"swapped seats": func(r *orchestrator.Replay) {
+var forgeries = map[string]func(*matches.Replay){
+	"swapped seats": func(r *matches.Replay) {
 		r.Bots[0].Image, r.Bots[1].Image = r.Bots[1].Image, r.Bots[0].Image
 		r.Bots[0].ImageID, r.Bots[1].ImageID = r.Bots[1].ImageID, r.Bots[0].ImageID
 		r.Result.Bots[0].Image, r.Result.Bots[1].Image = r.Result.Bots[1].Image, r.Result.Bots[0].Image
 		r.Result.Bots[0].ImageID, r.Result.Bots[1].ImageID = r.Result.Bots[1].ImageID, r.Result.Bots[0].ImageID
 	},
-	"wrong seed": func(r *orchestrator.Replay) {
+	"wrong seed": func(r *matches.Replay) {
 		r.Seed++
 		r.Result.Seed++
 	},
-	"another match's replay": func(r *orchestrator.Replay) {
+	"another match's replay": func(r *matches.Replay) {
 		r.MatchID, r.Result.MatchID = "ccccccccccc1", "ccccccccccc1"
 	},
-	"a replay the engine does not reproduce": func(r *orchestrator.Replay) {
+	"a replay the engine does not reproduce": func(r *matches.Replay) {
 		if len(r.Result.Winners) == 0 {
 			r.Result.Winners = []string{r.Bots[0].ID}
 		} else {
 			r.Result.Winners = nil
 		}
 	},
-	"another map under the same name": func(r *orchestrator.Replay) {
+	"another map under the same name": func(r *matches.Replay) {
 		r.MapData = strings.Replace(r.MapData, ".", "#", 1)
 	},
 }
@@ -74,7 +74,7 @@ func TestAForgedResultIsRefusedAndTheMatchPlayedAgain(t *testing.T) {
 			id := "ddddddddddd" + string(rune('a'+len(name)%26))
 			f := &forger{forge: forge, times: 1}
 			bad := r.worker("forger", bots(nil), WorkerConfig{Player: f})
-			var rep *orchestrator.Replay
+			var rep *matches.Replay
 			var err error
 			var wg sync.WaitGroup
 			wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, id, nil)) })
@@ -88,7 +88,7 @@ func TestAForgedResultIsRefusedAndTheMatchPlayedAgain(t *testing.T) {
 			if rep.Result.Worker != "honest" {
 				t.Errorf("the result is %s's", rep.Result.Worker)
 			}
-			if err := orchestrator.CheckReplay(request(t, id, nil), rep); err != nil {
+			if err := matches.CheckReplay(request(t, id, nil), rep); err != nil {
 				t.Errorf("the result taken fails the check: %v", err)
 			}
 			s := r.d.Workers()
@@ -112,7 +112,7 @@ func TestAWorkerRefusedAgainAndAgainIsQuarantined(t *testing.T) {
 		quarantined <- worker + ": " + why
 	}
 	const id = "eeeeeeeeeee1"
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	var err error
 	var wg sync.WaitGroup
 	wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, id, nil)) })
@@ -142,7 +142,7 @@ func TestReportsOnAnotherWorkersDeliveryAreRefused(t *testing.T) {
 	r := newRig(t, Config{})
 	const id = "fffffffffff1"
 	var wg sync.WaitGroup
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	var err error
 	wg.Go(func() { rep, err = r.d.Play(t.Context(), request(t, id, nil)) })
 	waitFor(t, "the match is published", func() bool { return r.d.waiting(id) })
@@ -176,7 +176,7 @@ func (r *rig) refused(worker string) int {
 }
 
 func TestAfterPlay(t *testing.T) {
-	invalid := fmt.Errorf("bad map: %w", orchestrator.ErrInvalid)
+	invalid := fmt.Errorf("bad map: %w", matches.ErrInvalid)
 	failed := errors.New("docker: no such image")
 	for _, tt := range []struct {
 		name           string
@@ -213,7 +213,7 @@ func TestLiveFramesAreBelievedAsEventsAre(t *testing.T) {
 	id := "lllllllllll1"
 	var mu sync.Mutex
 	var shown []int
-	go r.d.Play(t.Context(), request(t, id, func(f orchestrator.Frame) {
+	go r.d.Play(t.Context(), request(t, id, func(f matches.Frame) {
 		mu.Lock()
 		shown = append(shown, f.Turn)
 		mu.Unlock()

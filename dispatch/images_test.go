@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -185,7 +186,7 @@ func TestAWorkerFetchesAPushedBotFromTheServer(t *testing.T) {
 	w1 := s.join("w1")
 	s.remoteWorker(w1, WorkerConfig{Player: orchestrator.New(l), Images: eng, Concurrency: 2})
 
-	req := func(id, a string) orchestrator.Request {
+	req := func(id, a string) matches.Request {
 		r := request(t, id, nil)
 		r.Images = []string{a, "bot/b"}
 		r.ImageIDs = []string{fake.ImageID(a), fake.ImageID("bot/b")}

@@ -9,19 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"arena/orchestrator"
-	"arena/orchestrator/fake"
+	"arena/matches"
 )
 
 // delayed is a worker's player that says which match it starts, then
 // plays it after a pause.
 type delayed struct {
-	orchestrator.Player
+	matches.Player
 	pause   time.Duration
 	started func(id string)
 }
 
-func (d *delayed) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (d *delayed) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	d.started(req.MatchID)
 	select {
 	case <-time.After(d.pause):
@@ -34,12 +33,12 @@ func (d *delayed) Play(ctx context.Context, req orchestrator.Request) (*orchestr
 // counting is the server's player that counts the matches it plays at
 // once, and the most it ever did.
 type counting struct {
-	orchestrator.Player
+	matches.Player
 	mu        sync.Mutex
 	now, most int
 }
 
-func (c *counting) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (c *counting) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	c.mu.Lock()
 	c.now++
 	c.most = max(c.most, c.now)
@@ -175,8 +174,8 @@ func TestTheQueueServesOwnersInTurnWithTwoWorkers(t *testing.T) {
 	waitFor(t, "both workers say they take a match", func() bool { return r.d.Slots() == 2 })
 
 	server := &counting{Player: r.d}
-	aliceDone := make(chan orchestrator.Update, 1)
-	q := orchestrator.NewQueueWith(orchestrator.New(fake.NewLauncher(nil)), server, 64, 0, func(u orchestrator.Update) {
+	aliceDone := make(chan matches.Update, 1)
+	q := matches.NewQueue(server, 64, 0, func(u matches.Update) {
 		if u.ID == "alice00" && u.State.Final() {
 			aliceDone <- u
 		}
@@ -188,7 +187,7 @@ func TestTheQueueServesOwnersInTurnWithTwoWorkers(t *testing.T) {
 		t.Fatalf("the queue has %d slots, want 2", slots)
 	}
 
-	owned := func(owner string, i int) orchestrator.Request {
+	owned := func(owner string, i int) matches.Request {
 		req := request(t, fmt.Sprintf("%s%02d", owner, i), nil)
 		req.Owner = owner
 		return req
@@ -204,7 +203,7 @@ func TestTheQueueServesOwnersInTurnWithTwoWorkers(t *testing.T) {
 	// Those the queue handed out are in the work queue when alice comes.
 	waitFor(t, "bob's matches handed out are in the work queue", func() bool {
 		for _, id := range bobs {
-			if st, _, ok := q.Status(id); ok && st != orchestrator.StateQueued && !r.d.waiting(id) {
+			if st, _, ok := q.Status(id); ok && st != matches.StateQueued && !r.d.waiting(id) {
 				return false
 			}
 		}
@@ -218,7 +217,7 @@ func TestTheQueueServesOwnersInTurnWithTwoWorkers(t *testing.T) {
 	}
 	select {
 	case u := <-aliceDone:
-		if u.State != orchestrator.StateFinished {
+		if u.State != matches.StateFinished {
 			t.Fatalf("alice's match ended %s: %v", u.State, u.Err)
 		}
 	case <-time.After(2 * time.Minute):

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // spoolPrefix begins the name of every replay a worker spools.
@@ -26,7 +26,7 @@ type spooled struct {
 
 // spool encodes a replay into a new file of the spool, a frame at a
 // time.
-func (w *Worker) spool(rep *orchestrator.Replay) (_ *spooled, err error) {
+func (w *Worker) spool(rep *matches.Replay) (_ *spooled, err error) {
 	f, err := os.CreateTemp(w.cfg.Spool, spoolPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("spool the replay: %w", err)
@@ -39,7 +39,7 @@ func (w *Worker) spool(rep *orchestrator.Replay) (_ *spooled, err error) {
 	}()
 	h := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 64<<10)
-	if err := orchestrator.EncodeReplayTo(bw, rep); err != nil {
+	if err := matches.EncodeReplayTo(bw, rep); err != nil {
 		return nil, err
 	}
 	if err := bw.Flush(); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"arena/internal/errs"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // Version is the version of every message this package writes. A reader
@@ -176,7 +176,7 @@ func decode[T versioned](data []byte, v *T) error {
 // encodeEvent is json.Marshal(ev), but the frame or the replay it carries
 // is written as it is: json.Marshal would check and compact it again, a
 // pass over the whole replay on every result. Both are JSON already
-// (json.Marshal's, orchestrator.EncodeReplay's).
+// (json.Marshal's, matches.EncodeReplay's).
 func encodeEvent(ev Event) ([]byte, error) {
 	var key string
 	var raw json.RawMessage
@@ -256,7 +256,7 @@ func parseSuperseded(data []byte) (round, attempt int, ok bool) {
 }
 
 // jobOf is the work queue's form of a request.
-func jobOf(req orchestrator.Request) Job {
+func jobOf(req matches.Request) Job {
 	return Job{
 		V: Version, Match: req.MatchID, Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed,
 		Images: req.Images, ImageIDs: req.ImageIDs, ImageDigests: req.ImageDigests, Settings: req.Settings,

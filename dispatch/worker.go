@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"arena/engine"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // WorkerConfig is a worker's setup.
@@ -32,7 +32,7 @@ type WorkerConfig struct {
 	// Games are the games it can play.
 	Games []engine.Game
 	// Player plays a match on this host (the orchestrator).
-	Player orchestrator.Player
+	Player matches.Player
 	// Reap removes whatever containers of a match are left on this host
 	// (from an earlier delivery whose worker died); nil: none.
 	Reap func(ctx context.Context, matchID string) error
@@ -442,7 +442,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		}
 	}()
 	seq, dropped := 0, 0
-	req.OnFrame = func(f orchestrator.Frame) {
+	req.OnFrame = func(f matches.Frame) {
 		data, err := json.Marshal(f)
 		if err != nil {
 			return
@@ -454,7 +454,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		}
 		seq++
 	}
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	if err = context.Cause(mctx); err == nil { // else cancelled already: no bot starts
 		rep, err = w.cfg.Player.Play(mctx, req)
 	}
@@ -570,7 +570,7 @@ func afterPlay(err, cause error, attempt, maxDeliver int) after {
 		return afterGiveUp
 	case errors.Is(cause, errCancelled):
 		return afterStopped
-	case errors.Is(err, orchestrator.ErrInvalid) && cause == nil:
+	case errors.Is(err, matches.ErrInvalid) && cause == nil:
 		return afterFail
 	case last:
 		return afterFail
@@ -828,18 +828,18 @@ func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, siz
 }
 
 // request rebuilds the orchestrator's request from a job.
-func (w *Worker) request(j Job) (orchestrator.Request, error) {
+func (w *Worker) request(j Job) (matches.Request, error) {
 	g, err := engine.Find(w.cfg.Games, j.Game)
 	if err != nil {
-		return orchestrator.Request{}, fmt.Errorf("game: %w", err)
+		return matches.Request{}, fmt.Errorf("game: %w", err)
 	}
 	m, err := g.Map(j.Map)
 	if err != nil {
-		return orchestrator.Request{}, fmt.Errorf("map: %w", err)
+		return matches.Request{}, fmt.Errorf("map: %w", err)
 	}
-	return orchestrator.Request{
+	return matches.Request{
 		Game: g, Map: m, Seed: j.Seed, Images: j.Images, ImageIDs: j.ImageIDs, ImageDigests: j.ImageDigests, Settings: j.Settings, MatchID: j.Match,
-		Limits: orchestrator.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes, MemoryBytes: j.MemoryBytes},
+		Limits: matches.Limits{AnswerTimeout: j.AnswerTimeout, WarmUp: j.WarmUp, MaxMessageBytes: j.MaxMessageBytes, MemoryBytes: j.MemoryBytes},
 	}, nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"arena/engine"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // The outcomes of a rated seat.
@@ -43,8 +43,8 @@ type Verdict struct {
 //   - The others are placed by the game: its winners first, then the bots
 //     still in the game at the end, then the others by the turn they went
 //     out (later is better). Equal places are ties.
-func Judge(status, errMsg string, res *orchestrator.Result, seats int) Verdict {
-	if status != string(orchestrator.StateFinished) {
+func Judge(status, errMsg string, res *matches.Result, seats int) Verdict {
+	if status != string(matches.StateFinished) {
 		why := "the match " + status
 		if errMsg != "" {
 			why += ": " + errMsg
@@ -55,7 +55,7 @@ func Judge(status, errMsg string, res *orchestrator.Result, seats int) Verdict {
 		return Verdict{Void: "the match has no result for its seats (not rated)"}
 	}
 	bots := slices.Clone(res.Bots)
-	slices.SortFunc(bots, func(a, b orchestrator.BotResult) int { return cmp.Compare(a.Seat, b.Seat) })
+	slices.SortFunc(bots, func(a, b matches.BotResult) int { return cmp.Compare(a.Seat, b.Seat) })
 	for i, b := range bots {
 		if b.Seat != i {
 			return Verdict{Void: fmt.Sprintf("the match's result has no seat %d (not rated)", i)}

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"arena/engine"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // bot is a seat's result: its status, and whether (and when) it went out.
-func bot(seat int, status engine.Status, deathTurn int) orchestrator.BotResult {
-	b := orchestrator.BotResult{Seat: seat, ID: string(rune('a' + seat)), Status: status, DeathTurn: deathTurn}
+func bot(seat int, status engine.Status, deathTurn int) matches.BotResult {
+	b := matches.BotResult{Seat: seat, ID: string(rune('a' + seat)), Status: status, DeathTurn: deathTurn}
 	if deathTurn > 0 {
 		b.DeathReason = "shot"
 	}
@@ -19,13 +19,13 @@ func bot(seat int, status engine.Status, deathTurn int) orchestrator.BotResult {
 
 func TestJudge(t *testing.T) {
 	ok, timeout, crashed := engine.StatusOK, engine.StatusTimeout, engine.StatusCrashed
-	result := func(winners []string, bots ...orchestrator.BotResult) *orchestrator.Result {
-		return &orchestrator.Result{Winners: winners, Bots: bots}
+	result := func(winners []string, bots ...matches.BotResult) *matches.Result {
+		return &matches.Result{Winners: winners, Bots: bots}
 	}
 	tests := []struct {
 		name     string
 		status   string
-		res      *orchestrator.Result
+		res      *matches.Result
 		seats    int
 		void     bool
 		places   []int

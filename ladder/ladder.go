@@ -36,7 +36,7 @@ import (
 	"arena/engine"
 	"arena/internal/errs"
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -44,7 +44,7 @@ import (
 type Queue interface {
 	// Submit checks req as for a match started by hand, records it with
 	// insert and queues it.
-	Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error
+	Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error
 }
 
 // Config is a ladder's policy.
@@ -60,7 +60,7 @@ type Config struct {
 	// (0: 2).
 	InFlight int
 	// Limits are the limits its matches run under.
-	Limits orchestrator.Limits
+	Limits matches.Limits
 	// Model is the rating model (zero: skill.Default()).
 	Model skill.Model
 	// Retry is how long the ladder waits after a failure to make a match
@@ -76,7 +76,7 @@ type Deps struct {
 	Games *engine.Catalog
 	Queue Queue
 	// Image resolves an image reference to its id; errors wrap
-	// orchestrator.ErrImageNotFound when the image is absent.
+	// matches.ErrImageNotFound when the image is absent.
 	Image func(ctx context.Context, ref string) (string, error)
 	// Game, when set, says which game an image is labelled for
 	// (io.arena.game; "" if none): an image labelled for another game
@@ -310,7 +310,7 @@ func (l *Ladder) Remove(ctx context.Context, game string, id int64) (store.Entry
 // after the history recorded them): a ladder match that is over is
 // settled; other changes of a ladder match wake the leaderboards'
 // watchers.
-func (l *Ladder) Observe(u orchestrator.Update) {
+func (l *Ladder) Observe(u matches.Update) {
 	l.mu.Lock()
 	_, mine := l.inFlight[u.ID]
 	l.mu.Unlock()
@@ -337,7 +337,7 @@ var errNotOver = errors.New("the match is not over")
 func (l *Ladder) Settle(ctx context.Context, id string) error {
 	var verdict Verdict
 	settled, err := l.deps.Store.SettleLadderMatch(ctx, id, l.now(), func(lm store.LadderMatch, m store.Match, entries []store.Entry) (store.Settlement, error) {
-		if !orchestrator.State(m.Status).Final() {
+		if !matches.State(m.Status).Final() {
 			return store.Settlement{}, errNotOver
 		}
 		var err error
@@ -365,9 +365,9 @@ func (l *Ladder) Settle(ctx context.Context, id string) error {
 
 // rate judges a match that is over and, unless it is void, rates it.
 func (l *Ladder) rate(lm store.LadderMatch, m store.Match, entries []store.Entry) (Verdict, store.Settlement, error) {
-	var res *orchestrator.Result
+	var res *matches.Result
 	if len(m.Result) > 0 {
-		res = new(orchestrator.Result)
+		res = new(matches.Result)
 		if err := json.Unmarshal(m.Result, res); err != nil {
 			res = nil
 		}
@@ -538,7 +538,7 @@ func (l *Ladder) start(ctx context.Context, g engine.Game) error {
 	// An entry whose image is gone cannot play: it is paused, saying why.
 	for _, id := range p.Entries {
 		e := byID[id]
-		if _, err := l.deps.Image(ctx, e.ImageID); errors.Is(err, orchestrator.ErrImageNotFound) {
+		if _, err := l.deps.Image(ctx, e.ImageID); errors.Is(err, matches.ErrImageNotFound) {
 			note := fmt.Sprintf("paused by the ladder: its image %s (%s) is no longer on the engine", e.ImageID, e.Image)
 			if _, err := l.deps.Store.SetEntryState(ctx, id, store.EntryPaused, note); err != nil {
 				return err
@@ -565,8 +565,8 @@ func (l *Ladder) start(ctx context.Context, g engine.Game) error {
 		images[i], ids[i] = byID[id].Image, byID[id].ImageID
 		seats[i] = store.LadderSeat{Seat: i, EntryID: id}
 	}
-	id := orchestrator.NewMatchID()
-	req := orchestrator.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, ImageIDs: ids, Limits: l.cfg.Limits, MatchID: id, Background: true}
+	id := matches.NewMatchID()
+	req := matches.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, ImageIDs: ids, Limits: l.cfg.Limits, MatchID: id, Background: true}
 	l.mu.Lock()
 	l.inFlight[id] = g.Name()
 	l.mu.Unlock()

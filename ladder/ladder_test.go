@@ -11,17 +11,17 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
 // queue records what the ladder submits; nothing is played.
 type queue struct {
 	mu   sync.Mutex
-	reqs []orchestrator.Request
+	reqs []matches.Request
 }
 
-func (q *queue) Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error {
+func (q *queue) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error {
 	m := store.Match{ID: req.MatchID, Status: "queued", Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, CreatedAt: time.Now()}
 	if err := insert(ctx, m); err != nil {
 		return err
@@ -43,11 +43,11 @@ func newLadder(t *testing.T, st *store.Store, q Queue) *Ladder {
 }
 
 // finish records a finished match in which seat winner won.
-func finish(t *testing.T, st *store.Store, req orchestrator.Request, winner int) {
+func finish(t *testing.T, st *store.Store, req matches.Request, winner int) {
 	t.Helper()
-	res := orchestrator.Result{MatchID: req.MatchID, Winners: []string{orchestrator.BotIDs(req.Images)[winner]}}
-	for i, id := range orchestrator.BotIDs(req.Images) {
-		b := orchestrator.BotResult{Seat: i, ID: id, Status: engine.StatusOK}
+	res := matches.Result{MatchID: req.MatchID, Winners: []string{matches.BotIDs(req.Images)[winner]}}
+	for i, id := range matches.BotIDs(req.Images) {
+		b := matches.BotResult{Seat: i, ID: id, Status: engine.StatusOK}
 		if i != winner {
 			b.DeathReason, b.DeathTurn = "shot", 10
 		}
@@ -93,7 +93,7 @@ func TestLadderSubmitsSettlesAndRecovers(t *testing.T) {
 		t.Error("no seed drawn")
 	}
 	finish(t, st, q.reqs[0], 0)
-	l.Observe(orchestrator.Update{ID: q.reqs[0].MatchID, State: orchestrator.StateFinished})
+	l.Observe(matches.Update{ID: q.reqs[0].MatchID, State: matches.StateFinished})
 	lm, _ := st.LadderMatchOf(ctx, q.reqs[0].MatchID)
 	if lm.State != store.LadderRated || lm.Seats[0].Outcome != Win || lm.Seats[0].Mu <= lm.Seats[0].MuBefore {
 		t.Errorf("the finished match: %+v", lm)

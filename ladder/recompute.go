@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -44,9 +44,9 @@ func Recompute(ctx context.Context, st *store.Store, model skill.Model, game str
 		if err != nil {
 			return Recomputed{}, err
 		}
-		var res *orchestrator.Result
+		var res *matches.Result
 		if len(m.Result) > 0 {
-			res = new(orchestrator.Result)
+			res = new(matches.Result)
 			if err := json.Unmarshal(m.Result, res); err != nil {
 				return Recomputed{}, fmt.Errorf("match %s: its result: %w", m.ID, err)
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"arena/ladder/skill"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -456,7 +456,7 @@ func (l *Ladder) faultReason(ctx context.Context, matchID string, entry int64) s
 	if err != nil || seat < 0 || len(m.Result) == 0 {
 		return ""
 	}
-	var res orchestrator.Result
+	var res matches.Result
 	if json.Unmarshal(m.Result, &res) != nil {
 		return ""
 	}

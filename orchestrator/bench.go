@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"arena/engine"
+	"arena/matches"
 )
 
 // BenchPlan is a tournament of two-player matches: every pairing, on
@@ -27,7 +28,7 @@ type BenchPlan struct {
 	Repeats  int
 	Seed     uint64
 	Settings json.RawMessage
-	Limits   Limits
+	Limits   matches.Limits
 }
 
 // BenchMatch is one match of a plan.
@@ -89,7 +90,7 @@ func DeriveSeed(seed, i uint64) uint64 {
 // BenchOutcome is one finished (or failed) match of a tournament.
 type BenchOutcome struct {
 	Match  BenchMatch
-	Result *Result // nil when the platform could not play it
+	Result *matches.Result // nil when the platform could not play it
 	Err    error
 }
 
@@ -103,14 +104,14 @@ func (o *Orchestrator) RunBench(ctx context.Context, plan BenchPlan, jobs int, r
 
 // RunBenchOn is RunBench with the matches played by p (a dispatcher to
 // workers on other hosts, say); the orchestrator still checks them.
-func (o *Orchestrator) RunBenchOn(ctx context.Context, p Player, plan BenchPlan, jobs int, report func(BenchOutcome)) error {
-	matches := plan.Matches()
-	if len(matches) == 0 {
-		return invalid(errors.New("the plan has no matches: it needs at least two different bots"))
+func (o *Orchestrator) RunBenchOn(ctx context.Context, p matches.Player, plan BenchPlan, jobs int, report func(BenchOutcome)) error {
+	planned := plan.Matches()
+	if len(planned) == 0 {
+		return matches.Invalid(errors.New("the plan has no matches: it needs at least two different bots"))
 	}
 	// Every match and every image is checked before the first starts.
-	for _, m := range matches {
-		req := Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings}
+	for _, m := range planned {
+		req := matches.Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings}
 		if err := o.Validate(ctx, req, false); err != nil {
 			return err
 		}
@@ -128,7 +129,7 @@ func (o *Orchestrator) RunBenchOn(ctx context.Context, p Player, plan BenchPlan,
 		go func() {
 			defer wg.Done()
 			for m := range work {
-				rep, err := p.Play(ctx, Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings, Limits: plan.Limits})
+				rep, err := p.Play(ctx, matches.Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings, Limits: plan.Limits})
 				if ctx.Err() != nil {
 					continue // interrupted: not a result
 				}
@@ -142,7 +143,7 @@ func (o *Orchestrator) RunBenchOn(ctx context.Context, p Player, plan BenchPlan,
 			}
 		}()
 	}
-	for _, m := range matches {
+	for _, m := range planned {
 		select {
 		case work <- m:
 			continue
@@ -211,7 +212,7 @@ func (t *Table) row(bot string) *Standing {
 
 // Add counts a finished match. Bots are named by image (a seat's id
 // without its #n suffix).
-func (t *Table) Add(m BenchMatch, r *Result) {
+func (t *Table) Add(m BenchMatch, r *matches.Result) {
 	winners := map[string]bool{}
 	for _, w := range r.Winners {
 		winners[w] = true

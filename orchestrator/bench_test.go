@@ -7,6 +7,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/matches"
 )
 
 func benchMaps(t *testing.T, names ...string) []engine.Map {
@@ -75,8 +76,8 @@ func TestBenchPlanOpponents(t *testing.T) {
 func TestTable(t *testing.T) {
 	tab := NewTable("a", "b", "idle")
 	m := BenchMatch{Images: []string{"a", "b"}}
-	result := func(winners []string, deathB string, statusB engine.Status) *Result {
-		return &Result{Winners: winners, Bots: []BotResult{
+	result := func(winners []string, deathB string, statusB engine.Status) *matches.Result {
+		return &matches.Result{Winners: winners, Bots: []matches.BotResult{
 			{ID: "a", Status: engine.StatusOK},
 			{ID: "b", Status: statusB, DeathReason: deathB},
 		}}

@@ -10,6 +10,7 @@ import (
 
 	"arena/imageref"
 	"arena/internal/errs"
+	"arena/matches"
 	"arena/sandbox"
 )
 
@@ -116,7 +117,7 @@ func (r router) Image(ctx context.Context, ref string) (sandbox.Image, error) {
 	}
 	img, err := r.docker.Image(ctx, ref)
 	if errors.Is(err, sandbox.ErrImageNotFound) {
-		return img, errs.Mark(ErrImageNotFound, err)
+		return img, errs.Mark(matches.ErrImageNotFound, err)
 	}
 	return img, err
 }

@@ -10,20 +10,20 @@ import (
 	"testing/iotest"
 
 	"arena/engine/tanks"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/orchestrator/fake"
 )
 
 // checked plays a match and returns its replay, encoded, and the
 // request a server would check it against.
-func checked(t *testing.T) (*orchestrator.Replay, []byte, orchestrator.Request) {
+func checked(t *testing.T) (*matches.Replay, []byte, matches.Request) {
 	t.Helper()
 	rep, _ := playFake(t, hunter(), fake.Script{})
-	data, err := orchestrator.EncodeReplay(rep)
+	data, err := matches.EncodeReplay(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := orchestrator.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
+	req := matches.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
 		Settings: json.RawMessage(`{"zone_radius":20}`), MatchID: rep.MatchID, ImageIDs: []string{rep.Bots[0].ImageID, rep.Bots[1].ImageID}}
 	return rep, data, req
 }
@@ -32,11 +32,11 @@ func checked(t *testing.T) (*orchestrator.Replay, []byte, orchestrator.Request) 
 // check returns it without its frames.
 func TestCheckReplayStream(t *testing.T) {
 	rep, data, req := checked(t)
-	if err := orchestrator.CheckReplay(req, rep); err != nil {
+	if err := matches.CheckReplay(req, rep); err != nil {
 		t.Fatalf("the replay fails CheckReplay: %v", err)
 	}
 	var out bytes.Buffer
-	got, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), &out, nil)
+	got, err := matches.CheckReplayStream(req, bytes.NewReader(data), &out, nil)
 	if err != nil {
 		t.Fatalf("the replay fails the stream's check: %v", err)
 	}
@@ -53,46 +53,46 @@ func TestCheckReplayStream(t *testing.T) {
 // writes them.
 func TestCheckReplayStreamRefusesWhatCheckReplayRefuses(t *testing.T) {
 	_, data, req := checked(t)
-	forged := map[string]func(r *orchestrator.Replay){
-		"swapped seats": func(r *orchestrator.Replay) {
+	forged := map[string]func(r *matches.Replay){
+		"swapped seats": func(r *matches.Replay) {
 			r.Bots[0].Image, r.Bots[1].Image = r.Bots[1].Image, r.Bots[0].Image
 			r.Result.Bots[0].Image, r.Result.Bots[1].Image = r.Result.Bots[1].Image, r.Result.Bots[0].Image
 		},
-		"wrong seed":                  func(r *orchestrator.Replay) { r.Seed++; r.Result.Seed++ },
-		"another match":               func(r *orchestrator.Replay) { r.MatchID, r.Result.MatchID = "ccccccccccc1", "ccccccccccc1" },
-		"another image":               func(r *orchestrator.Replay) { r.Bots[1].ImageID, r.Result.Bots[1].ImageID = "sha256:0", "sha256:0" },
-		"other limits":                func(r *orchestrator.Replay) { r.Limits.AnswerTimeoutMS = 3000 },
-		"another memory limit":        func(r *orchestrator.Replay) { r.Limits.MemoryBytes = 64 << 20 },
-		"another map, same name":      func(r *orchestrator.Replay) { r.MapData += "\n" },
-		"other winners":               func(r *orchestrator.Replay) { r.Result.Winners = []string{"bots/b"} },
-		"an answer changed":           func(r *orchestrator.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` },
-		"a frame left out":            func(r *orchestrator.Replay) { r.Frames = append(r.Frames[:3:3], r.Frames[4:]...) },
-		"the last frame left out":     func(r *orchestrator.Replay) { r.Frames = r.Frames[:len(r.Frames)-1] },
-		"no frames":                   func(r *orchestrator.Replay) { r.Frames = nil },
-		"a result of another seat":    func(r *orchestrator.Replay) { r.Result.Bots[0].ID = "bots/x" },
-		"a bot fewer in the result":   func(r *orchestrator.Replay) { r.Result.Bots = r.Result.Bots[:1] },
-		"another format":              func(r *orchestrator.Replay) { r.Format = "arena-replay/0" },
-		"a score changed":             func(r *orchestrator.Replay) { r.Result.Bots[0].Score += 7 },
-		"the match id of the result":  func(r *orchestrator.Replay) { r.Result.MatchID = "ccccccccccc1" },
-		"a bot more than the request": func(r *orchestrator.Replay) { r.Bots = append(r.Bots, r.Bots[1]) },
+		"wrong seed":                  func(r *matches.Replay) { r.Seed++; r.Result.Seed++ },
+		"another match":               func(r *matches.Replay) { r.MatchID, r.Result.MatchID = "ccccccccccc1", "ccccccccccc1" },
+		"another image":               func(r *matches.Replay) { r.Bots[1].ImageID, r.Result.Bots[1].ImageID = "sha256:0", "sha256:0" },
+		"other limits":                func(r *matches.Replay) { r.Limits.AnswerTimeoutMS = 3000 },
+		"another memory limit":        func(r *matches.Replay) { r.Limits.MemoryBytes = 64 << 20 },
+		"another map, same name":      func(r *matches.Replay) { r.MapData += "\n" },
+		"other winners":               func(r *matches.Replay) { r.Result.Winners = []string{"bots/b"} },
+		"an answer changed":           func(r *matches.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` },
+		"a frame left out":            func(r *matches.Replay) { r.Frames = append(r.Frames[:3:3], r.Frames[4:]...) },
+		"the last frame left out":     func(r *matches.Replay) { r.Frames = r.Frames[:len(r.Frames)-1] },
+		"no frames":                   func(r *matches.Replay) { r.Frames = nil },
+		"a result of another seat":    func(r *matches.Replay) { r.Result.Bots[0].ID = "bots/x" },
+		"a bot fewer in the result":   func(r *matches.Replay) { r.Result.Bots = r.Result.Bots[:1] },
+		"another format":              func(r *matches.Replay) { r.Format = "arena-replay/0" },
+		"a score changed":             func(r *matches.Replay) { r.Result.Bots[0].Score += 7 },
+		"the match id of the result":  func(r *matches.Replay) { r.Result.MatchID = "ccccccccccc1" },
+		"a bot more than the request": func(r *matches.Replay) { r.Bots = append(r.Bots, r.Bots[1]) },
 	}
 	for name, forge := range forged {
 		t.Run(name, func(t *testing.T) {
-			var r orchestrator.Replay
+			var r matches.Replay
 			if err := json.Unmarshal(data, &r); err != nil {
 				t.Fatal(err)
 			}
 			forge(&r)
-			b, err := orchestrator.EncodeReplay(&r)
+			b, err := matches.EncodeReplay(&r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if name != "another format" { // ReadReplay's concern, not CheckReplay's
-				if err := orchestrator.CheckReplay(req, &r); !errors.Is(err, orchestrator.ErrForeignReplay) {
+				if err := matches.CheckReplay(req, &r); !errors.Is(err, matches.ErrForeignReplay) {
 					t.Errorf("CheckReplay: %v", err)
 				}
 			}
-			if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(b), new(bytes.Buffer), nil); !errors.Is(err, orchestrator.ErrForeignReplay) {
+			if _, err := matches.CheckReplayStream(req, bytes.NewReader(b), new(bytes.Buffer), nil); !errors.Is(err, matches.ErrForeignReplay) {
 				t.Errorf("CheckReplayStream: %v", err)
 			}
 		})
@@ -110,7 +110,7 @@ func TestCheckReplayStreamRefusesWhatCheckReplayRefuses(t *testing.T) {
 	}
 	for name, bad := range malformed {
 		t.Run(name, func(t *testing.T) {
-			if _, err := orchestrator.CheckReplayStream(req, strings.NewReader(bad), new(bytes.Buffer), nil); !errors.Is(err, orchestrator.ErrForeignReplay) {
+			if _, err := matches.CheckReplayStream(req, strings.NewReader(bad), new(bytes.Buffer), nil); !errors.Is(err, matches.ErrForeignReplay) {
 				t.Errorf("CheckReplayStream: %v", err)
 			}
 		})
@@ -141,11 +141,11 @@ func resultFirst(t *testing.T, data []byte) string {
 func TestCheckReplayStreamCutShort(t *testing.T) {
 	_, data, req := checked(t)
 	cut := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(errors.New("connection reset")))
-	if _, err := orchestrator.CheckReplayStream(req, cut, new(bytes.Buffer), nil); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "connection reset") {
+	if _, err := matches.CheckReplayStream(req, cut, new(bytes.Buffer), nil); err == nil || errors.Is(err, matches.ErrForeignReplay) || !strings.Contains(err.Error(), "connection reset") {
 		t.Errorf("a cut read: %v", err)
 	}
 	full := &limitedWriter{room: len(data) / 3}
-	if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), full, nil); err == nil || errors.Is(err, orchestrator.ErrForeignReplay) || !strings.Contains(err.Error(), "no space") {
+	if _, err := matches.CheckReplayStream(req, bytes.NewReader(data), full, nil); err == nil || errors.Is(err, matches.ErrForeignReplay) || !strings.Contains(err.Error(), "no space") {
 		t.Errorf("a full disk: %v", err)
 	}
 }

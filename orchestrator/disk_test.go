@@ -17,6 +17,7 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/dockertest"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -74,10 +75,10 @@ func TestWritingEverywhereReachesNoDisk(t *testing.T) {
 		}
 		return len(list.Volumes)
 	}
-	playMatch := func(images ...string) *orchestrator.Replay {
-		req := orchestrator.Request{Game: tanks.New(), Map: classic(t), Seed: 3, Images: images,
-			Settings: json.RawMessage(`{"zone_radius":10}`), MatchID: orchestrator.NewMatchID(),
-			Limits: orchestrator.Limits{WarmUp: 20 * time.Second}}
+	playMatch := func(images ...string) *matches.Replay {
+		req := matches.Request{Game: tanks.New(), Map: classic(t), Seed: 3, Images: images,
+			Settings: json.RawMessage(`{"zone_radius":10}`), MatchID: matches.NewMatchID(),
+			Limits: matches.Limits{WarmUp: 20 * time.Second}}
 		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
 		rep, err := orchestrator.New(orchestrator.Docker(d)).Play(t.Context(), req)
 		if err != nil {
@@ -122,7 +123,7 @@ func TestWritingEverywhereReachesNoDisk(t *testing.T) {
 	if n := volumes(); n != volumesBefore {
 		t.Errorf("%d volumes before the match, %d after", volumesBefore, n)
 	}
-	if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+	if err := matches.Verify([]engine.Game{tanks.New()}, rep); err != nil {
 		t.Errorf("the replay does not verify: %v", err)
 	}
 }

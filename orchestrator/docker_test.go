@@ -15,6 +15,7 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/dockertest"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -61,7 +62,7 @@ func classic(t testing.TB) engine.Map {
 	return m
 }
 
-func play(t *testing.T, cli *client.Client, req orchestrator.Request, stdio ...string) *orchestrator.Replay {
+func play(t *testing.T, cli *client.Client, req matches.Request, stdio ...string) *matches.Replay {
 	t.Helper()
 	if req.Game == nil {
 		req.Game = tanks.New()
@@ -69,7 +70,7 @@ func play(t *testing.T, cli *client.Client, req orchestrator.Request, stdio ...s
 	if req.Map == nil {
 		req.Map = classic(t)
 	}
-	req.MatchID = orchestrator.NewMatchID()
+	req.MatchID = matches.NewMatchID()
 	t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
 	rep, err := newOrchestrator(t, cli, stdio...).Play(t.Context(), req)
 	if err != nil {
@@ -82,7 +83,7 @@ func play(t *testing.T, cli *client.Client, req orchestrator.Request, stdio ...s
 func TestExampleBotsPlayAWholeMatch(t *testing.T) {
 	cli := dockertest.Client(t)
 	bots := dockertest.ExampleBots(t, cli)
-	rep := play(t, cli, orchestrator.Request{Seed: 7, Images: bots})
+	rep := play(t, cli, matches.Request{Seed: 7, Images: bots})
 	res := rep.Result
 	if len(res.Winners) == 0 {
 		t.Error("no winner")
@@ -104,7 +105,7 @@ func TestExampleBotsPlayAWholeMatch(t *testing.T) {
 			t.Errorf("%s: no cgroup figures: %s", b.ID, b.Accounting)
 		}
 	}
-	if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+	if err := matches.Verify([]engine.Game{tanks.New()}, rep); err != nil {
 		t.Errorf("the replay does not verify: %v", err)
 	}
 	// Per-turn figures are in the replay.
@@ -115,22 +116,22 @@ func TestExampleBotsPlayAWholeMatch(t *testing.T) {
 
 	// A replay written to disk reads back and verifies.
 	path := filepath.Join(t.TempDir(), "m.json")
-	if err := orchestrator.WriteReplay(path, rep); err != nil {
+	if err := matches.WriteReplay(path, rep); err != nil {
 		t.Fatal(err)
 	}
-	back, err := orchestrator.ReadReplay(path)
+	back, err := matches.ReadReplay(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orchestrator.Verify([]engine.Game{tanks.New()}, back); err != nil {
+	if err := matches.Verify([]engine.Game{tanks.New()}, back); err != nil {
 		t.Errorf("the replay read back does not verify: %v", err)
 	}
 	// Tampering with an answer is caught, at the right turn.
 	for i := 1; i < len(back.Frames); i++ {
 		if b := &back.Frames[i].Bots[0]; b.Asked && b.Answer != `[{"Type":1,"Direction":2}]` {
 			b.Answer = `[{"Type":1,"Direction":2}]`
-			var mm *orchestrator.Mismatch
-			if err := orchestrator.Verify([]engine.Game{tanks.New()}, back); !errors.As(err, &mm) || mm.Turn != i {
+			var mm *matches.Mismatch
+			if err := matches.Verify([]engine.Game{tanks.New()}, back); !errors.As(err, &mm) || mm.Turn != i {
 				t.Errorf("tampered turn %d: verify says %v", i, err)
 			}
 			break
@@ -141,7 +142,7 @@ func TestExampleBotsPlayAWholeMatch(t *testing.T) {
 func TestBotIDsAreUniqueAndInTheEnvironment(t *testing.T) {
 	cli := dockertest.Client(t)
 	probe := dockertest.TestBot(t, cli, "probe")
-	rep := play(t, cli, orchestrator.Request{Seed: 1, Images: []string{probe, probe}, Settings: json.RawMessage(`{"zone_radius":2}`)})
+	rep := play(t, cli, matches.Request{Seed: 1, Images: []string{probe, probe}, Settings: json.RawMessage(`{"zone_radius":2}`)})
 	ids := []string{rep.Result.Bots[0].ID, rep.Result.Bots[1].ID}
 	if ids[0] != probe || ids[1] != probe+"#2" {
 		t.Fatalf("ids = %v", ids)
@@ -166,11 +167,11 @@ func TestBotIDsAreUniqueAndInTheEnvironment(t *testing.T) {
 func TestMissingImageStartsNothing(t *testing.T) {
 	cli := dockertest.Client(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
-	id := orchestrator.NewMatchID()
-	_, err := newOrchestrator(t, cli).Play(t.Context(), orchestrator.Request{
+	id := matches.NewMatchID()
+	_, err := newOrchestrator(t, cli).Play(t.Context(), matches.Request{
 		Game: tanks.New(), Map: classic(t), Images: []string{hunter, "arena-test/no-such-image:latest"}, MatchID: id,
 	})
-	if !errors.Is(err, orchestrator.ErrImageNotFound) || !strings.Contains(err.Error(), "arena-test/no-such-image:latest") {
+	if !errors.Is(err, matches.ErrImageNotFound) || !strings.Contains(err.Error(), "arena-test/no-such-image:latest") {
 		t.Fatalf("err = %v, want image not found naming it", err)
 	}
 	dockertest.NoContainersLeft(t, cli, id)
@@ -180,12 +181,12 @@ func TestCancelRemovesContainers(t *testing.T) {
 	cli := dockertest.Client(t)
 	slow := dockertest.TestBot(t, cli, "delay=50ms")
 	ctx, cancel := context.WithCancel(t.Context())
-	id := orchestrator.NewMatchID()
+	id := matches.NewMatchID()
 	frames := 0
 	o := orchestrator.New(launcherOf(t, cli))
 	start := time.Now()
-	_, err := o.Play(ctx, orchestrator.Request{Game: tanks.New(), Map: classic(t), Images: []string{slow, slow}, MatchID: id,
-		OnFrame: func(orchestrator.Frame) {
+	_, err := o.Play(ctx, matches.Request{Game: tanks.New(), Map: classic(t), Images: []string{slow, slow}, MatchID: id,
+		OnFrame: func(matches.Frame) {
 			if frames++; frames == 5 {
 				cancel()
 			}

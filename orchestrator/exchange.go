@@ -104,8 +104,8 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome 
 func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, turn int) outcome {
 	o := outcome{seat: s.n, asked: awaited}
 	if !awaited {
-		deadline := r.o.now().Add(r.lim.WallCap())
-		o.budget = budget{deadline: deadline, hard: deadline, wall: r.lim.WallCap()}
+		deadline := r.o.now().Add(WallCap(r.lim))
+		o.budget = budget{deadline: deadline, hard: deadline, wall: WallCap(r.lim)}
 		for _, m := range msgs {
 			if err := s.bot.Send(m, deadline); err != nil {
 				return r.failed(ctx, s, o, err, "writing its input", turn)
@@ -129,13 +129,13 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	if err := s.bot.Thaw(); err != nil && s.frozen == "" {
 		s.frozen = err.Error()
 	}
-	b := r.lim.budgetFor(!s.asked, start, s.bot.Started(), cpuKnown, charged)
+	b := budgetFor(r.lim, !s.asked, start, s.bot.Started(), cpuKnown, charged)
 	if cpuKnown && s.timing == "" {
 		s.timing = "cpu"
 	}
 	o.budget = b
 	if s.asked && cpuKnown {
-		tolerance := r.lim.stopTolerance(s.frozen == "")
+		tolerance := stopTolerance(r.lim, s.frozen == "")
 		if charged > tolerance && s.frozenFrom == 0 && s.frozen == "" {
 			// It ran while it should have been stopped: frozen at its
 			// answers from now on.

@@ -17,7 +17,7 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/dockertest"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // The fairness scenario: on a host kept busy (containers spinning at 100%
@@ -32,7 +32,7 @@ type fairness struct {
 	// faults of the 20 ms and 60 ms bots (none is the guarantee), and the
 	// 150 ms bots' statuses (all timed out is the guarantee).
 	faults []string
-	slow   []orchestrator.BotResult
+	slow   []matches.BotResult
 	// Per-answer figures of the 20 ms and 60 ms bots, by bot.
 	wall, cpu, wait map[string][]time.Duration
 }
@@ -78,13 +78,13 @@ func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load 
 	}
 	// The zone closes about six turns before its radius.
 	zone := func(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"zone_radius":%d}`, n+6)) }
-	var normal, spinners []orchestrator.Request
+	var normal, spinners []matches.Request
 	for i := 0; i < parallel; i++ {
-		normal = append(normal, orchestrator.Request{Seed: uint64(i), Images: []string{bot20, bot60}, Settings: zone(turns)})
+		normal = append(normal, matches.Request{Seed: uint64(i), Images: []string{bot20, bot60}, Settings: zone(turns)})
 	}
 	if load > 0 {
 		for i := 0; i < 2; i++ {
-			spinners = append(spinners, orchestrator.Request{Seed: uint64(i), Images: []string{spin, spin}, Settings: zone(turns)})
+			spinners = append(spinners, matches.Request{Seed: uint64(i), Images: []string{spin, spin}, Settings: zone(turns)})
 		}
 	}
 	f := fairness{wall: map[string][]time.Duration{}, cpu: map[string][]time.Duration{}, wait: map[string][]time.Duration{}}
@@ -92,15 +92,15 @@ func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load 
 	// meanwhile.
 	var wg sync.WaitGroup
 	all := append(slices.Clone(normal), spinners...)
-	reps := make([]*orchestrator.Replay, len(all))
+	reps := make([]*matches.Replay, len(all))
 	errs := make([]error, len(all))
 	for i, req := range all {
-		req.Game, req.Map, req.MatchID = tanks.New(), classic(t), orchestrator.NewMatchID()
+		req.Game, req.Map, req.MatchID = tanks.New(), classic(t), matches.NewMatchID()
 		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
 		wg.Go(func() { reps[i], errs[i] = o.Play(context.Background(), req) })
 	}
 	for i := 0; i < slow; i++ {
-		rep := playAtOnce(t, cli, o, []orchestrator.Request{{Seed: uint64(i), Images: []string{bot150, bot20}, Settings: zone(3)}})[0]
+		rep := playAtOnce(t, cli, o, []matches.Request{{Seed: uint64(i), Images: []string{bot150, bot20}, Settings: zone(3)}})[0]
 		f.slow = append(f.slow, rep.Result.Bots[0])
 	}
 	wg.Wait()

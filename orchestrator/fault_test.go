@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/sandbox"
 )
 
@@ -52,16 +53,16 @@ func TestJudge(t *testing.T) {
 func TestResolveLimits(t *testing.T) {
 	p := engine.Protocol{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}
 	tests := []struct {
-		give, want Limits
+		give, want matches.Limits
 	}{
-		{Limits{}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
-		{Limits{AnswerTimeout: 50 * time.Millisecond, WarmUp: time.Second, MaxMessageBytes: 100}, Limits{AnswerTimeout: 50 * time.Millisecond, WarmUp: time.Second, MaxMessageBytes: 100}},
+		{matches.Limits{}, matches.Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+		{matches.Limits{AnswerTimeout: 50 * time.Millisecond, WarmUp: time.Second, MaxMessageBytes: 100}, matches.Limits{AnswerTimeout: 50 * time.Millisecond, WarmUp: time.Second, MaxMessageBytes: 100}},
 		// The message limit only lowers the game's.
-		{Limits{MaxMessageBytes: 1 << 20}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
-		{Limits{AnswerTimeout: -1}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+		{matches.Limits{MaxMessageBytes: 1 << 20}, matches.Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
+		{matches.Limits{AnswerTimeout: -1}, matches.Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024}},
 		// The memory limit is the sandbox's to apply: 0 stays 0 (the
 		// policy's), a match's own is kept as it is.
-		{Limits{MemoryBytes: 64 << 20}, Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024, MemoryBytes: 64 << 20}},
+		{matches.Limits{MemoryBytes: 64 << 20}, matches.Limits{AnswerTimeout: time.Second, WarmUp: 20 * time.Second, MaxMessageBytes: 1024, MemoryBytes: 64 << 20}},
 	}
 	for _, tt := range tests {
 		if got := tt.give.Resolve(p); got != tt.want {
@@ -85,7 +86,7 @@ func TestLastLine(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	l := Limits{AnswerTimeout: 100 * time.Millisecond, WarmUp: 20 * time.Second}
+	l := matches.Limits{AnswerTimeout: 100 * time.Millisecond, WarmUp: 20 * time.Second}
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	started := t0.Add(-time.Second)
 	tests := []struct {
@@ -102,11 +103,11 @@ func TestBudget(t *testing.T) {
 			budget{start: t0, deadline: t0.Add(100 * time.Millisecond), hard: t0.Add(100 * time.Millisecond), wall: 100 * time.Millisecond}},
 	}
 	for _, tt := range tests {
-		if got := l.budgetFor(tt.warmUp, t0, started, tt.cpuKnown, 7*time.Millisecond); got != tt.want {
+		if got := budgetFor(l, tt.warmUp, t0, started, tt.cpuKnown, 7*time.Millisecond); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
-	if got := (Limits{AnswerTimeout: time.Second}).WallCap(); got != 10*time.Second {
+	if got := WallCap(matches.Limits{AnswerTimeout: time.Second}); got != 10*time.Second {
 		t.Errorf("Pac-Man's wall-clock cap: %v", got)
 	}
 	for give, want := range map[time.Duration]time.Duration{time.Millisecond: time.Millisecond, 40 * time.Millisecond: 5 * time.Millisecond, time.Second: 10 * time.Millisecond} {

@@ -7,7 +7,7 @@ import (
 
 	"arena/engine"
 	"arena/internal/dockertest"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // A fork bomb is counted however its bot ends: one that starts processes
@@ -19,9 +19,9 @@ func TestAForkBombThatCrashesIsCounted(t *testing.T) {
 	for _, stdio := range []string{"attach", "fifo"} {
 		t.Run(stdio, func(t *testing.T) {
 			bot := dockertest.TestBot(t, cli, "fork-bomb-at=2,exit-at=3")
-			rep := play(t, cli, orchestrator.Request{
+			rep := play(t, cli, matches.Request{
 				Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`),
-				Limits: orchestrator.Limits{AnswerTimeout: 5 * time.Second},
+				Limits: matches.Limits{AnswerTimeout: 5 * time.Second},
 			}, stdio)
 			b := rep.Result.Bots[0]
 			if b.Status != engine.StatusCrashed || b.FaultTurn != 3 {

@@ -12,28 +12,29 @@ import (
 	"arena/engine"
 	"arena/framing"
 	"arena/internal/errs"
+	"arena/matches"
 	"arena/sandbox"
 )
 
 // startHost starts the program of a hosted game (a logic image) in the
 // sandbox, as a bot is started, and attaches the match to it. The host
 // returned, when not nil, must be closed (closeHost) whatever the error.
-// Every error is of kind ErrGameHost (or ErrImageNotFound, ErrInvalid for
+// Every error is of kind matches.ErrGameHost (or matches.ErrImageNotFound, matches.ErrInvalid for
 // an image whose labels do not fit the match, or ctx's).
-func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID string, m engine.HostedMatch) (Bot, error) {
+func (o *Orchestrator) startHost(ctx context.Context, req matches.Request, matchID string, m engine.HostedMatch) (Bot, error) {
 	g, ok := req.Game.(engine.Hosted)
 	if !ok {
-		return nil, errs.Mark(ErrGameHost, fmt.Errorf("game %s has hosted matches but no host", req.Game.Name()))
+		return nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("game %s has hosted matches but no host", req.Game.Name()))
 	}
 	img, err := o.launcher.Image(ctx, g.HostImage())
 	if err != nil {
-		if errors.Is(err, ErrImageNotFound) {
+		if errors.Is(err, matches.ErrImageNotFound) {
 			return nil, fmt.Errorf("the game's logic: %w", err)
 		}
-		return nil, errs.Mark(ErrGameHost, fmt.Errorf("the game's logic %s: %w", g.HostImage(), err))
+		return nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic %s: %w", g.HostImage(), err))
 	}
 	if err := g.CheckHost(img.Labels); err != nil {
-		return nil, invalid(err)
+		return nil, matches.Invalid(err)
 	}
 	name := fmt.Sprintf("arena-%s-logic", matchID)
 	if req.Attempt > 1 {
@@ -49,7 +50,7 @@ func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID strin
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, errs.Mark(ErrGameHost, fmt.Errorf("the game's logic %s did not start: %w", g.HostImage(), err))
+		return nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic %s did not start: %w", g.HostImage(), err))
 	}
 	// The logic runs when it will: it is not a contestant, its time is
 	// bounded per message (judger.LogicTime), not counted.
@@ -61,7 +62,7 @@ func (o *Orchestrator) startHost(ctx context.Context, req Request, matchID strin
 		if ctx.Err() != nil {
 			return host, ctx.Err()
 		}
-		return host, errs.Mark(ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(host, err)))
+		return host, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(host, err)))
 	}
 	return host, nil
 }
@@ -103,18 +104,18 @@ func (h hostConn) Receive(deadline time.Time) ([]byte, error) {
 // its program (a logic) is started anew in the sandbox and given the
 // recorded answers; every frame and the result must come out the same.
 // A logic that is not deterministic given its seed fails it at the first
-// round that differs (a *Mismatch); one that fails on the way, with
-// ErrGameHost.
-func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *Replay) error {
-	v, err := newVerifierOf(game, r)
+// round that differs (a *matches.Mismatch); one that fails on the way, with
+// matches.ErrGameHost.
+func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *matches.Replay) error {
+	v, err := matches.NewVerifier(game, r)
 	if err != nil {
 		return err
 	}
-	hm, ok := v.match.(engine.HostedMatch)
+	hm, ok := v.Match().(engine.HostedMatch)
 	if !ok {
 		return fmt.Errorf("game %s: its matches have no host", game.Name())
 	}
-	host, err := o.startHost(ctx, Request{Game: game}, NewMatchID(), hm)
+	host, err := o.startHost(ctx, matches.Request{Game: game}, matches.NewMatchID(), hm)
 	if host != nil {
 		defer o.closeHost(ctx, host)
 	}
@@ -122,13 +123,13 @@ func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *
 		return err
 	}
 	for _, fr := range r.Frames {
-		err := v.frame(fr)
+		err := v.Frame(fr)
 		if herr := hm.Err(); herr != nil { // why it went otherwise, if so
-			return errs.Mark(ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, herr)))
+			return errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, herr)))
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return v.finish(r.Result)
+	return v.Finish(r.Result)
 }

@@ -15,12 +15,13 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/dockertest"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
 
 // stderrOf joins what a seat wrote to stderr over the whole match.
-func stderrOf(rep *orchestrator.Replay, seat int) string {
+func stderrOf(rep *matches.Replay, seat int) string {
 	var b strings.Builder
 	for _, f := range rep.Frames {
 		for _, fb := range f.Bots {
@@ -66,7 +67,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		status  engine.Status
 		turn    int
 		detail  string
-		check   func(t *testing.T, rep *orchestrator.Replay, bot orchestrator.BotResult)
+		check   func(t *testing.T, rep *matches.Replay, bot matches.BotResult)
 	}{
 		// The timing rule counts CPU time: a bot that computes too long is
 		// timed out, one that sleeps as long is not, up to the wall-clock
@@ -89,7 +90,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		{mode: "huge-line-at=2", timeout: 3 * time.Second, status: engine.StatusOutputLimit, turn: 2, detail: "longer than 4096 bytes"},
 		{
 			mode: "oom-at=2", timeout: 3 * time.Second, status: engine.StatusOOM, turn: 2,
-			check: func(t *testing.T, _ *orchestrator.Replay, b orchestrator.BotResult) {
+			check: func(t *testing.T, _ *matches.Replay, b matches.BotResult) {
 				if b.OOMKills < 1 || b.MemPeakBytes == nil || *b.MemPeakBytes < policy.MemoryBytes {
 					t.Errorf("oom kills %d, peak %v: want the cgroup's counter and the limit reached", b.OOMKills, b.MemPeakBytes)
 				}
@@ -99,7 +100,7 @@ func testHostileBots(t *testing.T, stdio string) {
 			// Time enough to write it: under gVisor, with the other bots
 			// busy, a MiB of stderr could cost more than 100 ms of CPU.
 			mode: "stderr-flood", timeout: 3 * time.Second, status: engine.StatusOK,
-			check: func(t *testing.T, rep *orchestrator.Replay, b orchestrator.BotResult) {
+			check: func(t *testing.T, rep *matches.Replay, b matches.BotResult) {
 				kept := 0
 				for _, f := range rep.Frames {
 					for _, fb := range f.Bots {
@@ -119,7 +120,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		{
 			// Starting processes takes a while (much longer under gVisor).
 			mode: "fork-bomb-at=2", timeout: 5 * time.Second, status: engine.StatusOK,
-			check: func(t *testing.T, rep *orchestrator.Replay, b orchestrator.BotResult) {
+			check: func(t *testing.T, rep *matches.Replay, b matches.BotResult) {
 				if (b.PidsLimitHits < 1 && !gvisor) || !strings.Contains(stderrOf(rep, 0), "FORK refused") {
 					t.Errorf("the pids limit was not hit: %d hits, stderr %q", b.PidsLimitHits, stderrOf(rep, 0))
 				}
@@ -127,7 +128,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		},
 		{
 			mode: "fill-tmp-at=1", status: engine.StatusOK,
-			check: func(t *testing.T, rep *orchestrator.Replay, _ orchestrator.BotResult) {
+			check: func(t *testing.T, rep *matches.Replay, _ matches.BotResult) {
 				m := regexp.MustCompile(`TMP wrote (\d+) bytes: (.*)`).FindStringSubmatch(stderrOf(rep, 0))
 				if m == nil {
 					t.Fatalf("no report: %q", stderrOf(rep, 0))
@@ -139,7 +140,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		},
 		{
 			mode: "write-root-at=1", status: engine.StatusOK,
-			check: func(t *testing.T, rep *orchestrator.Replay, _ orchestrator.BotResult) {
+			check: func(t *testing.T, rep *matches.Replay, _ matches.BotResult) {
 				refused := "ROOT write: open /evil: read-only file system"
 				if gvisor {
 					refused = "ROOT write: open /evil: permission denied"
@@ -151,7 +152,7 @@ func testHostileBots(t *testing.T, stdio string) {
 		},
 		{
 			mode: "probe", status: engine.StatusOK,
-			check: func(t *testing.T, rep *orchestrator.Replay, _ orchestrator.BotResult) {
+			check: func(t *testing.T, rep *matches.Replay, _ matches.BotResult) {
 				_, report, ok := strings.Cut(stderrOf(rep, 0), "PROBE ")
 				if !ok {
 					t.Fatal("no probe report")
@@ -196,9 +197,9 @@ func testHostileBots(t *testing.T, stdio string) {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
 			bot := dockertest.TestBot(t, cli, tt.mode)
-			rep := play(t, cli, orchestrator.Request{
+			rep := play(t, cli, matches.Request{
 				Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`),
-				Limits: orchestrator.Limits{WarmUp: 3 * time.Second, AnswerTimeout: tt.timeout},
+				Limits: matches.Limits{WarmUp: 3 * time.Second, AnswerTimeout: tt.timeout},
 			}, stdio)
 			got, normal := rep.Result.Bots[0], rep.Result.Bots[1]
 			if got.Status != tt.status || got.FaultTurn != tt.turn || !strings.Contains(got.FaultDetail, tt.detail) {
@@ -220,7 +221,7 @@ func testHostileBots(t *testing.T, stdio string) {
 				}
 			}
 			figuresAddUp(t, rep, false)
-			if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+			if err := matches.Verify([]engine.Game{tanks.New()}, rep); err != nil {
 				t.Errorf("the replay does not verify: %v", err)
 			}
 			if tt.check != nil {
@@ -232,13 +233,13 @@ func testHostileBots(t *testing.T, stdio string) {
 
 // playAtOnce plays Tanks matches on the classic map at the same time and
 // checks that each left no container behind.
-func playAtOnce(t testing.TB, cli *client.Client, o *orchestrator.Orchestrator, reqs []orchestrator.Request) []*orchestrator.Replay {
+func playAtOnce(t testing.TB, cli *client.Client, o *orchestrator.Orchestrator, reqs []matches.Request) []*matches.Replay {
 	t.Helper()
 	var wg sync.WaitGroup
-	reps := make([]*orchestrator.Replay, len(reqs))
+	reps := make([]*matches.Replay, len(reqs))
 	errs := make([]error, len(reqs))
 	for i, req := range reqs {
-		req.Game, req.Map, req.MatchID = tanks.New(), classic(t), orchestrator.NewMatchID()
+		req.Game, req.Map, req.MatchID = tanks.New(), classic(t), matches.NewMatchID()
 		t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, req.MatchID) })
 		wg.Add(1)
 		go func() {
@@ -262,9 +263,9 @@ func TestAMatchsMemoryLimit(t *testing.T) {
 	cli := dockertest.Client(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
 	bot := dockertest.TestBot(t, cli, "hold-mib=96")
-	rep := play(t, cli, orchestrator.Request{
+	rep := play(t, cli, matches.Request{
 		Seed: 3, Images: []string{bot, hunter}, Settings: json.RawMessage(`{"zone_radius":14}`),
-		Limits: orchestrator.Limits{WarmUp: 3 * time.Second, MemoryBytes: 48 << 20},
+		Limits: matches.Limits{WarmUp: 3 * time.Second, MemoryBytes: 48 << 20},
 	}, "fifo")
 	if got := rep.Result.Bots[0]; got.Status != engine.StatusOOM || got.FaultTurn != 1 {
 		t.Errorf("the bot holding 96 MiB under 48: %s at turn %d (%s)", got.Status, got.FaultTurn, got.FaultDetail)
@@ -275,7 +276,7 @@ func TestAMatchsMemoryLimit(t *testing.T) {
 	if rep.Limits.MemoryBytes != 48<<20 {
 		t.Errorf("the replay's limits %+v, want memory_bytes %d", rep.Limits, 48<<20)
 	}
-	if err := orchestrator.Verify([]engine.Game{tanks.New()}, rep); err != nil {
+	if err := matches.Verify([]engine.Game{tanks.New()}, rep); err != nil {
 		t.Errorf("the replay does not verify: %v", err)
 	}
 

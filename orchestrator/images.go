@@ -2,12 +2,12 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
 
+	"arena/imageref"
 	"arena/sandbox"
 )
 
@@ -17,17 +17,13 @@ type imageLister interface {
 	Images(ctx context.Context) ([]sandbox.LocalImage, error)
 }
 
-// ErrNoImageList is returned by Images when the launcher cannot list
-// images.
-var ErrNoImageList = errors.New("this launcher cannot list images")
-
 // Images suggests the local images that could play game: first those
 // labelled for it (sandbox.GameLabel), then the unlabelled ones, each
 // group newest first. Images labelled for another game are left out.
 func (o *Orchestrator) Images(ctx context.Context, game string) ([]sandbox.LocalImage, error) {
 	l, ok := o.launcher.(imageLister)
 	if !ok {
-		return nil, ErrNoImageList
+		return nil, imageref.ErrNoList
 	}
 	all, err := l.Images(ctx)
 	if err != nil {
@@ -70,7 +66,7 @@ func mayBeABot(ref string) bool {
 
 func (r router) Images(ctx context.Context) ([]sandbox.LocalImage, error) {
 	if r.docker == nil {
-		return nil, ErrNoImageList
+		return nil, imageref.ErrNoList
 	}
 	return r.docker.Images(ctx)
 }

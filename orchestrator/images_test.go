@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"arena/imageref"
 	"arena/sandbox"
 )
 
@@ -50,7 +51,7 @@ type noList struct{ Launcher }
 // A launcher that cannot list images says so, by kind.
 func TestImagesWithoutAList(t *testing.T) {
 	_, err := New(noList{}).Images(t.Context(), "tanks")
-	if !errors.Is(err, ErrNoImageList) {
-		t.Errorf("err = %v, want ErrNoImageList", err)
+	if !errors.Is(err, imageref.ErrNoList) {
+		t.Errorf("err = %v, want imageref.ErrNoList", err)
 	}
 }

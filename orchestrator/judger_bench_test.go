@@ -11,7 +11,7 @@ import (
 	"arena/framing"
 	"arena/internal/dockertest"
 	"arena/judger"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // relay is a built-in game of the shape of the judger's benchmark logic
@@ -87,12 +87,12 @@ func BenchmarkJudgerAgainstBuiltIn(b *testing.B) {
 	cli := dockertest.Client(b)
 	logic, bot := dockertest.RelayImages(b, cli)
 	o := newOrchestrator(b, cli, "fifo")
-	play := func(game engine.Game, rounds int) orchestrator.Result {
+	play := func(game engine.Game, rounds int) matches.Result {
 		m, err := game.Map("default")
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := o.Play(b.Context(), orchestrator.Request{Game: game, Map: m, Images: []string{bot, bot},
+		rep, err := o.Play(b.Context(), matches.Request{Game: game, Map: m, Images: []string{bot, bot},
 			Settings: fmt.Appendf(nil, `{"rounds":%d}`, rounds)})
 		if err != nil {
 			b.Fatalf("%s, %d rounds: %v", game.Name(), rounds, err)

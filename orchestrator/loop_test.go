@@ -15,6 +15,7 @@ import (
 	"arena/engine/pacman"
 	"arena/engine/snake"
 	"arena/engine/tanks"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -32,11 +33,11 @@ func tanksMap(t *testing.T, name string) engine.Map {
 
 // playFake plays a Tanks match on the classic map (the zone closes
 // quickly) between the scripted bots "bots/a" and "bots/b".
-func playFake(t *testing.T, a, b fake.Script) (*orchestrator.Replay, *fake.Launcher) {
+func playFake(t *testing.T, a, b fake.Script) (*matches.Replay, *fake.Launcher) {
 	t.Helper()
 	l := fake.NewLauncher(map[string]fake.Script{"bots/a": a, "bots/b": b})
 	o := orchestrator.New(l, orchestrator.WithLogger(zaptest.NewLogger(t)))
-	rep, err := o.Play(t.Context(), orchestrator.Request{
+	rep, err := o.Play(t.Context(), matches.Request{
 		Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
 		Settings: json.RawMessage(`{"zone_radius":20}`),
 	})
@@ -49,7 +50,7 @@ func playFake(t *testing.T, a, b fake.Script) (*orchestrator.Replay, *fake.Launc
 
 // checkPlayed checks what every played match must hold: every bot was
 // removed, the frames are numbered by turn, and the replay verifies.
-func checkPlayed(t *testing.T, rep *orchestrator.Replay, l *fake.Launcher) {
+func checkPlayed(t *testing.T, rep *matches.Replay, l *fake.Launcher) {
 	t.Helper()
 	if n := l.Running(); n != 0 {
 		t.Errorf("%d bots were not removed", n)
@@ -62,13 +63,13 @@ func checkPlayed(t *testing.T, rep *orchestrator.Replay, l *fake.Launcher) {
 	if len(rep.Frames) != rep.Result.Turns+1 {
 		t.Errorf("%d frames for %d turns", len(rep.Frames), rep.Result.Turns)
 	}
-	if err := orchestrator.Verify(games, rep); err != nil {
+	if err := matches.Verify(games, rep); err != nil {
 		t.Errorf("the replay does not verify: %v", err)
 	}
 }
 
 // record is a seat's record in a turn's frame.
-func record(t *testing.T, rep *orchestrator.Replay, turn, seat int) orchestrator.FrameBot {
+func record(t *testing.T, rep *matches.Replay, turn, seat int) matches.FrameBot {
 	t.Helper()
 	if turn >= len(rep.Frames) {
 		t.Fatalf("no frame %d (%d frames)", turn, len(rep.Frames))
@@ -78,7 +79,7 @@ func record(t *testing.T, rep *orchestrator.Replay, turn, seat int) orchestrator
 			return fb
 		}
 	}
-	return orchestrator.FrameBot{Seat: -1}
+	return matches.FrameBot{Seat: -1}
 }
 
 // Every fault path of the turn loop, through a scripted bot against a
@@ -250,17 +251,17 @@ func TestBadRequests(t *testing.T) {
 	classic := tanksMap(t, "classic")
 	tests := []struct {
 		name string
-		req  orchestrator.Request
+		req  matches.Request
 		kind error
 		want string
 	}{
-		{"no game", orchestrator.Request{Images: []string{"bots/a", "bots/a"}}, orchestrator.ErrInvalid, "no game or map given"},
-		{"no bots", orchestrator.Request{Game: tanks.New(), Map: classic}, orchestrator.ErrInvalid, "no bots given"},
-		{"one bot", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a"}}, orchestrator.ErrInvalid, "map classic takes 2 bots, got 1"},
-		{"bad settings", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/a"}, Settings: json.RawMessage(`{"x":1}`)}, orchestrator.ErrInvalid, `unknown field "x"`},
-		{"bad reference", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "Not An Image"}}, orchestrator.ErrInvalid, "bot 2:"},
-		{"local bot", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "exec:./bot"}}, orchestrator.ErrInvalid, "not enabled"},
-		{"missing image", orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/missing"}}, orchestrator.ErrImageNotFound, "bots/missing"},
+		{"no game", matches.Request{Images: []string{"bots/a", "bots/a"}}, matches.ErrInvalid, "no game or map given"},
+		{"no bots", matches.Request{Game: tanks.New(), Map: classic}, matches.ErrInvalid, "no bots given"},
+		{"one bot", matches.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a"}}, matches.ErrInvalid, "map classic takes 2 bots, got 1"},
+		{"bad settings", matches.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/a"}, Settings: json.RawMessage(`{"x":1}`)}, matches.ErrInvalid, `unknown field "x"`},
+		{"bad reference", matches.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "Not An Image"}}, matches.ErrInvalid, "bot 2:"},
+		{"local bot", matches.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "exec:./bot"}}, matches.ErrInvalid, "not enabled"},
+		{"missing image", matches.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/missing"}}, matches.ErrImageNotFound, "bots/missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,10 +275,10 @@ func TestBadRequests(t *testing.T) {
 		})
 	}
 	// The request's own check needs no launcher.
-	if err := (orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"x"}}).Check(); !errors.Is(err, orchestrator.ErrInvalid) {
+	if err := (matches.Request{Game: tanks.New(), Map: classic, Images: []string{"x"}}).Check(); !errors.Is(err, matches.ErrInvalid) {
 		t.Errorf("Check: %v", err)
 	}
-	if err := o.Validate(t.Context(), orchestrator.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/missing"}}, false); err != nil {
+	if err := o.Validate(t.Context(), matches.Request{Game: tanks.New(), Map: classic, Images: []string{"bots/a", "bots/missing"}}, false); err != nil {
 		t.Errorf("Validate without images: %v", err)
 	}
 }
@@ -288,8 +289,8 @@ func TestCancel(t *testing.T) {
 	o := orchestrator.New(l)
 	ctx, cancel := context.WithCancel(t.Context())
 	frames := 0
-	_, err := o.Play(ctx, orchestrator.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Images: []string{"bots/a", "bots/a"},
-		OnFrame: func(orchestrator.Frame) {
+	_, err := o.Play(ctx, matches.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Images: []string{"bots/a", "bots/a"},
+		OnFrame: func(matches.Frame) {
 			if frames++; frames == 3 {
 				cancel()
 			}
@@ -317,9 +318,9 @@ func TestPacmanSequentialTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	play := func(t *testing.T, ghosts fake.Script) *orchestrator.Replay {
+	play := func(t *testing.T, ghosts fake.Script) *matches.Replay {
 		l := fake.NewLauncher(map[string]fake.Script{"bots/pacman": pacmanBot(0), "bots/ghosts": ghosts})
-		rep, err := orchestrator.New(l).Play(t.Context(), orchestrator.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
+		rep, err := orchestrator.New(l).Play(t.Context(), matches.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +365,7 @@ func TestPacmanFinalLineIsRead(t *testing.T) {
 	pac, ghosts := pacmanBot(0), pacmanBot(1)
 	pac.ReadDelay, ghosts.ReadDelay = 30*time.Millisecond, 30*time.Millisecond
 	l := fake.NewLauncher(map[string]fake.Script{"bots/pacman": pac, "bots/ghosts": ghosts})
-	rep, err := orchestrator.New(l).Play(t.Context(), orchestrator.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
+	rep, err := orchestrator.New(l).Play(t.Context(), matches.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +511,7 @@ func TestReplayBudget(t *testing.T) {
 		"bots/b": {},
 	})
 	o := orchestrator.New(l, orchestrator.WithLogger(zaptest.NewLogger(t)), orchestrator.WithReplayBudget(2<<10))
-	rep, err := o.Play(t.Context(), orchestrator.Request{
+	rep, err := o.Play(t.Context(), matches.Request{
 		Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
 		Settings: json.RawMessage(`{"zone_radius":20}`),
 	})

@@ -2,10 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,75 +12,9 @@ import (
 
 	"arena/engine"
 	"arena/internal/errs"
+	"arena/matches"
 	"arena/sandbox"
 )
-
-// Request is one match to play.
-type Request struct {
-	Game engine.Game
-	Map  engine.Map
-	Seed uint64
-	// Images are the bots' image references, one per seat.
-	Images []string
-	// ImageIDs, when set, pin each seat to an exact image by its id
-	// (resolved when the match was created, see Pin, perhaps on another
-	// host): the match plays that image or fails with ErrImageNotFound.
-	// An empty id leaves its seat to its reference (a local bot). The bots
-	// keep the ids and names of Images.
-	ImageIDs []string
-	// ImageDigests, parallel to ImageIDs, are registry digests
-	// (repository@sha256:…) of the pinned images, "" where none is known:
-	// a host that lacks a pinned image pulls it by its digest when its
-	// pull policy allows, and plays it if it is the pinned image.
-	ImageDigests []string
-	// MissingOn names this host (a worker, on a match's last delivery):
-	// a bot whose pinned image is not here is then start_failed, the
-	// detail naming the image and the host, and the match is played
-	// without it, instead of failing.
-	MissingOn string
-	Settings  json.RawMessage
-	// Limits override the game's defaults where non-zero.
-	Limits Limits
-	// MatchID names the match; empty picks a random one.
-	MatchID string
-	// Attempt counts the deliveries of a match played again elsewhere
-	// after its first player was lost (0 or 1: the first); a later
-	// attempt's containers get names of their own, so they never clash
-	// with an earlier attempt's that may still be there.
-	Attempt int
-	// Background marks a match nobody is waiting for (a ladder's): in a
-	// queue it starts after every waiting match that is not.
-	Background bool
-	// Owner is who the match is queued for: a queue serves its owners'
-	// lines in turn (see Queue), so one owner's many matches delay only
-	// their own.
-	Owner string
-	// OnFrame, when set, gets every frame as it is recorded (for live
-	// viewers). It runs on the match's goroutine and must not block.
-	OnFrame func(Frame)
-}
-
-// Check is the request's own validation, which needs no launcher: a game
-// and a map, bots, and a match the game accepts (the number of bots, the
-// settings). Its errors are of kind ErrInvalid.
-func (req Request) Check() error {
-	_, err := req.newMatch()
-	return err
-}
-
-func (req Request) newMatch() (engine.Match, error) {
-	if req.Game == nil || req.Map == nil {
-		return nil, invalid(errors.New("no game or map given"))
-	}
-	if len(req.Images) == 0 {
-		return nil, invalid(errors.New("no bots given"))
-	}
-	m, err := req.Game.NewMatch(engine.Config{Map: req.Map, Seed: req.Seed, Players: BotIDs(req.Images), Settings: req.Settings})
-	if err != nil {
-		return nil, invalid(err)
-	}
-	return m, nil
-}
 
 // Orchestrator plays matches with one launcher.
 type Orchestrator struct {
@@ -134,9 +64,9 @@ func New(l Launcher, opts ...Option) *Orchestrator {
 
 // Validate checks a request without starting anything: the request's own
 // Check, and every bot reference well formed for the launcher. With
-// images, every image must also be available (ErrImageNotFound
-// otherwise). Input problems are of kind ErrInvalid.
-func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) error {
+// images, every image must also be available (matches.ErrImageNotFound
+// otherwise). Input problems are of kind matches.ErrInvalid.
+func (o *Orchestrator) Validate(ctx context.Context, req matches.Request, images bool) error {
 	_, _, _, err := o.prepare(ctx, req, images)
 	return err
 }
@@ -148,7 +78,7 @@ func (o *Orchestrator) Validate(ctx context.Context, req Request, images bool) e
 // digests to pull them by elsewhere when none were given; local bots are
 // not pinned (they run their file as it is at the start). Without images
 // (the images are pulled at play time) nothing more is pinned.
-func (o *Orchestrator) Pin(ctx context.Context, req Request, images bool) (Request, error) {
+func (o *Orchestrator) Pin(ctx context.Context, req matches.Request, images bool) (matches.Request, error) {
 	_, imgs, _, err := o.prepare(ctx, req, images)
 	if err != nil || !images {
 		return req, err
@@ -193,15 +123,15 @@ func digestFor(img sandbox.Image) string {
 
 // Image looks a bot's image up without starting anything: its id (a
 // ladder pins its entries to it; a request may name an image by its id).
-// Errors are of kind ErrInvalid for a malformed reference and
-// ErrImageNotFound for an absent image.
+// Errors are of kind matches.ErrInvalid for a malformed reference and
+// matches.ErrImageNotFound for an absent image.
 func (o *Orchestrator) Image(ctx context.Context, ref string) (sandbox.Image, error) {
 	if err := o.launcher.Check(ref); err != nil {
-		return sandbox.Image{}, invalid(err)
+		return sandbox.Image{}, matches.Invalid(err)
 	}
 	img, err := o.launcher.Image(ctx, ref)
 	if errors.Is(err, sandbox.ErrBadReference) {
-		return sandbox.Image{}, invalid(err)
+		return sandbox.Image{}, matches.Invalid(err)
 	}
 	return img, err
 }
@@ -209,24 +139,24 @@ func (o *Orchestrator) Image(ctx context.Context, ref string) (sandbox.Image, er
 // prepare validates a request and resolves its images (when asked to).
 // With req.MissingOn, a pinned image absent here is not an error: absent
 // says why, by seat ("" for the others).
-func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (_ engine.Match, _ []sandbox.Image, absent []string, _ error) {
-	match, err := req.newMatch()
+func (o *Orchestrator) prepare(ctx context.Context, req matches.Request, resolve bool) (_ engine.Match, _ []sandbox.Image, absent []string, _ error) {
+	match, err := req.Match()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for i, ref := range req.Images {
 		if err := o.launcher.Check(ref); err != nil {
-			return nil, nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+			return nil, nil, nil, matches.Invalid(fmt.Errorf("bot %d: %w", i+1, err))
 		}
 	}
 	if !resolve {
 		return match, nil, nil, nil
 	}
 	if len(req.ImageIDs) > 0 && len(req.ImageIDs) != len(req.Images) {
-		return nil, nil, nil, invalid(fmt.Errorf("%d image ids for %d bots", len(req.ImageIDs), len(req.Images)))
+		return nil, nil, nil, matches.Invalid(fmt.Errorf("%d image ids for %d bots", len(req.ImageIDs), len(req.Images)))
 	}
 	if len(req.ImageDigests) > 0 && len(req.ImageDigests) != len(req.ImageIDs) {
-		return nil, nil, nil, invalid(fmt.Errorf("%d image digests for %d image ids", len(req.ImageDigests), len(req.ImageIDs)))
+		return nil, nil, nil, matches.Invalid(fmt.Errorf("%d image digests for %d image ids", len(req.ImageDigests), len(req.ImageIDs)))
 	}
 	images := make([]sandbox.Image, len(req.Images))
 	absent = make([]string, len(req.Images))
@@ -238,7 +168,7 @@ func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (
 		if len(req.ImageIDs) == 0 || req.ImageIDs[i] == "" {
 			if images[i], err = o.launcher.Image(ctx, ref); err != nil {
 				if errors.Is(err, sandbox.ErrBadReference) {
-					return nil, nil, nil, invalid(fmt.Errorf("bot %d: %w", i+1, err))
+					return nil, nil, nil, matches.Invalid(fmt.Errorf("bot %d: %w", i+1, err))
 				}
 				return nil, nil, nil, err
 			}
@@ -249,7 +179,7 @@ func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (
 			digest = req.ImageDigests[i]
 		}
 		images[i], err = o.pinned(ctx, ref, req.ImageIDs[i], digest)
-		if err != nil && req.MissingOn != "" && errors.Is(err, ErrImageNotFound) {
+		if err != nil && req.MissingOn != "" && errors.Is(err, matches.ErrImageNotFound) {
 			images[i] = sandbox.Image{Ref: ref, ID: req.ImageIDs[i]}
 			absent[i] = fmt.Sprintf("image %s (%s) is not on %s: %v", ref, req.ImageIDs[i], req.MissingOn, err)
 			continue
@@ -267,17 +197,17 @@ func (o *Orchestrator) prepare(ctx context.Context, req Request, resolve bool) (
 func (o *Orchestrator) pinned(ctx context.Context, ref, id, digest string) (sandbox.Image, error) {
 	img, err := o.launcher.Image(ctx, id)
 	if errors.Is(err, sandbox.ErrBadReference) {
-		return sandbox.Image{}, invalid(err)
+		return sandbox.Image{}, matches.Invalid(err)
 	}
-	if err != nil && errors.Is(err, ErrImageNotFound) && digest != "" {
+	if err != nil && errors.Is(err, matches.ErrImageNotFound) && digest != "" {
 		byDigest, derr := o.launcher.Image(ctx, digest)
 		switch {
 		case derr == nil && byDigest.ID == id:
 			img, err = byDigest, nil
 		case derr == nil:
-			err = errs.Mark(ErrImageNotFound, fmt.Errorf("%s is image %s, not the pinned one", digest, byDigest.ID))
+			err = errs.Mark(matches.ErrImageNotFound, fmt.Errorf("%s is image %s, not the pinned one", digest, byDigest.ID))
 		default:
-			err = errs.Mark(ErrImageNotFound, fmt.Errorf("not here, and by its digest: %w", derr))
+			err = errs.Mark(matches.ErrImageNotFound, fmt.Errorf("not here, and by its digest: %w", derr))
 		}
 	}
 	if err != nil {
@@ -285,34 +215,4 @@ func (o *Orchestrator) pinned(ctx context.Context, ref, id, digest string) (sand
 	}
 	img.Ref = ref
 	return img, nil
-}
-
-// BotIDs gives each image its id in a match: the reference as entered,
-// with #2, #3… when the same image plays more than once.
-func BotIDs(images []string) []string {
-	ids := make([]string, len(images))
-	seen := map[string]int{}
-	for i, img := range images {
-		seen[img]++
-		ids[i] = img
-		if n := seen[img]; n > 1 {
-			ids[i] = fmt.Sprintf("%s#%d", img, n)
-		}
-	}
-	return ids
-}
-
-// RandomSeed picks a seed for a match that was given none. It has 53 bits,
-// so it survives JavaScript's numbers in the viewer.
-func RandomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-	return binary.LittleEndian.Uint64(b[:]) >> 11
-}
-
-// NewMatchID returns a random match id.
-func NewMatchID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
-	return hex.EncodeToString(b[:])
 }

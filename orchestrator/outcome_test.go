@@ -3,13 +3,13 @@ package orchestrator_test
 import (
 	"testing"
 
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // A draw is said as one: nobody won, or every bot did; some bots winning
 // together is a shared win.
 func TestOutcome(t *testing.T) {
-	bots := func(n int) []orchestrator.BotResult { return make([]orchestrator.BotResult, n) }
+	bots := func(n int) []matches.BotResult { return make([]matches.BotResult, n) }
 	for _, c := range []struct {
 		winners []string
 		bots    int
@@ -22,7 +22,7 @@ func TestOutcome(t *testing.T) {
 		{[]string{"a", "b"}, 3, false, "shared win: a, b"},
 		{[]string{"a"}, 1, false, "winner a"},
 	} {
-		r := orchestrator.Result{Winners: c.winners, Bots: bots(c.bots)}
+		r := matches.Result{Winners: c.winners, Bots: bots(c.bots)}
 		if r.Draw() != c.draw || r.Outcome() != c.want {
 			t.Errorf("%v of %d bots: draw %v, %q; want %v, %q", c.winners, c.bots, r.Draw(), r.Outcome(), c.draw, c.want)
 		}

@@ -10,7 +10,7 @@ import (
 	"arena/engine"
 	"arena/engine/pacman"
 	"arena/internal/dockertest"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 func pacmanMap(t *testing.T) engine.Map {
@@ -27,7 +27,7 @@ func pacmanMap(t *testing.T) engine.Map {
 func TestPacmanMatch(t *testing.T) {
 	cli := dockertest.Client(t)
 	runner, ghosts := dockertest.PacBot(t, cli, "log-actions-from=1200"), dockertest.PacBot(t, cli, "role=1,log-actions-from=1200")
-	rep := play(t, cli, orchestrator.Request{Game: pacman.New(), Map: pacmanMap(t), Seed: 4, Images: []string{runner, ghosts}}, "fifo")
+	rep := play(t, cli, matches.Request{Game: pacman.New(), Map: pacmanMap(t), Seed: 4, Images: []string{runner, ghosts}}, "fifo")
 	for _, b := range rep.Result.Bots {
 		if b.Status != engine.StatusOK {
 			t.Errorf("%s: %s at %d: %s", b.ID, b.Status, b.FaultTurn, b.FaultDetail)
@@ -46,7 +46,7 @@ func TestPacmanMatch(t *testing.T) {
 	if levels != 3 || rep.Result.Turns < 300 {
 		t.Errorf("%d levels started, %d turns", levels, rep.Result.Turns)
 	}
-	if err := orchestrator.Verify([]engine.Game{pacman.New()}, rep); err != nil {
+	if err := matches.Verify([]engine.Game{pacman.New()}, rep); err != nil {
 		t.Errorf("the replay does not verify: %v", err)
 	}
 	// The last round's actions line reached both seats before they were
@@ -55,7 +55,7 @@ func TestPacmanMatch(t *testing.T) {
 	last := rep.Frames[len(rep.Frames)-1]
 	for seat := range 2 {
 		want := fmt.Sprintf("actions %d\n", rep.Result.Turns)
-		i := slices.IndexFunc(last.Bots, func(b orchestrator.FrameBot) bool { return b.Seat == seat })
+		i := slices.IndexFunc(last.Bots, func(b matches.FrameBot) bool { return b.Seat == seat })
 		if i < 0 || !strings.HasSuffix(last.Bots[i].Stderr, want) {
 			t.Errorf("seat %d did not read the final actions line: the last frame has %+v", seat, last.Bots)
 		}
@@ -92,7 +92,7 @@ func TestPacmanFaults(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
 			faulty, normal := dockertest.PacBot(t, cli, tt.mode+",role=1"), dockertest.PacBot(t, cli, "ok")
-			rep := play(t, cli, orchestrator.Request{Game: pacman.New(), Map: pacmanMap(t), Seed: 2, Images: []string{normal, faulty}}, "fifo")
+			rep := play(t, cli, matches.Request{Game: pacman.New(), Map: pacmanMap(t), Seed: 2, Images: []string{normal, faulty}}, "fifo")
 			f, n := rep.Result.Bots[1], rep.Result.Bots[0]
 			if f.Status != tt.status || n.Status != engine.StatusOK {
 				t.Errorf("statuses %s / %s, want %s / ok (%s)", f.Status, n.Status, tt.status, f.FaultDetail)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"arena/engine/snake"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -21,7 +22,7 @@ func TestPinnedImages(t *testing.T) {
 	}
 	up := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("up") }}
 	o := orchestrator.New(fake.NewLauncher(map[string]fake.Script{"bot/a": up, "bot/b": up}))
-	req := orchestrator.Request{Game: g, Map: m, Seed: 1, Images: []string{"bot/a", "bot/b"}, Settings: []byte(`{"max_rounds":1}`)}
+	req := matches.Request{Game: g, Map: m, Seed: 1, Images: []string{"bot/a", "bot/b"}, Settings: []byte(`{"max_rounds":1}`)}
 
 	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}
 	rep, err := o.Play(t.Context(), req)
@@ -37,7 +38,7 @@ func TestPinnedImages(t *testing.T) {
 	// Another build under the same name is not the pinned image.
 	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/other")}
 	_, err = o.Play(t.Context(), req)
-	if !errors.Is(err, orchestrator.ErrImageNotFound) || !strings.Contains(err.Error(), "bot 2: image bot/b (sha256:") {
+	if !errors.Is(err, matches.ErrImageNotFound) || !strings.Contains(err.Error(), "bot 2: image bot/b (sha256:") {
 		t.Errorf("got %v, want ErrImageNotFound naming bot/b and its id", err)
 	}
 
@@ -48,7 +49,7 @@ func TestPinnedImages(t *testing.T) {
 	if err != nil || !slices.Equal(pinned.ImageIDs, []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}) {
 		t.Errorf("Pin: %v, %v", pinned.ImageIDs, err)
 	}
-	if again, _ := o.Pin(t.Context(), orchestrator.Request{Game: g, Map: m, Images: req.Images, ImageIDs: []string{"sha256:1", "sha256:2"}}, true); len(again.ImageIDs) != 2 || again.ImageIDs[0] != "sha256:1" {
+	if again, _ := o.Pin(t.Context(), matches.Request{Game: g, Map: m, Images: req.Images, ImageIDs: []string{"sha256:1", "sha256:2"}}, true); len(again.ImageIDs) != 2 || again.ImageIDs[0] != "sha256:1" {
 		t.Errorf("Pin of a pinned request: %v", again.ImageIDs)
 	}
 	// A request pinned without digests (a ladder's) gets the digests of
@@ -65,7 +66,7 @@ func TestPinnedImages(t *testing.T) {
 	}
 
 	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}[:1]
-	if err := o.Validate(t.Context(), req, true); !errors.Is(err, orchestrator.ErrInvalid) {
+	if err := o.Validate(t.Context(), req, true); !errors.Is(err, matches.ErrInvalid) {
 		t.Errorf("one id for two bots: got %v, want ErrInvalid", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"arena/engine"
 	"arena/framing"
 	"arena/internal/errs"
+	"arena/matches"
 	"arena/sandbox"
 )
 
@@ -73,7 +74,7 @@ func (s *seat) playing() bool { return s.bot != nil && s.status == engine.Status
 // Play runs a match to its end and returns its replay (whose Result is the
 // outcome). Every bot is removed before it returns, also when ctx is
 // cancelled; then the error is ctx's.
-func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
+func (o *Orchestrator) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	match, images, absent, err := o.prepare(ctx, req, true)
 	if err != nil {
 		return nil, err
@@ -82,9 +83,9 @@ func (o *Orchestrator) Play(ctx context.Context, req Request) (*Replay, error) {
 	lim := req.Limits.Resolve(proto)
 	matchID := req.MatchID
 	if matchID == "" {
-		matchID = NewMatchID()
+		matchID = matches.NewMatchID()
 	}
-	ids := BotIDs(req.Images)
+	ids := matches.BotIDs(req.Images)
 	seats := make([]*seat, len(ids))
 	for i := range seats {
 		seats[i] = &seat{n: i, id: ids[i], image: images[i], status: engine.StatusOK}
@@ -141,7 +142,7 @@ type run struct {
 	seats  []*seat
 	// lim are the limits of the exchange in progress: base, the match's,
 	// with the step's own answer time where it sets one.
-	lim, base Limits
+	lim, base matches.Limits
 	// share is what each bot's answers may add up to: its share of the
 	// replay budget.
 	share int64
@@ -155,7 +156,7 @@ func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 	var wg sync.WaitGroup
 	for _, s := range r.seats {
 		if s.status != engine.StatusOK {
-			continue // its image is not here (Request.MissingOn)
+			continue // its image is not here (matches.Request.MissingOn)
 		}
 		name := fmt.Sprintf("arena-%s-%d", r.matchID, s.n)
 		if r.attempt > 1 {
@@ -204,7 +205,7 @@ func (r *run) loop(ctx context.Context) error {
 			return nil
 		}
 		turn := r.match.Turn() + 1
-		r.lim = r.base.forStep(st)
+		r.lim = r.base.ForStep(st)
 		outs := r.exchange(ctx, st, turn)
 		if err := ctx.Err(); err != nil {
 			return err
@@ -220,7 +221,7 @@ func (r *run) loop(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return errs.Mark(ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err())))
+			return errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err())))
 		}
 		r.rec.commit()
 		for _, s := range r.seats {

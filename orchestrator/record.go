@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"arena/engine"
+	"arena/matches"
 )
 
 // recorder is the one owner of the replay's frames. It files each
@@ -16,11 +17,11 @@ import (
 type recorder struct {
 	match   engine.Match
 	seats   []*seat
-	rep     *Replay
-	onFrame func(Frame)
+	rep     *matches.Replay
+	onFrame func(matches.Frame)
 
-	pending map[int]*FrameBot // this turn's records, by seat
-	last    int               // the turn of the last frame; -1 before frame 0
+	pending map[int]*matches.FrameBot // this turn's records, by seat
+	last    int                       // the turn of the last frame; -1 before frame 0
 	// Per seat: stderr bytes over the caps, and the last line it wrote
 	// (to explain a crash in the result); partial is the end of its
 	// stderr after its last newline, which the next frame's stderr may
@@ -45,10 +46,10 @@ func (rc *recorder) keepTail(n int, text string) {
 	rc.tail[n] = t
 }
 
-func newRecorder(match engine.Match, seats []*seat, rep *Replay, onFrame func(Frame)) *recorder {
+func newRecorder(match engine.Match, seats []*seat, rep *matches.Replay, onFrame func(matches.Frame)) *recorder {
 	return &recorder{
 		match: match, seats: seats, rep: rep, onFrame: onFrame,
-		pending: map[int]*FrameBot{}, last: -1,
+		pending: map[int]*matches.FrameBot{}, last: -1,
 		dropped: make([]int64, len(seats)), lastWords: make([]string, len(seats)), partial: make([]string, len(seats)),
 		tail: make([]string, len(seats)),
 	}
@@ -67,10 +68,10 @@ func (rc *recorder) stderrSoFar(n int) string {
 	return rc.lastWords[n] + "\n"
 }
 
-func (rc *recorder) entry(n int) *FrameBot {
+func (rc *recorder) entry(n int) *matches.FrameBot {
 	fb := rc.pending[n]
 	if fb == nil {
-		fb = &FrameBot{Seat: n, Status: rc.seats[n].status}
+		fb = &matches.FrameBot{Seat: n, Status: rc.seats[n].status}
 		rc.pending[n] = fb
 	}
 	return fb
@@ -95,7 +96,7 @@ func (rc *recorder) exchanged(outs []outcome) {
 		// was still playing (else the game is told its earlier fault).
 		fb.Asked, fb.Fault = o.fault == "" || o.fresh, o.fault
 		if o.answer != nil {
-			fb.setAnswer(o.answer)
+			fb.SetAnswer(o.answer)
 		}
 		fb.TimeUS = o.took.Microseconds()
 		fb.MemPeakBytes = o.memPeak
@@ -126,13 +127,13 @@ func (rc *recorder) commit() {
 		return
 	}
 	rc.last = turn
-	fr := Frame{Turn: turn, State: rc.match.Frame()}
+	fr := matches.Frame{Turn: turn, State: rc.match.Frame()}
 	for _, s := range rc.seats {
 		fb := rc.pending[s.n]
 		if s.bot != nil {
 			if e := s.bot.TakeStderr(); len(e.Text) > 0 || e.Dropped > 0 {
 				if fb == nil {
-					fb = &FrameBot{Seat: s.n, Status: s.status}
+					fb = &matches.FrameBot{Seat: s.n, Status: s.status}
 				}
 				fb.Stderr, fb.StderrDropped = validText(e.Text), e.Dropped
 				rc.dropped[s.n] += e.Dropped
@@ -174,9 +175,9 @@ func (rc *recorder) late() {
 		if len(e.Text) == 0 && e.Dropped == 0 {
 			continue
 		}
-		i := slices.IndexFunc(last.Bots, func(fb FrameBot) bool { return fb.Seat == s.n })
+		i := slices.IndexFunc(last.Bots, func(fb matches.FrameBot) bool { return fb.Seat == s.n })
 		if i < 0 {
-			last.Bots = append(last.Bots, FrameBot{Seat: s.n, Status: s.status})
+			last.Bots = append(last.Bots, matches.FrameBot{Seat: s.n, Status: s.status})
 			i = len(last.Bots) - 1
 		}
 		rc.keepTail(s.n, validText(e.Text))
@@ -264,4 +265,19 @@ func clipReason(s string) string {
 		return strings.ToValidUTF8(s[:300], "") + "…"
 	}
 	return s
+}
+
+// newReplay starts the replay of a match: everything but its frames and
+// result.
+func newReplay(matchID string, req matches.Request, match engine.Match, lim matches.Limits, seats []*seat) *matches.Replay {
+	rep := &matches.Replay{
+		Format: matches.ReplayFormat, MatchID: matchID, Game: req.Game.Name(),
+		Map: req.Map.Info().Name, MapData: string(req.Map.Data()), Seed: req.Seed,
+		Settings: match.Settings(),
+		Limits:   lim.Record(),
+	}
+	for _, s := range seats {
+		rep.Bots = append(rep.Bots, matches.ReplayBot{Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID})
+	}
+	return rep
 }

@@ -11,6 +11,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -30,14 +31,14 @@ func hunter() fake.Script {
 func TestReplayFileAndVerify(t *testing.T) {
 	rep, _ := playFake(t, hunter(), fake.Script{Answer: func(int, [][]byte) []byte { return []byte("[\xff]") }})
 	path := filepath.Join(t.TempDir(), "m.json")
-	if err := orchestrator.WriteReplay(path, rep); err != nil {
+	if err := matches.WriteReplay(path, rep); err != nil {
 		t.Fatal(err)
 	}
-	back, err := orchestrator.ReadReplay(path)
+	back, err := matches.ReadReplay(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orchestrator.Verify(games, back); err != nil {
+	if err := matches.Verify(games, back); err != nil {
 		t.Fatalf("the replay read back does not verify: %v", err)
 	}
 	if fb := back.Frames[1].Bots[1]; fb.AnswerB64 == "" || fb.Answer != "" {
@@ -45,26 +46,26 @@ func TestReplayFileAndVerify(t *testing.T) {
 	}
 	tamper := []struct {
 		name   string
-		change func(r *orchestrator.Replay)
+		change func(r *matches.Replay)
 		turn   int
 		reason string
 	}{
-		{"an answer", func(r *orchestrator.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` }, 4, "the state differs"},
-		{"a state", func(r *orchestrator.Replay) { r.Frames[2].State = json.RawMessage(`{"x":1}`) }, 2, "the state differs"},
-		{"a missing answer", func(r *orchestrator.Replay) { r.Frames[3].Bots = r.Frames[3].Bots[1:] }, 3, "has no answer from it"},
-		{"the end", func(r *orchestrator.Replay) { r.Frames = r.Frames[:len(r.Frames)-1] }, len(rep.Frames) - 2, "goes on after the replay's last frame"},
-		{"the winners", func(r *orchestrator.Replay) { r.Result.Winners = []string{"nobody"} }, rep.Result.Turns, "different winners"},
-		{"a score", func(r *orchestrator.Replay) { r.Result.Bots[0].Score += 7 }, rep.Result.Turns, "different result for bots/a"},
+		{"an answer", func(r *matches.Replay) { r.Frames[4].Bots[0].Answer = `[{"Type":0,"Direction":0}]` }, 4, "the state differs"},
+		{"a state", func(r *matches.Replay) { r.Frames[2].State = json.RawMessage(`{"x":1}`) }, 2, "the state differs"},
+		{"a missing answer", func(r *matches.Replay) { r.Frames[3].Bots = r.Frames[3].Bots[1:] }, 3, "has no answer from it"},
+		{"the end", func(r *matches.Replay) { r.Frames = r.Frames[:len(r.Frames)-1] }, len(rep.Frames) - 2, "goes on after the replay's last frame"},
+		{"the winners", func(r *matches.Replay) { r.Result.Winners = []string{"nobody"} }, rep.Result.Turns, "different winners"},
+		{"a score", func(r *matches.Replay) { r.Result.Bots[0].Score += 7 }, rep.Result.Turns, "different result for bots/a"},
 	}
 	for _, tt := range tamper {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := orchestrator.ReadReplay(path)
+			r, err := matches.ReadReplay(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.change(r)
-			var mm *orchestrator.Mismatch
-			if err := orchestrator.Verify(games, r); !errors.As(err, &mm) || mm.Turn != tt.turn || !strings.Contains(err.Error(), tt.reason) {
+			var mm *matches.Mismatch
+			if err := matches.Verify(games, r); !errors.As(err, &mm) || mm.Turn != tt.turn || !strings.Contains(err.Error(), tt.reason) {
 				t.Errorf("verify says %v, want a mismatch at turn %d: %s", err, tt.turn, tt.reason)
 			}
 		})
@@ -79,17 +80,17 @@ func TestReadReplayRefusesOtherFiles(t *testing.T) {
 	} {
 		path := filepath.Join(dir, name)
 		os.WriteFile(path, []byte(content), 0o644)
-		if _, err := orchestrator.ReadReplay(path); err == nil || !strings.Contains(err.Error(), path) {
+		if _, err := matches.ReadReplay(path); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := orchestrator.ReadReplay(filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := matches.ReadReplay(filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
-	if err := orchestrator.Verify(games, &orchestrator.Replay{Game: "chess"}); err == nil || !strings.Contains(err.Error(), "unknown game") {
+	if err := matches.Verify(games, &matches.Replay{Game: "chess"}); err == nil || !strings.Contains(err.Error(), "unknown game") {
 		t.Errorf("verify of an unknown game: %v", err)
 	}
-	if err := orchestrator.Verify([]engine.Game{}, &orchestrator.Replay{Game: "tanks"}); err == nil {
+	if err := matches.Verify([]engine.Game{}, &matches.Replay{Game: "tanks"}); err == nil {
 		t.Error("verify without games succeeded")
 	}
 }
@@ -98,7 +99,7 @@ func TestReadReplayRefusesOtherFiles(t *testing.T) {
 func TestWriteReplayFailure(t *testing.T) {
 	rep, _ := playFake(t, fake.Script{}, fake.Script{})
 	dir := t.TempDir()
-	if err := orchestrator.WriteReplay(filepath.Join(dir, "missing", "m.json"), rep); err == nil {
+	if err := matches.WriteReplay(filepath.Join(dir, "missing", "m.json"), rep); err == nil {
 		t.Error("writing into a missing folder succeeded")
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -110,11 +111,11 @@ func TestWriteReplayFailure(t *testing.T) {
 func TestReplayFormatV1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.json")
 	os.WriteFile(path, []byte(`{"format":"arena-replay/1","game":"pacman"}`), 0o644)
-	r, err := orchestrator.ReadReplay(path)
+	r, err := matches.ReadReplay(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orchestrator.Verify(games, r); err == nil || !strings.Contains(err.Error(), "can be watched but not verified") {
+	if err := matches.Verify(games, r); err == nil || !strings.Contains(err.Error(), "can be watched but not verified") {
 		t.Errorf("verify: %v", err)
 	}
 }
@@ -123,13 +124,13 @@ func TestReplayFormatV1(t *testing.T) {
 // holds them, one at a time.
 func TestReplayFrames(t *testing.T) {
 	rep, _ := playFake(t, hunter(), fake.Script{})
-	data, err := orchestrator.EncodeReplay(rep)
+	data, err := matches.EncodeReplay(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []int
-	err = orchestrator.ReplayFrames(bytes.NewReader(data), 3, func(i int, frame json.RawMessage) error {
-		var f orchestrator.Frame
+	err = matches.ReplayFrames(bytes.NewReader(data), 3, func(i int, frame json.RawMessage) error {
+		var f matches.Frame
 		if err := json.Unmarshal(frame, &f); err != nil || f.Turn != rep.Frames[i].Turn || string(f.State) != string(rep.Frames[i].State) {
 			t.Errorf("frame %d: %v", i, err)
 		}
@@ -140,11 +141,11 @@ func TestReplayFrames(t *testing.T) {
 		t.Errorf("frames %v of %d, %v", got, len(rep.Frames), err)
 	}
 	stop := errors.New("stop")
-	if err := orchestrator.ReplayFrames(bytes.NewReader(data), 0, func(int, json.RawMessage) error { return stop }); err != stop {
+	if err := matches.ReplayFrames(bytes.NewReader(data), 0, func(int, json.RawMessage) error { return stop }); err != stop {
 		t.Errorf("f's error: %v", err)
 	}
 	for _, bad := range []string{"", "[]", `{"format":"x"}`, `{"frames":{}}`} {
-		if err := orchestrator.ReplayFrames(strings.NewReader(bad), 0, func(int, json.RawMessage) error { return nil }); err == nil {
+		if err := matches.ReplayFrames(strings.NewReader(bad), 0, func(int, json.RawMessage) error { return nil }); err == nil {
 			t.Errorf("%q read as a replay", bad)
 		}
 	}
@@ -158,15 +159,15 @@ func TestEncodeReplayStreamsEncodingJSON(t *testing.T) {
 	played.Frames[0].State = json.RawMessage(`{"note":"<a&b>"}`)
 	played.StdioPath = "fifo"
 	none, empty := *played, *played
-	none.Frames, empty.Frames = nil, []orchestrator.Frame{}
-	for name, rep := range map[string]*orchestrator.Replay{"played": played, "no frames": &none, "empty frames": &empty} {
+	none.Frames, empty.Frames = nil, []matches.Frame{}
+	for name, rep := range map[string]*matches.Replay{"played": played, "no frames": &none, "empty frames": &empty} {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(rep); err != nil {
 			t.Fatal(err)
 		}
-		got, err := orchestrator.EncodeReplay(rep)
+		got, err := matches.EncodeReplay(rep)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -187,9 +188,9 @@ func TestAMatchsMemoryLimitIsRecordedAndRerun(t *testing.T) {
 	for _, memory := range []int64{0, 64 << 20} {
 		l := fake.NewLauncher(map[string]fake.Script{"bots/a": hunter(), "bots/b": {}})
 		o := orchestrator.New(l)
-		req := orchestrator.Request{
+		req := matches.Request{
 			Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 3, Images: []string{"bots/a", "bots/b"},
-			Settings: json.RawMessage(`{"zone_radius":20}`), Limits: orchestrator.Limits{MemoryBytes: memory},
+			Settings: json.RawMessage(`{"zone_radius":20}`), Limits: matches.Limits{MemoryBytes: memory},
 		}
 		rep, err := o.Play(t.Context(), req)
 		if err != nil {
@@ -203,7 +204,7 @@ func TestAMatchsMemoryLimitIsRecordedAndRerun(t *testing.T) {
 		if rep.Limits.MemoryBytes != memory {
 			t.Errorf("memory %d: the replay records %+v", memory, rep.Limits)
 		}
-		data, err := orchestrator.EncodeReplay(rep)
+		data, err := matches.EncodeReplay(rep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,12 +213,12 @@ func TestAMatchsMemoryLimitIsRecordedAndRerun(t *testing.T) {
 		}
 
 		req.MatchID, req.ImageIDs = rep.MatchID, []string{rep.Bots[0].ImageID, rep.Bots[1].ImageID}
-		if _, err := orchestrator.CheckReplayStream(req, bytes.NewReader(data), new(bytes.Buffer), nil); err != nil {
+		if _, err := matches.CheckReplayStream(req, bytes.NewReader(data), new(bytes.Buffer), nil); err != nil {
 			t.Errorf("memory %d: the replay fails its own request's check: %v", memory, err)
 		}
 		other := req
 		other.Limits.MemoryBytes = 128 << 20
-		if err := orchestrator.CheckReplay(other, rep); !errors.Is(err, orchestrator.ErrForeignReplay) {
+		if err := matches.CheckReplay(other, rep); !errors.Is(err, matches.ErrForeignReplay) {
 			t.Errorf("memory %d: checked against a request of 128 MiB: %v, want ErrForeignReplay", memory, err)
 		}
 

@@ -12,6 +12,7 @@ import (
 
 	"arena/engine"
 	"arena/internal/errs"
+	"arena/matches"
 	"arena/sandbox"
 )
 
@@ -19,7 +20,7 @@ import (
 // the exact image the replay recorded for Seat (by id) is fed the inputs
 // that bot received, turn by turn, up to Turn.
 type RerunRequest struct {
-	Replay *Replay
+	Replay *matches.Replay
 	Seat   int
 	// Turn is the last turn to replay (0: the seat's last answered turn).
 	Turn int
@@ -76,17 +77,17 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	r := rr.Replay
 	game, err := engine.Find(games, r.Game)
 	if err != nil {
-		return nil, invalid(err)
+		return nil, matches.Invalid(err)
 	}
-	if r.Format == replayFormatV1 && r.Game == "pacman" {
-		return nil, invalid(fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", replayFormatV1))
+	if r.Format == matches.ReplayFormatV1 && r.Game == "pacman" {
+		return nil, matches.Invalid(fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", matches.ReplayFormatV1))
 	}
 	if rr.Seat < 0 || rr.Seat >= len(r.Bots) {
-		return nil, invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
+		return nil, matches.Invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
 	}
 	m, err := game.ParseMap(r.Map, []byte(r.MapData))
 	if err != nil {
-		return nil, invalid(fmt.Errorf("replay map: %w", err))
+		return nil, matches.Invalid(fmt.Errorf("replay map: %w", err))
 	}
 	ids := make([]string, len(r.Bots))
 	for i, b := range r.Bots {
@@ -94,9 +95,9 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	}
 	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
 	if err != nil {
-		return nil, invalid(fmt.Errorf("replay settings: %w", err))
+		return nil, matches.Invalid(fmt.Errorf("replay settings: %w", err))
 	}
-	frames := map[int]Frame{}
+	frames := map[int]matches.Frame{}
 	lastAsked := 0
 	for _, fr := range r.Frames {
 		frames[fr.Turn] = fr
@@ -107,31 +108,31 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 		}
 	}
 	if lastAsked == 0 {
-		return nil, invalid(fmt.Errorf("seat %d (%s) was never asked for an answer in this replay", rr.Seat, ids[rr.Seat]))
+		return nil, matches.Invalid(fmt.Errorf("seat %d (%s) was never asked for an answer in this replay", rr.Seat, ids[rr.Seat]))
 	}
 	until := rr.Turn
 	if until == 0 {
 		until = lastAsked
 	}
 	if until < 1 || until > lastAsked {
-		return nil, invalid(fmt.Errorf("--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked))
+		return nil, matches.Invalid(fmt.Errorf("--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked))
 	}
 
 	rb := r.Bots[rr.Seat]
 	img, err := o.launcher.Image(ctx, rb.ImageID)
-	if errors.Is(err, ErrImageNotFound) || errors.Is(err, sandbox.ErrImageNotFound) {
+	if errors.Is(err, matches.ErrImageNotFound) || errors.Is(err, sandbox.ErrImageNotFound) {
 		return nil, fmt.Errorf("%w: %s was %s when the match was played; rebuild that exact image (or load it with docker load) to rerun it", ErrRerunImageGone, rb.ImageID, rb.Image)
 	} else if err != nil {
 		return nil, err
 	}
 	img.Ref = rb.Image // for names and messages; the container runs img.ID
 	proto := game.Protocol()
-	lim := fromRecord(r.Limits).Resolve(proto)
+	lim := r.Limits.Limits().Resolve(proto)
 	timeout := rr.AnswerTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	runID := "rerun-" + NewMatchID()
+	runID := "rerun-" + matches.NewMatchID()
 	bot, err := o.launcher.Launch(ctx, sandbox.Spec{
 		Image: img, Name: fmt.Sprintf("arena-%s-%d", runID, rr.Seat), MatchID: runID, BotID: rb.ID,
 		Framing: proto.Framing, MaxMessageBytes: lim.MaxMessageBytes, MemoryBytes: lim.MemoryBytes,
@@ -162,9 +163,9 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 		turn := match.Turn() + 1
 		fr, ok := frames[turn]
 		if !ok {
-			return res, &Mismatch{Turn: turn, Reason: "the replay has no frame for this turn"}
+			return res, &matches.Mismatch{Turn: turn, Reason: "the replay has no frame for this turn"}
 		}
-		records := map[int]FrameBot{}
+		records := map[int]matches.FrameBot{}
 		for _, b := range fr.Bots {
 			records[b.Seat] = b
 		}
@@ -178,11 +179,11 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 		for i, seat := range st.Await {
 			rec, ok := records[seat]
 			if !ok || !(rec.Asked || rec.Fault != "") {
-				return res, &Mismatch{Turn: turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
+				return res, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
 			}
-			data, err := rec.answer()
+			data, err := rec.Message()
 			if err != nil {
-				return res, &Mismatch{Turn: turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
+				return res, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
 			}
 			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
 			if seat != rr.Seat || !rec.Asked {
@@ -233,7 +234,7 @@ func (o *Orchestrator) lateStderr(ctx context.Context, bot Bot) string {
 
 // rerunStep delivers a turn's input to the fresh bot and compares its
 // answer with the recorded one.
-func (o *Orchestrator) rerunStep(ctx context.Context, bot Bot, turn int, input [][]byte, rec FrameBot, then []byte, wait time.Duration) RerunStep {
+func (o *Orchestrator) rerunStep(ctx context.Context, bot Bot, turn int, input [][]byte, rec matches.FrameBot, then []byte, wait time.Duration) RerunStep {
 	step := RerunStep{Turn: turn, Input: input, ThenStderr: rec.Stderr}
 	if rec.Fault != "" {
 		step.ThenFault, step.ThenDetail = rec.Fault, rec.Detail

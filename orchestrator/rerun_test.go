@@ -7,6 +7,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/pacman"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -84,7 +85,7 @@ func TestRerunPacman(t *testing.T) {
 	}
 	l := fake.NewLauncher(map[string]fake.Script{"bots/pacman": pacmanBot(0), "bots/ghosts": pacmanBot(1)})
 	o := orchestrator.New(l)
-	rep, err := o.Play(t.Context(), orchestrator.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
+	rep, err := o.Play(t.Context(), matches.Request{Game: pacman.New(), Map: pm, Seed: 2, Images: []string{"bots/pacman", "bots/ghosts"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,26 +3,26 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"arena/engine"
+	"arena/matches"
 )
 
 // result is the outcome of the match just played: the game's verdict and,
 // per bot, its status, timings and what it used.
-func (r *run) result(took time.Duration) Result {
+func (r *run) result(took time.Duration) matches.Result {
 	er := r.match.Result()
-	res := Result{
+	res := matches.Result{
 		MatchID: r.matchID, Game: r.rec.rep.Game, Map: r.rec.rep.Map, Seed: r.rec.rep.Seed,
-		Turns: r.match.Turn(), Winners: []string{}, DurationMS: ms(took),
+		Turns: r.match.Turn(), Winners: []string{}, DurationMS: matches.Millis(took),
 		StdioPath: r.rec.rep.StdioPath,
 	}
 	for _, w := range er.Winners {
 		res.Winners = append(res.Winners, r.seats[w].id)
 	}
 	for _, s := range r.seats {
-		br := BotResult{
+		br := matches.BotResult{
 			Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID,
 			Status: s.status, FaultTurn: s.turn, FaultDetail: s.detail,
 			Answers: len(s.times), StderrDropped: r.rec.dropped[s.n],
@@ -49,28 +49,28 @@ func (r *run) result(took time.Duration) Result {
 		// The first answer is the warm-up's: it has its own figure and
 		// stays out of the answer times.
 		if len(s.times) > 0 {
-			w := ms(s.times[0])
+			w := matches.Millis(s.times[0])
 			br.WarmUpMS = &w
 		}
 		if len(s.times) > 1 {
 			p50, most := median(s.times[1:])
-			br.AnswerMSP50, br.AnswerMSMax = ms(p50), ms(most)
+			br.AnswerMSP50, br.AnswerMSMax = matches.Millis(p50), matches.Millis(most)
 		}
 		if len(s.cpus) > 0 {
 			var a, b float64
 			if len(s.cpus) > 1 {
 				p50, most := median(s.cpus[1:])
-				a, b = ms(p50), ms(most)
+				a, b = matches.Millis(p50), matches.Millis(most)
 			}
 			br.AnswerCPUMSP50, br.AnswerCPUMSMax = &a, &b
 		}
 		if s.waitKnown {
-			w := ms(s.wait)
+			w := matches.Millis(s.wait)
 			br.WaitMS = &w
 		}
-		br.StoppedCPUMS = ms(s.stoppedCPU)
+		br.StoppedCPUMS = matches.Millis(s.stoppedCPU)
 		if s.startCPU > 0 {
-			start := ms(s.startCPU)
+			start := matches.Millis(s.startCPU)
 			br.StartCPUMS = &start
 		}
 		br.Timing = timingOf(s)
@@ -80,7 +80,7 @@ func (r *run) result(took time.Duration) Result {
 		case u.Source == "":
 			br.Accounting = "unavailable: " + u.Unavailable
 		default:
-			cpu := ms(u.CPU)
+			cpu := matches.Millis(u.CPU)
 			peak := u.MemPeakBytes
 			br.CPUMS, br.MemPeakBytes = &cpu, &peak
 			br.OOMKills, br.PidsLimitHits = u.OOMKills, u.PidsLimitHits
@@ -91,31 +91,11 @@ func (r *run) result(took time.Duration) Result {
 	return res
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 // median is the median and the largest of ds (not empty).
 func median(ds []time.Duration) (p50, most time.Duration) {
 	sorted := slices.Clone(ds)
 	slices.Sort(sorted)
 	return sorted[(len(sorted)-1)/2], sorted[len(sorted)-1]
-}
-
-// Draw says whether the match was a draw: nobody won, or every bot did
-// (in Tanks, tanks that die together share the win).
-func (r Result) Draw() bool {
-	return len(r.Winners) == 0 || len(r.Bots) > 1 && len(r.Winners) == len(r.Bots)
-}
-
-// Outcome says how the match ended, in words: "draw", "winner A", or
-// "shared win: A, B" (some of the bots won together).
-func (r Result) Outcome() string {
-	switch {
-	case r.Draw():
-		return "draw"
-	case len(r.Winners) == 1:
-		return "winner " + r.Winners[0]
-	}
-	return "shared win: " + strings.Join(r.Winners, ", ")
 }
 
 // timingOf says how a seat's answers were timed (see timing.go).

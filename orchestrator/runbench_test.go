@@ -9,6 +9,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -20,7 +21,7 @@ func TestRunBench(t *testing.T) {
 	})
 	o := orchestrator.New(l)
 	plan := orchestrator.BenchPlan{Game: tanks.New(), Maps: []engine.Map{tanksMap(t, "classic"), tanksMap(t, "triad")},
-		Bots: []string{"bots/good", "bots/crash"}, Repeats: 2, Seed: 5, Limits: orchestrator.Limits{AnswerTimeout: 50 * time.Millisecond}}
+		Bots: []string{"bots/good", "bots/crash"}, Repeats: 2, Seed: 5, Limits: matches.Limits{AnswerTimeout: 50 * time.Millisecond}}
 	var mu sync.Mutex
 	var outs []orchestrator.BenchOutcome
 	if err := o.RunBench(t.Context(), plan, 3, func(b orchestrator.BenchOutcome) {
@@ -54,16 +55,16 @@ func TestRunBenchChecksEverythingFirst(t *testing.T) {
 	o := orchestrator.New(l)
 	plan := orchestrator.BenchPlan{Game: tanks.New(), Maps: []engine.Map{tanksMap(t, "classic")}, Bots: []string{"bots/a", "bots/missing"}}
 	report := func(orchestrator.BenchOutcome) { t.Error("a match was played") }
-	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, orchestrator.ErrImageNotFound) {
+	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, matches.ErrImageNotFound) {
 		t.Errorf("missing image: %v", err)
 	}
 	plan.Bots = []string{"bots/a"}
-	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, orchestrator.ErrInvalid) {
+	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, matches.ErrInvalid) {
 		t.Errorf("one bot: %v", err)
 	}
 	plan.Bots, plan.Maps = []string{"bots/a", "bots/b"}, []engine.Map{tanksMap(t, "crossroads")}
 	plan.Settings = []byte(`{"nope":1}`)
-	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, orchestrator.ErrInvalid) {
+	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, matches.ErrInvalid) {
 		t.Errorf("bad settings: %v", err)
 	}
 	if len(l.Bots()) != 0 {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/sprt"
 )
 
@@ -23,7 +24,7 @@ type SPRTPlan struct {
 	MaxPairs int
 	Seed     uint64
 	Settings json.RawMessage
-	Limits   Limits
+	Limits   matches.Limits
 }
 
 // Pair is pair i of a plan: its two matches, the candidate in seat 0 of
@@ -50,7 +51,7 @@ type SPRTState struct {
 
 // CandidateScore is the candidate's score in a match: 1 for a win alone,
 // ½ for a draw or a shared win, 0 for a loss.
-func CandidateScore(m BenchMatch, r *Result, candidate string) float64 {
+func CandidateScore(m BenchMatch, r *matches.Result, candidate string) float64 {
 	seat := -1
 	for i, img := range m.Images {
 		if img == candidate {
@@ -82,17 +83,17 @@ func CandidateScore(m BenchMatch, r *Result, candidate string) float64 {
 func (o *Orchestrator) RunSPRT(ctx context.Context, plan SPRTPlan, jobs int, report func(BenchOutcome, SPRTState)) (SPRTState, error) {
 	var st SPRTState
 	if err := plan.Test.Validate(); err != nil {
-		return st, invalid(fmt.Errorf("--sprt: %w", err))
+		return st, matches.Invalid(fmt.Errorf("--sprt: %w", err))
 	}
 	if plan.Candidate == plan.Base {
-		return st, invalid(errors.New("the SPRT needs two different bots"))
+		return st, matches.Invalid(errors.New("the SPRT needs two different bots"))
 	}
 	if len(plan.Maps) == 0 {
-		return st, invalid(errors.New("no maps given"))
+		return st, matches.Invalid(errors.New("no maps given"))
 	}
 	for i := range plan.Maps {
 		for _, m := range plan.Pair(i) {
-			if err := o.Validate(ctx, Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings}, false); err != nil {
+			if err := o.Validate(ctx, matches.Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings}, false); err != nil {
 				return st, err
 			}
 		}
@@ -117,7 +118,7 @@ func (o *Orchestrator) RunSPRT(ctx context.Context, plan SPRTPlan, jobs int, rep
 	for range max(1, jobs) {
 		wg.Go(func() {
 			for m := range work {
-				rep, err := o.Play(playCtx, Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings, Limits: plan.Limits})
+				rep, err := o.Play(playCtx, matches.Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings, Limits: plan.Limits})
 				if playCtx.Err() != nil {
 					continue // interrupted or decided: not a result
 				}

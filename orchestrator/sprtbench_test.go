@@ -10,6 +10,7 @@ import (
 	"arena/engine"
 	"arena/engine/pacman"
 	"arena/engine/tanks"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 	"arena/sprt"
@@ -121,7 +122,7 @@ func TestRunSPRTLimitsAndChecks(t *testing.T) {
 		"missing bot": {Game: plan.Game, Maps: plan.Maps, Candidate: "bots/a", Base: "bots/missing", Test: plan.Test},
 	} {
 		_, err := o.RunSPRT(t.Context(), p, 1, report)
-		if !errors.Is(err, orchestrator.ErrInvalid) && !errors.Is(err, orchestrator.ErrImageNotFound) {
+		if !errors.Is(err, matches.ErrInvalid) && !errors.Is(err, matches.ErrImageNotFound) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

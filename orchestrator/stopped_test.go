@@ -9,6 +9,7 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/dockertest"
+	"arena/matches"
 	"arena/orchestrator"
 )
 
@@ -30,7 +31,7 @@ func TestAPidHoppingBotIsCharged(t *testing.T) {
 				need = "cpu=30ms"
 			}
 			slow := dockertest.TestBot(t, cli, need)
-			rep := play(t, cli, orchestrator.Request{Images: []string{hop, slow}}, stdio)
+			rep := play(t, cli, matches.Request{Images: []string{hop, slow}}, stdio)
 			h, o := rep.Result.Bots[0], rep.Result.Bots[1]
 			if o.Status != engine.StatusOK {
 				t.Errorf("the opponent is %s (%s)", o.Status, o.FaultDetail)
@@ -78,7 +79,7 @@ func TestAPidHoppingBotIsCharged(t *testing.T) {
 // bot's runtime threads): at most 2% and 200 µs. (Under gVisor an
 // answer's CPU includes gVisor's own, on threads of its own; a bot of
 // several processes may run them at once.)
-func figuresAddUp(t testing.TB, rep *orchestrator.Replay, checkCPU bool) {
+func figuresAddUp(t testing.TB, rep *matches.Replay, checkCPU bool) {
 	t.Helper()
 	for _, f := range rep.Frames {
 		for _, fb := range f.Bots {
@@ -114,7 +115,7 @@ ENTRYPOINT ["/no/such/bot"]
 	good := dockertest.ExampleBots(t, cli)[0]
 	for _, stdio := range []string{"attach", "fifo"} {
 		t.Run(stdio, func(t *testing.T) {
-			rep := play(t, cli, orchestrator.Request{Images: []string{bad, good}}, stdio)
+			rep := play(t, cli, matches.Request{Images: []string{bad, good}}, stdio)
 			b := rep.Result.Bots[0]
 			if b.Status != engine.StatusStartFailed || b.FaultTurn != 0 || !strings.Contains(b.FaultDetail, "/no/such/bot") {
 				t.Errorf("the bot is %s at turn %d (%s), want start_failed at turn 0 naming /no/such/bot", b.Status, b.FaultTurn, b.FaultDetail)
@@ -132,16 +133,16 @@ func TestADrippingBotEndsWithinTheHardCap(t *testing.T) {
 	spinLoad(t, cli, 2*runtime.NumCPU())
 	drip := dockertest.TestBot(t, cli, "drip-at=3")
 	hunter := dockertest.ExampleBots(t, cli)[1]
-	rep := play(t, cli, orchestrator.Request{Images: []string{drip, hunter}}, "fifo")
+	rep := play(t, cli, matches.Request{Images: []string{drip, hunter}}, "fifo")
 	d := rep.Result.Bots[0]
 	if d.Status != engine.StatusTimeout || d.FaultTurn != 3 {
 		t.Fatalf("the dripping bot is %s at turn %d (%s), want timeout at turn 3", d.Status, d.FaultTurn, d.FaultDetail)
 	}
-	lim := orchestrator.Limits{}.Resolve(tanks.New().Protocol())
+	lim := matches.Limits{}.Resolve(tanks.New().Protocol())
 	fb := rep.Frames[3].Bots[0]
 	took := time.Duration(fb.TimeUS) * time.Microsecond
-	t.Logf("turn 3 took %v (cap %v, hard cap %v): %s", took, lim.WallCap(), lim.HardCap(), d.FaultDetail)
-	if took > lim.HardCap()+250*time.Millisecond {
-		t.Errorf("the dripping bot's turn took %v, past the hard cap %v", took, lim.HardCap())
+	t.Logf("turn 3 took %v (cap %v, hard cap %v): %s", took, orchestrator.WallCap(lim), orchestrator.HardCap(lim), d.FaultDetail)
+	if took > orchestrator.HardCap(lim)+250*time.Millisecond {
+		t.Errorf("the dripping bot's turn took %v, past the hard cap %v", took, orchestrator.HardCap(lim))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"arena/matches"
 	"arena/sandbox"
 )
 
@@ -64,18 +65,18 @@ type budget struct {
 
 // WallCap is the wall-clock cap of an answer whose CPU time is counted,
 // not counting the time it waited for a CPU.
-func (l Limits) WallCap() time.Duration { return max(10*l.AnswerTimeout, time.Second) }
+func WallCap(l matches.Limits) time.Duration { return max(10*l.AnswerTimeout, time.Second) }
 
 // HardCap is the longest an answer whose CPU time is counted is waited
 // for, however busy the host: three wall-clock caps.
-func (l Limits) HardCap() time.Duration { return 3 * l.WallCap() }
+func HardCap(l matches.Limits) time.Duration { return 3 * WallCap(l) }
 
 // stopTolerance is the CPU a bot may use between its answer and its
 // next input, per turn, without it adding up to a fault: for a frozen bot
 // what runs between its answer's arrival and its freeze; for one that is
 // not frozen (gVisor) also the runtime's own work, measured here at up to
 // 3.4 ms a turn beside a bot computing 60 ms an answer.
-func (l Limits) stopTolerance(frozen bool) time.Duration {
+func stopTolerance(l matches.Limits, frozen bool) time.Duration {
 	if frozen {
 		return time.Millisecond
 	}
@@ -85,14 +86,14 @@ func (l Limits) stopTolerance(frozen bool) time.Duration {
 // budgetFor is an answer's budget: start is when the bot may run,
 // started when the bot started, cpuKnown whether its CPU time can be
 // read, and charged the CPU it used while it should have been stopped.
-func (l Limits) budgetFor(warmUp bool, start, started time.Time, cpuKnown bool, charged time.Duration) budget {
+func budgetFor(l matches.Limits, warmUp bool, start, started time.Time, cpuKnown bool, charged time.Duration) budget {
 	switch {
 	case warmUp:
 		d := started.Add(l.WarmUp)
 		return budget{start: start, deadline: d, hard: d, wall: l.WarmUp}
 	case cpuKnown:
-		return budget{start: start, deadline: start.Add(l.WallCap()), hard: start.Add(l.HardCap()),
-			wall: l.WallCap(), cpu: l.AnswerTimeout, charged: charged}
+		return budget{start: start, deadline: start.Add(WallCap(l)), hard: start.Add(HardCap(l)),
+			wall: WallCap(l), cpu: l.AnswerTimeout, charged: charged}
 	default:
 		d := start.Add(l.AnswerTimeout)
 		return budget{start: start, deadline: d, hard: d, wall: l.AnswerTimeout}

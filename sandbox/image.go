@@ -16,27 +16,9 @@ import (
 	"arena/internal/errs"
 )
 
-// Image is a local image ready to run.
-type Image struct {
-	Ref  string
-	ID   string
-	User string // the image's configured user
-	// Entrypoint and Cmd are the image's.
-	Entrypoint, Cmd []string
-	// Volumes are the paths the image declares as volumes.
-	Volumes []string
-	// Digests are the image's registry digests (repository@sha256:…), by
-	// which it can be pulled; none for an image built here and never
-	// pushed or pulled.
-	Digests []string
-	// Game is the game the image says it plays (GameLabel), if any.
-	Game string
-	// Authors is its org.opencontainers.image.authors label: who to
-	// contact about the bot (a contest's awards).
-	Authors string
-	// Labels are all its labels (a game's logic says what it is in them).
-	Labels map[string]string
-}
+// Image is a local image ready to run (imageref.Image: what the layers
+// above know of it without the sandbox).
+type Image = imageref.Image
 
 // ErrImageNotFound is matched (errors.Is) by every error about an image
 // that is not present locally, whatever its concrete type

@@ -17,15 +17,9 @@ import (
 // (the kits' Dockerfiles set it: LABEL io.arena.game=tanks).
 const GameLabel = imageref.GameLabel
 
-// LocalImage is an image present on the engine, as a list of bots shows
-// it: one entry per tag.
-type LocalImage struct {
-	Ref     string
-	ID      string
-	Created time.Time
-	// Game is the image's GameLabel ("" when it has none).
-	Game string
-}
+// LocalImage is an image present on the engine, one entry per tag
+// (imageref.LocalImage).
+type LocalImage = imageref.LocalImage
 
 // Images lists the tagged images on the engine, newest first. Untagged
 // images (dangling layers, images known by id only) are left out: nobody

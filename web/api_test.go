@@ -26,6 +26,7 @@ import (
 	"arena/accounts"
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 	"arena/store"
@@ -73,7 +74,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	}
 	cfg.Resources = Resources{MemoryBytes: 256 << 20, CPUs: 1, Pids: 64}
 	games, orch := []engine.Game{tanks.New()}, orchestrator.New(l, orchestrator.WithLogger(log))
-	var player orchestrator.Player
+	var player matches.Player
 	if viaNATS {
 		player = natsPlayer(t, orch, games, concurrency, log)
 	}
@@ -290,11 +291,11 @@ func TestMatchLifecycle(t *testing.T) {
 	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, "attachment") {
 		t.Errorf("Content-Disposition %q", cd)
 	}
-	var rep orchestrator.Replay
+	var rep matches.Replay
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := orchestrator.Verify([]engine.Game{tanks.New()}, &rep); err != nil {
+	if err := matches.Verify([]engine.Game{tanks.New()}, &rep); err != nil {
 		t.Errorf("downloaded replay: %v", err)
 	}
 	// It is in the history.
@@ -470,7 +471,7 @@ func TestStream(t *testing.T) {
 	for _, e := range events {
 		switch e.name {
 		case "frame":
-			var f orchestrator.Frame
+			var f matches.Frame
 			if err := json.Unmarshal([]byte(e.data), &f); err != nil || f.Turn != frames || e.id != fmt.Sprint(frames) {
 				t.Fatalf("frame %d: id %q turn %d err %v", frames, e.id, f.Turn, err)
 			}

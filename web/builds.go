@@ -20,7 +20,7 @@ import (
 
 	"arena/accounts"
 	"arena/internal/errs"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/sourcebuild"
 )
 
@@ -209,7 +209,7 @@ func (s *Server) createBuild(c echo.Context) error {
 	if err != nil {
 		return badRequest("%v", err)
 	}
-	rec := &buildRecord{ID: orchestrator.NewMatchID(), Owner: p.Name, Repository: repo, Tag: tag, Reference: repo + ":" + tag,
+	rec := &buildRecord{ID: matches.NewMatchID(), Owner: p.Name, Repository: repo, Tag: tag, Reference: repo + ":" + tag,
 		Game: game, Kit: q.Get("kit"), State: "queued", CreatedAt: s.now()}
 	log := &boundedLog{}
 	req := sourcebuild.Request{ID: rec.ID, Source: src, Kit: rec.Kit, Game: game, Main: q.Get("bot"), Authors: q.Get("authors")}

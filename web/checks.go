@@ -15,7 +15,7 @@ import (
 
 	"arena/engine"
 	"arena/ladder"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -164,7 +164,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 		verdict(store.TagPending, "its check match: "+err.Error())
 		return
 	}
-	id := orchestrator.NewMatchID()
+	id := matches.NewMatchID()
 	// The pushed bot in seat 0, the example bot in the others the
 	// game's default map needs.
 	images := []string{ref}
@@ -183,7 +183,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 			ids[i] = imageID
 		}
 	}
-	req := orchestrator.Request{Game: game, Map: m, Seed: orchestrator.RandomSeed(), Images: images, ImageIDs: ids,
+	req := matches.Request{Game: game, Map: m, Seed: matches.RandomSeed(), Images: images, ImageIDs: ids,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
 	c.game = game.Name()
 	s.checks.inFlight.Store(id, c)
@@ -200,7 +200,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 }
 
 // observeCheck decides a check once its match is over.
-func (s *Server) observeCheck(u orchestrator.Update) {
+func (s *Server) observeCheck(u matches.Update) {
 	if !u.State.Final() {
 		return
 	}
@@ -214,7 +214,7 @@ func (s *Server) observeCheck(u orchestrator.Update) {
 	defer cancel()
 	out := store.Tag{CheckMatch: u.ID, CheckedAt: s.now()}
 	switch {
-	case u.State == orchestrator.StateFinished && u.Replay != nil:
+	case u.State == matches.StateFinished && u.Replay != nil:
 		out.State, out.Reason = checkVerdict(u.Replay.Result, 0)
 		if out.State == store.TagRejected {
 			out.Stderr = s.checkStderr(u.ID, 0)
@@ -267,7 +267,7 @@ func (s *Server) followTag(ctx context.Context, c tagCheck) {
 // checkVerdict judges the bot of a seat by its check match: rejected
 // when it faulted (did not start, crashed, answered late or wrongly, ran
 // out of memory or wrote too much) before answering CheckTurns turns.
-func checkVerdict(r orchestrator.Result, seat int) (state, reason string) {
+func checkVerdict(r matches.Result, seat int) (state, reason string) {
 	if seat >= len(r.Bots) {
 		return store.TagPending, "its check match has no result for it"
 	}
@@ -300,9 +300,9 @@ func (s *Server) checkStderr(id string, seat int) string {
 	defer f.Close()
 	var tail []byte
 	cut := false
-	orchestrator.ReplayFrames(bufio.NewReader(f), 0, func(_ int, raw json.RawMessage) error {
+	matches.ReplayFrames(bufio.NewReader(f), 0, func(_ int, raw json.RawMessage) error {
 		var fr struct {
-			Bots []orchestrator.FrameBot `json:"bots"`
+			Bots []matches.FrameBot `json:"bots"`
 		}
 		if json.Unmarshal(raw, &fr) != nil {
 			return errors.New("not a frame")

@@ -16,7 +16,7 @@ import (
 	"arena/contest"
 	"arena/internal/errs"
 	"arena/ladder"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -60,10 +60,10 @@ func TestErrorClasses(t *testing.T) {
 		{"a ladder's input", fmt.Errorf("%w: x", ladder.ErrInvalid), 400, ""},
 		{"a name taken", fmt.Errorf("%w: x", store.ErrNameTaken), 409, ""},
 		{"a full ladder", store.ErrLadderFull, 409, ""},
-		{"a request", fmt.Errorf("%w: x", orchestrator.ErrInvalid), 400, ""},
-		{"an absent image", fmt.Errorf("%w: x", orchestrator.ErrImageNotFound), 400, ""},
-		{"a closed queue", orchestrator.ErrQueueClosed, 503, ""},
-		{"a full queue", fmt.Errorf("%w: 3 matches are waiting", orchestrator.ErrQueueFull), 429, "10"},
+		{"a request", fmt.Errorf("%w: x", matches.ErrInvalid), 400, ""},
+		{"an absent image", fmt.Errorf("%w: x", matches.ErrImageNotFound), 400, ""},
+		{"a closed queue", matches.ErrQueueClosed, 503, ""},
+		{"a full queue", fmt.Errorf("%w: 3 matches are waiting", matches.ErrQueueFull), 429, "10"},
 		{"sign-in limits", &accounts.TooManyError{Of: "account alice", RetryAfter: 41 * time.Second}, 429, "41"},
 		{"no contest", fmt.Errorf("%w: x", store.ErrNoContest), 404, ""},
 		{"a contest closed", fmt.Errorf("%w: x", store.ErrContestClosed), 409, ""},

@@ -8,8 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"arena/imageref"
 	"arena/internal/errs"
-	"arena/orchestrator"
 	"arena/store"
 )
 
@@ -38,7 +38,7 @@ func (s *Server) listImages(c echo.Context) error {
 		return badRequest("game: %v", err)
 	}
 	imgs, err := s.deps.Orchestrator.Images(c.Request().Context(), name)
-	if errors.Is(err, orchestrator.ErrNoImageList) {
+	if errors.Is(err, imageref.ErrNoList) {
 		imgs = nil
 	} else if err != nil {
 		return errs.Errorf(errs.ErrUnavailable, "cannot list the local images: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"arena/dispatch"
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 )
 
@@ -23,9 +24,9 @@ var (
 )
 
 // seatSwapper plays honestly, then swaps the seats of the result.
-type seatSwapper struct{ orchestrator.Player }
+type seatSwapper struct{ matches.Player }
 
-func (p seatSwapper) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (p seatSwapper) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	rep, err := p.Player.Play(ctx, req)
 	if err == nil && len(rep.Bots) == 2 {
 		rep.Bots[0].Image, rep.Bots[1].Image = rep.Bots[1].Image, rep.Bots[0].Image
@@ -37,7 +38,7 @@ func (p seatSwapper) Play(ctx context.Context, req orchestrator.Request) (*orche
 
 // natsPlayer is a dispatcher to one worker that plays with o, on an
 // embedded NATS server of the test's own.
-func natsPlayer(t *testing.T, o *orchestrator.Orchestrator, games []engine.Game, concurrency int, log *zap.Logger) orchestrator.Player {
+func natsPlayer(t *testing.T, o *orchestrator.Orchestrator, games []engine.Game, concurrency int, log *zap.Logger) matches.Player {
 	t.Helper()
 	ns, err := dispatch.Start(dispatch.Node{Name: "web-test", Dir: t.TempDir()})
 	if err != nil {

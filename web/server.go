@@ -38,7 +38,7 @@ import (
 	"arena/internal/errs"
 	"arena/judger"
 	"arena/ladder"
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/registry"
 	"arena/store"
 )
@@ -99,7 +99,7 @@ type Config struct {
 	// DefaultBots are the page's suggested images per game.
 	DefaultBots map[string][]string
 	// Limits are the limits matches run under (zero: the games' own).
-	Limits orchestrator.Limits
+	Limits matches.Limits
 	// Resources are what each bot may use, shown in /api/games.
 	Resources Resources
 	// FinishOnShutdown lets running matches finish on shutdown (up to the
@@ -134,18 +134,28 @@ type Resources struct {
 	Pids        int64
 }
 
+// Orchestrator is what the server asks of the match runner
+// (orchestrator.Orchestrator): the engine's images, a request pinned to
+// them, and matches played on this host.
+type Orchestrator interface {
+	Image(ctx context.Context, ref string) (imageref.Image, error)
+	Images(ctx context.Context, game string) ([]imageref.LocalImage, error)
+	Pin(ctx context.Context, req matches.Request, images bool) (matches.Request, error)
+	matches.Player
+}
+
 // Deps are the server's collaborators.
 type Deps struct {
 	// Games are the games on offer: the built-in ones and the operator's
 	// (ARENA_GAMES); Recover adds those registered through the API.
 	Games        *engine.Catalog
-	Orchestrator *orchestrator.Orchestrator
+	Orchestrator Orchestrator
 	Store        *store.Store
 	// Concurrency bounds the matches played at once.
 	Concurrency int
 	// Player plays the queue's matches: nil, the Orchestrator on this
 	// host; else, say, a dispatcher to workers on other hosts.
-	Player orchestrator.Player
+	Player matches.Player
 	// Ping checks the Docker engine for /healthz.
 	Ping func(ctx context.Context) error
 	// Queue says whether matches can be queued to workers (for
@@ -189,7 +199,7 @@ type Server struct {
 	deps  Deps
 	log   *zap.Logger
 	now   func() time.Time
-	queue *orchestrator.Queue
+	queue *matches.Queue
 	// live holds the records of the matches this server queued that are
 	// not over, so viewers of a live match never wait on the database.
 	live    sync.Map // id → store.Match
@@ -302,17 +312,17 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.Registry.PulledGrace <= 0 {
 		s.cfg.Registry.PulledGrace = defaultPulledGrace
 	}
-	var player orchestrator.Player = deps.Orchestrator
+	var player matches.Player = deps.Orchestrator
 	if deps.Player != nil {
 		player = deps.Player
 	}
-	opts := []orchestrator.QueueOption{orchestrator.WithLineMax(cfg.UserQueueMax)}
+	opts := []matches.QueueOption{matches.WithLineMax(cfg.UserQueueMax)}
 	if dir, err := liveFrames(deps.Store); err == nil {
-		opts = append(opts, orchestrator.WithFrameFiles(dir))
+		opts = append(opts, matches.WithFrameFiles(dir))
 	} else {
 		s.log.Warn("live frames are kept in memory", zap.Error(err))
 	}
-	s.queue = orchestrator.NewQueueWith(deps.Orchestrator, player, deps.Concurrency, cfg.QueueMax, s.record, opts...)
+	s.queue = matches.NewQueue(player, deps.Concurrency, cfg.QueueMax, s.record, opts...)
 	inFlight := cfg.Ladder.InFlight
 	if inFlight <= 0 {
 		inFlight = max(1, deps.Concurrency) + 1
@@ -751,7 +761,7 @@ func (s *Server) view(m store.Match) matchView {
 
 // liveView is a match as the API shows it, its state from the queue's
 // live view rather than the store.
-func liveView(m store.Match, l orchestrator.Live) matchView {
+func liveView(m store.Match, l matches.Live) matchView {
 	m.Status = string(l.State)
 	if m.StartedAt.IsZero() {
 		m.StartedAt = l.Started
@@ -826,14 +836,14 @@ func (s *Server) createMatch(c echo.Context) error {
 	if body.Seed != nil {
 		seed = uint64(*body.Seed)
 	} else {
-		seed = orchestrator.RandomSeed()
+		seed = matches.RandomSeed()
 	}
 	settings := body.Settings
 	if string(settings) == "null" {
 		settings = nil
 	}
-	id := orchestrator.NewMatchID()
-	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id, Owner: p.Name}
+	id := matches.NewMatchID()
+	req := matches.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id, Owner: p.Name}
 	rec, err := s.submit(c.Request().Context(), req, s.deps.Store.Insert)
 	if err != nil {
 		return err
@@ -901,7 +911,7 @@ func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, 
 // submit checks a match request, records it with insert and queues it:
 // the one way in for matches started by hand and the ladders' alike. A
 // match the queue refuses is recorded as failed.
-func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
+func (s *Server) submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
 	// Pinned now: the match plays the images as they are when it is
 	// created, on this host or a worker's (a pushed one pulled first, by
 	// its digest).
@@ -930,7 +940,7 @@ func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert fu
 		return store.Match{}, err
 	}
 	s.holdImages(req.MatchID, req.ImageIDs)
-	rec := store.Match{ID: req.MatchID, Status: string(orchestrator.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
+	rec := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
 	if err := insert(ctx, rec); err != nil {
 		s.releaseImages(rec.ID)
 		return store.Match{}, err
@@ -940,7 +950,7 @@ func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert fu
 	if err != nil {
 		s.live.Delete(rec.ID)
 		s.releaseImages(rec.ID)
-		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(orchestrator.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
+		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(matches.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
 			s.log.Error("record a match the queue refused", zap.String("match", rec.ID), zap.Error(ferr))
 		}
 		return store.Match{}, err
@@ -952,7 +962,7 @@ func (s *Server) submit(ctx context.Context, req orchestrator.Request, insert fu
 // ladderQueue is the server's queue as the ladders see it.
 type ladderQueue struct{ s *Server }
 
-func (q ladderQueue) Submit(ctx context.Context, req orchestrator.Request, insert func(context.Context, store.Match) error) error {
+func (q ladderQueue) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error {
 	_, err := q.s.submit(ctx, req, insert)
 	return err
 }
@@ -1053,7 +1063,7 @@ func (s *Server) getReplay(c echo.Context) error {
 
 // record keeps the history in step with the queue: each state change,
 // and the end with its result and replay.
-func (s *Server) record(u orchestrator.Update) {
+func (s *Server) record(u matches.Update) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	log := s.log.With(zap.String("match", u.ID))
@@ -1061,10 +1071,10 @@ func (s *Server) record(u orchestrator.Update) {
 	switch {
 	case !u.State.Final():
 		err = s.deps.Store.SetStatus(ctx, u.ID, string(u.State), u.At)
-	case u.State == orchestrator.StateFinished:
+	case u.State == matches.StateFinished:
 		out := store.Outcome{Status: string(u.State)}
 		out.Result, err = json.Marshal(u.Replay.Result)
-		out.WriteReplay = func(path string) error { return orchestrator.MoveReplay(path, u.Replay) }
+		out.WriteReplay = func(path string) error { return matches.MoveReplay(path, u.Replay) }
 		err = errors.Join(err, s.deps.Store.Finish(ctx, u.ID, out, u.At))
 		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
 	default:
@@ -1105,7 +1115,7 @@ func (s *Server) Recover(ctx context.Context) error {
 				s.log.Warn("remove the containers of an interrupted match", zap.String("match", id), zap.Error(err))
 			}
 		}
-		if err := s.deps.Store.Finish(ctx, id, store.Outcome{Status: string(orchestrator.StateFailed), Error: "interrupted: the server stopped during the match"}, s.now()); err != nil {
+		if err := s.deps.Store.Finish(ctx, id, store.Outcome{Status: string(matches.StateFailed), Error: "interrupted: the server stopped during the match"}, s.now()); err != nil {
 			return err
 		}
 		s.log.Warn("match interrupted by the last shutdown", zap.String("match", id))

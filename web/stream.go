@@ -14,7 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"arena/orchestrator"
+	"arena/matches"
 	"arena/store"
 )
 
@@ -121,7 +121,7 @@ func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) err
 		f, err := os.Open(s.deps.Store.ReplayPath(id))
 		if err == nil {
 			gone := errors.New("the viewer left")
-			err = orchestrator.ReplayFrames(bufio.NewReaderSize(f, 64<<10), next, func(i int, frame json.RawMessage) error {
+			err = matches.ReplayFrames(bufio.NewReaderSize(f, 64<<10), next, func(i int, frame json.RawMessage) error {
 				out.event("frame", i, frame)
 				if out.buf.Len() > 256<<10 && out.flush() != nil {
 					return gone

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -140,7 +141,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	plan := orchestrator.BenchPlan{
 		Game: game, Maps: maps, Bots: bots, Opponents: opponents, Repeats: o.repeats, Seed: seed,
-		Settings: settings, Limits: orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
+		Settings: settings, Limits: matches.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
 	}
 	total := len(plan.Matches())
 
@@ -162,7 +163,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	started := time.Now()
 	orch := orchestrator.New(orchestrator.Launchers(d, local), cfg.Orchestrator(log)...)
-	var player orchestrator.Player = orch
+	var player matches.Player = orch
 	if o.nats != "" {
 		disp, stop, err := benchDispatcher(ctx, o.nats, orch, log)
 		if err != nil {
@@ -328,7 +329,7 @@ func (c *benchCSV) write(game string, out orchestrator.BenchOutcome) {
 			winner = strings.Join(r.Winners, " ")
 		}
 		b0, b1 := r.Bots[0], r.Bots[1]
-		round := func(b orchestrator.BotResult) string {
+		round := func(b matches.BotResult) string {
 			if b.DeathReason == "" {
 				return ""
 			}
@@ -544,7 +545,7 @@ func tournamentErr(err error) error {
 	switch {
 	case err == nil || errors.Is(err, context.Canceled):
 		return nil
-	case errors.Is(err, orchestrator.ErrInvalid):
+	case errors.Is(err, matches.ErrInvalid):
 		return usageErr("%v", err)
 	default:
 		return platformErr(err)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 	"arena/sprt"
@@ -75,7 +76,7 @@ func benchSPRT(ctx context.Context, stdout, stderr io.Writer, o *benchOptions, t
 	}
 	plan := orchestrator.SPRTPlan{
 		Game: game, Maps: maps, Candidate: candidate, Base: base, Test: test, MaxPairs: o.sprtMax / 2,
-		Seed: seed, Settings: settings, Limits: orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
+		Seed: seed, Settings: settings, Limits: matches.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
 	}
 	var csvOut *benchCSV
 	if o.out != "" {

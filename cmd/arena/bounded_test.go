@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"arena/internal/dockertest"
+	"arena/matches"
 	"arena/orchestrator"
 )
 
@@ -89,7 +90,7 @@ func TestOutputIsBoundedOnRun(t *testing.T) {
 	base, _ := peakRSS(t, bin, "run", "--json", "--settings", `{"zone_radius":20}`, quiet, quiet)
 	replay := filepath.Join(dir, "bounded.json")
 	peak, out := peakRSS(t, bin, "run", "--json", "--replay", replay, "--settings", fmt.Sprintf(`{"zone_radius":%d}`, boundedZone), big, flood)
-	var res orchestrator.Result
+	var res matches.Result
 	if err := json.Unmarshal(out[bytesIndex(out, '{'):], &res); err != nil {
 		t.Fatalf("the result: %v\n%s", err, out)
 	}

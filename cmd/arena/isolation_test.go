@@ -12,7 +12,7 @@ import (
 
 	"arena/internal/dockertest"
 	"arena/internal/poll"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // Two `arena run`s at once: every bot has a uid of its own, whatever its
@@ -63,7 +63,7 @@ func TestBotsDoNotShareUsers(t *testing.T) {
 	}
 	uids := map[int]string{}
 	for _, path := range []string{hogReplay, checkReplay} {
-		rep, err := orchestrator.ReadReplay(path)
+		rep, err := matches.ReadReplay(path)
 		if err != nil {
 			t.Fatal(err)
 		}

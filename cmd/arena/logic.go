@@ -17,6 +17,7 @@ import (
 
 	"arena/engine"
 	"arena/judger"
+	"arena/matches"
 	"arena/orchestrator"
 )
 
@@ -172,11 +173,11 @@ func readPlayer(r io.Reader, folder string) (map[string][]byte, error) {
 // dispatcher): a logic's replay can be checked only by playing the logic
 // again, so the server believes no other host's.
 type logicRouter struct {
-	next  orchestrator.Player
+	next  matches.Player
 	local *orchestrator.Orchestrator
 }
 
-func (r logicRouter) Play(ctx context.Context, req orchestrator.Request) (*orchestrator.Replay, error) {
+func (r logicRouter) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
 	if _, ok := req.Game.(engine.Hosted); ok {
 		return r.local.Play(ctx, req)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"arena/internal/dockertest"
 	"arena/internal/poll"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // hostileLogic is a logic that misbehaves as its config's "mode" says,
@@ -109,12 +109,12 @@ func BenchmarkJudgerRound(b *testing.B) {
 // run to its answer read); ratio is round/answer.
 func roundCost(b *testing.B, logic, bot, short, long string) {
 	bin := arenaBinary(b)
-	play := func(settings string) orchestrator.Result {
+	play := func(settings string) matches.Result {
 		out, err := exec.Command(bin, "run", "--json", "--game", "logic:"+logic, "--settings", settings, bot, bot).Output()
 		if err != nil {
 			b.Fatalf("arena run: %v\n%s", err, out)
 		}
-		var res orchestrator.Result
+		var res matches.Result
 		if err := json.Unmarshal(out, &res); err != nil {
 			b.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestALogicGame(t *testing.T) {
 	sleeper, hostile := misbehaving(t, cli, bot)
 	crasher := dockertest.Build(t, cli, "arena-test/ttt-crasher", "FROM "+bot+"\nENTRYPOINT [\"python3\", \"-c\", \"import sys; sys.stdin.readline(); sys.exit(2)\"]\n", nil)
 	bin := arenaBinary(t)
-	run := func(args ...string) (orchestrator.Result, string, int) {
+	run := func(args ...string) (matches.Result, string, int) {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"run", "--json"}, args...)...)
 		var stderr strings.Builder
@@ -156,7 +156,7 @@ func TestALogicGame(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		var res orchestrator.Result
+		var res matches.Result
 		if code == 0 {
 			if err := json.Unmarshal(out, &res); err != nil {
 				t.Fatalf("arena run's result: %v\n%s", err, out)
@@ -183,7 +183,7 @@ func TestALogicGame(t *testing.T) {
 	if len(res.Winners) != 0 || res.Bots[0].Score != 0 || res.Bots[1].Score != 0 {
 		t.Errorf("two perfect players: winners %v, scores %d-%d", res.Winners, res.Bots[0].Score, res.Bots[1].Score)
 	}
-	rep, err := orchestrator.ReadReplay(replay)
+	rep, err := matches.ReadReplay(replay)
 	if err != nil || len(rep.Frames) != res.Turns+1 || !strings.Contains(string(rep.Frames[1].State), `"listen":[1]`) {
 		t.Errorf("the replay: %v, %d frames for %d rounds", err, len(rep.Frames), res.Turns)
 	}
@@ -199,7 +199,7 @@ func TestALogicGame(t *testing.T) {
 		}
 	}
 	changed := filepath.Join(t.TempDir(), "changed.json")
-	if err := orchestrator.WriteReplay(changed, rep); err != nil {
+	if err := matches.WriteReplay(changed, rep); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(bin, "replay", "verify", changed).CombinedOutput(); err == nil || !strings.Contains(string(out), "does not verify") {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"arena/internal/dockertest"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // arena runs the command in-process and returns its exit code and output.
@@ -115,7 +115,7 @@ func TestRunLocalBot(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var res orchestrator.Result
+	var res matches.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestRunJSONReplayAndVerify(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var res orchestrator.Result
+	var res matches.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
 	}
@@ -163,11 +163,11 @@ func TestRunJSONReplayAndVerify(t *testing.T) {
 	}
 	// A corrupted replay fails verification with exit 1 and names the turn.
 	data, _ := os.ReadFile(replay)
-	var r orchestrator.Replay
+	var r matches.Replay
 	json.Unmarshal(data, &r)
 	r.Frames[len(r.Frames)-1].State = json.RawMessage(`{"Turn":0}`)
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	orchestrator.WriteReplay(bad, &r)
+	matches.WriteReplay(bad, &r)
 	code, _, stderr = arena(t, "replay", "verify", bad)
 	if code != exitPlatform || !strings.Contains(stderr, "does not verify") || !strings.Contains(stderr, "the state differs") {
 		t.Errorf("corrupted replay: exit %d, %s", code, stderr)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/dispatch"
+	"arena/matches"
 	"arena/orchestrator"
 )
 
@@ -132,7 +133,7 @@ func (n *natsSide) close() {
 }
 
 // localWorker plays matches of the work queue in this process.
-func localWorker(ctx context.Context, nc *nats.Conn, name string, concurrency int, player orchestrator.Player, reap func(context.Context, string) error, log *zap.Logger) (stop func(), err error) {
+func localWorker(ctx context.Context, nc *nats.Conn, name string, concurrency int, player matches.Player, reap func(context.Context, string) error, log *zap.Logger) (stop func(), err error) {
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
 		Name: name, Concurrency: concurrency, Games: games(), Player: player, Reap: reap, Log: log.Named("worker"),
 	})

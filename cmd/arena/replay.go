@@ -14,6 +14,7 @@ import (
 	"arena/engine"
 	"arena/engine/pacman"
 	"arena/judger"
+	"arena/matches"
 	"arena/orchestrator"
 )
 
@@ -61,15 +62,15 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) != 2 {
 		return usageErr("usage: arena replay verify FILE")
 	}
-	rep, err := orchestrator.ReadReplay(args[1])
+	rep, err := matches.ReadReplay(args[1])
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if strings.HasPrefix(rep.Game, judger.Prefix) {
 		return verifyLogic(ctx, args[1], rep, stdout, stderr)
 	}
-	if err := orchestrator.Verify(games(), rep); err != nil {
-		var mm *orchestrator.Mismatch
+	if err := matches.Verify(games(), rep); err != nil {
+		var mm *matches.Mismatch
 		if errors.As(err, &mm) {
 			return platformErr(fmt.Errorf("%s does not verify: %w", args[1], err))
 		}
@@ -98,7 +99,7 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 	if *format != "saiblo" {
 		return usageErr("--format %q: the only export format is saiblo", *format)
 	}
-	rep, err := orchestrator.ReadReplay(pos[0])
+	rep, err := matches.ReadReplay(pos[0])
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -125,7 +126,7 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 
 // verifyLogic verifies the replay of a logic game: the logic is played
 // again, in the sandbox, on the recorded answers.
-func verifyLogic(ctx context.Context, file string, rep *orchestrator.Replay, stdout, stderr io.Writer) error {
+func verifyLogic(ctx context.Context, file string, rep *matches.Replay, stdout, stderr io.Writer) error {
 	// The sandbox's settings, from the environment.
 	fs := flag.NewFlagSet("arena replay verify", flag.ContinueOnError)
 	vals := registerIf(fs, replaySetting)
@@ -147,11 +148,11 @@ func verifyLogic(ctx context.Context, file string, rep *orchestrator.Replay, std
 	defer d.Close(context.WithoutCancel(ctx))
 	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
 	if err := orch.VerifyHosted(ctx, game.(engine.Hosted), rep); err != nil {
-		var mm *orchestrator.Mismatch
+		var mm *matches.Mismatch
 		switch {
 		case errors.As(err, &mm):
 			return platformErr(fmt.Errorf("%s does not verify: %w\n(the logic, played again on the recorded answers, did otherwise: it is not deterministic given its seed, or the replay was changed)", file, err))
-		case errors.Is(err, orchestrator.ErrInvalid):
+		case errors.Is(err, matches.ErrInvalid):
 			return usageErr("%s: %v", file, err)
 		}
 		return platformErr(fmt.Errorf("%s: %w", file, err))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -77,7 +78,7 @@ func cmdReplayRerun(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	rep, err := orchestrator.ReadReplay(pos[0])
+	rep, err := matches.ReadReplay(pos[0])
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -110,9 +111,9 @@ func cmdReplayRerun(ctx context.Context, args []string, stdout, stderr io.Writer
 	})
 	warnFallback(stderr, d.StdioPath())
 	if err != nil {
-		var mm *orchestrator.Mismatch
+		var mm *matches.Mismatch
 		switch {
-		case errors.Is(err, orchestrator.ErrInvalid):
+		case errors.Is(err, matches.ErrInvalid):
 			return usageErr("%s: %v", pos[0], err)
 		case errors.As(err, &mm):
 			return platformErr(fmt.Errorf("%s does not replay: %w", pos[0], err))

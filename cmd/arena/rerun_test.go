@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"arena/internal/dockertest"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // A match of the example bots, rerun: the hunter (deterministic) gives
@@ -31,13 +31,13 @@ func TestReplayRerun(t *testing.T) {
 		}
 	}
 
-	rep, err := orchestrator.ReadReplay(file)
+	rep, err := matches.ReadReplay(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep.Bots[0].ImageID = "sha256:" + strings.Repeat("0", 64)
 	gone := filepath.Join(dir, "gone.json")
-	if err := orchestrator.WriteReplay(gone, rep); err != nil {
+	if err := matches.WriteReplay(gone, rep); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr = arena(t, "replay", "rerun", gone, "--seat", "0")

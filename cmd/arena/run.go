@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -113,7 +114,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usageErr("--replay %s: %v", o.replay, err)
 		}
 	}
-	req.Limits = orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp}
+	req.Limits = matches.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp}
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
@@ -123,7 +124,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer cli.Close()
 	orch := orchestrator.New(orchestrator.Launchers(d, local), cfg.Orchestrator(log)...)
-	var rep *orchestrator.Replay
+	var rep *matches.Replay
 	if o.view {
 		rep, err = playWithView(ctx, orch, req, o.viewFPS, stdout)
 	} else {
@@ -131,7 +132,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, orchestrator.ErrInvalid):
+		case errors.Is(err, matches.ErrInvalid):
 			return usageErr("%v", err)
 		case ctx.Err() != nil:
 			return platformErr(errors.New("interrupted; the match's containers were removed"))
@@ -140,7 +141,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	warnFallback(stderr, rep.Result.StdioPath)
 	if o.replay != "" {
-		if err := orchestrator.WriteReplay(o.replay, rep); err != nil {
+		if err := matches.WriteReplay(o.replay, rep); err != nil {
 			return platformErr(err)
 		}
 		rep.Result.Replay = o.replay
@@ -156,29 +157,29 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // buildRequest resolves the game, the map and the seed. Its errors are
 // usage errors.
-func buildRequest(o *runOptions, images []string) (orchestrator.Request, error) {
+func buildRequest(o *runOptions, images []string) (matches.Request, error) {
 	game, err := findGame(o.game, len(images))
 	if err != nil {
-		return orchestrator.Request{}, usageErr("%v", err)
+		return matches.Request{}, usageErr("%v", err)
 	}
 	m, err := resolveMap(game, o.mapName)
 	if err != nil {
-		return orchestrator.Request{}, usageErr("%v", err)
+		return matches.Request{}, usageErr("%v", err)
 	}
 	if len(images) == 0 {
-		return orchestrator.Request{}, usageErr("no bot images given (usage: arena run [flags] IMAGE IMAGE...)")
+		return matches.Request{}, usageErr("no bot images given (usage: arena run [flags] IMAGE IMAGE...)")
 	}
 	seed, err := parseSeed(o.seed)
 	if err != nil {
-		return orchestrator.Request{}, usageErr("--seed: %v", err)
+		return matches.Request{}, usageErr("--seed: %v", err)
 	}
 	settings, err := gameSettings(o.settings, o.maxRounds)
 	if err != nil {
-		return orchestrator.Request{}, usageErr("%v", err)
+		return matches.Request{}, usageErr("%v", err)
 	}
-	req := orchestrator.Request{Game: game, Map: m, Seed: seed, Images: images, Settings: settings}
+	req := matches.Request{Game: game, Map: m, Seed: seed, Images: images, Settings: settings}
 	if err := req.Check(); err != nil {
-		return orchestrator.Request{}, usageErr("%v", err)
+		return matches.Request{}, usageErr("%v", err)
 	}
 	return req, nil
 }
@@ -227,7 +228,7 @@ func resolveMap(g engine.Game, name string) (engine.Map, error) {
 
 func parseSeed(s string) (uint64, error) {
 	if s == "" {
-		return orchestrator.RandomSeed(), nil
+		return matches.RandomSeed(), nil
 	}
 	return strconv.ParseUint(s, 10, 64)
 }
@@ -245,7 +246,7 @@ func checkWritableDir(path string) error {
 	return os.Remove(f.Name())
 }
 
-func printSummary(w io.Writer, r orchestrator.Result) {
+func printSummary(w io.Writer, r matches.Result) {
 	fmt.Fprintf(w, "%s on %s, seed %d: %d turns in %.1fs; %s\n\n", r.Game, r.Map, r.Seed, r.Turns, r.DurationMS/1000, r.Outcome())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEAT\tBOT\tSTATUS\tSCORE\tDIED\tANSWERS\tWARM-UP MS\tP50 MS\tMAX MS\tCPU MS\tMEM PEAK")
@@ -320,12 +321,12 @@ func checkViewable(g engine.Game, stdout io.Writer) error {
 
 // playWithView plays the match while the terminal shows it; Esc stops the
 // match (its containers are removed).
-func playWithView(ctx context.Context, orch *orchestrator.Orchestrator, req orchestrator.Request, fps int, stdout io.Writer) (*orchestrator.Replay, error) {
+func playWithView(ctx context.Context, orch *orchestrator.Orchestrator, req matches.Request, fps int, stdout io.Writer) (*matches.Replay, error) {
 	tr := req.Game.(engine.TextRenderer)
-	players := orchestrator.BotIDs(req.Images)
+	players := matches.BotIDs(req.Images)
 	title := fmt.Sprintf("%s on %s, seed %d", req.Game.Name(), req.Map.Info().Name, req.Seed)
 	view := newTermView(stdout, title, fps, func(frames []json.RawMessage, i int) string { return tr.RenderText(frames, i, players) })
-	req.OnFrame = func(f orchestrator.Frame) { view.add(f.State) }
+	req.OnFrame = func(f matches.Frame) { view.add(f.State) }
 
 	old, err := term.MakeRaw(int(os.Stdin.Fd()))
 	if err != nil {
@@ -338,7 +339,7 @@ func playWithView(ctx context.Context, orch *orchestrator.Orchestrator, req orch
 	playCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type played struct {
-		rep *orchestrator.Replay
+		rep *matches.Replay
 		err error
 	}
 	done := make(chan played, 1)

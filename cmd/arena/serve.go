@@ -23,6 +23,7 @@ import (
 	"arena/accounts"
 	"arena/dispatch"
 	"arena/engine"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 	"arena/store"
@@ -201,7 +202,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Allow:            cfg.Allow,
 		PullMissing:      cfg.Pull == "missing",
 		DefaultBots:      defaultBots,
-		Limits:           orchestrator.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
+		Limits:           matches.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
 		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},

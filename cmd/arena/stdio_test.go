@@ -15,7 +15,7 @@ import (
 
 	"arena/internal/dockertest"
 	"arena/internal/poll"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // When the FIFO path cannot be used, every command says so on stderr, and
@@ -42,14 +42,14 @@ func TestAttachStreamIsReported(t *testing.T) {
 	if !strings.Contains(stderr.String(), "arena: warning: bots' stdio uses the engine's attach stream, which is slower: the launcher ") {
 		t.Errorf("no warning on stderr: %q", stderr.String())
 	}
-	var res orchestrator.Result
+	var res matches.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(res.StdioPath, "attach (the launcher ") || res.Bots[0].Status != "ok" {
 		t.Errorf("result stdio_path %q", res.StdioPath)
 	}
-	rep, err := orchestrator.ReadReplay(replay)
+	rep, err := matches.ReadReplay(replay)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"arena/engine"
-	"arena/orchestrator"
+	"arena/matches"
 )
 
 // The summary shows the warm-up answer in its own column, apart from the
@@ -14,7 +14,7 @@ import (
 func TestSummaryWarmUpColumn(t *testing.T) {
 	warm, cpu := 812.5, 40.0
 	var out bytes.Buffer
-	printSummary(&out, orchestrator.Result{Game: "tanks", Map: "classic", Seed: 1, Turns: 9, Winners: []string{"a"}, Bots: []orchestrator.BotResult{
+	printSummary(&out, matches.Result{Game: "tanks", Map: "classic", Seed: 1, Turns: 9, Winners: []string{"a"}, Bots: []matches.BotResult{
 		{Seat: 0, ID: "a", Status: engine.StatusOK, Answers: 9, WarmUpMS: &warm, AnswerMSP50: 1.5, AnswerMSMax: 3.25, CPUMS: &cpu},
 		{Seat: 1, ID: "b", Status: engine.StatusStartFailed, Accounting: "unavailable: the bot did not start"},
 	}})

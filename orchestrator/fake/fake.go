@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"arena/imageref"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -143,7 +144,7 @@ func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 	l.mu.Unlock()
 	s, ok := l.script(target)
 	if !ok {
-		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", orchestrator.ErrImageNotFound, ref)
+		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", matches.ErrImageNotFound, ref)
 	}
 	img := sandbox.Image{Ref: ref, ID: ImageID(target), Game: s.Game, Labels: s.Labels}
 	if s.Digest != "" {

@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"errors"
@@ -33,6 +33,6 @@ var (
 	ErrGameHost = errors.New("the game's logic failed")
 )
 
-// invalid marks err as the caller's mistake (errs.Mark: its message is
+// Invalid marks err as the caller's mistake (errs.Mark: its message is
 // err's, and errors.Is matches both ErrInvalid and whatever err wraps).
-func invalid(err error) error { return errs.Mark(ErrInvalid, err) }
+func Invalid(err error) error { return errs.Mark(ErrInvalid, err) }

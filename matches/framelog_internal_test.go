@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"encoding/json"

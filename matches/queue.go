@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"cmp"
@@ -55,7 +55,7 @@ type Update struct {
 // delays only their own, and a newcomer's match is the next to start.
 // Background matches (a ladder's) start only when no other waits.
 type Queue struct {
-	o        *Orchestrator
+	now      func() time.Time
 	player   Player
 	slots    int
 	max      int // waiting matches at most; 0: no limit
@@ -95,15 +95,22 @@ func (j *job) touch() {
 }
 
 // NewQueue returns a queue running at most concurrency matches at once,
-// with at most maxWaiting more waiting in line (0: no limit).
-// onUpdate is called for every state change after a match is queued
-// (starting, running, and the final one), in order for each match, never
-// under the queue's lock; it must not block for long. A match is queued
-// as Enqueue returns: the caller records that itself. The final update is
-// delivered before the match leaves the queue, so whatever onUpdate
-// records is in place when Follow stops following it.
-func NewQueue(o *Orchestrator, concurrency, maxWaiting int, onUpdate func(Update)) *Queue {
-	return NewQueueWith(o, o, concurrency, maxWaiting, onUpdate)
+// played by p, with at most maxWaiting more waiting in line (0: no
+// limit). onUpdate is called for every state change after a match is
+// queued (starting, running, and the final one), in order for each
+// match, never under the queue's lock; it must not block for long. A
+// match is queued as Enqueue returns: the caller records that itself.
+// The final update is delivered before the match leaves the queue, so
+// whatever onUpdate records is in place when Follow stops following it.
+func NewQueue(p Player, concurrency, maxWaiting int, onUpdate func(Update), opts ...QueueOption) *Queue {
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	q := &Queue{now: time.Now, player: p, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}, served: map[string]uint64{}}
+	for _, opt := range opts {
+		opt(q)
+	}
+	return q
 }
 
 // Player plays one match to its end: the orchestrator itself, or a
@@ -111,19 +118,6 @@ func NewQueue(o *Orchestrator, concurrency, maxWaiting int, onUpdate func(Update
 // through req.OnFrame and returns ctx's cause when ctx ends first.
 type Player interface {
 	Play(ctx context.Context, req Request) (*Replay, error)
-}
-
-// NewQueueWith is NewQueue with the matches played by p; o keeps the
-// clock.
-func NewQueueWith(o *Orchestrator, p Player, concurrency, maxWaiting int, onUpdate func(Update), opts ...QueueOption) *Queue {
-	if concurrency < 1 {
-		concurrency = 1
-	}
-	q := &Queue{o: o, player: p, slots: concurrency, max: max(0, maxWaiting), onUpdate: onUpdate, jobs: map[string]*job{}, served: map[string]uint64{}}
-	for _, opt := range opts {
-		opt(q)
-	}
-	return q
 }
 
 // SetSlots changes how many matches the queue plays at once (0: none
@@ -280,7 +274,7 @@ func (q *Queue) dispatchLocked() []*job {
 		q.removeWaitingLocked(j)
 		q.turn++
 		q.served[j.req.Owner] = q.turn
-		j.state, j.started = StateStarting, q.o.now()
+		j.state, j.started = StateStarting, q.now()
 		q.running++
 		started = append(started, j)
 	}
@@ -344,7 +338,7 @@ func (q *Queue) play(j *job) {
 		j.touch()
 		q.mu.Unlock()
 		if first {
-			q.notify(Update{ID: req.MatchID, State: StateRunning, At: q.o.now()})
+			q.notify(Update{ID: req.MatchID, State: StateRunning, At: q.now()})
 		}
 		if user != nil {
 			user(f)
@@ -361,7 +355,7 @@ func (q *Queue) play(j *job) {
 			}
 		}
 	}
-	u.At = q.o.now()
+	u.At = q.now()
 	q.mu.Lock()
 	q.running--
 	started := q.dispatchLocked()
@@ -588,7 +582,7 @@ func (q *Queue) stop(id string, cause error) bool {
 	if !errors.Is(cause, ErrCancelled) {
 		state = StateFailed
 	}
-	q.notify(Update{ID: id, State: state, Err: cause, At: q.o.now()})
+	q.notify(Update{ID: id, State: state, Err: cause, At: q.now()})
 	q.mu.Lock()
 	j.state = state
 	q.leaveLocked(j)

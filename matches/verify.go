@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"bytes"
@@ -41,16 +41,16 @@ func Verify(games []engine.Game, r *Replay) error {
 		return err
 	}
 	for _, fr := range r.Frames {
-		if err := v.frame(fr); err != nil {
+		if err := v.Frame(fr); err != nil {
 			return err
 		}
 	}
-	return v.finish(r.Result)
+	return v.Finish(r.Result)
 }
 
-// verifier re-runs a replay's match in the engine frame by frame, as the
+// Verifier re-runs a replay's match in the engine frame by frame, as the
 // frames come (a replay read from a stream need not be held whole).
-type verifier struct {
+type Verifier struct {
 	match  engine.Match
 	ids    []string
 	frames int
@@ -58,7 +58,7 @@ type verifier struct {
 
 // newVerifier starts the match a replay's header (everything but its
 // frames and result) describes.
-func newVerifier(games []engine.Game, r *Replay) (*verifier, error) {
+func newVerifier(games []engine.Game, r *Replay) (*Verifier, error) {
 	game, err := engine.Find(games, r.Game)
 	if err != nil {
 		return nil, err
@@ -66,13 +66,14 @@ func newVerifier(games []engine.Game, r *Replay) (*verifier, error) {
 	if _, ok := game.(engine.Hosted); ok {
 		return nil, fmt.Errorf("%s is played by a program of its own: its replay is verified by playing it again (Orchestrator.VerifyHosted)", r.Game)
 	}
-	return newVerifierOf(game, r)
+	return NewVerifier(game, r)
 }
 
-// newVerifierOf starts the match of a replay of game.
-func newVerifierOf(game engine.Game, r *Replay) (*verifier, error) {
-	if r.Format == replayFormatV1 && r.Game == "pacman" {
-		return nil, fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it can be watched but not verified", replayFormatV1)
+// NewVerifier starts the match of a replay of game (the orchestrator
+// drives one beside a game's own program to verify a hosted game).
+func NewVerifier(game engine.Game, r *Replay) (*Verifier, error) {
+	if r.Format == ReplayFormatV1 && r.Game == "pacman" {
+		return nil, fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it can be watched but not verified", ReplayFormatV1)
 	}
 	var m engine.Map
 	var err error
@@ -95,12 +96,15 @@ func newVerifierOf(game engine.Game, r *Replay) (*verifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay settings: %w", err)
 	}
-	return &verifier{match: match, ids: ids}, nil
+	return &Verifier{match: match, ids: ids}, nil
 }
 
-// frame checks the next frame: the first is the initial state; each
+// Match is the engine's match the verifier plays.
+func (v *Verifier) Match() engine.Match { return v.match }
+
+// Frame checks the next frame: the first is the initial state; each
 // later one is what the engine makes of the answers it records.
-func (v *verifier) frame(fr Frame) error {
+func (v *Verifier) Frame(fr Frame) error {
 	v.frames++
 	match := v.match
 	if v.frames == 1 {
@@ -123,7 +127,7 @@ func (v *verifier) frame(fr Frame) error {
 			if !ok {
 				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
 			}
-			data, err := rec.answer()
+			data, err := rec.Message()
 			if err != nil {
 				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
 			}
@@ -137,9 +141,9 @@ func (v *verifier) frame(fr Frame) error {
 	return sameFrame(fr, match)
 }
 
-// finish checks that the match ends after the last frame with the
+// Finish checks that the match ends after the last frame with the
 // recorded result.
-func (v *verifier) finish(res Result) error {
+func (v *Verifier) Finish(res Result) error {
 	match := v.match
 	if v.frames == 0 {
 		return &Mismatch{Reason: "the replay has no frames"}

@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"time"
@@ -16,20 +16,24 @@ type Limits struct {
 	MemoryBytes int64
 }
 
-// record is the limits as a replay records them.
-func (l Limits) record() LimitsRecord {
-	return LimitsRecord{AnswerTimeoutMS: ms(l.AnswerTimeout), WarmUpMS: ms(l.WarmUp), MaxMessageBytes: l.MaxMessageBytes, MemoryBytes: l.MemoryBytes}
+// Record is the limits as a replay records them.
+func (l Limits) Record() LimitsRecord {
+	return LimitsRecord{AnswerTimeoutMS: Millis(l.AnswerTimeout), WarmUpMS: Millis(l.WarmUp), MaxMessageBytes: l.MaxMessageBytes, MemoryBytes: l.MemoryBytes}
 }
 
-// fromRecord is the limits a replay records.
-func fromRecord(r LimitsRecord) Limits {
+// Millis is a duration in milliseconds, to the microsecond, as replays
+// and results write durations.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Limits is the limits a replay records.
+func (r LimitsRecord) Limits() Limits {
 	return Limits{AnswerTimeout: time.Duration(r.AnswerTimeoutMS * float64(time.Millisecond)),
 		WarmUp: time.Duration(r.WarmUpMS * float64(time.Millisecond)), MaxMessageBytes: r.MaxMessageBytes, MemoryBytes: r.MemoryBytes}
 }
 
-// forStep is the limits of one exchange: the step's answer time where
+// ForStep is the limits of one exchange: the step's answer time where
 // the game sets one (a logic's round config).
-func (l Limits) forStep(st engine.Step) Limits {
+func (l Limits) ForStep(st engine.Step) Limits {
 	if st.AnswerTimeout > 0 {
 		l.AnswerTimeout = st.AnswerTimeout
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -21,8 +22,8 @@ import (
 // file still reads, and its Tanks and Snake matches still verify.
 const ReplayFormat = "arena-replay/2"
 
-// replayFormatV1 is the format before Pac-Man frames carried their board.
-const replayFormatV1 = "arena-replay/1"
+// ReplayFormatV1 is the format before Pac-Man frames carried their board.
+const ReplayFormatV1 = "arena-replay/1"
 
 // Replay is a self-contained record of a match: enough to show it turn by
 // turn and to re-run the engine on the recorded answers.
@@ -143,7 +144,9 @@ func (f FrameBot) counted() time.Duration {
 	return time.Duration(f.TimeUS) * time.Microsecond
 }
 
-func (f *FrameBot) setAnswer(b []byte) {
+// SetAnswer records the message as received: as text when it is UTF-8,
+// else in base64.
+func (f *FrameBot) SetAnswer(b []byte) {
 	if utf8.Valid(b) {
 		f.Answer = string(b)
 		return
@@ -151,8 +154,8 @@ func (f *FrameBot) setAnswer(b []byte) {
 	f.AnswerB64 = base64.StdEncoding.EncodeToString(b)
 }
 
-// answer is the recorded message as bytes.
-func (f *FrameBot) answer() ([]byte, error) {
+// Message is the recorded message as bytes.
+func (f *FrameBot) Message() ([]byte, error) {
 	if f.AnswerB64 != "" {
 		return base64.StdEncoding.DecodeString(f.AnswerB64)
 	}
@@ -179,6 +182,24 @@ type Result struct {
 	// Worker names the worker that played the match, when a worker
 	// did (through NATS).
 	Worker string `json:"worker,omitempty"`
+}
+
+// Draw says whether the match was a draw: nobody won, or every bot did
+// (in Tanks, tanks that die together share the win).
+func (r Result) Draw() bool {
+	return len(r.Winners) == 0 || len(r.Bots) > 1 && len(r.Winners) == len(r.Bots)
+}
+
+// Outcome says how the match ended, in words: "draw", "winner A", or
+// "shared win: A, B" (some of the bots won together).
+func (r Result) Outcome() string {
+	switch {
+	case r.Draw():
+		return "draw"
+	case len(r.Winners) == 1:
+		return "winner " + r.Winners[0]
+	}
+	return "shared win: " + strings.Join(r.Winners, ", ")
 }
 
 // BotResult is one bot's outcome and what it used.
@@ -227,21 +248,6 @@ type BotResult struct {
 	Accounting    string   `json:"accounting"`
 	// StderrDropped counts stderr bytes over the caps.
 	StderrDropped int64 `json:"stderr_dropped_bytes"`
-}
-
-// newReplay starts the replay of a match: everything but its frames and
-// result.
-func newReplay(matchID string, req Request, match engine.Match, lim Limits, seats []*seat) *Replay {
-	rep := &Replay{
-		Format: ReplayFormat, MatchID: matchID, Game: req.Game.Name(),
-		Map: req.Map.Info().Name, MapData: string(req.Map.Data()), Seed: req.Seed,
-		Settings: match.Settings(),
-		Limits:   lim.record(),
-	}
-	for _, s := range seats {
-		rep.Bots = append(rep.Bots, ReplayBot{Seat: s.n, ID: s.id, Image: s.image.Ref, ImageID: s.image.ID})
-	}
-	return rep
 }
 
 // EncodeReplay is a replay as its file holds it: one JSON document.
@@ -408,7 +414,7 @@ func ReadReplay(path string) (*Replay, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%s is not a replay: %w", path, err)
 	}
-	if r.Format != ReplayFormat && r.Format != replayFormatV1 {
+	if r.Format != ReplayFormat && r.Format != ReplayFormatV1 {
 		return nil, fmt.Errorf("%s: replay format %q, want %q", path, r.Format, ReplayFormat)
 	}
 	return &r, nil

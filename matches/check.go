@@ -1,4 +1,4 @@
-package orchestrator
+package matches
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ func foreign(format string, a ...any) error {
 // checkHeader compares what a replay says of its match, before its
 // frames, with the request.
 func checkHeader(req Request, rep *Replay) error {
-	match, err := req.newMatch()
+	match, err := req.Match()
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func checkHeader(req Request, rep *Replay) error {
 		return foreign("settings %s, want %s", rep.Settings, match.Settings())
 	}
 	lim := req.Limits.Resolve(req.Game.Protocol())
-	if want := lim.record(); rep.Limits != want {
+	if want := lim.Record(); rep.Limits != want {
 		return foreign("limits %+v, want %+v", rep.Limits, want)
 	}
 	ids := BotIDs(req.Images)
@@ -174,7 +174,7 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	if err := delim('{'); err != nil {
 		return nil, err
 	}
-	var v *verifier
+	var v *Verifier
 	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
@@ -205,7 +205,7 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 				if err := dec.Decode(&fr); err != nil {
 					return nil, foreign("frame %d: %v", v.frames, err)
 				}
-				if err := v.frame(fr); err != nil {
+				if err := v.Frame(fr); err != nil {
 					return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
 				}
 				if each != nil {
@@ -247,7 +247,7 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	if err := checkResult(req, rep); err != nil {
 		return nil, err
 	}
-	if err := v.finish(rep.Result); err != nil {
+	if err := v.Finish(rep.Result); err != nil {
 		return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
 	}
 	return rep, nil

@@ -1,4 +1,4 @@
-package orchestrator_test
+package matches_test
 
 import (
 	"context"
@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/poll"
+	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -23,14 +25,14 @@ import (
 // records is in place before followers are sent to it).
 type updates struct {
 	t  *testing.T
-	q  *orchestrator.Queue
+	q  *matches.Queue
 	mu sync.Mutex
-	by map[string][]orchestrator.State
+	by map[string][]matches.State
 	// final is signalled with each final update.
-	final chan orchestrator.Update
+	final chan matches.Update
 }
 
-func (u *updates) add(up orchestrator.Update) {
+func (u *updates) add(up matches.Update) {
 	u.mu.Lock()
 	u.by[up.ID] = append(u.by[up.ID], up.State)
 	u.mu.Unlock()
@@ -45,43 +47,43 @@ func (u *updates) add(up orchestrator.Update) {
 	}
 }
 
-func (u *updates) of(id string) []orchestrator.State {
+func (u *updates) of(id string) []matches.State {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return slices.Clone(u.by[id])
 }
 
-func newQueue(t *testing.T, l *fake.Launcher, slots int) (*orchestrator.Queue, *updates) {
+func newQueue(t *testing.T, l *fake.Launcher, slots int) (*matches.Queue, *updates) {
 	return newQueueMax(t, l, slots, 0)
 }
 
-func newQueueMax(t *testing.T, l *fake.Launcher, slots, max int) (*orchestrator.Queue, *updates) {
-	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 16)}
-	u.q = orchestrator.NewQueue(orchestrator.New(l), slots, max, u.add)
+func newQueueMax(t *testing.T, l *fake.Launcher, slots, max int) (*matches.Queue, *updates) {
+	u := &updates{t: t, by: map[string][]matches.State{}, final: make(chan matches.Update, 16)}
+	u.q = matches.NewQueue(orchestrator.New(l), slots, max, u.add)
 	t.Cleanup(func() { u.q.Shutdown(context.Background(), false) })
 	return u.q, u
 }
 
-func request(t *testing.T, id string, images ...string) orchestrator.Request {
-	return orchestrator.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 1, Images: images, MatchID: id}
+func request(t *testing.T, id string, images ...string) matches.Request {
+	return matches.Request{Game: tanks.New(), Map: tanksMap(t, "classic"), Seed: 1, Images: images, MatchID: id}
 }
 
-func wait(t *testing.T, u *updates) orchestrator.Update {
+func wait(t *testing.T, u *updates) matches.Update {
 	t.Helper()
 	select {
 	case up := <-u.final:
 		return up
 	case <-time.After(10 * time.Second):
 		t.Fatal("no match ended")
-		return orchestrator.Update{}
+		return matches.Update{}
 	}
 }
 
 // waitRunning waits until the queue plays the match.
-func waitRunning(t *testing.T, q *orchestrator.Queue, id string) {
+func waitRunning(t *testing.T, q *matches.Queue, id string) {
 	t.Helper()
 	poll.Until(t, 10*time.Second, func() error {
-		if st, pos, _ := q.Status(id); st != orchestrator.StateRunning {
+		if st, pos, _ := q.Status(id); st != matches.StateRunning {
 			return fmt.Errorf("%s is %s (at %d), not running", id, st, pos)
 		}
 		return nil
@@ -98,24 +100,24 @@ func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 			t.Fatalf("enqueue %s: position %d, %v; want %d", id, pos, err, i)
 		}
 	}
-	if st, pos, ok := q.Status("m3"); !ok || st != orchestrator.StateQueued || pos != 2 {
+	if st, pos, ok := q.Status("m3"); !ok || st != matches.StateQueued || pos != 2 {
 		t.Errorf("m3: %s at %d (%v)", st, pos, ok)
 	}
 	l2, ok := q.Follow("m2", 0)
-	if !ok || l2.Position != 1 || l2.State != orchestrator.StateQueued || len(l2.Frames) != 0 {
+	if !ok || l2.Position != 1 || l2.State != matches.StateQueued || len(l2.Frames) != 0 {
 		t.Fatalf("follow m2: %+v %v", l2, ok)
 	}
 	// The running match has its first frame (the initial state) and waits
 	// for the held bot.
 	deadline := time.Now().Add(5 * time.Second)
-	var l1 orchestrator.Live
+	var l1 matches.Live
 	for l1, _ = q.Follow("m1", 0); len(l1.Frames) == 0 && time.Now().Before(deadline); l1, _ = q.Follow("m1", 0) {
 		select {
 		case <-l1.Changed:
 		case <-time.After(time.Second):
 		}
 	}
-	if l1.State != orchestrator.StateRunning || len(l1.Frames) != 1 || l1.Started.IsZero() {
+	if l1.State != matches.StateRunning || len(l1.Frames) != 1 || l1.Started.IsZero() {
 		t.Fatalf("m1: %+v", l1)
 	}
 	// Cancelling the waiting m2 moves m3 up, and wakes m3's followers.
@@ -128,7 +130,7 @@ func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Error("m3's followers were not woken")
 	}
-	if up := wait(t, u); up.ID != "m2" || up.State != orchestrator.StateCancelled || !errors.Is(up.Err, orchestrator.ErrCancelled) {
+	if up := wait(t, u); up.ID != "m2" || up.State != matches.StateCancelled || !errors.Is(up.Err, matches.ErrCancelled) {
 		t.Errorf("m2 ended %+v", up)
 	}
 	if _, pos, _ := q.Status("m3"); pos != 1 {
@@ -136,12 +138,12 @@ func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 	}
 	close(hold)
 	for range 2 {
-		if up := wait(t, u); up.State != orchestrator.StateFinished || up.Replay == nil {
+		if up := wait(t, u); up.State != matches.StateFinished || up.Replay == nil {
 			t.Errorf("%s ended %s: %v", up.ID, up.State, up.Err)
 		}
 	}
 	for _, id := range []string{"m1", "m3"} {
-		if got := u.of(id); !slices.Equal(got, []orchestrator.State{orchestrator.StateStarting, orchestrator.StateRunning, orchestrator.StateFinished}) {
+		if got := u.of(id); !slices.Equal(got, []matches.State{matches.StateStarting, matches.StateRunning, matches.StateFinished}) {
 			t.Errorf("%s updates %v", id, got)
 		}
 		// Over: no longer followed, as soon as its final update returns.
@@ -171,7 +173,7 @@ func TestQueueCancelsARunningMatch(t *testing.T) {
 	waitRunning(t, q, "m1")
 	q.Cancel("m1")
 	up := wait(t, u)
-	if up.State != orchestrator.StateCancelled || !errors.Is(up.Err, orchestrator.ErrCancelled) {
+	if up.State != matches.StateCancelled || !errors.Is(up.Err, matches.ErrCancelled) {
 		t.Errorf("ended %+v", up)
 	}
 	if n := l.Running(); n != 0 {
@@ -192,16 +194,16 @@ func TestQueueShutdown(t *testing.T) {
 			q.Shutdown(context.Background(), finish)
 			close(done)
 		}()
-		if up := wait(t, u); up.ID != "wait" || up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrQueueClosed) {
+		if up := wait(t, u); up.ID != "wait" || up.State != matches.StateFailed || !errors.Is(up.Err, matches.ErrQueueClosed) {
 			t.Errorf("finish=%v: the waiting match ended %+v", finish, up)
 		}
 		if finish {
 			close(hold)
 		}
 		up := wait(t, u)
-		want := orchestrator.StateFailed
+		want := matches.StateFailed
 		if finish {
-			want = orchestrator.StateFinished
+			want = matches.StateFinished
 		} else {
 			close(hold)
 		}
@@ -209,7 +211,7 @@ func TestQueueShutdown(t *testing.T) {
 			t.Errorf("finish=%v: the running match ended %s (%v)", finish, up.State, up.Err)
 		}
 		<-done
-		if _, err := q.Enqueue(request(t, "late", "bots/held", "bots/held")); !errors.Is(err, orchestrator.ErrQueueClosed) {
+		if _, err := q.Enqueue(request(t, "late", "bots/held", "bots/held")); !errors.Is(err, matches.ErrQueueClosed) {
 			t.Errorf("enqueue after shutdown: %v", err)
 		}
 		if n := l.Running(); n != 0 {
@@ -229,7 +231,7 @@ func TestQueueShutdownTimesOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	q.Shutdown(ctx, true)
-	if up := wait(t, u); up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrQueueClosed) {
+	if up := wait(t, u); up.State != matches.StateFailed || !errors.Is(up.Err, matches.ErrQueueClosed) {
 		t.Errorf("ended %+v", up)
 	}
 }
@@ -239,7 +241,7 @@ func TestQueueFailedMatch(t *testing.T) {
 	l := fake.NewLauncher(map[string]fake.Script{"bots/a": {}})
 	q, u := newQueue(t, l, 1)
 	q.Enqueue(request(t, "m", "bots/a", "bots/gone"))
-	if up := wait(t, u); up.State != orchestrator.StateFailed || !errors.Is(up.Err, orchestrator.ErrImageNotFound) {
+	if up := wait(t, u); up.State != matches.StateFailed || !errors.Is(up.Err, matches.ErrImageNotFound) {
 		t.Errorf("ended %+v", up)
 	}
 }
@@ -256,7 +258,7 @@ func TestQueueLimit(t *testing.T) {
 		}
 	}
 	_, err := q.Enqueue(request(t, "w3", "bots/held", "bots/held"))
-	if !errors.Is(err, orchestrator.ErrQueueFull) || !strings.Contains(err.Error(), "2 matches are waiting") {
+	if !errors.Is(err, matches.ErrQueueFull) || !strings.Contains(err.Error(), "2 matches are waiting") {
 		t.Fatalf("past the limit: %v", err)
 	}
 	if _, ok := q.Follow("w3", 0); ok {
@@ -308,11 +310,11 @@ func TestQueueBackground(t *testing.T) {
 func TestQueueServesOwnersInTurn(t *testing.T) {
 	hold := make(chan struct{})
 	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
-	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 512)}
-	u.q = orchestrator.NewQueueWith(orchestrator.New(l), orchestrator.New(l), 1, 0, u.add, orchestrator.WithLineMax(200))
+	u := &updates{t: t, by: map[string][]matches.State{}, final: make(chan matches.Update, 512)}
+	u.q = matches.NewQueue(orchestrator.New(l), 1, 0, u.add, matches.WithLineMax(200))
 	q := u.q
 	t.Cleanup(func() { q.Shutdown(context.Background(), false) })
-	mine := func(id, owner string, images ...string) orchestrator.Request {
+	mine := func(id, owner string, images ...string) matches.Request {
 		r := request(t, id, images...)
 		r.Owner = owner
 		return r
@@ -326,7 +328,7 @@ func TestQueueServesOwnersInTurn(t *testing.T) {
 		}
 	}
 	// Alice's line is full; bob's is not.
-	if _, err := q.Enqueue(mine("a-more", "alice", "bots/free", "bots/free")); !errors.Is(err, orchestrator.ErrQueueFull) || !strings.Contains(err.Error(), "alice has 200 matches waiting") {
+	if _, err := q.Enqueue(mine("a-more", "alice", "bots/free", "bots/free")); !errors.Is(err, matches.ErrQueueFull) || !strings.Contains(err.Error(), "alice has 200 matches waiting") {
 		t.Fatalf("alice past her line's limit: %v", err)
 	}
 	pos, err := q.Enqueue(mine("b1", "bob", "bots/free", "bots/free"))
@@ -366,7 +368,7 @@ func TestQueueOwnerCannotJumpTheRotation(t *testing.T) {
 	hold := make(chan struct{})
 	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
 	q, _ := newQueue(t, l, 1)
-	mine := func(id, owner string) orchestrator.Request {
+	mine := func(id, owner string) matches.Request {
 		r := request(t, id, "bots/held", "bots/held")
 		r.Owner = owner
 		return r
@@ -387,13 +389,13 @@ func TestQueueKeepsFramesInFiles(t *testing.T) {
 	hold := make(chan struct{})
 	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}})
 	dir := t.TempDir()
-	u := &updates{t: t, by: map[string][]orchestrator.State{}, final: make(chan orchestrator.Update, 4)}
-	u.q = orchestrator.NewQueueWith(orchestrator.New(l), orchestrator.New(l), 1, 0, u.add, orchestrator.WithFrameFiles(dir))
+	u := &updates{t: t, by: map[string][]matches.State{}, final: make(chan matches.Update, 4)}
+	u.q = matches.NewQueue(orchestrator.New(l), 1, 0, u.add, matches.WithFrameFiles(dir))
 	t.Cleanup(func() { u.q.Shutdown(context.Background(), false) })
 	if _, err := u.q.Enqueue(request(t, "m1", "bots/held", "bots/held")); err != nil {
 		t.Fatal(err)
 	}
-	var live orchestrator.Live
+	var live matches.Live
 	poll.Until(t, 5*time.Second, func() error {
 		if live, _ = u.q.Follow("m1", 0); len(live.Frames) == 0 {
 			return fmt.Errorf("no frame: %s", live.State)
@@ -403,12 +405,12 @@ func TestQueueKeepsFramesInFiles(t *testing.T) {
 	if files, _ := os.ReadDir(dir); len(files) != 1 {
 		t.Errorf("%d files of frames while the match plays, want 1", len(files))
 	}
-	var f orchestrator.Frame
+	var f matches.Frame
 	if err := json.Unmarshal(live.Frames[0], &f); err != nil || f.Turn != 0 {
 		t.Errorf("the first frame read back: %s (%v)", live.Frames[0], err)
 	}
 	close(hold)
-	if up := wait(t, u); up.State != orchestrator.StateFinished {
+	if up := wait(t, u); up.State != matches.StateFinished {
 		t.Fatalf("ended %s", up.State)
 	}
 	poll.Until(t, 5*time.Second, func() error {
@@ -434,7 +436,7 @@ func TestQueueSetSlots(t *testing.T) {
 			t.Fatalf("enqueue %s with no slots: position %d, %v; want %d", m[0], pos, err, i+1)
 		}
 	}
-	if _, err := q.Enqueue(request(t, "m4", "bots/free", "bots/free")); !errors.Is(err, orchestrator.ErrQueueFull) {
+	if _, err := q.Enqueue(request(t, "m4", "bots/free", "bots/free")); !errors.Is(err, matches.ErrQueueFull) {
 		t.Errorf("past the line's limit with no slots: %v", err)
 	}
 	if slots, playing := q.Slots(); slots != 0 || playing != 0 || l.Running() != 0 {
@@ -443,11 +445,11 @@ func TestQueueSetSlots(t *testing.T) {
 
 	q.SetSlots(2)
 	for _, id := range []string{"m1", "m2"} {
-		if st, _, _ := q.Status(id); st != orchestrator.StateStarting && st != orchestrator.StateRunning {
+		if st, _, _ := q.Status(id); st != matches.StateStarting && st != matches.StateRunning {
 			t.Errorf("%s is %s once slots were added", id, st)
 		}
 	}
-	if st, pos, _ := q.Status("m3"); st != orchestrator.StateQueued || pos != 1 {
+	if st, pos, _ := q.Status("m3"); st != matches.StateQueued || pos != 1 {
 		t.Errorf("m3 is %s at %d, want queued at 1", st, pos)
 	}
 
@@ -456,18 +458,18 @@ func TestQueueSetSlots(t *testing.T) {
 		t.Errorf("slots taken away: %d slots, %d playing; want 1, 2 (none stopped)", slots, playing)
 	}
 	close(holdA)
-	if up := wait(t, u); up.ID != "m1" || up.State != orchestrator.StateFinished {
+	if up := wait(t, u); up.ID != "m1" || up.State != matches.StateFinished {
 		t.Fatalf("ended %+v", up)
 	}
 	// One plays, in the one slot left: m3 waits.
-	if st, pos, _ := q.Status("m3"); st != orchestrator.StateQueued || pos != 1 {
+	if st, pos, _ := q.Status("m3"); st != matches.StateQueued || pos != 1 {
 		t.Errorf("m3 is %s at %d while as many play as there are slots", st, pos)
 	}
 	close(holdB)
 	var ended []string
 	for range 2 {
 		up := wait(t, u)
-		if up.State != orchestrator.StateFinished {
+		if up.State != matches.StateFinished {
 			t.Fatalf("ended %+v", up)
 		}
 		ended = append(ended, up.ID)
@@ -475,7 +477,16 @@ func TestQueueSetSlots(t *testing.T) {
 	if slices.Sort(ended); !slices.Equal(ended, []string{"m2", "m3"}) {
 		t.Errorf("ended %v, want m2 and m3", ended)
 	}
-	if got := u.of("m3"); !slices.Equal(got, []orchestrator.State{orchestrator.StateStarting, orchestrator.StateRunning, orchestrator.StateFinished}) {
+	if got := u.of("m3"); !slices.Equal(got, []matches.State{matches.StateStarting, matches.StateRunning, matches.StateFinished}) {
 		t.Errorf("m3 updates %v", got)
 	}
+}
+
+func tanksMap(t *testing.T, name string) engine.Map {
+	t.Helper()
+	m, err := tanks.New().Map(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
