@@ -1,0 +1,52 @@
+// Package layers checks the import rules between Arena's packages: the
+// layers the architecture (docs/architecture.md) promises.
+package layers
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// deps lists the Arena packages pkg depends on, directly or not.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	var own []string
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "arena/") && p != pkg {
+			own = append(own, p)
+		}
+	}
+	return own
+}
+
+func TestLayers(t *testing.T) {
+	for _, rule := range []struct {
+		pkg    string
+		not    []string // packages pkg must not depend on
+		reason string
+	}{
+		{"arena/web", []string{"arena/sandbox", "arena/orchestrator", "arena/dispatch", "arena/sourcebuild/sandboxed"},
+			"the HTTP layer is given the runner, the dispatcher and the builder"},
+		{"arena/matches", []string{"arena/sandbox", "arena/orchestrator"}, "what a match is starts nothing"},
+		{"arena/contest", []string{"arena/sandbox", "arena/orchestrator", "arena/web"}, "contests are played through a queue"},
+		{"arena/ladder", []string{"arena/sandbox", "arena/orchestrator", "arena/web"}, "ladders are played through a queue"},
+		{"arena/sandbox", []string{"arena/engine", "arena/matches", "arena/orchestrator"}, "the sandbox knows nothing of games"},
+		{"arena/engine", []string{"arena/sandbox", "arena/matches", "arena/orchestrator", "arena/store"}, "the engine is pure"},
+	} {
+		got := deps(t, rule.pkg)
+		if rule.pkg != "arena/engine" && !slices.Contains(got, "arena/internal/errs") {
+			t.Fatalf("%s: go list found none of its dependencies: %v", rule.pkg, got)
+		}
+		for _, no := range rule.not {
+			if slices.Contains(got, no) {
+				t.Errorf("%s depends on %s, but %s", rule.pkg, no, rule.reason)
+			}
+		}
+	}
+}
