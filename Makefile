@@ -36,7 +36,7 @@ test-short:
 # start times (arena doctor), throughput against the bare container
 # lifecycle and memory per match (arena bench --baseline).
 bench: build
-	go test -run '^$$' -bench . -benchmem -timeout 30m ./engine/... ./orchestrator/ ./sandbox/ ./ladder/... ./cmd/arena/
+	go test -run '^$$' -bench . -benchmem -timeout 30m ./engine/... ./matches/ ./orchestrator/ ./sandbox/ ./ladder/... ./cmd/arena/
 	bin/arena doctor
 	@if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then \
 		echo "ARENA_RUNTIME=runsc bin/arena doctor"; ARENA_RUNTIME=runsc bin/arena doctor; \
