@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,6 +18,9 @@ import (
 	"arena/store"
 )
 
+// The games: those on offer as GET /api/games lists them (listGames, at
+// the end), and the logic games admins register.
+//
 // Logic games an admin registers (POST /api/games) are kept in the store
 // and offered beside the built-in games and the operator's (ARENA_GAMES),
 // which the API never removes. A registered game is checked as the
@@ -224,4 +228,74 @@ func (s *Server) listRegisteredGames(c echo.Context) error {
 		out = append(out, v)
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// gameInfo is a game as /api/games describes it.
+type gameInfo struct {
+	Name        string           `json:"name"`
+	Maps        []engine.MapInfo `json:"maps"`
+	DefaultBots []botInfo        `json:"default_bots"`
+	Limits      limitsInfo       `json:"limits"`
+	// Player is the game's own viewer page, when its logic ships one.
+	Player string `json:"player,omitempty"`
+	// Title is the game's name for people, when its logic's image gives
+	// one (label io.arena.title).
+	Title string `json:"title,omitempty"`
+}
+
+// botInfo is a suggested bot image and whether it is present.
+type botInfo struct {
+	Image   string `json:"image"`
+	Present *bool  `json:"present,omitempty"`
+}
+
+type limitsInfo struct {
+	AnswerTimeoutMS float64 `json:"answer_timeout_ms"`
+	WarmUpMS        float64 `json:"warm_up_ms"`
+	MaxMessageBytes int     `json:"max_message_bytes"`
+	MemoryBytes     int64   `json:"memory_bytes"`
+	CPUs            float64 `json:"cpus"`
+	Pids            int64   `json:"pids"`
+}
+
+func (s *Server) listGames(c echo.Context) error {
+	out := []gameInfo{}
+	for _, g := range s.deps.Games.List() {
+		out = append(out, s.gameInfo(c, g))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// titleOf is a game's name for people, when its logic's image gives one
+// (label io.arena.title; "" for none).
+func titleOf(g engine.Game) string {
+	if t, ok := g.(interface{ Title() string }); ok {
+		return t.Title()
+	}
+	return ""
+}
+
+// gameInfo is a game as GET /api/games shows it.
+func (s *Server) gameInfo(c echo.Context, g engine.Game) gameInfo {
+	eff := s.cfg.Limits.Resolve(g.Protocol())
+	lim := limitsInfo{
+		AnswerTimeoutMS: float64(eff.AnswerTimeout.Milliseconds()), WarmUpMS: float64(eff.WarmUp.Milliseconds()),
+		MaxMessageBytes: eff.MaxMessageBytes, MemoryBytes: s.cfg.Resources.MemoryBytes,
+		CPUs: s.cfg.Resources.CPUs, Pids: s.cfg.Resources.Pids,
+	}
+	bots := []botInfo{}
+	for _, ref := range s.cfg.DefaultBots[g.Name()] {
+		b := botInfo{Image: ref}
+		if s.deps.HasImage != nil {
+			present := s.deps.HasImage(c.Request().Context(), ref)
+			b.Present = &present
+		}
+		bots = append(bots, b)
+	}
+	info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
+	info.Title = titleOf(g)
+	if _, ok := s.playerFiles(g.Name())[playerIndex]; ok {
+		info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
+	}
+	return info
 }

@@ -1,0 +1,80 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"arena/internal/errs"
+	"arena/store"
+)
+
+// Sign-up invitations: admins make, list and delete single-use sign-up
+// links (/api/invites).
+
+// inviteView is a sign-up invitation; Code and Link only once, when it
+// is made.
+type inviteView struct {
+	ID        int64      `json:"id"`
+	Code      string     `json:"code,omitempty"`
+	Link      string     `json:"link,omitempty"`
+	CreatedBy string     `json:"created_by"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	UsedBy    string     `json:"used_by,omitempty"`
+	UsedAt    *time.Time `json:"used_at,omitempty"`
+}
+
+func viewInvite(in store.Invite) inviteView {
+	v := inviteView{ID: in.ID, CreatedBy: in.CreatedBy, CreatedAt: in.CreatedAt, ExpiresAt: in.ExpiresAt, UsedBy: in.UsedBy}
+	if !in.UsedAt.IsZero() {
+		v.UsedAt = &in.UsedAt
+	}
+	return v
+}
+
+// createInvite is POST /api/invites (admins): a single-use sign-up link.
+func (s *Server) createInvite(c echo.Context) error {
+	in, code, err := s.deps.Accounts.CreateInvite(c.Request().Context(), who(c))
+	if err != nil {
+		return err
+	}
+	v := viewInvite(in)
+	v.Code = code
+	scheme := "http"
+	if c.Request().TLS != nil || strings.EqualFold(c.Request().Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	v.Link = fmt.Sprintf("%s://%s/#/signup/%s", scheme, c.Request().Host, code)
+	return c.JSON(http.StatusCreated, v)
+}
+
+func (s *Server) listInvites(c echo.Context) error {
+	list, err := s.deps.Store.Invites(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := []inviteView{}
+	for _, in := range list {
+		out = append(out, viewInvite(in))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"invites": out})
+}
+
+func (s *Server) deleteInvite(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id < 1 {
+		return notFound("no invitation %q", c.Param("id"))
+	}
+	if err := s.deps.Store.DeleteInvite(c.Request().Context(), id); errors.Is(err, store.ErrInviteUsed) {
+		return errs.Errorf(errs.ErrNotFound, "no invitation %d that is not used", id)
+	} else if err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

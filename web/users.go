@@ -1,0 +1,254 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+	"github.com/labstack/echo/v4"
+
+	"arena/accounts"
+	"arena/engine"
+	"arena/internal/errs"
+	"arena/store"
+)
+
+// The accounts' API: who one is (GET /api/me), signing up, in and out,
+// changing one's password, and the admins' list and changes of accounts;
+// the names a user or team may not take (operatorNamespace).
+
+// meView is GET /api/me: the server's mode and who the visitor is.
+type meView struct {
+	Mode string `json:"mode"`
+	// Signup and Public are accounts mode's settings.
+	Signup string `json:"signup,omitempty"`
+	Public string `json:"public,omitempty"`
+	// TokenRequired: local mode with ARENA_TOKEN set.
+	TokenRequired bool    `json:"token_required,omitempty"`
+	User          *meUser `json:"user"`
+}
+
+type meUser struct {
+	Name  string   `json:"name"`
+	Role  string   `json:"role"`
+	Teams []string `json:"teams"`
+	// Invitations are the teams the user is invited into.
+	Invitations []string `json:"invitations"`
+	Via         string   `json:"via"`
+}
+
+func (s *Server) me(c echo.Context) error {
+	p := who(c)
+	v := meView{Mode: AuthLocal, TokenRequired: !s.accountsMode() && s.cfg.Token != ""}
+	if s.accountsMode() {
+		v.Mode, v.Signup, v.Public = AuthAccounts, s.deps.Accounts.Signup(), s.cfg.Public
+	}
+	if p.SignedIn() {
+		u := &meUser{Name: p.Name, Role: p.Role, Teams: append([]string{}, p.Teams...), Invitations: []string{}, Via: p.Via}
+		if s.accountsMode() {
+			inv, err := s.deps.Store.TeamsOf(c.Request().Context(), p.Name, store.MemberInvited)
+			if err != nil {
+				return err
+			}
+			u.Invitations = append(u.Invitations, inv...)
+		}
+		v.User = u
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// credentials is the body of POST /api/users and POST /api/session.
+type credentials struct {
+	Name     string `json:"name"`
+	Password string `json:"password"`
+	Invite   string `json:"invite,omitempty"`
+}
+
+// userView is an account as the API shows it (never its password).
+type userView struct {
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Disabled  bool      `json:"disabled,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func viewUser(u store.User) userView {
+	return userView{Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: u.CreatedAt}
+}
+
+// signUp is POST /api/users: an account, made by its future owner as
+// the sign-up mode allows (the session starts at once), or by an admin.
+func (s *Server) signUp(c echo.Context) error {
+	var body credentials
+	if err := decodeBody(c, &body, `a JSON account {"name","password"[,"invite"]}`); err != nil {
+		return err
+	}
+	p := who(c)
+	if err := s.operatorNamespace(c.Request().Context(), strings.TrimSpace(body.Name)); err != nil {
+		return err
+	}
+	u, err := s.deps.Accounts.SignUp(c.Request().Context(), p, strings.TrimSpace(body.Name), body.Password, body.Invite)
+	if err != nil {
+		return err
+	}
+	if !p.SignedIn() {
+		if err := s.startSession(c, u); err != nil {
+			return err
+		}
+	}
+	c.Response().Header().Set("Location", "/api/users/"+u.Name)
+	return c.JSON(http.StatusCreated, viewUser(u))
+}
+
+// operatorNamespace refuses a user or team name that is the namespace of
+// an image the server runs by name: ARENA_ALLOW's patterns, the example
+// bots, the logic games (ARENA_GAMES and those admins registered). Its
+// owner could push images of those names to the registry, which the
+// server would then play in their place.
+func (s *Server) operatorNamespace(ctx context.Context, name string) error {
+	refs := append([]string{}, s.cfg.Allow...)
+	for _, bots := range s.cfg.DefaultBots {
+		refs = append(refs, bots...)
+	}
+	for _, g := range s.deps.Games.List() {
+		if h, ok := g.(engine.Hosted); ok {
+			refs = append(refs, h.HostImage())
+		}
+	}
+	registered, err := s.deps.Store.LogicGames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range registered {
+		refs = append(refs, g.Image)
+	}
+	for _, ref := range refs {
+		if ns := s.namespaceOf(ref); ns == name {
+			return errs.Errorf(errs.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
+		}
+	}
+	return nil
+}
+
+// namespaceOf is the owner a name of an image (or an ARENA_ALLOW pattern)
+// would have in this server's registry: its first path component, for a
+// name of Docker Hub's (the default) or of this registry; "" for another
+// registry's, or a name of one component.
+func (s *Server) namespaceOf(ref string) string {
+	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
+		if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host {
+			return ""
+		}
+		ref = reference.Path(named)
+	}
+	ns, _, ok := strings.Cut(ref, "/")
+	if !ok || ns == "library" {
+		return ""
+	}
+	return ns
+}
+
+// signIn is POST /api/session.
+func (s *Server) signIn(c echo.Context) error {
+	var body credentials
+	if err := decodeBody(c, &body, `a JSON sign-in {"name","password"}`); err != nil {
+		return err
+	}
+	u, err := s.deps.Accounts.SignIn(c.Request().Context(), strings.TrimSpace(body.Name), body.Password, client(c))
+	if err != nil {
+		return err
+	}
+	if err := s.startSession(c, u); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, viewUser(u))
+}
+
+// signOut is DELETE /api/session: the session ends in the store, so the
+// cookie is worth nothing even if kept.
+func (s *Server) signOut(c echo.Context) error {
+	if hasSession(c) {
+		s.dropSession(c)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// passwordChange is the body of PUT /api/me/password.
+type passwordChange struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// changePassword is PUT /api/me/password: every other session of the
+// account ends; this one goes on.
+func (s *Server) changePassword(c echo.Context) error {
+	p := who(c)
+	if p.Via != accounts.ViaSession {
+		return errs.Errorf(errs.ErrDenied, "a password is changed from a signed-in session, not with a token")
+	}
+	var body passwordChange
+	if err := decodeBody(c, &body, `a JSON password change {"old","new"}`); err != nil {
+		return err
+	}
+	epoch, err := s.deps.Accounts.ChangePassword(c.Request().Context(), p.Name, body.Old, body.New, client(c))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	// A new session token too: a copy of the old cookie is worth nothing.
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.sessions.Put(ctx, sessionEpoch, epoch)
+	token, expiry, err := s.sessions.Commit(ctx)
+	if err != nil {
+		return err
+	}
+	s.writeCookie(c, token, expiry)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// listUsers is GET /api/users (admins).
+func (s *Server) listUsers(c echo.Context) error {
+	list, err := s.deps.Store.Users(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := []userView{}
+	for _, u := range list {
+		out = append(out, viewUser(u))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": out})
+}
+
+// patchUser is PATCH /api/users/{name} {role, disabled} (admins).
+func (s *Server) patchUser(c echo.Context) error {
+	var body struct {
+		Role     *string `json:"role"`
+		Disabled *bool   `json:"disabled"`
+	}
+	if err := decodeBody(c, &body, `a JSON change of an account {"role","disabled"}`); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u, err := s.deps.Store.User(ctx, c.Param("name"))
+	if errors.Is(err, store.ErrNoUser) {
+		return errs.Errorf(errs.ErrNotFound, "no account %s", c.Param("name"))
+	}
+	if err != nil {
+		return err
+	}
+	if body.Role != nil {
+		u.Role = *body.Role
+	}
+	if body.Disabled != nil {
+		u.Disabled = *body.Disabled
+	}
+	if err := s.deps.Accounts.SetUser(ctx, u.Name, u.Role, u.Disabled); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, viewUser(u))
+}
