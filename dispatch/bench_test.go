@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"arena/dispatch/natsd"
+	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/engine/snake"
 	"arena/engine/tanks"
@@ -29,15 +31,15 @@ import (
 // and the worker joins it and connects over loopback with its own key,
 // as a worker of another host does; else the worker connects in-process.
 func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS matches.Player) {
-	node := Node{Name: "bench", Dir: b.TempDir()}
+	node := natsd.Node{Name: "bench", Dir: b.TempDir()}
 	if secure {
-		trust, err := OpenTrust(b.TempDir())
+		t, err := trust.OpenTrust(b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}
-		node.Trust, node.Listen = trust, fmt.Sprintf("127.0.0.1:%d", freePort(b))
+		node.Trust, node.Listen = t, fmt.Sprintf("127.0.0.1:%d", freePort(b))
 	}
-	ns, err := Start(node)
+	ns, err := natsd.Start(node)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,13 +52,13 @@ func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS match
 	var wnc *nats.Conn
 	if secure {
 		tok, _ := node.Trust.Token()
-		jt, _ := ParseToken(tok)
+		jt, _ := trust.ParseToken(tok)
 		url := "nats://" + node.Listen
-		creds, err := Join(b.Context(), url, jt, "w1", b.TempDir())
+		creds, err := trust.Join(b.Context(), url, jt, "w1", b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}
-		wnc, err = DialWorker(b.Context(), url, creds)
+		wnc, err = trust.DialWorker(b.Context(), url, creds)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,12 +11,14 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"arena/dispatch/trust"
 )
 
 // bucketBytes is the stored size of a worker's bucket, and its bound.
 func (r *rig) bucketBytes(worker string) (size uint64, bound int64) {
 	r.t.Helper()
-	st, err := r.js.Stream(r.t.Context(), "OBJ_"+bucketOf(worker))
+	st, err := r.js.Stream(r.t.Context(), "OBJ_"+trust.BucketOf(worker))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestAWorkersBucketIsBounded(t *testing.T) {
 	w1 := s.join("w1")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if _, err := s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: bucketOf("w1")}); err != nil {
+	if _, err := s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: trust.BucketOf("w1")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, b := s.bucketBytes("w1"); b > 0 {
@@ -63,7 +65,7 @@ func TestAWorkersBucketIsBounded(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	obs, err := js.ObjectStore(ctx, bucketOf("w1"))
+	obs, err := js.ObjectStore(ctx, trust.BucketOf("w1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestAWorkersBucketIsBounded(t *testing.T) {
 		t.Errorf("%d objects of 300 KiB stored in a bucket of 1 MiB, want 3", stored)
 	}
 	// Chunk by chunk, to the byte.
-	chunks := "$O." + bucketOf("w1") + ".C.raw"
+	chunks := "$O." + trust.BucketOf("w1") + ".C.raw"
 	for _, n := range []int{64 << 10, 4096, 512, 64, 1} {
 		for i := 0; ; i++ {
 			_, err := js.Publish(ctx, chunks, data[:n])

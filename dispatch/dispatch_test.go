@@ -18,6 +18,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"arena/dispatch/natsd"
+	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/engine/snake"
 	"arena/internal/poll"
@@ -33,14 +35,14 @@ type rig struct {
 	// sent are the key and round of each match the rig sent events on.
 	sent map[string][2]string
 	t    *testing.T
-	ns   *Embedded
+	ns   *natsd.Embedded
 	d    *Dispatcher
 	js   jetstream.JetStream
 }
 
 func newRig(t *testing.T, cfg Config) *rig {
 	t.Helper()
-	ns, err := Start(Node{Name: "test", Dir: t.TempDir()})
+	ns, err := natsd.Start(natsd.Node{Name: "test", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	return &rig{t: t, ns: ns, d: d, js: js, sent: map[string][2]string{}}
 }
 
-func connect(t *testing.T, ns *Embedded) *nats.Conn {
+func connect(t *testing.T, ns *natsd.Embedded) *nats.Conn {
 	t.Helper()
 	nc, err := ns.Connect(t.Name())
 	if err != nil {
@@ -236,7 +238,7 @@ func TestABigReplayTravelsThroughTheObjectStore(t *testing.T) {
 	if len(rep.Frames) == 0 {
 		t.Fatal("a replay without frames")
 	}
-	obs, err := r.js.ObjectStore(t.Context(), bucketOf("w1"))
+	obs, err := r.js.ObjectStore(t.Context(), trust.BucketOf("w1"))
 	if err != nil {
 		t.Fatal(err)
 	}

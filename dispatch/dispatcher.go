@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/internal/errs"
 	"arena/matches"
@@ -313,7 +314,7 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 func (d *Dispatcher) workerSlots(m *nats.Msg) {
 	rest, ok1 := strings.CutPrefix(m.Subject, livePrefix)
 	worker, ok2 := strings.CutSuffix(rest, "."+slotsKind)
-	if !ok1 || !ok2 || ValidWorkerName(worker) != nil {
+	if !ok1 || !ok2 || trust.ValidWorkerName(worker) != nil {
 		return
 	}
 	var r slotsReport
@@ -1083,7 +1084,7 @@ func (d *Dispatcher) requeueLocked(w *wait, ev Event, why error) []func() {
 // bucketConfig is a worker's bucket's configuration.
 func (d *Dispatcher) bucketConfig(worker string) jetstream.ObjectStoreConfig {
 	cfg := d.buckets
-	cfg.Bucket, cfg.Description = bucketOf(worker), "arena: replays of worker "+worker+" larger than a message, and images it asked for"
+	cfg.Bucket, cfg.Description = trust.BucketOf(worker), "arena: replays of worker "+worker+" larger than a message, and images it asked for"
 	return cfg
 }
 
@@ -1119,7 +1120,7 @@ func (d *Dispatcher) boundBuckets() {
 	names := d.js.ObjectStoreNames(ctx)
 	var workers []string
 	for name := range names.Name() {
-		if w, ok := strings.CutPrefix(name, ReplayBucket+"-"); ok && ValidWorkerName(w) == nil {
+		if w, ok := strings.CutPrefix(name, ReplayBucket+"-"); ok && trust.ValidWorkerName(w) == nil {
 			workers = append(workers, w)
 		}
 	}
@@ -1299,7 +1300,7 @@ func (d *Dispatcher) fromObject(ev Event, read func(io.Reader) error, final func
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
-		err := d.readObject(ctx, bucketOf(ev.Worker), ev.Object, read)
+		err := d.readObject(ctx, trust.BucketOf(ev.Worker), ev.Object, read)
 		if err == nil {
 			return nil
 		}

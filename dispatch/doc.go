@@ -17,6 +17,11 @@
 //     streams frames, reports the result (big replays through the object
 //     store) or hands the match back with a reason, and says every
 //     second how many matches it takes.
-//   - embed.go: the NATS server embedded in arena serve, and a cluster
-//     node for arena nats.
+//   - images.go: a worker asks the server for a pushed bot its engine
+//     lacks, and removes the images it fetched once idle.
+//   - spool.go: a worker's replay, in a file until it is reported.
+//
+// Who may connect and do what (the PKI, joining, the permissions) is
+// package dispatch/trust's; the embedded NATS server is package
+// dispatch/natsd's.
 package dispatch

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/singleflight"
 
+	"arena/dispatch/trust"
 	"arena/internal/errs"
 )
 
@@ -93,7 +94,7 @@ func fetchedID(ref string) string {
 }
 
 // imagePrefix + a worker's name is where it asks for an image.
-const imagePrefix = "arena.image."
+const imagePrefix = trust.ImagePrefix
 
 func imageSubject(worker string) string { return imagePrefix + worker }
 
@@ -267,7 +268,7 @@ func (w *Worker) fetchImage(ctx context.Context, id, ref string) error {
 	if r.Object != imageObject(id) {
 		return fmt.Errorf("the server named object %q", r.Object)
 	}
-	obs, err := w.js.ObjectStore(ctx, bucketOf(w.cfg.Name))
+	obs, err := w.js.ObjectStore(ctx, trust.BucketOf(w.cfg.Name))
 	if err != nil {
 		return fmt.Errorf("the bucket: %w", err)
 	}

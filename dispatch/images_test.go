@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/matches"
 	"arena/orchestrator"
@@ -214,7 +215,7 @@ func TestAWorkerFetchesAPushedBotFromTheServer(t *testing.T) {
 	if n := exports.Load(); n != 1 {
 		t.Errorf("%d exports, want 1", n)
 	}
-	obs, err := s.js.ObjectStore(t.Context(), bucketOf("w1"))
+	obs, err := s.js.ObjectStore(t.Context(), trust.BucketOf("w1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"arena/dispatch/trust"
 	"arena/internal/errs"
 	"arena/matches"
 )
@@ -22,10 +23,11 @@ const Version = 2
 // ErrVersion is the kind of error for a message of an unknown version.
 var ErrVersion = errs.New(errs.ErrInvalid, "unknown message version")
 
-// Subjects and names on the NATS side.
+// Subjects and names on the NATS side. Those a worker's permissions name
+// are package trust's.
 const (
 	// MatchesStream is the work queue of matches to play.
-	MatchesStream = "ARENA_MATCHES"
+	MatchesStream = trust.MatchesStream
 	// matchesSubject+"."+MATCH carries a match's job: one subject per
 	// match, so a match given up is purged from the queue by its id.
 	matchesSubject = "arena.matches"
@@ -33,20 +35,20 @@ const (
 	// and results, under arena.ev.WORKER.KIND.MATCH (NATS lets a worker
 	// publish under its own name only).
 	EventsStream = "ARENA_EVENTS"
-	eventsPrefix = "arena.ev."
+	eventsPrefix = trust.EventsPrefix
 	// livePrefix begins the subjects of live frames: plain NATS messages,
 	// not stored (the replay has every frame), so that a match's frames
 	// cost the server no stream; and of the workers' slots (slotsKind).
-	livePrefix   = "arena.live."
-	cancelPrefix = "arena.cancel."
+	livePrefix   = trust.LivePrefix
+	cancelPrefix = trust.CancelPrefix
 	// supersededPrefix+MATCH carries a round and a delivery, R:N: the
 	// deliveries of the match before delivery N of round R are over (a
 	// later one started).
-	supersededPrefix = "arena.superseded."
-	ConsumerName     = "workers"
+	supersededPrefix = trust.SupersededPrefix
+	ConsumerName     = trust.ConsumerName
 	// serverConsumer is the server's durable consumer of the events.
 	serverConsumer = "server"
-	ReplayBucket   = "arena-replays"
+	ReplayBucket   = trust.ReplayBucket
 	maxDeliveries  = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + MatchesStream + "." + ConsumerName
 )
 

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/singleflight"
 
+	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/matches"
 )
@@ -134,7 +135,7 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Player == nil {
 		return nil, errors.New("worker: no player")
 	}
-	if err := ValidWorkerName(cfg.Name); err != nil {
+	if err := trust.ValidWorkerName(cfg.Name); err != nil {
 		return nil, err
 	}
 	if cfg.Spool != "" {
@@ -859,7 +860,7 @@ func (w *Worker) putReplay(ctx context.Context, base string, replay *spooled, fu
 		err := func() error {
 			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			obs, err := w.js.ObjectStore(tctx, bucketOf(w.cfg.Name))
+			obs, err := w.js.ObjectStore(tctx, trust.BucketOf(w.cfg.Name))
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/dispatch"
+	"arena/dispatch/natsd"
 	"arena/engine"
 	"arena/matches"
 	"arena/orchestrator"
@@ -40,7 +41,7 @@ func (p seatSwapper) Play(ctx context.Context, req matches.Request) (*matches.Re
 // embedded NATS server of the test's own.
 func natsPlayer(t *testing.T, o *orchestrator.Orchestrator, games []engine.Game, concurrency int, log *zap.Logger) matches.Player {
 	t.Helper()
-	ns, err := dispatch.Start(dispatch.Node{Name: "web-test", Dir: t.TempDir()})
+	ns, err := natsd.Start(natsd.Node{Name: "web-test", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

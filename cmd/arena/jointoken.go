@@ -8,7 +8,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"arena/dispatch"
+	"arena/dispatch/trust"
 )
 
 // cmdJoinToken prints the token a worker joins the server's embedded NATS
@@ -54,13 +54,13 @@ Flags:
 	if st, err := os.Stat(cfg.Data); err != nil || !st.IsDir() {
 		return usageErr("no data folder %s: give the server's (--data or ARENA_DATA)", cfg.Data)
 	}
-	trust, err := dispatch.OpenTrust(trustDir(cfg.Data))
+	tr, err := trust.OpenTrust(trustDir(cfg.Data))
 	if err != nil {
 		return platformErr(err)
 	}
 	switch {
 	case *revoke != "":
-		ok, err := trust.Revoke(*revoke)
+		ok, err := tr.Revoke(*revoke)
 		if err != nil {
 			return platformErr(err)
 		}
@@ -72,7 +72,7 @@ Flags:
 	case *list:
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tJOINED\tSTATE")
-		for _, w := range trust.Workers() {
+		for _, w := range tr.Workers() {
 			state := "ok"
 			if w.Quarantined != "" {
 				state = "quarantined: " + w.Quarantined
@@ -83,9 +83,9 @@ Flags:
 	}
 	var token string
 	if *rotate {
-		token, err = trust.Rotate()
+		token, err = tr.Rotate()
 	} else {
-		token, err = trust.Token()
+		token, err = tr.Token()
 	}
 	if err != nil {
 		return platformErr(err)

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"arena/dispatch"
+	"arena/dispatch/natsd"
+	"arena/dispatch/trust"
 	"arena/matches"
 	"arena/orchestrator"
 )
@@ -25,7 +27,7 @@ import (
 // plays the queue's matches on the workers.
 type natsSide struct {
 	nc       *nats.Conn
-	embedded *dispatch.Embedded
+	embedded *natsd.Embedded
 	disp     *dispatch.Dispatcher
 	// remote: workers on other hosts may take matches.
 	remote bool
@@ -38,22 +40,22 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 	n := &natsSide{remote: cfg.NATS != "" || cfg.NATSListen != ""}
 	var err error
 	if cfg.NATS != "" {
-		n.nc, err = dispatch.Dial(cfg.NATS, "arena serve", dispatch.DialOptions{CAFile: cfg.NATSCA})
+		n.nc, err = trust.Dial(cfg.NATS, "arena serve", trust.DialOptions{CAFile: cfg.NATSCA})
 	} else {
 		// Every client but this process authenticates: the workers that
 		// joined with a token (arena join-token), over TLS.
-		var trust *dispatch.Trust
-		trust, err = dispatch.OpenTrust(trustDir(cfg.Data))
+		var tr *trust.Trust
+		tr, err = trust.OpenTrust(trustDir(cfg.Data))
 		if err == nil && (cfg.NATSCert == "") != (cfg.NATSKey == "") {
 			err = errors.New("ARENA_NATS_CERT and ARENA_NATS_KEY go together: set both, or neither")
 		}
 		if err == nil {
-			err = trust.UseCertificate(cfg.NATSCert, cfg.NATSKey)
+			err = tr.UseCertificate(cfg.NATSCert, cfg.NATSKey)
 		}
 		if err == nil {
 			host, _ := os.Hostname()
-			n.embedded, err = dispatch.Start(dispatch.Node{Name: "arena-" + dispatch.SafeWorkerName(host), Dir: filepath.Join(cfg.Data, "nats"),
-				Listen: cfg.NATSListen, Trust: trust, Log: log.Named("nats")})
+			n.embedded, err = natsd.Start(natsd.Node{Name: "arena-" + trust.SafeWorkerName(host), Dir: filepath.Join(cfg.Data, "nats"),
+				Listen: cfg.NATSListen, Trust: tr, Log: log.Named("nats")})
 		}
 		if err == nil {
 			n.nc, err = n.embedded.Connect("arena serve")
@@ -201,7 +203,7 @@ Flags:
 	if n.Config == "" {
 		return usageErr("arena nats needs --config FILE (ARENA_NATS_CONFIG) with its users: print them with arena nats authorization (see arena nats -h)")
 	}
-	ns, err := dispatch.Start(dispatch.Node{Name: n.Name, Dir: n.Data, Listen: n.Listen, Config: n.Config, Cluster: n.Cluster, Routes: n.Routes, NoAdvertise: *noAdvertise})
+	ns, err := natsd.Start(natsd.Node{Name: n.Name, Dir: n.Data, Listen: n.Listen, Config: n.Config, Cluster: n.Cluster, Routes: n.Routes, NoAdvertise: *noAdvertise})
 	if err != nil {
 		return platformErr(err)
 	}
@@ -216,7 +218,7 @@ Flags:
 func cmdNATSAuthorization(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("arena nats authorization", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var users []dispatch.NATSUser
+	var users []trust.NATSUser
 	add := func(worker bool) func(string) error {
 		return func(v string) error {
 			name, pass, ok := strings.Cut(v, "=")
@@ -224,11 +226,11 @@ func cmdNATSAuthorization(args []string, stdout, stderr io.Writer) error {
 				return errors.New("want NAME=PASSWORD")
 			}
 			if worker {
-				if err := dispatch.ValidWorkerName(name); err != nil {
+				if err := trust.ValidWorkerName(name); err != nil {
 					return err
 				}
 			}
-			users = append(users, dispatch.NATSUser{Name: name, Password: pass, Worker: worker})
+			users = append(users, trust.NATSUser{Name: name, Password: pass, Worker: worker})
 			return nil
 		}
 	}
@@ -243,7 +245,7 @@ func cmdNATSAuthorization(args []string, stdout, stderr io.Writer) error {
 	if len(users) == 0 {
 		return usageErr("give at least one --server or --worker NAME=PASSWORD")
 	}
-	fmt.Fprint(stdout, dispatch.AuthorizationConf(users))
+	fmt.Fprint(stdout, trust.AuthorizationConf(users))
 	return nil
 }
 
@@ -271,7 +273,7 @@ func cmdNATSTLS(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return platformErr(err)
 	}
-	t, err := dispatch.OpenTrust(abs, ns...)
+	t, err := trust.OpenTrust(abs, ns...)
 	if err != nil {
 		return platformErr(err)
 	}
@@ -284,7 +286,7 @@ func cmdNATSTLS(args []string, stdout, stderr io.Writer) error {
 // cluster; it sets the work queue up (with the defaults) when no server
 // did.
 func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orchestrator, log *zap.Logger) (*dispatch.Dispatcher, func(), error) {
-	nc, err := dispatch.Dial(urls, "arena bench", dispatch.DialOptions{CAFile: settingValue("ARENA_NATS_CA")})
+	nc, err := trust.Dial(urls, "arena bench", trust.DialOptions{CAFile: settingValue("ARENA_NATS_CA")})
 	if err != nil {
 		return nil, nil, err
 	}

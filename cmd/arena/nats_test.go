@@ -26,7 +26,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"arena/dispatch"
+	"arena/dispatch/trust"
 	"arena/internal/dockertest"
 	"arena/internal/poll"
 )
@@ -384,7 +384,7 @@ func TestServeWithoutPlayers(t *testing.T) {
 func awaitJetStream(t *testing.T, url string) {
 	t.Helper()
 	// A probe of the test's: the node's certificate is not checked.
-	nc, err := dispatch.Dial(url, "test", dispatch.DialOptions{Extra: []nats.Option{nats.Secure(&tls.Config{InsecureSkipVerify: true})}})
+	nc, err := trust.Dial(url, "test", trust.DialOptions{Extra: []nats.Option{nats.Secure(&tls.Config{InsecureSkipVerify: true})}})
 	if err != nil {
 		t.Fatal(err)
 	}

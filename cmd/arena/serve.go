@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
-	"arena/dispatch"
+	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/matches"
 	"arena/orchestrator"
@@ -161,7 +161,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err
 		}
-		if stopWorker, err = localWorker(ctx, ns.nc, "serve_"+dispatch.SafeWorkerName(host), cfg.Concurrency, orch, reapLost, log); err != nil {
+		if stopWorker, err = localWorker(ctx, ns.nc, "serve_"+trust.SafeWorkerName(host), cfg.Concurrency, orch, reapLost, log); err != nil {
 			return platformErr(err)
 		}
 	}
@@ -252,7 +252,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %d match(es) at a time here)\n", addr, auth, cfg.Data, cfg.Concurrency)
 	switch {
 	case cfg.NATS != "":
-		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", dispatch.Redact(cfg.NATS))
+		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", trust.Redact(cfg.NATS))
 	case cfg.NATSListen != "":
 		fmt.Fprintf(stderr, "arena: workers of other hosts connect to nats://%s (TLS; a worker joins with the token of arena join-token --data %s)\n", cfg.NATSListen, cfg.Data)
 	}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/dispatch"
+	"arena/dispatch/trust"
 	"arena/orchestrator"
 	"arena/sandbox"
 )
@@ -152,7 +153,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return platformErr(err)
 	}
-	fmt.Fprintf(stderr, "arena: worker %s taking matches from %s (%d at a time)\n", o.name, dispatch.Redact(o.nats), n)
+	fmt.Fprintf(stderr, "arena: worker %s taking matches from %s (%d at a time)\n", o.name, trust.Redact(o.nats), n)
 	if err := w.Run(ctx); err != nil {
 		return platformErr(err)
 	}
@@ -167,7 +168,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // joined (joining first with --join when it has not), else as the user
 // an external cluster's URL names. It sets o.name.
 func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
-	creds, err := dispatch.LoadCredentials(o.data)
+	creds, err := trust.LoadCredentials(o.data)
 	if err != nil {
 		return nil, platformErr(err)
 	}
@@ -175,13 +176,13 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 		// An external cluster: its user is the worker.
 		if o.name == "" {
 			host, _ := os.Hostname()
-			o.name = dispatch.SafeWorkerName(fmt.Sprintf("%s-%d", host, os.Getpid()))
+			o.name = trust.SafeWorkerName(fmt.Sprintf("%s-%d", host, os.Getpid()))
 		}
-		if err := dispatch.ValidWorkerName(o.name); err != nil {
+		if err := trust.ValidWorkerName(o.name); err != nil {
 			return nil, usageErr("%v", err)
 		}
-		nc, err := dispatch.DialChecked(ctx, o.nats, "arena worker "+o.name, dispatch.DialOptions{Inbox: dispatch.WorkerInbox(o.name), CAFile: o.ca})
-		if errors.Is(err, dispatch.ErrRefused) {
+		nc, err := trust.DialChecked(ctx, o.nats, "arena worker "+o.name, trust.DialOptions{Inbox: trust.WorkerInbox(o.name), CAFile: o.ca})
+		if errors.Is(err, trust.ErrRefused) {
 			return nil, platformErr(fmt.Errorf("NATS refused worker %s (to join arena serve's NATS, give --join TOKEN; on an external cluster, its user and password in the URL): %w", o.name, err))
 		}
 		if err != nil {
@@ -194,18 +195,18 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 			o.name = creds.Name
 		} else {
 			host, _ := os.Hostname()
-			o.name = dispatch.SafeWorkerName(host)
+			o.name = trust.SafeWorkerName(host)
 		}
 	}
-	if err := dispatch.ValidWorkerName(o.name); err != nil {
+	if err := trust.ValidWorkerName(o.name); err != nil {
 		return nil, usageErr("%v", err)
 	}
 	join := func() error {
-		tok, err := dispatch.ParseToken(o.join)
+		tok, err := trust.ParseToken(o.join)
 		if err != nil {
 			return usageErr("--join / ARENA_JOIN: %v", err)
 		}
-		if creds, err = dispatch.Join(ctx, o.nats, tok, o.name, o.data); err != nil {
+		if creds, err = trust.Join(ctx, o.nats, tok, o.name, o.data); err != nil {
 			return platformErr(fmt.Errorf("worker %s could not join: %w", o.name, err))
 		}
 		return nil
@@ -218,14 +219,14 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 			return nil, err
 		}
 	}
-	nc, err := dispatch.DialWorker(ctx, o.nats, creds)
-	if errors.Is(err, dispatch.ErrRefused) && o.join != "" {
+	nc, err := trust.DialWorker(ctx, o.nats, creds)
+	if errors.Is(err, trust.ErrRefused) && o.join != "" {
 		// Its key is no longer known (revoked, or a server started
 		// afresh): join again with the token.
 		if jerr := join(); jerr != nil {
 			return nil, jerr
 		}
-		nc, err = dispatch.DialWorker(ctx, o.nats, creds)
+		nc, err = trust.DialWorker(ctx, o.nats, creds)
 	}
 	if err != nil {
 		return nil, platformErr(err)

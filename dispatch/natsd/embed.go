@@ -1,10 +1,9 @@
-package dispatch
+package natsd
 
 import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,8 +15,9 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nkeys"
 	"go.uber.org/zap"
+
+	"arena/dispatch/trust"
 )
 
 // Node is the configuration of an embedded NATS server.
@@ -33,7 +33,7 @@ type Node struct {
 	// (arena serve): TLS with its certificate, and only the workers that
 	// joined, or are joining with the current secret. A listener needs
 	// Trust or Config.
-	Trust *Trust
+	Trust *trust.Trust
 	// Config is a NATS server configuration file (arena nats): its
 	// authorization and TLS are kept, the fields above override its
 	// addresses. It must give users: no client connects without one.
@@ -52,7 +52,7 @@ type Node struct {
 // Embedded is a NATS server running in this process.
 type Embedded struct {
 	*server.Server
-	trust *Trust
+	trust *trust.Trust
 	log   *zap.Logger
 	// base are the options before authorization; serverPass is this
 	// process's own (in-process only) password.
@@ -165,16 +165,16 @@ func (e *Embedded) authorize(opts *server.Options) error {
 	if err != nil {
 		return err
 	}
-	e.stamp = e.trust.stamp()
+	e.stamp = e.trust.Stamp()
 	standard := map[string]struct{}{jwt.ConnectionTypeStandard: {}}
 	opts.Users = []*server.User{
 		{Username: serverUser, Password: e.serverPass, AllowedConnectionTypes: map[string]struct{}{jwt.ConnectionTypeInProcess: {}}},
-		{Username: joinUser, Password: secret, Permissions: joinPermissions(), AllowedConnectionTypes: standard},
+		{Username: trust.JoinUser, Password: secret, Permissions: trust.JoinPermissions(), AllowedConnectionTypes: standard},
 	}
 	opts.Nkeys = nil
 	for _, w := range e.trust.Workers() {
 		if w.Quarantined == "" {
-			opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: w.Nkey, Permissions: WorkerPermissions(w.Name), AllowedConnectionTypes: standard})
+			opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: w.Nkey, Permissions: trust.WorkerPermissions(w.Name), AllowedConnectionTypes: standard})
 		}
 	}
 	return nil
@@ -205,12 +205,12 @@ func (e *Embedded) watch() {
 		case <-t.C:
 		}
 		e.mu.Lock()
-		changed := e.trust.stamp() != e.stamp
+		changed := e.trust.Stamp() != e.stamp
 		e.mu.Unlock()
 		if !changed {
 			continue
 		}
-		if err := e.trust.load(); err != nil {
+		if err := e.trust.Reload(); err != nil {
 			e.log.Error("read the joined workers", zap.Error(err))
 			continue
 		}
@@ -222,60 +222,13 @@ func (e *Embedded) watch() {
 	}
 }
 
-// joinUser is the user a joining worker connects as, the join secret its
-// password.
-const joinUser = "join"
-
-// joinRequest is a joining worker's: the name it asks for and its public
-// nkey (its seed never leaves it).
-type joinRequest struct {
-	V    int    `json:"v"`
-	Name string `json:"name"`
-	Nkey string `json:"nkey"`
-}
-
-type joinReply struct {
-	V     int    `json:"v"`
-	Name  string `json:"name,omitempty"`
-	Error string `json:"error,omitempty"`
-}
-
-func (r joinRequest) version() int { return r.V }
-func (r joinReply) version() int   { return r.V }
-
-// serveJoins answers joining workers: each is admitted under the name it
-// asks for (unless another key holds it) with its key, and the server
-// reloads its users before it answers, so the worker connects at once.
+// serveJoins answers joining workers (see Trust.ServeJoins).
 func (e *Embedded) serveJoins() error {
 	nc, err := e.Connect("arena serve: joins")
 	if err != nil {
 		return err
 	}
-	_, err = nc.Subscribe(joinSubject, func(m *nats.Msg) {
-		var req joinRequest
-		reply := joinReply{V: Version}
-		switch err := decode(m.Data, &req); {
-		case err != nil:
-			reply.Error = err.Error()
-		case !nkeys.IsValidPublicUserKey(req.Nkey):
-			reply.Error = "not a public user nkey"
-		default:
-			if err := e.trust.Admit(req.Name, req.Nkey); err != nil {
-				reply.Error = err.Error()
-			} else if err := e.reload(); err != nil {
-				reply.Error = "the server could not apply the join: " + err.Error()
-			} else {
-				reply.Name = req.Name
-				e.log.Info("nats: a worker joined", zap.String("worker", req.Name))
-			}
-		}
-		if reply.Error != "" {
-			e.log.Warn("nats: a join refused", zap.String("worker", req.Name), zap.String("reason", reply.Error))
-		}
-		data, _ := json.Marshal(reply)
-		_ = m.Respond(data)
-	})
-	if err != nil {
+	if err := e.trust.ServeJoins(nc, e.reload, e.log); err != nil {
 		nc.Close()
 		return err
 	}
@@ -317,61 +270,6 @@ func (e *Embedded) Stop() {
 	}
 	e.Shutdown()
 	e.WaitForShutdown()
-}
-
-// DialOptions are how a client of a NATS cluster proves who it is and
-// checks the server.
-type DialOptions struct {
-	// Inbox is the prefix of its reply subjects (a worker's own: see
-	// WorkerPermissions); empty: NATS's.
-	Inbox string
-	// CAFile is a PEM file of the CAs the servers' certificates are
-	// checked against (else the system's, for tls:// URLs).
-	CAFile string
-	// Extra options (a worker's credentials).
-	Extra []nats.Option
-}
-
-// Dial connects to a NATS cluster (URLs comma-separated, a user's name
-// and password in them where the cluster wants them) and keeps
-// reconnecting, forever, when it loses it.
-func Dial(urls, name string, o ...DialOptions) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
-		nats.RetryOnFailedConnect(true), nats.ReconnectBufSize(64 << 20), nats.PingInterval(2 * time.Second), nats.MaxPingsOutstanding(2),
-		// A write that does not complete in 10 s (a network cut without a
-		// reset) fails the connection, which then reconnects, rather than
-		// holding every publish behind it.
-		nats.FlusherTimeout(10 * time.Second)}
-	for _, d := range o {
-		if d.Inbox != "" {
-			opts = append(opts, nats.CustomInboxPrefix(d.Inbox))
-		}
-		if d.CAFile != "" {
-			opts = append(opts, nats.RootCAs(d.CAFile))
-		}
-		opts = append(opts, d.Extra...)
-	}
-	nc, err := nats.Connect(urls, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to nats %s: %w", Redact(urls), err)
-	}
-	return nc, nil
-}
-
-// Redact hides the passwords in NATS URLs, for messages and logs.
-func Redact(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, u := range parts {
-		if at := strings.LastIndex(u, "@"); at >= 0 {
-			if scheme := strings.Index(u, "://"); scheme >= 0 && scheme < at {
-				user := u[scheme+3 : at]
-				if name, _, ok := strings.Cut(user, ":"); ok {
-					parts[i] = u[:scheme+3] + name + ":***" + u[at:]
-				}
-			}
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 func splitHostPort(addr string) (string, int, error) {

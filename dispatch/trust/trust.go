@@ -1,4 +1,4 @@
-package dispatch
+package trust
 
 import (
 	"crypto/ecdsa"
@@ -126,7 +126,7 @@ func OpenTrust(dir string, names ...string) (*Trust, error) {
 			return nil, err
 		}
 	}
-	if err := t.load(); err != nil {
+	if err := t.Reload(); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -382,7 +382,9 @@ func isHex(s string) bool {
 	return err == nil
 }
 
-func (t *Trust) load() error {
+// Reload reads the list of workers again from the trust folder: another
+// process (arena join-token) may have changed it.
+func (t *Trust) Reload() error {
 	b, err := os.ReadFile(t.path(workersFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -459,7 +461,7 @@ func (t *Trust) Quarantine(name, why string) error {
 
 // Revoke forgets a worker: its key no longer connects.
 func (t *Trust) Revoke(name string) (bool, error) {
-	if err := t.load(); err != nil {
+	if err := t.Reload(); err != nil {
 		return false, err
 	}
 	t.mu.Lock()
@@ -472,10 +474,10 @@ func (t *Trust) Revoke(name string) (bool, error) {
 	return true, t.saveLocked()
 }
 
-// stamp says when the join secret or the list of workers last changed,
+// Stamp says when the join secret or the list of workers last changed,
 // so a running server notices a rotation or a revocation made by another
 // process (arena join-token).
-func (t *Trust) stamp() string {
+func (t *Trust) Stamp() string {
 	var b strings.Builder
 	for _, f := range []string{joinSecretFile, workersFile} {
 		if st, err := os.Stat(t.path(f)); err == nil {

@@ -1,4 +1,4 @@
-package dispatch
+package trust
 
 import (
 	"context"
@@ -19,9 +19,62 @@ import (
 	"github.com/moby/sys/atomicwriter"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"go.uber.org/zap"
 
 	"arena/internal/errs"
 )
+
+// version is the version of the join messages and of a worker's
+// credentials. A reader refuses a join message of any other.
+const version = 2
+
+// errVersion is the kind of error for a message of an unknown version.
+var errVersion = errs.New(errs.ErrInvalid, "unknown message version")
+
+// JoinUser is the user a joining worker connects as, the join secret its
+// password.
+const JoinUser = "join"
+
+// joinRequest is a joining worker's: the name it asks for and its public
+// nkey (its seed never leaves it).
+type joinRequest struct {
+	V    int    `json:"v"`
+	Name string `json:"name"`
+	Nkey string `json:"nkey"`
+}
+
+type joinReply struct {
+	V     int    `json:"v"`
+	Name  string `json:"name,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+func (r joinRequest) version() int { return r.V }
+func (r joinReply) version() int   { return r.V }
+
+// versioned is a join message: it says its version.
+type versioned interface{ version() int }
+
+// decode reads a join message into v, refusing unknown versions: v is
+// set only from a message of this version.
+func decode[T versioned](data []byte, v *T) error {
+	var m T
+	err := json.Unmarshal(data, &m)
+	if err == nil && m.version() == version {
+		*v = m
+		return nil
+	}
+	var head struct {
+		V int `json:"v"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("not a message of arena: %w", err)
+	}
+	if head.V != version {
+		return fmt.Errorf("%w %d (this build reads %d)", errVersion, head.V, version)
+	}
+	return err
+}
 
 // Credentials are what a worker that joined keeps (in its data folder):
 // its name, its nkey seed (the private key; never sent anywhere) and the
@@ -142,7 +195,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 			return nil, err
 		}
 		seed, _ := kp.Seed()
-		creds = &Credentials{V: Version, Name: name, Seed: string(seed)}
+		creds = &Credentials{V: version, Name: name, Seed: string(seed)}
 	}
 	kp, err := nkeys.FromSeed([]byte(creds.Seed))
 	if err != nil {
@@ -167,7 +220,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 	keep := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { async.Store(&err) })
 	for {
 		nc, err = nats.Connect(urls, nats.Name("arena worker "+name+" (joining)"), nats.Secure(tc),
-			nats.UserInfo(joinUser, token.Secret), nats.CustomInboxPrefix(joinInbox), nats.NoReconnect(), keep)
+			nats.UserInfo(JoinUser, token.Secret), nats.CustomInboxPrefix(joinInbox), nats.NoReconnect(), keep)
 		if err == nil {
 			break
 		}
@@ -184,7 +237,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 		}
 	}
 	defer nc.Close()
-	data, _ := json.Marshal(joinRequest{V: Version, Name: name, Nkey: pub})
+	data, _ := json.Marshal(joinRequest{V: version, Name: name, Nkey: pub})
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	m, err := nc.RequestWithContext(rctx, joinSubject, data)
@@ -209,6 +262,38 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 		return nil, fmt.Errorf("keep the worker's credentials: %w", err)
 	}
 	return creds, nil
+}
+
+// ServeJoins answers joining workers on nc: each is admitted under the
+// name it asks for (unless another key holds it) with its key, and apply
+// (the server reloading its users) runs before it answers, so the worker
+// connects at once.
+func (t *Trust) ServeJoins(nc *nats.Conn, apply func() error, log *zap.Logger) error {
+	_, err := nc.Subscribe(joinSubject, func(m *nats.Msg) {
+		var req joinRequest
+		reply := joinReply{V: version}
+		switch err := decode(m.Data, &req); {
+		case err != nil:
+			reply.Error = err.Error()
+		case !nkeys.IsValidPublicUserKey(req.Nkey):
+			reply.Error = "not a public user nkey"
+		default:
+			if err := t.Admit(req.Name, req.Nkey); err != nil {
+				reply.Error = err.Error()
+			} else if err := apply(); err != nil {
+				reply.Error = "the server could not apply the join: " + err.Error()
+			} else {
+				reply.Name = req.Name
+				log.Info("nats: a worker joined", zap.String("worker", req.Name))
+			}
+		}
+		if reply.Error != "" {
+			log.Warn("nats: a join refused", zap.String("worker", req.Name), zap.String("reason", reply.Error))
+		}
+		data, _ := json.Marshal(reply)
+		_ = m.Respond(data)
+	})
+	return err
 }
 
 // refused says whether a connect error is NATS or TLS turning the client

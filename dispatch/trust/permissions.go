@@ -1,4 +1,4 @@
-package dispatch
+package trust
 
 import (
 	"fmt"
@@ -11,12 +11,35 @@ import (
 // may do anything; a worker exactly what a worker does; a joining worker
 // only ask to join.
 
+// The NATS names that a worker's permissions are made of. Package
+// dispatch uses the same names: they are here so that this package need
+// not import it.
+const (
+	// MatchesStream is the work queue of matches, ConsumerName the
+	// workers' consumer of it.
+	MatchesStream = "ARENA_MATCHES"
+	ConsumerName  = "workers"
+	// EventsPrefix begins the subjects of the workers' events, LivePrefix
+	// those of their live frames and slots, ImagePrefix those where they
+	// ask for images: the worker's name follows each.
+	EventsPrefix = "arena.ev."
+	LivePrefix   = "arena.live."
+	ImagePrefix  = "arena.image."
+	// CancelPrefix and SupersededPrefix begin the subjects where a worker
+	// hears that a match is cancelled or a delivery superseded.
+	CancelPrefix     = "arena.cancel."
+	SupersededPrefix = "arena.superseded."
+	// ReplayBucket begins the name of each worker's object store bucket
+	// (see BucketOf).
+	ReplayBucket = "arena-replays"
+)
+
 // WorkerInbox is the prefix of a worker's reply subjects: it may read
 // its own replies, no one else's.
 func WorkerInbox(worker string) string { return "_INBOX_" + worker }
 
-// bucketOf is the object store bucket a worker puts its big replays in.
-func bucketOf(worker string) string { return ReplayBucket + "-" + worker }
+// BucketOf is the object store bucket a worker puts its big replays in.
+func BucketOf(worker string) string { return ReplayBucket + "-" + worker }
 
 // joinSubject is where a joining worker asks for its identity.
 const joinSubject = "arena.join"
@@ -34,19 +57,19 @@ const joinInbox = "_INBOX_join"
 // create consumers on the work queue or the events, or delete or purge
 // any stream but its bucket's.
 func WorkerPermissions(worker string) *server.Permissions {
-	obj := "OBJ_" + bucketOf(worker)
+	obj := "OBJ_" + BucketOf(worker)
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{
 			"$JS.API.CONSUMER.INFO." + MatchesStream + "." + ConsumerName,
 			"$JS.API.CONSUMER.MSG.NEXT." + MatchesStream + "." + ConsumerName,
 			"$JS.ACK." + MatchesStream + "." + ConsumerName + ".>",
-			eventsPrefix + worker + ".>",
-			// Live frames, and its slots (slotsSubject).
-			livePrefix + worker + ".>",
-			// Ask for a pushed bot its engine lacks (images.go).
-			imageSubject(worker),
+			EventsPrefix + worker + ".>",
+			// Live frames, and its slots.
+			LivePrefix + worker + ".>",
+			// Ask for a pushed bot its engine lacks.
+			ImagePrefix + worker,
 			// Its own replay bucket: put, read back, delete.
-			"$O." + bucketOf(worker) + ".>",
+			"$O." + BucketOf(worker) + ".>",
 			"$JS.API.STREAM.INFO." + obj,
 			"$JS.API.STREAM.MSG.GET." + obj,
 			"$JS.API.DIRECT.GET." + obj + ".>",
@@ -58,14 +81,14 @@ func WorkerPermissions(worker string) *server.Permissions {
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{
 			WorkerInbox(worker) + ".>",
-			cancelPrefix + "*",
-			supersededPrefix + "*",
+			CancelPrefix + "*",
+			SupersededPrefix + "*",
 		}},
 	}
 }
 
-// joinPermissions are a joining worker's: ask to join, hear the answer.
-func joinPermissions() *server.Permissions {
+// JoinPermissions are a joining worker's: ask to join, hear the answer.
+func JoinPermissions() *server.Permissions {
 	return &server.Permissions{
 		Publish:   &server.SubjectPermission{Allow: []string{joinSubject}},
 		Subscribe: &server.SubjectPermission{Allow: []string{joinInbox + ".>"}},

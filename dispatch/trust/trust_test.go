@@ -1,0 +1,224 @@
+package trust_test
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap/zaptest"
+
+	"arena/dispatch/natsd"
+	"arena/dispatch/trust"
+	"arena/internal/poll"
+)
+
+// server is arena serve's embedded NATS server: a listener on loopback,
+// TLS and the trust folder's users.
+type server struct {
+	t     *testing.T
+	trust *trust.Trust
+	ns    *natsd.Embedded
+	url   string
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	tr, err := trust.OpenTrust(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ns, err := natsd.Start(natsd.Node{Name: "secured", Dir: t.TempDir(), Listen: addr, Trust: tr, Log: zaptest.NewLogger(t).Named("nats")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Stop)
+	return &server{t: t, trust: tr, ns: ns, url: "nats://" + addr}
+}
+
+func (s *server) token() trust.JoinToken {
+	s.t.Helper()
+	tok, err := s.trust.Token()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	jt, err := trust.ParseToken(tok)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return jt
+}
+
+// join joins a worker of that name, its key kept in a folder of its own.
+func (s *server) join(name string) *trust.Credentials {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.t.Context(), 20*time.Second)
+	defer cancel()
+	c, err := trust.Join(ctx, s.url, s.token(), name, s.t.TempDir())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	poll.Until(t, 20*time.Second, func() error {
+		if !ok() {
+			return fmt.Errorf("waiting until %s", what)
+		}
+		return nil
+	})
+}
+
+// A wrong token, or a token of another server, joins nothing; a token
+// rotated joins no more, while a worker that joined keeps its own key; a
+// worker revoked (by another process, as arena join-token does) or
+// quarantined is disconnected and refused.
+func TestJoinTokensAndKeys(t *testing.T) {
+	s := newServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	good := s.token()
+	refusedJoin := func(what string, tok trust.JoinToken, name string) error {
+		t.Helper()
+		_, err := trust.Join(ctx, s.url, tok, name, t.TempDir())
+		if !errors.Is(err, trust.ErrRefused) {
+			t.Fatalf("%s: got %v, want refused", what, err)
+		}
+		return err
+	}
+	refusedJoin("a wrong secret", trust.JoinToken{CAHash: good.CAHash, Secret: strings.Repeat("0", 64)}, "w9")
+	if err := refusedJoin("another server's CA", trust.JoinToken{CAHash: strings.Repeat("0", 64), Secret: good.Secret}, "w9"); !strings.Contains(err.Error(), "CA") {
+		t.Errorf("the refusal does not name the CA: %v", err)
+	}
+
+	w1 := s.join("w1")
+	if err := refusedJoin("a name taken", good, "w1"); !strings.Contains(err.Error(), "taken") {
+		t.Errorf("the refusal does not say the name is taken: %v", err)
+	}
+	if _, err := s.trust.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rotated token is refused", func() bool {
+		_, err := trust.Join(ctx, s.url, good, "w2", t.TempDir())
+		return errors.Is(err, trust.ErrRefused)
+	})
+	nc, err := trust.DialWorker(ctx, s.url, w1)
+	if err != nil {
+		t.Fatalf("a joined worker after the rotation: %v", err)
+	}
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	nc.SetReconnectHandler(nil)
+
+	// Revoked from another process: disconnected, and refused.
+	other, err := trust.OpenTrust(s.trust.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.Revoke("w1"); !ok || err != nil {
+		t.Fatalf("revoke: %v %v", ok, err)
+	}
+	waitFor(t, "the revoked worker is refused", func() bool {
+		_, err := trust.DialWorker(ctx, s.url, w1)
+		return errors.Is(err, trust.ErrRefused)
+	})
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Error("the revoked worker's connection is still open")
+	}
+
+	// Quarantined: the same.
+	w3 := s.join("w3")
+	if err := s.ns.Quarantine("w3", "a test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trust.DialWorker(ctx, s.url, w3); !errors.Is(err, trust.ErrRefused) {
+		t.Errorf("the quarantined worker: got %v, want refused", err)
+	}
+	if err := refusedJoin("a quarantined worker joining again", s.token(), "w3"); !strings.Contains(err.Error(), "quarantined") {
+		t.Errorf("the refusal does not say quarantined: %v", err)
+	}
+}
+
+// A server may present the operator's certificate instead of its own:
+// join tokens then pin the operator's CA, and workers join and play.
+func TestTheOperatorsCertificate(t *testing.T) {
+	operator, err := trust.OpenTrust(t.TempDir(), "arena.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trust.OpenTrust(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file without its CA is refused, naming what is missing.
+	leafOnly := filepath.Join(t.TempDir(), "leaf.crt")
+	chain, _ := os.ReadFile(operator.CertFile())
+	leaf, _ := pem.Decode(chain)
+	os.WriteFile(leafOnly, pem.EncodeToMemory(leaf), 0o644)
+	if err := tr.UseCertificate(leafOnly, operator.KeyFile()); err == nil || !strings.Contains(err.Error(), "no CA") {
+		t.Errorf("a certificate without its CA: got %v", err)
+	}
+	if err := tr.UseCertificate(operator.CertFile(), operator.KeyFile()); err != nil {
+		t.Fatal(err)
+	}
+	opCA, _ := operator.CAPEM()
+	want, _ := trust.CAHash(opCA)
+	tok, err := tr.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jt, _ := trust.ParseToken(tok); jt.CAHash != want {
+		t.Fatalf("the token pins %s, want the operator's CA %s", jt.CAHash, want)
+	}
+	// arena join-token, another process, prints the same.
+	again, _ := trust.OpenTrust(tr.Dir())
+	if tok2, _ := again.Token(); tok2 != tok {
+		t.Errorf("another process's token differs")
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	ns, err := natsd.Start(natsd.Node{Name: "operator", Dir: t.TempDir(), Listen: addr, Trust: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Stop)
+	jt, _ := trust.ParseToken(tok)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	c, err := trust.Join(ctx, "nats://"+addr, jt, "w1", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := trust.DialWorker(ctx, "nats://"+addr, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	// Back to Arena's own: tokens pin its CA again.
+	if err := tr.UseCertificate("", ""); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := os.ReadFile(tr.CAFile())
+	ownHash, _ := trust.CAHash(own)
+	if tok, _ := tr.Token(); !strings.Contains(tok, ownHash) {
+		t.Errorf("after the operator's certificate is dropped the token still pins it")
+	}
+}
