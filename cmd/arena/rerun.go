@@ -37,7 +37,7 @@ Flags:
 // (rerun, a logic's verify): the sandbox's, not a match's time limits or
 // the warm pool.
 func replaySetting(s setting) bool {
-	return !s.server && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
+	return !s.server && s.only == "" && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
 }
 
 func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[string]*string) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -78,5 +80,36 @@ func TestSettingsAreReadOnlyFromTheTable(t *testing.T) {
 			t.Errorf("%s is in the table twice", s.env)
 		}
 		seen[s.env] = true
+	}
+}
+
+// Every set of settings a command registers has each flag once: a name
+// taken twice panics the command (two settings named alike for different
+// commands, such as the worker's and arena nats's --name).
+func TestEveryCommandsFlagsRegister(t *testing.T) {
+	// As the commands register them (run, bench and doctor as run does).
+	sets := map[string]func(fs *flag.FlagSet){
+		"run":          func(fs *flag.FlagSet) { register(fs, false) },
+		"serve":        func(fs *flag.FlagSet) { register(fs, true) },
+		"replay rerun": func(fs *flag.FlagSet) { rerunFlags(io.Discard) },
+		"replay":       func(fs *flag.FlagSet) { registerIf(fs, replaySetting) },
+		"worker": func(fs *flag.FlagSet) {
+			register(fs, false)
+			registerOnly(fs, workerSettings...)
+			registerFor(fs, "worker")
+		},
+		"nats": func(fs *flag.FlagSet) { registerFor(fs, "nats") },
+	}
+	for name, reg := range sets {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: %v", name, r)
+				}
+			}()
+			fs := flag.NewFlagSet(name, flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			reg(fs)
+		}()
 	}
 }
