@@ -37,7 +37,7 @@ func (r *rig) bucketBytes(worker string) (size uint64, bound int64) {
 func TestAWorkersBucketIsBounded(t *testing.T) {
 	const bound = 1 << 20
 	s := newSecured(t)
-	w1 := s.join("w1")
+	w1 := s.Join("w1")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if _, err := s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: trust.BucketOf("w1")}); err != nil {
@@ -59,7 +59,7 @@ func TestAWorkersBucketIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(s.url, append(extra, nats.NoReconnect())...)
+	nc, err := nats.Connect(s.URL, append(extra, nats.NoReconnect())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestAWorkersBucketIsBounded(t *testing.T) {
 // the last fails the match with the reason.
 func TestAReplayLargerThanItsBucketFailsTheMatchSayingWhy(t *testing.T) {
 	s := newSecured(t, func(c *DispatcherConfig) { c.BucketBytes = 1024 })
-	s.remoteWorker(s.join("w1"), WorkerConfig{InlineMax: 1})
+	s.remoteWorker(s.Join("w1"), WorkerConfig{InlineMax: 1})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	_, err := s.d.Play(ctx, request(t, "bbbbbbbbbbb1", nil))

@@ -89,7 +89,7 @@ func TestAWorkerRemovesTheImagesItFetchedOnceIdle(t *testing.T) {
 	l := fake.NewLauncher(map[string]fake.Script{"bot/b": up})
 	eng := &fakeEngine{l: l, s: up}
 	const idle = time.Second
-	s.remoteWorker(s.join("w1"), WorkerConfig{Player: orchestrator.New(l), Images: eng, Concurrency: 2, FetchedIdle: idle, FetchedCheck: 20 * time.Millisecond})
+	s.remoteWorker(s.Join("w1"), WorkerConfig{Player: orchestrator.New(l), Images: eng, Concurrency: 2, FetchedIdle: idle, FetchedCheck: 20 * time.Millisecond})
 
 	var wg sync.WaitGroup
 	for i, v := range []string{"alice/bot:v1", "alice/bot:v2"} {
@@ -134,7 +134,7 @@ func TestAnImageARunningMatchUsesIsNotRemoved(t *testing.T) {
 	l := fake.NewLauncher(map[string]fake.Script{"bot/b": up})
 	eng := &fakeEngine{l: l, s: fake.Script{Answer: up.Answer, Hold: hold}}
 	const idle = 50 * time.Millisecond
-	s.remoteWorker(s.join("w1"), WorkerConfig{Player: orchestrator.New(l), Images: eng, FetchedIdle: idle, FetchedCheck: 10 * time.Millisecond})
+	s.remoteWorker(s.Join("w1"), WorkerConfig{Player: orchestrator.New(l), Images: eng, FetchedIdle: idle, FetchedCheck: 10 * time.Millisecond})
 
 	id := fake.ImageID("alice/bot:v1")
 	ref := fetchedRef(id)
@@ -177,7 +177,7 @@ func TestAnImageFetchedBeforeARestartIsRemovedOnceIdle(t *testing.T) {
 	eng.refuse = 1 // a container uses it, the first time
 	const idle = 500 * time.Millisecond
 	start := time.Now()
-	s.remoteWorker(s.join("w1"), WorkerConfig{Images: eng, FetchedIdle: idle, FetchedCheck: 20 * time.Millisecond})
+	s.remoteWorker(s.Join("w1"), WorkerConfig{Images: eng, FetchedIdle: idle, FetchedCheck: 20 * time.Millisecond})
 
 	waitFor(t, "the image fetched before the restart removed", func() bool { return !eng.tagged(earlier) })
 	if d := eng.removedAt(earlier).Sub(start); d < idle {
@@ -214,7 +214,7 @@ func TestAMatchWaitsForTheRemovalOfItsImage(t *testing.T) {
 			<-removed
 		})
 	}
-	s.remoteWorker(s.join("w1"), WorkerConfig{Player: orchestrator.New(l), Images: eng, FetchedIdle: 10 * time.Millisecond, FetchedCheck: 10 * time.Millisecond})
+	s.remoteWorker(s.Join("w1"), WorkerConfig{Player: orchestrator.New(l), Images: eng, FetchedIdle: 10 * time.Millisecond, FetchedCheck: 10 * time.Millisecond})
 	var release sync.Once
 	t.Cleanup(func() { release.Do(func() { close(removed) }) })
 	select {

@@ -184,7 +184,7 @@ func TestAWorkerFetchesAPushedBotFromTheServer(t *testing.T) {
 	up := fake.Script{Answer: func(int, [][]byte) []byte { return []byte("up") }}
 	l := fake.NewLauncher(map[string]fake.Script{"bot/b": up})
 	eng := &fakeEngine{l: l, s: up}
-	w1 := s.join("w1")
+	w1 := s.Join("w1")
 	s.remoteWorker(w1, WorkerConfig{Player: orchestrator.New(l), Images: eng, Concurrency: 2})
 
 	req := func(id, a string) matches.Request {
@@ -229,7 +229,7 @@ func TestAWorkerFetchesAPushedBotFromTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(s.url, append(extra, nats.NoReconnect())...)
+	nc, err := nats.Connect(s.URL, append(extra, nats.NoReconnect())...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -13,10 +12,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
-	"arena/dispatch/natsd"
 	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/engine/snake"
+	"arena/internal/natstest"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -26,27 +25,13 @@ import (
 // dispatcher on it (in-process).
 type secured struct {
 	*rig
-	trust *trust.Trust
-	url   string
+	*natstest.Server
 }
 
 func newSecured(t *testing.T, opts ...func(*DispatcherConfig)) *secured {
 	t.Helper()
-	tr, err := trust.OpenTrust(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ns, err := natsd.Start(natsd.Node{Name: "secured", Dir: t.TempDir(), Listen: addr, Trust: tr, Log: zaptest.NewLogger(t).Named("nats")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Stop)
+	srv := natstest.Secured(t)
+	ns := srv.NS
 	nc := connect(t, ns)
 	js, _ := jetstream.New(nc)
 	if err := Setup(t.Context(), js, Config{}); err != nil {
@@ -61,32 +46,7 @@ func newSecured(t *testing.T, opts ...func(*DispatcherConfig)) *secured {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
-	return &secured{rig: &rig{t: t, ns: ns, d: d, js: js, sent: map[string][2]string{}}, trust: tr, url: "nats://" + addr}
-}
-
-func (s *secured) token() trust.JoinToken {
-	s.t.Helper()
-	tok, err := s.trust.Token()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	jt, err := trust.ParseToken(tok)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return jt
-}
-
-// join joins a worker of that name, its key kept in a folder of its own.
-func (s *secured) join(name string) *trust.Credentials {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.t.Context(), 20*time.Second)
-	defer cancel()
-	c, err := trust.Join(ctx, s.url, s.token(), name, s.t.TempDir())
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return c
+	return &secured{rig: &rig{t: t, ns: ns, d: d, js: js, sent: map[string][2]string{}}, Server: srv}
 }
 
 // remoteWorker runs a worker over the network with its credentials.
@@ -94,7 +54,7 @@ func (s *secured) remoteWorker(c *trust.Credentials, cfg WorkerConfig) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(s.t.Context(), 20*time.Second)
 	defer cancel()
-	nc, err := trust.DialWorker(ctx, s.url, c)
+	nc, err := trust.DialWorker(ctx, s.URL, c)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -128,7 +88,7 @@ func (s *secured) remoteWorker(c *trust.Credentials, cfg WorkerConfig) {
 // play on.
 func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	s := newSecured(t)
-	w1 := s.join("w1")
+	w1 := s.Join("w1")
 	s.remoteWorker(w1, WorkerConfig{InlineMax: 1})
 	play := func(id string) {
 		t.Helper()
@@ -151,7 +111,7 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(s.url, append(extra, nats.NoReconnect(), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	nc, err := nats.Connect(s.URL, append(extra, nats.NoReconnect(), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		mu.Lock()
 		denied = append(denied, err.Error())
 		mu.Unlock()

@@ -13,66 +13,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"go.uber.org/zap/zaptest"
 
 	"arena/dispatch/natsd"
 	"arena/dispatch/trust"
+	"arena/internal/natstest"
 	"arena/internal/poll"
 )
-
-// server is arena serve's embedded NATS server: a listener on loopback,
-// TLS and the trust folder's users.
-type server struct {
-	t     *testing.T
-	trust *trust.Trust
-	ns    *natsd.Embedded
-	url   string
-}
-
-func newServer(t *testing.T) *server {
-	t.Helper()
-	tr, err := trust.OpenTrust(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ns, err := natsd.Start(natsd.Node{Name: "secured", Dir: t.TempDir(), Listen: addr, Trust: tr, Log: zaptest.NewLogger(t).Named("nats")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Stop)
-	return &server{t: t, trust: tr, ns: ns, url: "nats://" + addr}
-}
-
-func (s *server) token() trust.JoinToken {
-	s.t.Helper()
-	tok, err := s.trust.Token()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	jt, err := trust.ParseToken(tok)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return jt
-}
-
-// join joins a worker of that name, its key kept in a folder of its own.
-func (s *server) join(name string) *trust.Credentials {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.t.Context(), 20*time.Second)
-	defer cancel()
-	c, err := trust.Join(ctx, s.url, s.token(), name, s.t.TempDir())
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return c
-}
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
@@ -89,13 +35,13 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // worker revoked (by another process, as arena join-token does) or
 // quarantined is disconnected and refused.
 func TestJoinTokensAndKeys(t *testing.T) {
-	s := newServer(t)
+	s := natstest.Secured(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	good := s.token()
+	good := s.Token()
 	refusedJoin := func(what string, tok trust.JoinToken, name string) error {
 		t.Helper()
-		_, err := trust.Join(ctx, s.url, tok, name, t.TempDir())
+		_, err := trust.Join(ctx, s.URL, tok, name, t.TempDir())
 		if !errors.Is(err, trust.ErrRefused) {
 			t.Fatalf("%s: got %v, want refused", what, err)
 		}
@@ -106,18 +52,18 @@ func TestJoinTokensAndKeys(t *testing.T) {
 		t.Errorf("the refusal does not name the CA: %v", err)
 	}
 
-	w1 := s.join("w1")
+	w1 := s.Join("w1")
 	if err := refusedJoin("a name taken", good, "w1"); !strings.Contains(err.Error(), "taken") {
 		t.Errorf("the refusal does not say the name is taken: %v", err)
 	}
-	if _, err := s.trust.Rotate(); err != nil {
+	if _, err := s.Trust.Rotate(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the rotated token is refused", func() bool {
-		_, err := trust.Join(ctx, s.url, good, "w2", t.TempDir())
+		_, err := trust.Join(ctx, s.URL, good, "w2", t.TempDir())
 		return errors.Is(err, trust.ErrRefused)
 	})
-	nc, err := trust.DialWorker(ctx, s.url, w1)
+	nc, err := trust.DialWorker(ctx, s.URL, w1)
 	if err != nil {
 		t.Fatalf("a joined worker after the rotation: %v", err)
 	}
@@ -126,7 +72,7 @@ func TestJoinTokensAndKeys(t *testing.T) {
 	nc.SetReconnectHandler(nil)
 
 	// Revoked from another process: disconnected, and refused.
-	other, err := trust.OpenTrust(s.trust.Dir())
+	other, err := trust.OpenTrust(s.Trust.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +80,7 @@ func TestJoinTokensAndKeys(t *testing.T) {
 		t.Fatalf("revoke: %v %v", ok, err)
 	}
 	waitFor(t, "the revoked worker is refused", func() bool {
-		_, err := trust.DialWorker(ctx, s.url, w1)
+		_, err := trust.DialWorker(ctx, s.URL, w1)
 		return errors.Is(err, trust.ErrRefused)
 	})
 	select {
@@ -144,14 +90,14 @@ func TestJoinTokensAndKeys(t *testing.T) {
 	}
 
 	// Quarantined: the same.
-	w3 := s.join("w3")
-	if err := s.ns.Quarantine("w3", "a test"); err != nil {
+	w3 := s.Join("w3")
+	if err := s.NS.Quarantine("w3", "a test"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trust.DialWorker(ctx, s.url, w3); !errors.Is(err, trust.ErrRefused) {
+	if _, err := trust.DialWorker(ctx, s.URL, w3); !errors.Is(err, trust.ErrRefused) {
 		t.Errorf("the quarantined worker: got %v, want refused", err)
 	}
-	if err := refusedJoin("a quarantined worker joining again", s.token(), "w3"); !strings.Contains(err.Error(), "quarantined") {
+	if err := refusedJoin("a quarantined worker joining again", s.Token(), "w3"); !strings.Contains(err.Error(), "quarantined") {
 		t.Errorf("the refusal does not say quarantined: %v", err)
 	}
 }
