@@ -729,7 +729,7 @@ func TestACancelDuringABrokerOutageReportsTheCancel(t *testing.T) {
 func TestUnknownVersionsAreRefused(t *testing.T) {
 	for _, v := range []int{Version - 1, Version + 1} {
 		var ev Event
-		err := decode(fmt.Appendf(nil, `{"v":%d,"kind":"result","match":"x"}`, v), &ev)
+		err := trust.Decode(fmt.Appendf(nil, `{"v":%d,"kind":"result","match":"x"}`, v), &ev)
 		if !errors.Is(err, ErrVersion) {
 			t.Errorf("v%d: got %v, want ErrVersion", v, err)
 		}
@@ -738,7 +738,7 @@ func TestUnknownVersionsAreRefused(t *testing.T) {
 		}
 	}
 	var ev Event
-	if err := decode([]byte(`{"kind":"result"}`), &ev); !errors.Is(err, ErrVersion) {
+	if err := trust.Decode([]byte(`{"kind":"result"}`), &ev); !errors.Is(err, ErrVersion) {
 		t.Errorf("no version: got %v, want ErrVersion", err)
 	}
 }

@@ -318,7 +318,7 @@ func (d *Dispatcher) workerSlots(m *nats.Msg) {
 		return
 	}
 	var r slotsReport
-	if err := decode(m.Data, &r); err != nil {
+	if err := trust.Decode(m.Data, &r); err != nil {
 		d.log.Warn("a worker's slots refused", zap.String("worker", worker), zap.Error(err))
 		return
 	}
@@ -802,11 +802,11 @@ func readEvent(kind string, data []byte) (ev Event, rep *matches.Replay, err err
 			Event
 			Replay *matches.Replay `json:"replay,omitempty"`
 		}
-		if decode(data, &in) == nil {
+		if trust.Decode(data, &in) == nil {
 			return in.Event, in.Replay, nil
 		}
 	}
-	err = decode(data, &ev)
+	err = trust.Decode(data, &ev)
 	return ev, nil, err
 }
 

@@ -6,22 +6,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"arena/dispatch/trust"
-	"arena/internal/errs"
 	"arena/matches"
 )
 
-// Version is the version of every message this package writes. A reader
-// refuses any other. (2: events under their worker's name, with proofs.)
-const Version = 2
+// Version is the version of every message this package writes
+// (trust.Version). A reader refuses any other.
+const Version = trust.Version
 
 // ErrVersion is the kind of error for a message of an unknown version.
-var ErrVersion = errs.New(errs.ErrInvalid, "unknown message version")
+var ErrVersion = trust.ErrVersion
 
 // Subjects and names on the NATS side. Those a worker's permissions name
 // are package trust's.
@@ -144,36 +142,13 @@ const (
 // slotsSubject is the subject of a worker's report of its slots.
 func slotsSubject(worker string) string { return livePrefix + worker + "." + slotsKind }
 
-// versioned is a message of this package: it says its version.
-type versioned interface{ version() int }
+// Version is the version the job says it is (trust.Versioned).
+func (j Job) Version() int { return j.V }
 
-func (j Job) version() int         { return j.V }
-func (e Event) version() int       { return e.V }
-func (r slotsReport) version() int { return r.V }
+// Version is the version the event says it is (trust.Versioned).
+func (e Event) Version() int { return e.V }
 
-// decode reads a message of this package into v, refusing unknown
-// versions: v is set only from a message of this version. A message is
-// parsed once (a result carries its replay: a second pass would cost as
-// much again); one refused is parsed again for its version alone, to say
-// why.
-func decode[T versioned](data []byte, v *T) error {
-	var m T
-	err := json.Unmarshal(data, &m)
-	if err == nil && m.version() == Version {
-		*v = m
-		return nil
-	}
-	var head struct {
-		V int `json:"v"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("not a message of arena: %w", err)
-	}
-	if head.V != Version {
-		return fmt.Errorf("%w %d (this build reads %d)", ErrVersion, head.V, Version)
-	}
-	return err
-}
+func (r slotsReport) Version() int { return r.V }
 
 // encodeEvent is json.Marshal(ev), but the frame or the replay it carries
 // is written as it is: json.Marshal would check and compact it again, a

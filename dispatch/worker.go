@@ -333,7 +333,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	}
 	attempt := int(meta.NumDelivered)
 	var job Job
-	if err := decode(msg.Data(), &job); err != nil {
+	if err := trust.Decode(msg.Data(), &job); err != nil {
 		// Unknown versions are refused, not misread: the match fails.
 		w.log.Error("match refused", zap.Error(err))
 		// What it takes to say so is read loosely.

@@ -24,12 +24,14 @@ import (
 	"arena/internal/errs"
 )
 
-// version is the version of the join messages and of a worker's
-// credentials. A reader refuses a join message of any other.
-const version = 2
+// Version is the version of every message Arena's hosts exchange (the
+// join messages here, dispatch's jobs and events) and of a worker's
+// credentials. A reader refuses a message of any other. (2: events under
+// their worker's name, with proofs.)
+const Version = 2
 
-// errVersion is the kind of error for a message of an unknown version.
-var errVersion = errs.New(errs.ErrInvalid, "unknown message version")
+// ErrVersion is the kind of error for a message of an unknown version.
+var ErrVersion = errs.New(errs.ErrInvalid, "unknown message version")
 
 // JoinUser is the user a joining worker connects as, the join secret its
 // password.
@@ -49,18 +51,20 @@ type joinReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-func (r joinRequest) version() int { return r.V }
-func (r joinReply) version() int   { return r.V }
+func (r joinRequest) Version() int { return r.V }
+func (r joinReply) Version() int   { return r.V }
 
-// versioned is a join message: it says its version.
-type versioned interface{ version() int }
+// Versioned is a message that says its version.
+type Versioned interface{ Version() int }
 
-// decode reads a join message into v, refusing unknown versions: v is
-// set only from a message of this version.
-func decode[T versioned](data []byte, v *T) error {
+// Decode reads a message into v, refusing unknown versions: v is set
+// only from a message of this version. A message is parsed once (a
+// result carries its replay: a second pass would cost as much again);
+// one refused is parsed again for its version alone, to say why.
+func Decode[T Versioned](data []byte, v *T) error {
 	var m T
 	err := json.Unmarshal(data, &m)
-	if err == nil && m.version() == version {
+	if err == nil && m.Version() == Version {
 		*v = m
 		return nil
 	}
@@ -70,8 +74,8 @@ func decode[T versioned](data []byte, v *T) error {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("not a message of arena: %w", err)
 	}
-	if head.V != version {
-		return fmt.Errorf("%w %d (this build reads %d)", errVersion, head.V, version)
+	if head.V != Version {
+		return fmt.Errorf("%w %d (this build reads %d)", ErrVersion, head.V, Version)
 	}
 	return err
 }
@@ -195,7 +199,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 			return nil, err
 		}
 		seed, _ := kp.Seed()
-		creds = &Credentials{V: version, Name: name, Seed: string(seed)}
+		creds = &Credentials{V: Version, Name: name, Seed: string(seed)}
 	}
 	kp, err := nkeys.FromSeed([]byte(creds.Seed))
 	if err != nil {
@@ -237,7 +241,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 		}
 	}
 	defer nc.Close()
-	data, _ := json.Marshal(joinRequest{V: version, Name: name, Nkey: pub})
+	data, _ := json.Marshal(joinRequest{V: Version, Name: name, Nkey: pub})
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	m, err := nc.RequestWithContext(rctx, joinSubject, data)
@@ -248,7 +252,7 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 		return nil, fmt.Errorf("join: no answer from the server: %w", err)
 	}
 	var reply joinReply
-	if err := decode(m.Data, &reply); err != nil {
+	if err := Decode(m.Data, &reply); err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	if reply.Error != "" {
@@ -271,8 +275,8 @@ func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (
 func (t *Trust) ServeJoins(nc *nats.Conn, apply func() error, log *zap.Logger) error {
 	_, err := nc.Subscribe(joinSubject, func(m *nats.Msg) {
 		var req joinRequest
-		reply := joinReply{V: version}
-		switch err := decode(m.Data, &req); {
+		reply := joinReply{V: Version}
+		switch err := Decode(m.Data, &req); {
 		case err != nil:
 			reply.Error = err.Error()
 		case !nkeys.IsValidPublicUserKey(req.Nkey):
