@@ -6,12 +6,18 @@
 //   - wire.go: the messages (every one carries a version; an unknown
 //     version is refused, never misread).
 //   - setup.go: the streams, the workers' consumer and the replay bucket.
-//   - dispatcher.go: the server's side, an matches.Player that
+//   - dispatcher.go: the server's side, a matches.Player that
 //     publishes a match to the work queue, follows its frames and takes
-//     its first accepted result (keyed by match id and delivery attempt);
-//     it adds up the slots the workers say they have, which a server's
-//     queue takes as its own (FeedSlots): the work queue is handed only
-//     what the workers take at once, the rest waits in the queue's lines.
+//     its first accepted result (keyed by match id and delivery attempt).
+//   - events.go: the workers' events as the dispatcher admits and
+//     handles them (start, frames, result, hand-back), and its viewers.
+//   - results.go: a reported replay read (inline or from the object
+//     store) and checked against the match.
+//   - slots.go: the slots the workers say they have, added up, which a
+//     server's queue takes as its own (FeedSlots): the work queue is
+//     handed only what the workers take at once, the rest waits in the
+//     queue's lines; what the dispatcher holds of each worker.
+//   - buckets.go: each worker's object-store bucket, bounded.
 //   - worker.go: a worker's side: takes matches with a durable pull
 //     consumer, keeps each lease alive with progress acks while it plays,
 //     streams frames, reports the result (big replays through the object

@@ -1,0 +1,179 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"arena/dispatch/trust"
+	"arena/engine"
+	"arena/matches"
+)
+
+// errObjectStore: a replay could not be read from the object store (not
+// the worker's doing, as far as can be told).
+var errObjectStore = errors.New("the object store did not give the replay")
+
+// check reads a result's replay (unless it is inline, decoded already)
+// and checks it against the match; one that fails is refused, and the
+// match queued again.
+func (d *Dispatcher) check(w *wait, ev Event, inline *matches.Replay) {
+	var rep *matches.Replay
+	var err error
+	if ev.Object != "" && d.cfg.Spool != "" {
+		rep, err = d.checkedObject(w.req, ev, w.view)
+	} else if rep, err = d.replay(ev, inline); err == nil {
+		if err = matches.CheckReplay(w.req, rep); err == nil {
+			w.view.fill(rep.Frames)
+		}
+	}
+	forged := err == nil || !errors.Is(err, errObjectStore)
+	if err != nil {
+		d.mu.Lock()
+		w.over = false
+		var then []func()
+		if forged {
+			then = d.refuseLocked(ev.Worker, ev.Match, "its result: "+err.Error(), nil)
+		} else {
+			d.log.Warn("a result's replay could not be read", zap.String("match", ev.Match), zap.String("worker", ev.Worker), zap.Error(err))
+		}
+		then = append(then, d.requeueLocked(w, ev, fmt.Errorf("result refused: %w", err))...)
+		d.mu.Unlock()
+		for _, f := range then {
+			f()
+		}
+		return
+	}
+	rep.Result.Worker = ev.Worker
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	explainStartFailed(rep, w.reasons)
+	d.endLocked(ev.Match, w, result{rep: rep})
+}
+
+// explainStartFailed adds to the detail of each bot that did not start
+// (its image on no worker that took the match) why the earlier deliveries
+// were handed back.
+func explainStartFailed(rep *matches.Replay, earlier []string) {
+	if len(earlier) == 0 {
+		return
+	}
+	for i, b := range rep.Result.Bots {
+		if b.Status == engine.StatusStartFailed {
+			rep.Result.Bots[i].FaultDetail += "; before that: " + strings.Join(earlier, "; ")
+		}
+	}
+}
+
+// replay reads a result's replay, inline (decoded with the event already,
+// unless it did not decode) or from its worker's bucket.
+func (d *Dispatcher) replay(ev Event, inline *matches.Replay) (*matches.Replay, error) {
+	if ev.Object == "" {
+		if inline != nil {
+			return inline, nil
+		}
+		var rep matches.Replay
+		if err := json.Unmarshal(ev.Replay, &rep); err != nil {
+			return nil, fmt.Errorf("replay of %s: %w", ev.Match, err)
+		}
+		return &rep, nil
+	}
+	var rep matches.Replay
+	err := d.fromObject(ev, func(r io.Reader) error {
+		rep = matches.Replay{}
+		if err := json.NewDecoder(r).Decode(&rep); err != nil {
+			return err
+		}
+		// To its end, where the object's digest is checked.
+		_, err := io.Copy(io.Discard, r)
+		return err
+	}, func(err error) bool {
+		var syntax *json.SyntaxError
+		var typed *json.UnmarshalTypeError
+		return errors.As(err, &syntax) || errors.As(err, &typed)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// fromObject reads a result's replay from its worker's bucket with read,
+// and deletes it there. While the cluster elects a new leader (a node
+// lost), reads fail for a few seconds: a read cut short is tried again,
+// for a minute, unless final says its error is about the replay itself.
+func (d *Dispatcher) fromObject(ev Event, read func(io.Reader) error, final func(error) bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		err := d.readObject(ctx, trust.BucketOf(ev.Worker), ev.Object, read)
+		if err == nil {
+			return nil
+		}
+		if final(err) {
+			return fmt.Errorf("replay of %s: %w", ev.Match, err)
+		}
+		d.log.Warn("read a replay from the object store, trying again", zap.String("match", ev.Match), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replay of %s from the object store: %w: %w", ev.Match, errObjectStore, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// readObject reads one object of a bucket with read, and deletes it once
+// read.
+func (d *Dispatcher) readObject(ctx context.Context, bucket, name string, read func(io.Reader) error) error {
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	obs, err := d.js.ObjectStore(tctx, bucket)
+	if err != nil {
+		return err
+	}
+	r, err := obs.Get(tctx, name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := read(r); err != nil {
+		return err
+	}
+	_ = deleteObject(tctx, d.js, obs, name)
+	return nil
+}
+
+// deleteObject deletes an object of a bucket, its chunks first: the
+// delete's marker is a message too, which a bucket at its bound refuses
+// until the chunks purged make room for it.
+func deleteObject(ctx context.Context, js jetstream.JetStream, obs jetstream.ObjectStore, name string) error {
+	info, err := obs.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
+	if err != nil {
+		return err
+	}
+	if !info.Deleted && info.NUID != "" {
+		if st, err := js.Stream(ctx, "OBJ_"+info.Bucket); err == nil {
+			_ = st.Purge(ctx, jetstream.WithPurgeSubject("$O."+info.Bucket+".C."+info.NUID))
+		}
+	}
+	return obs.Delete(ctx, name)
+}
+
+// checkedObject reads a result's replay from its worker's bucket into a
+// file in the spool folder, checking it as it streams in
+// (matches.CheckReplayStream): the replay it returns has no frames
+// in memory, its File holds it.
+func (d *Dispatcher) checkedObject(req matches.Request, ev Event, view *viewer) (rep *matches.Replay, err error) {
+	err = d.fromObject(ev, func(r io.Reader) error {
+		rep, err = d.spool(req, r, view)
+		return err
+	}, func(err error) bool { return errors.Is(err, matches.ErrForeignReplay) })
+	return rep, err
+}
