@@ -308,11 +308,8 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 	return mode, accts, nil
 }
 
-// fetcher pulls an image into the engine with a credential and tags it:
-// a bot pushed to the server's registry readied to play.
-// The server's side of engineImages (web.EngineImages): a pushed version
-// pulled by digest and held by a tag of the registry's host.
-
+// Pull is the server's side of engineImages (web.EngineImages): a pushed
+// version pulled by digest and held by a tag of the registry's host.
 func (e engineImages) Pull(ctx context.Context, pull, tag, auth string) error {
 	// The image may go while it is tagged (a client that pushed from this
 	// engine removes its own tag, the last but ours): pulled again then.
