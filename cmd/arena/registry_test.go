@@ -318,8 +318,6 @@ func TestAPushReplacesNoImageOfTheEngine(t *testing.T) {
 		if out, err := dockerCLI(t, cfg, "", "push", local); err != nil {
 			t.Fatalf("push %s: %v\n%s", local, err, out)
 		}
-		// The pushing client's tag goes: only the server names it now.
-		cli.ImageRemove(t.Context(), local, image.RemoveOptions{})
 		var img map[string]any
 		poll.Until(t, 2*time.Minute, func() error {
 			img = state(repo + ":latest")
@@ -328,6 +326,11 @@ func TestAPushReplacesNoImageOfTheEngine(t *testing.T) {
 			}
 			return nil
 		})
+		// The pushing client's tag goes: only the server names it now,
+		// and the match below plays it. (Removed once the server holds
+		// it: a removal racing the server's tag can take the image with
+		// it on the engine, which this test is not about.)
+		cli.ImageRemove(t.Context(), local, image.RemoveOptions{})
 		versions = append(versions, host+"/"+repo+"@"+img["digest"].(string))
 		status, created := svcco.call(t, "POST", "/api/matches", `{"game":"tanks","bots":["`+repo+`:latest","`+bots[1]+`"],"settings":{"zone_radius":0}}`)
 		if status != 201 {
