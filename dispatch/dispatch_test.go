@@ -87,22 +87,30 @@ func (r *rig) worker(name string, scripts map[string]fake.Script, cfg WorkerConf
 		cfg.Player = orchestrator.New(l)
 	}
 	cfg.Log = zaptest.NewLogger(r.t).Named(name)
+	w, stop := runWorker(r.t, nc, cfg)
+	return &testWorker{Worker: w, nc: nc, stop: stop, launcher: l}
+}
+
+// runWorker runs a worker on nc until the test ends or stop is called
+// (stop waits for it; a second call does nothing).
+func runWorker(t *testing.T, nc *nats.Conn, cfg WorkerConfig) (*Worker, func()) {
+	t.Helper()
 	w, err := NewWorker(nc, cfg)
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if err := w.Run(ctx); err != nil {
-			r.t.Error(err)
+			t.Error(err)
 		}
 	}()
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); <-done }) }
-	r.t.Cleanup(stop)
-	return &testWorker{Worker: w, nc: nc, stop: stop, launcher: l}
+	t.Cleanup(stop)
+	return w, stop
 }
 
 type testWorker struct {

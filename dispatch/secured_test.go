@@ -68,19 +68,7 @@ func (s *secured) remoteWorker(c *trust.Credentials, cfg WorkerConfig) {
 		cfg.Player = orchestrator.New(fake.NewLauncher(bots(nil)))
 	}
 	cfg.Log = zaptest.NewLogger(s.t).Named(c.Name)
-	w, err := NewWorker(nc, cfg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := w.Run(wctx); err != nil {
-			s.t.Error(err)
-		}
-	}()
-	s.t.Cleanup(func() { stop(); <-done })
+	runWorker(s.t, nc, cfg)
 }
 
 // A joined worker plays matches (a big replay through its own bucket
