@@ -29,6 +29,7 @@ import (
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
+	"arena/platform"
 	"arena/store"
 )
 
@@ -45,6 +46,27 @@ type testServer struct {
 	clock    *testClock
 	// logs are what the server logged.
 	logs *observer.ObservedLogs
+	// engine is the platform's engine for pushed bots (useEngine).
+	engine *fakeEngine
+}
+
+// serverOption sets what a test's platform is built with: its policy
+// and its collaborators.
+type serverOption func(c *platform.Config, d *platform.Deps)
+
+// with builds the platform with the policy pc.
+func with(pc platform.Config) serverOption {
+	return func(c *platform.Config, _ *platform.Deps) { *c = pc }
+}
+
+// withDeps builds the platform with the collaborators f sets.
+func withDeps(f func(d *platform.Deps)) serverOption {
+	return func(_ *platform.Config, d *platform.Deps) { f(d) }
+}
+
+// registryAt builds the platform with its registry, at host.
+func registryAt(host string) serverOption {
+	return func(c *platform.Config, _ *platform.Deps) { c.Registry.Enabled, c.Registry.Host = true, host }
 }
 
 // testClock is the real time moved on by what a test skipped.
@@ -53,7 +75,7 @@ type testClock struct{ skipped atomic.Int64 }
 func (c *testClock) Now() time.Time       { return time.Now().Add(time.Duration(c.skipped.Load())) }
 func (c *testClock) skip(d time.Duration) { c.skipped.Add(int64(d)) }
 
-func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
+func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOption) *testServer {
 	t.Helper()
 	// bots/slow answers after a delay, bots/held once released.
 	hold := make(chan struct{})
@@ -69,9 +91,6 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 	t.Cleanup(func() { st.Close() })
 	logs, seen := observer.New(zapcore.DebugLevel)
 	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, logs) })))
-	if cfg.DefaultBots == nil {
-		cfg.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
-	}
 	cfg.Resources = Resources{MemoryBytes: 256 << 20, CPUs: 1, Pids: 64}
 	games, orch := []engine.Game{tanks.New()}, orchestrator.New(l, orchestrator.WithLogger(log))
 	var player matches.Player
@@ -86,22 +105,33 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 			t.Fatal(err)
 		}
 	}
-	if cfg.Registry.Enabled && cfg.Registry.Dir == "" {
-		cfg.Registry.Dir = t.TempDir()
-	}
-	s, err := NewWithRegistry(t.Context(), cfg, Deps{
+	eng := &fakeEngine{launcher: l}
+	var pc platform.Config
+	pd := platform.Deps{
 		Games:        engine.NewCatalog(games...),
 		Orchestrator: orch,
 		Player:       player,
 		Store:        st,
 		Concurrency:  concurrency,
 		Accounts:     accts,
+		Engine:       eng,
 		Log:          log,
 		Now:          clock.Now,
-	})
+	}
+	for _, o := range opts {
+		o(&pc, &pd)
+	}
+	if pc.DefaultBots == nil {
+		pc.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
+	}
+	if pc.Registry.Enabled && pc.Registry.Dir == "" {
+		pc.Registry.Dir = t.TempDir()
+	}
+	p, err := platform.New(t.Context(), pc, pd)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := New(cfg, Deps{Platform: p, Store: st, Accounts: accts, Log: log, Now: clock.Now})
 	// The real server: its timeouts and connection cap are under test.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,7 +147,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int) *testServer {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release, accounts: accts, clock: clock, logs: seen}
+	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release, accounts: accts, clock: clock, logs: seen, engine: eng}
 }
 
 // cheapPasswords makes password hashes cheap for a test (the parameters
@@ -175,7 +205,7 @@ func (ts *testServer) waitFinal(t *testing.T, id string) map[string]any {
 }
 
 func TestCreateMatchRejectsBadInput(t *testing.T) {
-	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/*"}, MaxBodyBytes: 1024}, 1)
+	ts := newTestServer(t, Config{MaxBodyBytes: 1024}, 1, with(platform.Config{Allow: []string{"arena/*", "bots/*"}}))
 	tests := []struct {
 		name   string
 		body   string
@@ -371,7 +401,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestToken(t *testing.T) {
-	ts := newTestServer(t, Config{Token: "s3cret"}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Token: "s3cret"}))
 	body := `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"]}`
 	if status, m := ts.do(t, "POST", "/api/matches", body); status != 401 || !strings.Contains(fmt.Sprint(m["error"]), "token") {
 		t.Errorf("without token: %d %v", status, m)
@@ -543,7 +573,7 @@ func readEvents(t *testing.T, r io.Reader) []event {
 // With FinishOnShutdown, a running match is played to its end before the
 // server stops, while a queued one is dropped.
 func TestShutdownLetsMatchesFinish(t *testing.T) {
-	ts := newTestServer(t, Config{FinishOnShutdown: true}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{FinishOnShutdown: true}))
 	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
 	_, queued := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
 	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {

@@ -3,11 +3,9 @@ package web
 import (
 	"context"
 	"crypto/subtle"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -114,7 +112,7 @@ func (s *Server) principal(c echo.Context) (accounts.Principal, error) {
 		if !ok || tok == "" {
 			return accounts.Anonymous, errs.Errorf(errs.ErrUnauthenticated, "send a token as Authorization: Bearer TOKEN")
 		}
-		if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+		if s.p.Config().Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.p.Config().Token)) == 1 {
 			return accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}, nil
 		}
 		return s.deps.Accounts.ByToken(r.Context(), tok)
@@ -253,11 +251,11 @@ func (s *Server) guardChanges(next echo.HandlerFunc) echo.HandlerFunc {
 
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.cfg.Token == "" {
+		if s.p.Config().Token == "" {
 			return next(c)
 		}
 		got, bearer := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-		if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+		if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.p.Config().Token)) != 1 {
 			return errs.Errorf(errs.ErrUnauthenticated, "a valid token is needed to start or cancel matches or change a ladder (Authorization: Bearer TOKEN)")
 		}
 		return next(c)
@@ -292,30 +290,4 @@ func clientGroup(host string) string {
 	}
 	p, _ := addr.Prefix(64)
 	return p.String()
-}
-
-// mayPlayAll checks every bot image of a request against the
-// principal's rights (and ARENA_ALLOW), naming the first it may not
-// play by its place.
-func (s *Server) mayPlayAll(p accounts.Principal, field string, refs ...string) error {
-	for i, ref := range refs {
-		if err := p.MayPlay(ref, s.images); err != nil {
-			name := field
-			if len(refs) > 1 {
-				name = fmt.Sprintf("%s[%d]", field, i)
-			}
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// examples are the example bots of every game.
-func examples(defaults map[string][]string) []string {
-	var out []string
-	for _, refs := range defaults {
-		out = append(out, refs...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }

@@ -22,6 +22,7 @@ import (
 	"arena/engine"
 	"arena/judger"
 	"arena/orchestrator/fake"
+	"arena/platform"
 	"arena/store"
 )
 
@@ -42,13 +43,15 @@ const (
 
 func password(user string) string { return user + "-password" }
 
-func newMatrixServer(t *testing.T, cfg Config) *matrixServer {
+func newMatrixServer(t *testing.T, cfg Config, opts ...serverOption) *matrixServer {
 	cfg.Auth = AuthAccounts
-	cfg.Token = matrixAdminToken
 	cfg.StartsPerMinute, cfg.SignupsPerHour, cfg.ReadsPerMinute = -1, -1, -1
-	cfg.Allow = []string{"arena/*", "bots/*"}
 	cfg.SessionLifetime = matrixLifetime
-	ms := &matrixServer{testServer: newTestServer(t, cfg, 1)}
+	opts = append(opts, func(c *platform.Config, _ *platform.Deps) {
+		c.Token = matrixAdminToken
+		c.Allow = []string{"arena/*", "bots/*"}
+	})
+	ms := &matrixServer{testServer: newTestServer(t, cfg, 1, opts...)}
 	ctx := t.Context()
 	if err := ms.accounts.EnsureAdmin(ctx, password("admin")); err != nil {
 		t.Fatal(err)
@@ -220,7 +223,13 @@ func static(path, body string) func(*testing.T, *matrixServer, string) (string, 
 // token} → the status it gets. A route the server has and the matrix
 // lacks fails the test.
 func TestAuthorizationMatrix(t *testing.T) {
-	ms := newMatrixServer(t, Config{Ladder: LadderConfig{Enabled: false}, Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
+		d.Builder = &fakeBuilder{}
+		d.Players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
+		d.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
+			return judger.Named(name, image, 2, ""), nil, nil
+		}
+	}))
 	_, aliceTok := ms.token(t, "alice")
 	// A finished match of alice's, for the replay and its stream.
 	_, code := ms.token(t, "alice")
@@ -232,12 +241,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	// The server's binary to download, and a build of alice's.
 	ms.deps.Binary = filepath.Join(t.TempDir(), "arena")
 	os.WriteFile(ms.deps.Binary, []byte("arena"), 0o755)
-	ms.deps.Builder = &fakeBuilder{}
-	ms.players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
 	ms.useEngine(nil)
-	ms.deps.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
-		return judger.Named(name, image, 2, ""), nil, nil
-	}
 	// A logic game registered by the admin, for each visitor to try to
 	// remove.
 	registered := func(t *testing.T) string {
@@ -259,7 +263,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 	// A contest open for entries, with an entry of alice's pushed bot
 	// (and as many more of each visitor's as the matrix makes).
-	ct, err := ms.contests.Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour), EntriesPerPerson: contest.MaxEntriesPerPerson}, "admin")
+	ct, err := ms.p.Contests().Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour), EntriesPerPerson: contest.MaxEntriesPerPerson}, "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +275,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		return repo
 	}
-	aliceContestEntry, err := ms.contests.Enter(t.Context(), ct.ID, contest.Entry{Owner: "alice", By: "alice", Repository: pushed()})
+	aliceContestEntry, err := ms.p.Contests().Enter(t.Context(), ct.ID, contest.Entry{Owner: "alice", By: "alice", Repository: pushed()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +477,7 @@ func TestPublicNone(t *testing.T) {
 // Local mode has no accounts: every visitor is the admin, the way in
 // answers 404, and ARENA_TOKEN still guards changes.
 func TestLocalMode(t *testing.T) {
-	ts := newTestServer(t, Config{Token: "secret"}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Token: "secret"}))
 	status, me := ts.do(t, "GET", "/api/me", "")
 	if status != 200 || me["mode"] != "local" || me["token_required"] != true || me["user"].(map[string]any)["name"] != "admin" {
 		t.Errorf("me in local mode: %d %v", status, me)
@@ -713,7 +717,7 @@ func (ms *matrixServer) dataHolds(t *testing.T, s string) bool {
 // Tokens are shown once and kept only hashed; sign-up follows the mode;
 // ownership: a team's entry is its members', a user's their own.
 func TestTokensSignUpAndOwnership(t *testing.T) {
-	ms := newMatrixServer(t, Config{Ladder: LadderConfig{Enabled: false}})
+	ms := newMatrixServer(t, Config{})
 	alice := ms.signIn(t, "alice")
 	status, tok := ms.do(t, "POST", "/api/tokens", `{"name":"laptop"}`, alice...)
 	code, _ := tok["token"].(string)
@@ -797,7 +801,7 @@ func TestTokensSignUpAndOwnership(t *testing.T) {
 // Fair share: alice has 200 matches waiting; bob starts one, and it is
 // the next to start, within one match slot's time.
 func TestFairShareOfTheQueue(t *testing.T) {
-	ms := newMatrixServer(t, Config{QueueMax: 1000, UserQueueMax: 300})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{QueueMax: 1000, UserQueueMax: 300}))
 	alice, bob := ms.signIn(t, "alice"), ms.signIn(t, "bob")
 	start := func(who []string, bot string) string {
 		status, m := ms.do(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":0}}`, bot, bot), who...)

@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"arena/platform"
 	"arena/sourcebuild"
 )
 
@@ -103,9 +104,9 @@ func uploadThrough(t *testing.T, ms *matrixServer, tok, repo string, body io.Rea
 // whose last upload is still being read, and an upload while the line
 // is full, are refused (429) before their body is read.
 func TestBuildRefusedBeforeItsBodyIsRead(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}, Builds: BuildsConfig{Queue: 1}})
 	g := newGatedBuilder()
-	ms.deps.Builder = g
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}, Builds: platform.BuildsConfig{Queue: 1}}),
+		withDeps(func(d *platform.Deps) { d.Builder = g }))
 	defer close(g.release)
 	good := zipped(t, map[string]string{"bot.py": "print()"})
 	_, alice := ms.token(t, "alice")
@@ -176,9 +177,8 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 		{"stays", false, func(*testing.T, *matrixServer) {}, ""},
 	} {
 		t.Run(c.what, func(t *testing.T) {
-			ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
 			g := newGatedBuilder()
-			ms.deps.Builder = g
+			ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = g }))
 			released := false
 			release := func() {
 				if !released {
@@ -211,7 +211,7 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 			release()
 			done := waitBuild(t, ms, id)
 			// What the registry holds, asked of it.
-			held, err := ms.registry.Describe(t.Context(), "red/bot", "latest")
+			held, err := ms.p.Registry().Describe(t.Context(), "red/bot", "latest")
 			if c.want == "" {
 				if done["state"] != "pushed" || err != nil || held.Digest != done["digest"] {
 					t.Errorf("carol's build: %v; the registry's red/bot:latest: %+v %v", done, held, err)
@@ -234,8 +234,7 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 		})
 	}
 	t.Run("local mode", func(t *testing.T) {
-		ts := newTestServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}}, 1)
-		ts.deps.Builder = &fakeBuilder{}
+		ts := newTestServer(t, Config{}, 1, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = &fakeBuilder{} }))
 		req, _ := http.NewRequest("POST", ts.url+"/api/builds?game=tanks&repository=admin/bot", bytes.NewReader(zipped(t, map[string]string{"bot.py": "print()"})))
 		req.Header.Set("Content-Type", "application/zip")
 		status, v := doJSON(t, req)

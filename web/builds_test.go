@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
+	"arena/platform"
 	"arena/sourcebuild"
 )
 
@@ -59,9 +60,8 @@ func zipped(t *testing.T, files map[string]string) []byte {
 // its folder is refused before anything is built; another's build cannot
 // be read.
 func TestBuildsFromUploads(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
 	b := &fakeBuilder{}
-	ms.deps.Builder = b
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = b }))
 	ms.useEngine(nil)
 	_, alice := ms.token(t, "alice")
 	_, bob := ms.token(t, "bob")
@@ -200,9 +200,8 @@ func (h heldBuilder) Build(ctx context.Context, _ sourcebuild.Request, _ io.Writ
 // One build at a time per user: a second upload while the first is not
 // done is 429, saying which build it waits for; another user's is taken.
 func TestOneBuildAtATimePerUser(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
 	h := heldBuilder{release: make(chan struct{})}
-	ms.deps.Builder = h
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = h }))
 	defer close(h.release)
 	upload := func(user, repo string) (int, map[string]any) {
 		t.Helper()

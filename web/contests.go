@@ -46,7 +46,7 @@ func (s *Server) viewer(c echo.Context) contest.Viewer {
 }
 
 func (s *Server) listContests(c echo.Context) error {
-	list, err := s.contests.List(c.Request().Context())
+	list, err := s.p.Contests().List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Server) createContest(c echo.Context) error {
 	if err := decodeBody(c, &spec, `a JSON contest {"name","game","maps","rounds","freeze_at",…}`); err != nil {
 		return err
 	}
-	ct, err := s.contests.Create(c.Request().Context(), spec, who(c).Name)
+	ct, err := s.p.Contests().Create(c.Request().Context(), spec, who(c).Name)
 	return s.contestCreated(c, ct, err)
 }
 
@@ -68,7 +68,7 @@ func (s *Server) contestCreated(c echo.Context, ct store.Contest, err error) err
 	if err != nil {
 		return err
 	}
-	page, err := s.contests.Page(c.Request().Context(), ct.ID, s.viewer(c))
+	page, err := s.p.Contests().Page(c.Request().Context(), ct.ID, s.viewer(c))
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Server) getContest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.contests.Page(c.Request().Context(), id, s.viewer(c))
+	page, err := s.p.Contests().Page(c.Request().Context(), id, s.viewer(c))
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (s *Server) patchContest(c echo.Context) error {
 	if err := decodeBody(c, &patch, `a JSON object of the settings to change, e.g. {"freeze_at": "2027-01-31T18:00:00Z"}`); err != nil {
 		return err
 	}
-	if err := s.contests.Update(c.Request().Context(), id, patch, who(c).Name); err != nil {
+	if err := s.p.Contests().Update(c.Request().Context(), id, patch, who(c).Name); err != nil {
 		return err
 	}
 	return s.getContest(c)
@@ -117,7 +117,7 @@ func (s *Server) rerunContest(c echo.Context) error {
 	if len(body.Entries) != 2 || body.Entries[0] == body.Entries[1] {
 		return badRequest(`entries: name the two entries whose games are played again, {"entries": [A, B]}`)
 	}
-	n, err := s.contests.Rerun(c.Request().Context(), id, body.Entries[0], body.Entries[1], who(c).Name)
+	n, err := s.p.Contests().Rerun(c.Request().Context(), id, body.Entries[0], body.Entries[1], who(c).Name)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *Server) cloneContest(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON clone {"name", "freeze_at"}`); err != nil {
 		return err
 	}
-	ct, err := s.contests.Clone(c.Request().Context(), id, body.Name, body.FreezeAt, who(c).Name)
+	ct, err := s.p.Contests().Clone(c.Request().Context(), id, body.Name, body.FreezeAt, who(c).Name)
 	return s.contestCreated(c, ct, err)
 }
 
@@ -188,7 +188,7 @@ func (s *Server) enterContest(c echo.Context) error {
 	default:
 		return badRequest(`send {"bot": "NAME/bot[:tag]"}, a bot pushed to this server`)
 	}
-	rec, err := s.contests.Enter(c.Request().Context(), id, e)
+	rec, err := s.p.Contests().Enter(c.Request().Context(), id, e)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (s *Server) patchContestEntry(c echo.Context) error {
 		return err
 	}
 	p := who(c)
-	entry, err := s.contests.Entry(c.Request().Context(), id, eid)
+	entry, err := s.p.Contests().Entry(c.Request().Context(), id, eid)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (s *Server) patchContestEntry(c echo.Context) error {
 	if err := p.MayChange(fmt.Sprintf("entry %d", eid), owner); err != nil {
 		return err
 	}
-	e, err := s.contests.ChangeEntry(c.Request().Context(), id, eid, contest.Change{Version: body.Version, Withdraw: body.Withdraw, Disqualify: body.Disqualify, By: p.Name})
+	e, err := s.p.Contests().ChangeEntry(c.Request().Context(), id, eid, contest.Change{Version: body.Version, Withdraw: body.Withdraw, Disqualify: body.Disqualify, By: p.Name})
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (s *Server) contestStandings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.contests.Standings(c.Request().Context(), id)
+	b, err := s.p.Contests().Standings(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (s *Server) exportContest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.contests.Standings(c.Request().Context(), id)
+	b, err := s.p.Contests().Standings(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ type entrantsServer struct {
 }
 
 func newEntrantsServer(t *testing.T) *entrantsServer {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
 	if err := ms.accounts.CreateTeam(t.Context(), ms.principal(t, "bob"), "blue"); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // freeze; only staff disqualify and rerun, and each staff action is in
 // the audit log.
 func TestAContestThroughTheAPI(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
 	staff := []string{"Authorization", "Bearer " + matrixAdminToken}
 	_, aliceTok := ms.token(t, "alice")
 	alice := []string{"Authorization", "Bearer " + aliceTok}
@@ -183,7 +183,7 @@ func TestAContestThroughTheAPI(t *testing.T) {
 // change the settings; staff change them with a merge patch, refused with
 // a 400 naming the field, or 409 after the deadline.
 func TestAContestByInvitation(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
 	staff := []string{"Authorization", "Bearer " + matrixAdminToken}
 	_, aliceTok := ms.token(t, "alice")
 	alice := []string{"Authorization", "Bearer " + aliceTok}

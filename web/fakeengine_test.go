@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"arena/orchestrator/fake"
+	"arena/platform"
 )
 
 // fakeEngine is the server's engine as pulled.go sees it, over the fake
@@ -23,22 +24,29 @@ type fakeEngine struct {
 	pulls   int
 }
 
-// useEngine gives the server a fake engine whose pulls take script's
-// scripts (nil: a Tanks bot that plays).
+// useEngine makes the server's engine pull pushed bots with script's
+// scripts (nil: a Tanks bot that plays); until then, its pulls fail.
 func (ms *testServer) useEngine(script func(ref string) (fake.Script, error)) *fakeEngine {
 	if script == nil {
 		script = func(string) (fake.Script, error) { return fake.Script{Game: "tanks"}, nil }
 	}
-	e := &fakeEngine{launcher: ms.launcher, script: script}
-	ms.deps.Engine = e
-	return e
+	ms.engine.mu.Lock()
+	ms.engine.script = script
+	ms.engine.mu.Unlock()
+	return ms.engine
 }
 
 func (e *fakeEngine) Pull(_ context.Context, pull, tag, _ string) error {
-	if !strings.Contains(pull, "@sha256:") || !HeldTag(tag) {
+	if !strings.Contains(pull, "@sha256:") || !platform.HeldTag(tag) {
 		return fmt.Errorf("pull %s as %s: not by digest, or not a held tag", pull, tag)
 	}
-	s, err := e.script(pull)
+	e.mu.Lock()
+	script := e.script
+	e.mu.Unlock()
+	if script == nil {
+		return fmt.Errorf("pull %s: the test engine pulls nothing yet", pull)
+	}
+	s, err := script(pull)
 	if err != nil {
 		return err
 	}
@@ -52,13 +60,13 @@ func (e *fakeEngine) Pull(_ context.Context, pull, tag, _ string) error {
 	return nil
 }
 
-func (e *fakeEngine) Pulled(_ context.Context, host string) ([]PulledImage, error) {
+func (e *fakeEngine) Pulled(_ context.Context, host string) ([]platform.PulledImage, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []PulledImage
+	var out []platform.PulledImage
 	for _, ref := range e.pulled {
 		if strings.HasPrefix(ref, host+"/") {
-			out = append(out, PulledImage{ID: fake.ImageID(ref), Refs: []string{ref}})
+			out = append(out, platform.PulledImage{ID: fake.ImageID(ref), Refs: []string{ref}})
 		}
 	}
 	return out, nil

@@ -15,13 +15,14 @@ import (
 	"arena/engine"
 	"arena/judger"
 	"arena/orchestrator/fake"
+	"arena/platform"
 	"arena/store"
 )
 
-// fakeLogic is a LogicChecker that knows the images in present (image →
+// fakeLogic is a platform.LogicChecker that knows the images in present (image →
 // title) and says of any other what the real one says of an image not on
 // the engine; an image whose title is "player" ships a player.
-func fakeLogic(present map[string]string) LogicChecker {
+func fakeLogic(present map[string]string) platform.LogicChecker {
 	return func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
 		title, ok := present[image]
 		if !ok {
@@ -40,8 +41,9 @@ func fakeLogic(present map[string]string) LogicChecker {
 // removed again; what cannot be registered or removed is refused with a
 // reason.
 func TestRegisteringALogicGame(t *testing.T) {
-	ts := newTestServer(t, Config{Token: "s3cret"}, 1)
-	ts.deps.Logic = fakeLogic(map[string]string{"kit/ttt-logic": "player", "kit/go-logic": "Go 9×9"})
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Token: "s3cret"}), withDeps(func(d *platform.Deps) {
+		d.Logic = fakeLogic(map[string]string{"kit/ttt-logic": "player", "kit/go-logic": "Go 9×9"})
+	}))
 	auth := []string{"Authorization", "Bearer s3cret"}
 	names := func() []string {
 		var games []gameInfo
@@ -94,7 +96,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 		t.Fatalf("ttt's player: %d", res.StatusCode)
 	}
 	// A contest may be of it at once.
-	ct, err := ts.contests.Create(t.Context(), contest.Spec{Name: "Noughts", Game: "ttt", FreezeAt: time.Now().Add(time.Hour)}, "admin")
+	ct, err := ts.p.Contests().Create(t.Context(), contest.Spec{Name: "Noughts", Game: "ttt", FreezeAt: time.Now().Add(time.Hour)}, "admin")
 	if err != nil {
 		t.Fatalf("a contest of ttt: %v", err)
 	}
@@ -148,10 +150,15 @@ func TestRegisteringALogicGame(t *testing.T) {
 	if err := ts.store.AddLogicGame(t.Context(), store.LogicGame{Name: "tanks", Image: "kit/ttt-logic", AddedBy: "admin", AddedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	again := New(ts.cfg, Deps{Store: ts.store, Games: engine.NewCatalog(ts.deps.Games.List()[0]), Logic: fakeLogic(map[string]string{"kit/ttt-logic": "player"}), Log: ts.log})
-	if err := again.Recover(t.Context()); err != nil {
+	pf, err := platform.New(t.Context(), platform.Config{Token: "s3cret"}, platform.Deps{Store: ts.store, Games: engine.NewCatalog(ts.p.Games().List()[0]),
+		Logic: fakeLogic(map[string]string{"kit/ttt-logic": "player"}), Log: ts.log})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := pf.Recover(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	again := New(ts.cfg, Deps{Platform: pf, Store: ts.store, Log: ts.log})
 	get := func(s *Server, method, path string) (int, string) {
 		req := httptest.NewRequest(method, "http://127.0.0.1"+path, nil)
 		req.Header.Set("Authorization", "Bearer s3cret")
@@ -160,14 +167,14 @@ func TestRegisteringALogicGame(t *testing.T) {
 		b, _ := io.ReadAll(rec.Body)
 		return rec.Code, string(b)
 	}
-	if _, err := again.deps.Games.Find("ttt"); err != nil {
+	if _, err := again.p.Games().Find("ttt"); err != nil {
 		t.Fatalf("after a restart: %v", err)
 	}
-	if _, err := again.deps.Games.Find("go9"); err == nil {
+	if _, err := again.p.Games().Find("go9"); err == nil {
 		t.Fatal("go9, whose image has gone, is offered after a restart")
 	}
 	code, list := get(again, "GET", "/api/games/registered")
-	var reg []registeredGame
+	var reg []platform.RegisteredGame
 	if err := json.Unmarshal([]byte(list), &reg); code != http.StatusOK || err != nil || len(reg) != 3 || reg[2].Name != "tanks" || reg[2].Offered || !strings.Contains(reg[2].Problem, "taken by a game of the server's own") || !reg[1].Offered || reg[1].Players != 2 ||
 		reg[0].Offered || !strings.Contains(reg[0].Problem, "kit/go-logic: No such image") || reg[1].AddedBy != "admin" {
 		t.Fatalf("registered games after a restart: %d %s", code, list)
@@ -181,7 +188,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 	if code, body := get(again, "DELETE", "/api/games/tanks"); code != http.StatusNoContent {
 		t.Fatalf("remove the record named tanks: %d %s", code, body)
 	}
-	if _, err := again.deps.Games.Find("tanks"); err != nil {
+	if _, err := again.p.Games().Find("tanks"); err != nil {
 		t.Fatalf("the built-in tanks went with a record of its name: %v", err)
 	}
 	if code, body := get(again, "GET", "/api/games/registered"); code != http.StatusOK || strings.Contains(body, "go9") || strings.Contains(body, "tanks") {
@@ -195,7 +202,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 // many bots as the match has; anything else is refused with why, and
 // nothing starts.
 func TestAMatchOfALogicImage(t *testing.T) {
-	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/*"}}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Allow: []string{"arena/*", "bots/*"}}))
 	ts.launcher.Add("bots/ttt-logic", fake.Script{Labels: map[string]string{judger.LogicLabel: "saiblo", judger.PlayersLabel: "2"}})
 	ts.launcher.Add("bots/other-logic", fake.Script{Labels: map[string]string{judger.LogicLabel: "botzone"}})
 	for _, tt := range []struct {

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,35 +28,13 @@ import (
 //     so many matches a minute; limitAnonymousReads and limitSignUps
 //     bound what an anonymous client may ask.
 
-// DefaultHosts are the names the server answers to unless told others.
-var DefaultHosts = []string{"localhost", "127.0.0.1", "::1"}
-
-// hostName is a Host header's name, lower case, without port or brackets.
-func hostName(host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return strings.ToLower(strings.Trim(host, "[]"))
-}
-
 func (s *Server) allowHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.hostAllowed(c.Request().Host) {
+		if s.p.ServesHost(c.Request().Host) {
 			return next(c)
 		}
 		return errs.Errorf(errs.ErrDenied, "host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)
 	}
-}
-
-// hostAllowed reports whether a Host header names this server.
-func (s *Server) hostAllowed(host string) bool {
-	name := hostName(host)
-	for _, h := range s.cfg.Hosts {
-		if h == "*" || hostName(h) == name {
-			return true
-		}
-	}
-	return false
 }
 
 // isUpload says whether a request is an upload to build (POST

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"arena/platform"
 )
 
 const startBody = `{"game":"tanks","bots":["arena/tanks-random","arena/tanks-hunter"],"settings":{"zone_radius":3}}`
@@ -49,7 +51,7 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 // DNS rebinding: a request naming a host the server is not known by is
 // refused, the page included.
 func TestHostAllowList(t *testing.T) {
-	ts := newTestServer(t, Config{Hosts: []string{"localhost", "127.0.0.1", "arena.example"}}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Hosts: []string{"localhost", "127.0.0.1", "arena.example"}}))
 	for _, tt := range []struct {
 		host   string
 		status int
@@ -73,7 +75,7 @@ func TestHostAllowList(t *testing.T) {
 			}
 		}
 	}
-	any := newTestServer(t, Config{Hosts: []string{"*"}}, 1)
+	any := newTestServer(t, Config{}, 1, with(platform.Config{Hosts: []string{"*"}}))
 	req, _ := http.NewRequest("GET", any.url+"/api/games", nil)
 	req.Host = "whatever.example"
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
@@ -83,7 +85,7 @@ func TestHostAllowList(t *testing.T) {
 
 // The line is bounded: past its limit a start is 429 with Retry-After.
 func TestQueueFull(t *testing.T) {
-	ts := newTestServer(t, Config{QueueMax: 2}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{QueueMax: 2}))
 	slow := `{"game":"tanks","bots":["bots/slow","bots/slow"]}`
 	for i := 0; i < 3; i++ { // one running, two waiting
 		if status, m := ts.do(t, "POST", "/api/matches", slow); status != 201 {

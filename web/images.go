@@ -34,10 +34,10 @@ func (s *Server) listImages(c echo.Context) error {
 	if name == "" {
 		return badRequest("game: missing (e.g. /api/images?game=tanks)")
 	}
-	if _, err := s.deps.Games.Find(name); err != nil {
+	if _, err := s.p.Games().Find(name); err != nil {
 		return badRequest("game: %v", err)
 	}
-	imgs, err := s.deps.Orchestrator.Images(c.Request().Context(), name)
+	imgs, err := s.p.Orchestrator().Images(c.Request().Context(), name)
 	if errors.Is(err, imageref.ErrNoList) {
 		imgs = nil
 	} else if err != nil {
@@ -47,7 +47,7 @@ func (s *Server) listImages(c echo.Context) error {
 	p := who(c)
 	seen := map[string]bool{}
 	for _, img := range imgs {
-		if p.MayPlay(img.Ref, s.images) == nil {
+		if p.MayPlay(img.Ref, s.p.Images()) == nil {
 			out = append(out, imageInfo{Image: img.Ref, ID: img.ID, CreatedAt: img.Created, Game: img.Game})
 			seen[img.Ref] = true
 		}
@@ -55,7 +55,7 @@ func (s *Server) listImages(c echo.Context) error {
 	// The visitor's images pushed to the registry (not on the engine yet:
 	// a match pulls them), the game's own and the unlabelled, but those
 	// their check rejected (they play nothing).
-	if s.registry != nil && p.SignedIn() {
+	if s.p.Registry() != nil && p.SignedIn() {
 		tags, err := s.deps.Store.Tags(c.Request().Context(), p.Owners()...)
 		if err != nil {
 			return err

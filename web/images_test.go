@@ -2,13 +2,15 @@ package web
 
 import (
 	"testing"
+
+	"arena/platform"
 )
 
 // The bot field's suggestions: the game's own images first, then the
 // unlabelled ones; other games' images and images the server does not
 // allow are left out; a missing or unknown game is a 400 naming it.
 func TestListImages(t *testing.T) {
-	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/slow"}}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Allow: []string{"arena/*", "bots/slow"}}))
 	status, body := ts.do(t, "GET", "/api/images?game=tanks", "")
 	if status != 200 {
 		t.Fatalf("status %d: %v", status, body)

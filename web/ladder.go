@@ -32,7 +32,7 @@ import (
 // team, or an admin.
 
 func (s *Server) listLadders(c echo.Context) error {
-	list, err := s.ladder.Summaries(c.Request().Context())
+	list, err := s.p.Ladder().Summaries(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -42,12 +42,12 @@ func (s *Server) listLadders(c echo.Context) error {
 // board is a game's leaderboard, with each waiting or playing match's
 // place in the queue.
 func (s *Server) board(c echo.Context) (ladder.Board, error) {
-	b, err := s.ladder.Leaderboard(c.Request().Context(), c.Param("game"))
+	b, err := s.p.Ladder().Leaderboard(c.Request().Context(), c.Param("game"))
 	if err != nil {
 		return ladder.Board{}, err
 	}
 	for i, p := range b.Upcoming {
-		if st, pos, ok := s.queue.Status(p.MatchID); ok {
+		if st, pos, ok := s.p.Queue().Status(p.MatchID); ok {
 			b.Upcoming[i].Status, b.Upcoming[i].Position = string(st), pos
 		}
 	}
@@ -79,7 +79,7 @@ func (s *Server) streamLadder(c echo.Context) error {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
-		changed := s.ladder.Changed()
+		changed := s.p.Ladder().Changed()
 		out.value("board", -1, b)
 		if out.flush() != nil {
 			return nil
@@ -145,7 +145,7 @@ func (s *Server) registerEntry(c echo.Context) error {
 		return badRequest("image: empty image name")
 	}
 	p := who(c)
-	if err := s.mayPlayAll(p, "image", img); err != nil {
+	if err := s.p.MayPlayAll(p, "image", img); err != nil {
 		return err
 	}
 	owner := p.Name
@@ -155,11 +155,11 @@ func (s *Server) registerEntry(c echo.Context) error {
 		}
 		owner = body.Team
 	}
-	e, created, err := s.ladder.Register(c.Request().Context(), ladder.Registration{Game: c.Param("game"), Name: body.Name, Image: img, Owner: owner, By: p.Name, Unbounded: p.Admin()})
+	e, created, err := s.p.Ladder().Register(c.Request().Context(), ladder.Registration{Game: c.Param("game"), Name: body.Name, Image: img, Owner: owner, By: p.Name, Unbounded: p.Admin()})
 	if err != nil {
 		return err
 	}
-	page, err := s.ladder.EntryPage(c.Request().Context(), e.Game, e.ID, 20)
+	page, err := s.p.Ladder().EntryPage(c.Request().Context(), e.Game, e.ID, 20)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (s *Server) getEntry(c echo.Context) error {
 			return badRequest("matches must be a number from 1 to 500")
 		}
 	}
-	page, err := s.ladder.EntryPage(c.Request().Context(), c.Param("game"), id, limit)
+	page, err := s.p.Ladder().EntryPage(c.Request().Context(), c.Param("game"), id, limit)
 	if err != nil {
 		return entryErr(c, err)
 	}
@@ -213,7 +213,7 @@ type patchRequest struct {
 // mayChangeEntry checks that the visitor may change an entry: its
 // owner, a member of its team, or an admin.
 func (s *Server) mayChangeEntry(c echo.Context, id int64) error {
-	e, err := s.ladder.Entry(c.Request().Context(), c.Param("game"), id)
+	e, err := s.p.Ladder().Entry(c.Request().Context(), c.Param("game"), id)
 	if err != nil {
 		return entryErr(c, err)
 	}
@@ -236,16 +236,16 @@ func (s *Server) patchEntry(c echo.Context) error {
 		return err
 	}
 	if body.Name != nil {
-		if _, err := s.ladder.Rename(c.Request().Context(), c.Param("game"), id, *body.Name); err != nil {
+		if _, err := s.p.Ladder().Rename(c.Request().Context(), c.Param("game"), id, *body.Name); err != nil {
 			return entryErr(c, err)
 		}
 	}
 	if body.Active != nil {
-		if _, err := s.ladder.SetActive(c.Request().Context(), c.Param("game"), id, *body.Active); err != nil {
+		if _, err := s.p.Ladder().SetActive(c.Request().Context(), c.Param("game"), id, *body.Active); err != nil {
 			return entryErr(c, err)
 		}
 	}
-	page, err := s.ladder.EntryPage(c.Request().Context(), c.Param("game"), id, 20)
+	page, err := s.p.Ladder().EntryPage(c.Request().Context(), c.Param("game"), id, 20)
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func (s *Server) deleteEntry(c echo.Context) error {
 	if err := s.mayChangeEntry(c, id); err != nil {
 		return err
 	}
-	e, err := s.ladder.Remove(c.Request().Context(), c.Param("game"), id)
+	e, err := s.p.Ladder().Remove(c.Request().Context(), c.Param("game"), id)
 	if err != nil {
 		return entryErr(c, err)
 	}

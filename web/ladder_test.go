@@ -14,6 +14,7 @@ import (
 	"arena/ladder"
 	"arena/ladder/skill"
 	"arena/orchestrator/fake"
+	"arena/platform"
 )
 
 func (ts *testServer) register(t *testing.T, name, image string) map[string]any {
@@ -39,7 +40,7 @@ func (ts *testServer) waitBoard(t *testing.T, what string, ok func(b map[string]
 }
 
 func TestLadderRejectsBadInput(t *testing.T) {
-	ts := newTestServer(t, Config{Allow: []string{"arena/*", "bots/*"}, Ladder: LadderConfig{MaxEntries: 2}}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Allow: []string{"arena/*", "bots/*"}, Ladder: platform.LadderConfig{MaxEntries: 2}}))
 	ts.register(t, "hunter", "arena/tanks-hunter")
 	ts.launcher.Add("bots/snaky", fake.Script{Game: "snake"})
 	tests := []struct {
@@ -91,7 +92,7 @@ func TestLadderRejectsBadInput(t *testing.T) {
 }
 
 func TestLadderTokenGuardsChanges(t *testing.T) {
-	ts := newTestServer(t, Config{Token: "s3cret"}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Token: "s3cret"}))
 	for _, r := range []struct{ method, path, body string }{
 		{"POST", "/api/ladders/tanks/entries", `{"name":"a","image":"arena/tanks-random"}`},
 		{"PATCH", "/api/ladders/tanks/entries/1", `{"active":false}`},
@@ -115,7 +116,7 @@ func TestLadderTokenGuardsChanges(t *testing.T) {
 // is gone, lets a match started by hand go first, shows who plays next
 // and why, and its ratings recompute to the same numbers.
 func TestLadderPlaysRatesAndRanks(t *testing.T) {
-	ts := newTestServer(t, Config{Ladder: LadderConfig{Enabled: true}}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Ladder: platform.LadderConfig{Enabled: true}}))
 	hunter := ts.register(t, "hunter", "arena/tanks-hunter")
 	if hunter["image_id"] != "sha256:"+fmt.Sprintf("%x", sha256sum("arena/tanks-hunter")) || hunter["rating"].(float64) != 0 {
 		t.Errorf("registered: %v", hunter)
@@ -235,7 +236,7 @@ func TestLadderPlaysRatesAndRanks(t *testing.T) {
 }
 
 func TestLadderList(t *testing.T) {
-	ts := newTestServer(t, Config{Ladder: LadderConfig{Enabled: true}}, 1)
+	ts := newTestServer(t, Config{}, 1, with(platform.Config{Ladder: platform.LadderConfig{Enabled: true}}))
 	ts.register(t, "hunter", "arena/tanks-hunter")
 	req, _ := http.NewRequest("GET", ts.url+"/api/ladders", nil)
 	res, err := http.DefaultClient.Do(req)

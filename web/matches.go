@@ -13,15 +13,11 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
-	"arena/accounts"
-	"arena/engine"
-	"arena/imageref"
 	"arena/internal/errs"
-	"arena/judger"
 	"arena/ladder"
 	"arena/matches"
+	"arena/platform"
 	"arena/store"
 )
 
@@ -97,10 +93,10 @@ func (s *Server) view(m store.Match) matchView {
 	if m.HasReplay {
 		v.Replay = "/api/matches/" + m.ID + "/replay"
 	}
-	if st, pos, ok := s.queue.Status(m.ID); ok {
+	if st, pos, ok := s.p.Queue().Status(m.ID); ok {
 		v.Status, v.Position = string(st), pos
 	}
-	v.Ladder, _ = s.ladder.Entrants(context.Background(), m.ID)
+	v.Ladder, _ = s.p.Ladder().Entrants(context.Background(), m.ID)
 	return v
 }
 
@@ -151,165 +147,20 @@ func (s *Server) createMatch(c echo.Context) error {
 	if dec.More() {
 		return badRequest("request body has content after the JSON object")
 	}
-	p := who(c)
-	game, err := s.gameOf(c.Request().Context(), p, body.Game, len(body.Bots))
-	if err != nil {
-		return err
-	}
-	mapName := body.Map
-	if mapName == "" {
-		mapName = game.Maps()[0].Name
-	}
-	m, err := game.Map(mapName)
-	if err != nil {
-		return badRequest("map: %v", err)
-	}
-	for i, ref := range body.Bots {
-		if strings.TrimSpace(ref) == "" {
-			return badRequest("bots[%d]: empty image name", i)
-		}
-	}
-	if err := s.mayPlayAll(p, "bots", body.Bots...); err != nil {
-		return err
-	}
-	for _, ref := range body.Bots {
-		if err := s.pushedState(c.Request().Context(), ref, false); err != nil {
-			return err
-		}
-	}
-	var seed uint64
+	var seed *uint64
 	if body.Seed != nil {
-		seed = uint64(*body.Seed)
-	} else {
-		seed = matches.RandomSeed()
+		v := uint64(*body.Seed)
+		seed = &v
 	}
-	settings := body.Settings
-	if string(settings) == "null" {
-		settings = nil
-	}
-	id := matches.NewMatchID()
-	req := matches.Request{Game: game, Map: m, Seed: seed, Images: body.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: id, Owner: p.Name}
-	rec, err := s.submit(c.Request().Context(), req, s.deps.Store.Insert)
+	rec, warnings, err := s.p.StartMatch(c.Request().Context(), who(c), platform.MatchRequest{Game: body.Game, Map: body.Map, Seed: seed, Bots: body.Bots, Settings: body.Settings})
 	if err != nil {
 		return err
 	}
-	v := s.view(rec)
-	// A bot labelled for another game plays, but will likely fault: say so.
-	var warnings []string
-	for i, ref := range body.Bots {
-		if labelled := s.gameLabel(c.Request().Context(), ref); labelled != "" && labelled != game.Name() {
-			warnings = append(warnings, fmt.Sprintf("bots[%d]: image %s is labelled for %s (io.arena.game), not %s: it will likely fault", i, ref, labelled, game.Name()))
-		}
-	}
-	c.Response().Header().Set("Location", "/api/matches/"+id)
+	c.Response().Header().Set("Location", "/api/matches/"+rec.ID)
 	return c.JSON(http.StatusCreated, struct {
 		matchView
 		Warnings []string `json:"warnings,omitempty"`
-	}{v, warnings})
-}
-
-// gameOf is the game a match request names: one on offer, or
-// "logic:IMAGE", the game of a logic image for a match of players bots
-// (see package judger), which the visitor may play as they may a bot
-// (the image runs in the bots' sandbox; its labels are checked when the
-// match starts).
-func (s *Server) gameOf(ctx context.Context, p accounts.Principal, name string, players int) (engine.Game, error) {
-	ref, ok := strings.CutPrefix(name, judger.Prefix)
-	if !ok {
-		g, err := s.deps.Games.Find(name)
-		if err != nil {
-			return nil, badRequest("game: %v (or logic:IMAGE, a logic image)", err)
-		}
-		return g, nil
-	}
-	if err := imageref.Check(ref); err != nil {
-		return nil, badRequest("game %s: %v", name, err)
-	}
-	if err := s.mayPlayAll(p, "game", ref); err != nil {
-		return nil, err
-	}
-	if err := s.pushedState(ctx, ref, false); err != nil {
-		return nil, err
-	}
-	// A pushed logic plays the version its tag names now, by digest.
-	if pulled, _, ok, err := s.pushedVersion(ctx, ref); err != nil {
-		return nil, err
-	} else if ok {
-		ref = pulled
-	}
-	// The logic must be on the engine already (never pulled for a
-	// match: its labels are checked now, before anything starts).
-	g := judger.New(ref, max(1, players))
-	img, err := s.deps.Orchestrator.Image(ctx, ref)
-	if err != nil {
-		return nil, badRequest("game %s: %v", name, err)
-	}
-	if _, err := judger.CheckLabelled(img.Labels); err != nil {
-		return nil, badRequest("game %s: %v", name, err)
-	}
-	if err := g.CheckHost(img.Labels); err != nil {
-		return nil, badRequest("game %s: %v", name, err)
-	}
-	return g, nil
-}
-
-// submit checks a match request, records it with insert and queues it:
-// the one way in for matches started by hand and the ladders' alike. A
-// match the queue refuses is recorded as failed.
-func (s *Server) submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
-	// Pinned now: the match plays the images as they are when it is
-	// created, on this host or a worker's (a pushed one pulled first, by
-	// its digest).
-	ids := make([]string, len(req.Images))
-	if len(req.ImageIDs) == len(req.Images) {
-		copy(ids, req.ImageIDs)
-	}
-	pushed := false
-	for i, ref := range req.Images {
-		if ids[i] != "" {
-			continue
-		}
-		_, id, ok, err := s.pushedVersion(ctx, ref)
-		if err != nil {
-			return store.Match{}, err
-		}
-		if ok {
-			ids[i], pushed = id, true
-		}
-	}
-	if pushed {
-		req.ImageIDs = ids
-	}
-	req, err := s.deps.Orchestrator.Pin(ctx, req, !s.cfg.PullMissing)
-	if err != nil {
-		return store.Match{}, err
-	}
-	s.holdImages(req.MatchID, req.ImageIDs)
-	rec := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
-	if err := insert(ctx, rec); err != nil {
-		s.releaseImages(rec.ID)
-		return store.Match{}, err
-	}
-	s.live.Store(rec.ID, rec)
-	pos, err := s.queue.Enqueue(req)
-	if err != nil {
-		s.live.Delete(rec.ID)
-		s.releaseImages(rec.ID)
-		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(matches.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
-			s.log.Error("record a match the queue refused", zap.String("match", rec.ID), zap.Error(ferr))
-		}
-		return store.Match{}, err
-	}
-	s.log.Info("match queued", zap.String("match", rec.ID), zap.String("owner", req.Owner), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Bool("background", req.Background))
-	return rec, nil
-}
-
-// ladderQueue is the server's queue as the ladders see it.
-type ladderQueue struct{ s *Server }
-
-func (q ladderQueue) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error {
-	_, err := q.s.submit(ctx, req, insert)
-	return err
+	}{s.view(rec), warnings})
 }
 
 func (s *Server) getMatch(c echo.Context) error {
@@ -358,7 +209,7 @@ func (s *Server) listMatches(c echo.Context) error {
 		return badRequest("ladder must be 1 (ladder matches too) or 0 (none)")
 	}
 	if v := c.QueryParam("game"); v != "" {
-		if _, err := s.deps.Games.Find(v); err != nil {
+		if _, err := s.p.Games().Find(v); err != nil {
 			return badRequest("game: %v", err)
 		}
 		f.Game = v
@@ -385,11 +236,8 @@ func (s *Server) cancelMatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := who(c).MayChange("match "+m.ID, m.Owner); err != nil {
+	if err := s.p.CancelMatch(who(c), m); err != nil {
 		return err
-	}
-	if !s.queue.Cancel(m.ID) {
-		return conflict("match %s is already %s", m.ID, m.Status)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"id": m.ID, "status": "cancelling"})
 }
@@ -404,42 +252,4 @@ func (s *Server) getReplay(c echo.Context) error {
 	}
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="arena-%s-%s.json"`, m.Game, m.ID))
 	return c.File(s.deps.Store.ReplayPath(m.ID))
-}
-
-// record keeps the history in step with the queue: each state change,
-// and the end with its result and replay.
-func (s *Server) record(u matches.Update) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	log := s.log.With(zap.String("match", u.ID))
-	var err error
-	switch {
-	case !u.State.Final():
-		err = s.deps.Store.SetStatus(ctx, u.ID, string(u.State), u.At)
-	case u.State == matches.StateFinished:
-		out := store.Outcome{Status: string(u.State)}
-		out.Result, err = json.Marshal(u.Replay.Result)
-		out.WriteReplay = func(path string) error { return matches.MoveReplay(path, u.Replay) }
-		err = errors.Join(err, s.deps.Store.Finish(ctx, u.ID, out, u.At))
-		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
-	default:
-		out := store.Outcome{Status: string(u.State)}
-		if u.Err != nil {
-			out.Error = u.Err.Error()
-		}
-		err = s.deps.Store.Finish(ctx, u.ID, out, u.At)
-		log.Info("match ended", zap.String("status", out.Status), zap.String("error", out.Error))
-	}
-	if err != nil {
-		log.Error("record the match", zap.String("status", string(u.State)), zap.Error(err))
-	}
-	if u.State.Final() {
-		s.live.Delete(u.ID)
-		s.releaseImages(u.ID)
-	}
-	// The ladders rate their matches from what was just recorded; a
-	// pushed version's check is decided.
-	s.ladder.Observe(u)
-	s.contests.Observe(u)
-	s.observeCheck(u)
 }

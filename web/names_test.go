@@ -15,6 +15,7 @@ import (
 	"arena/internal/poll"
 	"arena/judger"
 	"arena/orchestrator/fake"
+	"arena/platform"
 	"arena/store"
 )
 
@@ -27,10 +28,11 @@ import (
 // reserved for users and teams alike, and an admin cannot register a
 // game whose image is in a user's or a team's namespace.
 func TestAPushReplacesNoImageOnTheEngine(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
-	ms.deps.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
-		return judger.Named(name, image, 2, ""), nil, nil
-	}
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
+		d.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
+			return judger.Named(name, image, 2, ""), nil, nil
+		}
+	}))
 	admin := []string{"Authorization", "Bearer " + matrixAdminToken}
 	tanksImage := fakePulls(t, ms)
 
@@ -112,9 +114,9 @@ func (ms *matrixServer) tagState(t *testing.T, tok, ref string) string {
 // and goes once it is removed; a version a match plays stays until the
 // match is over.
 func TestOldPushedVersionsLeaveTheEngine(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", PulledGrace: time.Nanosecond}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", PulledGrace: time.Nanosecond}}))
 	tanksImage := fakePulls(t, ms)
-	eng := ms.deps.Engine.(*fakeEngine)
+	eng := ms.engine
 	_, tok := ms.token(t, "alice")
 	auth := []string{"Authorization", "Bearer " + tok}
 	ref := func(im image) string {
@@ -148,7 +150,7 @@ func TestOldPushedVersionsLeaveTheEngine(t *testing.T) {
 	}
 	prune := func() []string {
 		t.Helper()
-		if _, err := ms.pruneEngine(t.Context()); err != nil {
+		if _, err := ms.p.PruneEngine(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		return eng.held()
@@ -245,7 +247,7 @@ func TestTeamsAUserMakesAreBounded(t *testing.T) {
 // freed takes another; a team is an owner of its own; an admin is not
 // bounded.
 func TestOneOwnerTakesFewLadderPlaces(t *testing.T) {
-	ms := newMatrixServer(t, Config{Ladder: LadderConfig{MaxEntries: 50, MaxPerOwner: 3}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Ladder: platform.LadderConfig{MaxEntries: 50, MaxPerOwner: 3}}))
 	alice := ms.signIn(t, "alice")
 	register := func(who []string, body string) (int, map[string]any) {
 		t.Helper()

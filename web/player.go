@@ -23,7 +23,7 @@ const playerPolicy = "sandbox allow-scripts; default-src 'none'; script-src 'sel
 // player, from what was read out of its image when the game was offered
 // (never from the disk).
 func (s *Server) playerFile(c echo.Context) error {
-	files := s.playerFiles(c.Param("game"))
+	files := s.p.PlayerFiles(c.Param("game"))
 	name := path.Clean("/" + c.Param("*"))[1:]
 	data, ok := files[name]
 	if !ok {

@@ -5,16 +5,19 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"arena/platform"
 )
 
 // A logic's player is served from what was read out of its image, under
 // a policy that sandboxes it wherever it is opened and lets it make no
 // request; no other file is reachable through its path.
 func TestPlayerFiles(t *testing.T) {
-	s := newTestServer(t, Config{}, 1)
-	s.players = map[string]map[string][]byte{
-		"ttt": {"index.html": []byte(`<script src="draw.js"></script>`), "draw.js": []byte("// draws")},
-	}
+	s := newTestServer(t, Config{}, 1, withDeps(func(d *platform.Deps) {
+		d.Players = map[string]map[string][]byte{
+			"ttt": {"index.html": []byte(`<script src="draw.js"></script>`), "draw.js": []byte("// draws")},
+		}
+	}))
 	get := func(path string) (*http.Response, string) {
 		t.Helper()
 		res, err := http.Get(s.url + path)

@@ -1,24 +1,14 @@
 package web
 
 import (
-	"context"
-	"crypto/subtle"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/distribution/distribution/v3/configuration"
-	"github.com/distribution/reference"
 	"github.com/labstack/echo/v4"
-	"go.uber.org/zap"
 
-	"arena/accounts"
 	"arena/internal/errs"
-	"arena/store"
 )
 
 // The registry's side of the server (registry/ is the registry itself):
@@ -29,32 +19,8 @@ import (
 //	POST   /api/registry/gc                a garbage collection now (admins)
 //
 // A pushed image is a bot: a match or a ladder entry names it as
-// NAME/bot:tag, and the server makes its engine pull it from the registry
-// by its digest, with the platform's credential, and pins it by its id
-// (pulled.go: it is never tagged on the engine).
-
-// RegistryConfig is the registry's policy.
-type RegistryConfig struct {
-	// Enabled serves the registry under /v2/.
-	Enabled bool
-	// Dir is where its blobs live; Storage, when set, is a storage
-	// driver's configuration instead (see registry.ParseStorage).
-	Dir     string
-	Storage configuration.Storage
-	// Host is the address this host's engine pulls from (HOST:PORT),
-	// the one docker login and docker push name.
-	Host string
-	// Quotas per owner (user or team): bytes, repositories and tags
-	// (0: no bound).
-	MaxBytes       int64
-	MaxRepos       int
-	MaxTags        int
-	CollectEvery   time.Duration // 0: a day
-	UploadDeadline time.Duration // a push or pull request's own deadline (0: 30 min)
-	// PulledGrace keeps a version pulled onto the engine at least this
-	// long, whatever pins it (0: 10 min; see pulled.go).
-	PulledGrace time.Duration
-}
+// NAME/bot:tag (the platform's registry.go, checks.go and pulled.go say
+// how it is checked and held on the engine).
 
 // serveRegistry answers /v2/ itself, before the page's middleware (a
 // push is not JSON, nor a page of this origin), with the host allow-list
@@ -62,140 +28,21 @@ type RegistryConfig struct {
 func (s *Server) serveRegistry(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p := c.Request().URL.Path
-		if s.registry == nil || (p != "/v2" && !strings.HasPrefix(p, "/v2/")) {
+		if s.p.Registry() == nil || (p != "/v2" && !strings.HasPrefix(p, "/v2/")) {
 			return next(c)
 		}
-		if !s.hostAllowed(c.Request().Host) {
+		if !s.p.ServesHost(c.Request().Host) {
 			return errs.Errorf(errs.ErrDenied, "host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)
 		}
 		if p == "/v2" {
 			c.Request().URL.Path = "/v2/"
 		}
 		rc := http.NewResponseController(c.Response())
-		rc.SetReadDeadline(time.Now().Add(s.cfg.Registry.UploadDeadline))
-		rc.SetWriteDeadline(time.Now().Add(s.cfg.Registry.UploadDeadline))
-		s.registry.ServeHTTP(c.Response(), c.Request())
+		rc.SetReadDeadline(time.Now().Add(s.p.Config().Registry.UploadDeadline))
+		rc.SetWriteDeadline(time.Now().Add(s.p.Config().Registry.UploadDeadline))
+		s.p.Registry().ServeHTTP(c.Response(), c.Request())
 		return nil
 	}
-}
-
-// registryAuth authenticates a registry request: an account's name and
-// API token (ARENA_TOKEN as the admin's); in local mode, anyone (with
-// ARENA_TOKEN set, whoever sends it).
-func (s *Server) registryAuth(ctx context.Context, name, token string) (accounts.Principal, error) {
-	admin := accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}
-	if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Token)) == 1 && (name == accounts.AdminName || !s.accountsMode()) {
-		return admin, nil
-	}
-	if !s.accountsMode() {
-		if s.cfg.Token == "" {
-			admin.Via = accounts.ViaLocal
-			return admin, nil
-		}
-		return accounts.Anonymous, errs.Errorf(errs.ErrUnauthenticated, "this server's registry takes ARENA_TOKEN as the password")
-	}
-	return s.deps.Accounts.ByToken(ctx, token)
-}
-
-// recordPush records a tag pushed, with what its image says of itself.
-func (s *Server) recordPush(ctx context.Context, repo, tag, digest, by string) {
-	im, err := s.registry.Describe(ctx, repo, digest)
-	if err != nil {
-		s.log.Warn("read a pushed image", zap.String("repository", repo), zap.String("tag", tag), zap.Error(err))
-		return
-	}
-	ns, _, _ := strings.Cut(repo, "/")
-	t := store.Tag{Repository: repo, Tag: tag, Owner: ns, Digest: digest, ImageID: im.ImageID, Size: im.Size, Game: im.Game, Authors: im.Authors, PushedBy: by, PushedAt: s.now()}
-	if err := s.deps.Store.RecordTag(ctx, t); err != nil {
-		s.log.Error("record a pushed tag", zap.Error(err))
-		return
-	}
-	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
-	// The tag's last version may be pinned by nothing now.
-	s.pulls.wake()
-	// Checked before it plays, unless this very image was (pushed again)
-	// or is being checked.
-	got, ok, err := s.deps.Store.TagOf(ctx, repo, tag)
-	if err != nil {
-		s.log.Error("read a pushed tag", zap.Error(err))
-		return
-	}
-	if ok && got.Digest == digest && got.State == store.TagPending {
-		s.startCheck(got)
-	}
-}
-
-// allowPush holds an owner to the quotas before a manifest is stored: a
-// new repository past MaxRepos, a new tag past MaxTags, an image that
-// would take the owner's images past MaxBytes (its size as stored, not
-// as its manifest declares).
-func (s *Server) allowPush(ctx context.Context, repo, tag, digest string, size int64) error {
-	ns, _, _ := strings.Cut(repo, "/")
-	u, err := s.deps.Store.RegistryUsage(ctx, ns)
-	if err != nil {
-		return err
-	}
-	tags, err := s.deps.Store.Tags(ctx, ns)
-	if err != nil {
-		return err
-	}
-	// A manifest pushed by digest (an index's images) adds no tag.
-	newRepo, newTag := true, !strings.Contains(tag, ":")
-	for _, t := range tags {
-		if t.Repository == repo {
-			newRepo = false
-			if t.Tag == tag {
-				newTag = false
-			}
-		}
-		if t.Digest == digest {
-			size = 0 // counted once, however many tags name it
-		}
-	}
-	q := s.cfg.Registry
-	switch {
-	case q.MaxRepos > 0 && newRepo && u.Repositories >= q.MaxRepos:
-		return errs.Errorf(errs.ErrDenied, "quota: %s has %d repositories, the most one may (ARENA_REGISTRY_MAX_REPOS); delete one on My bots", ns, u.Repositories)
-	case q.MaxTags > 0 && newTag && u.Tags >= q.MaxTags:
-		return errs.Errorf(errs.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
-	case q.MaxBytes > 0 && u.Bytes+size > q.MaxBytes:
-		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA); delete a repository on My bots",
-			ns, mib(u.Bytes), mib(size), mib(q.MaxBytes))
-	}
-	return nil
-}
-
-// pushedTag is the pushed tag a bot's reference names (NAME/bot:tag or
-// HOST/NAME/bot:tag, this registry's), if it names one.
-func (s *Server) pushedTag(ctx context.Context, ref string) (store.Tag, bool, error) {
-	if s.registry == nil {
-		return store.Tag{}, false, nil
-	}
-	named, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return store.Tag{}, false, nil // the pin says what is wrong with it
-	}
-	if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host && (!s.hostAllowed(d) || slices.Contains(s.cfg.Hosts, "*")) {
-		return store.Tag{}, false, nil // another registry's
-	}
-	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
-	if !ok {
-		return store.Tag{}, false, nil
-	}
-	return s.deps.Store.TagOf(ctx, reference.Path(named), tagged.Tag())
-}
-
-// gameLabel is the game a bot's image says it plays (io.arena.game): its
-// pushed tag's, or its image's on the engine; "" when unknown.
-func (s *Server) gameLabel(ctx context.Context, ref string) string {
-	if t, ok, err := s.pushedTag(ctx, ref); err == nil && ok {
-		return t.Game
-	}
-	img, err := s.deps.Orchestrator.Image(ctx, ref)
-	if err != nil {
-		return ""
-	}
-	return img.Game
 }
 
 // registryView is GET /api/registry.
@@ -231,7 +78,7 @@ type registryImage struct {
 }
 
 func (s *Server) getRegistry(c echo.Context) error {
-	if s.registry == nil {
+	if s.p.Registry() == nil {
 		return notFound("this server has no registry (ARENA_REGISTRY=off)")
 	}
 	p := who(c)
@@ -258,7 +105,7 @@ func (s *Server) getRegistry(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		q := s.cfg.Registry
+		q := s.p.Config().Registry
 		v.Usage[o] = map[string]any{"repositories": u.Repositories, "tags": u.Tags, "bytes": u.Bytes,
 			"max_repositories": q.MaxRepos, "max_tags": q.MaxTags, "max_bytes": q.MaxBytes}
 	}
@@ -266,7 +113,7 @@ func (s *Server) getRegistry(c echo.Context) error {
 	pass := "an API token of yours (make one on your account page)"
 	if !s.accountsMode() {
 		pass = "anything"
-		if s.cfg.Token != "" {
+		if s.p.Config().Token != "" {
 			pass = "ARENA_TOKEN"
 		}
 	}
@@ -283,94 +130,20 @@ func (s *Server) getRegistry(c echo.Context) error {
 // of it goes (its blobs at the next collection); its owner, a member of
 // its team, or an admin.
 func (s *Server) deleteRepository(c echo.Context) error {
-	if s.registry == nil {
-		return notFound("this server has no registry (ARENA_REGISTRY=off)")
-	}
-	repo := strings.Trim(c.Param("*"), "/")
-	ns, _, _ := strings.Cut(repo, "/")
-	if err := who(c).MayChange("repository "+repo, ns); err != nil {
+	if err := s.p.DeleteRepository(c.Request().Context(), who(c), strings.Trim(c.Param("*"), "/")); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	tags, err := s.deps.Store.Tags(ctx, ns)
-	if err != nil {
-		return err
-	}
-	done := map[string]bool{}
-	for _, t := range tags {
-		if t.Repository != repo || done[t.Digest] {
-			continue
-		}
-		done[t.Digest] = true
-		if err := s.registry.Delete(ctx, repo, t.Digest); err != nil {
-			return err
-		}
-	}
-	if len(done) == 0 {
-		return notFound("no repository %s in the registry", repo)
-	}
-	if err := s.deps.Store.ForgetManifest(ctx, repo, ""); err != nil {
-		return err
-	}
-	s.log.Info("repository deleted", zap.String("repository", repo), zap.String("by", who(c).Name))
-	s.pulls.wake()
 	return c.NoContent(http.StatusNoContent)
 }
 
 // collect is POST /api/registry/gc (admins).
 func (s *Server) collect(c echo.Context) error {
-	if s.registry == nil {
+	if s.p.Registry() == nil {
 		return notFound("this server has no registry (ARENA_REGISTRY=off)")
 	}
-	took, err := s.registry.Collect(c.Request().Context())
+	took, err := s.p.Registry().Collect(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"took_ms": took.Milliseconds()})
-}
-
-// collectRegularly collects the registry's garbage every CollectEvery,
-// until ctx ends.
-func (s *Server) collectRegularly(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Registry.CollectEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if took, err := s.registry.Collect(ctx); err != nil {
-			if !errors.Is(err, context.Canceled) {
-				s.log.Error("collect the registry's garbage", zap.Error(err))
-			}
-		} else {
-			s.log.Info("registry garbage collected", zap.Duration("took", took))
-		}
-	}
-}
-
-// mib is a byte count in MiB, with one decimal.
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-// ExportPushed writes the pushed bot whose engine id is id as an archive
-// the engine loads, read from the registry: what a joined worker whose
-// engine lacks it is given (dispatch.ImageSource). Only images a tag
-// names now, and whose check did not reject them, are handed out.
-func (s *Server) ExportPushed(ctx context.Context, id string, w io.Writer) error {
-	if s.registry == nil {
-		return errs.New(errs.ErrNotFound, "this server has no registry: it hands out no image")
-	}
-	tags, err := s.deps.Store.TagsOfImage(ctx, id)
-	if err != nil {
-		return err
-	}
-	for _, t := range tags {
-		if t.State == store.TagRejected {
-			continue
-		}
-		_, err := s.registry.Export(ctx, t.Repository, t.Digest, w)
-		return err
-	}
-	return errs.Errorf(errs.ErrNotFound, "no pushed bot is image %s", id)
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"arena/platform"
 )
 
 const ociIndex = "application/vnd.oci.image.index.v1+json"
@@ -37,7 +39,7 @@ func (ms *matrixServer) usage(t *testing.T, tok string) (bytes, tags float64) {
 // (however its descriptors name what they list); nothing of it counts,
 // and a collection leaves none of it.
 func TestRegistryRefusesNestedIndexes(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 100 << 10}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 100 << 10}}))
 	_, tok := ms.token(t, "alice")
 	const repo = "alice/nest"
 	put := func(ref, contentType string, body []byte) (int, string) {
@@ -100,7 +102,7 @@ func TestRegistryRefusesNestedIndexes(t *testing.T) {
 // manifest, config and layer; the next push past the quota is refused,
 // and a collection keeps it all.
 func TestRegistryCountsAnIndexOfImages(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 100 << 10}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 100 << 10}}))
 	_, tok := ms.token(t, "alice")
 	const repo = "alice/multi"
 	var manifests [][]byte
@@ -143,7 +145,7 @@ func TestRegistryCountsAnIndexOfImages(t *testing.T) {
 // over a tag they have: its images, pushed by their digests, add no tag
 // and are not refused for one.
 func TestAnIndexOverATagAtTheTagQuota(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxTags: 1}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxTags: 1}}))
 	_, tok := ms.token(t, "alice")
 	const repo = "alice/multi"
 	if status, body := ms.push(t, "alice", tok, repo, "v1", newImage(t, map[string]string{"io.arena.game": "tanks"}, "first")); status != http.StatusCreated {

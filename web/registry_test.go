@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"arena/orchestrator/fake"
+	"arena/platform"
 	"arena/store"
 )
 
@@ -102,7 +103,7 @@ func (ts *testServer) pushBlobs(t *testing.T, user, pass, repo string, im image)
 // anything; quotas refuse with a clear error; deleting a repository and
 // a collection leave no blob of it.
 func TestRegistry(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxRepos: 3, MaxTags: 4}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxRepos: 3, MaxTags: 4}}))
 	_, aliceTok := ms.token(t, "alice")
 	_, bobTok := ms.token(t, "bob")
 	im := newImage(t, map[string]string{"io.arena.game": "tanks", "org.opencontainers.image.authors": "alice@example.org"}, "the layer")
@@ -131,7 +132,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	// The platform pulls everything, with its own credential.
-	if b, err := ms.registry.Describe(t.Context(), "alice/tank", "v1"); err != nil || b.Game != "tanks" {
+	if b, err := ms.p.Registry().Describe(t.Context(), "alice/tank", "v1"); err != nil || b.Game != "tanks" {
 		t.Errorf("the platform reads alice/tank:v1: %+v %v", b, err)
 	}
 	// Pushed images are listed for their owners, with what they say.
@@ -210,7 +211,7 @@ func fakePulls(t *testing.T, ms *matrixServer) func(layer string, s fake.Script)
 // ladder; one still being checked enters no ladder yet; an image that
 // says no game is rejected saying how to label it.
 func TestPushedBotsAreChecked(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
 	_, tok := ms.token(t, "alice")
 	hold := make(chan struct{})
 	var once sync.Once
@@ -350,7 +351,7 @@ func TestPushedBotsAreChecked(t *testing.T) {
 // the tag, once ready, becomes the entry's next version (the old one
 // retired with its history); a rejected one leaves the entry alone.
 func TestLadderEntriesFollowTheirTag(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}})
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
 	_, tok := ms.token(t, "alice")
 	version := fakePulls(t, ms)
 	auth := []string{"Authorization", "Bearer " + tok}
@@ -419,7 +420,7 @@ func TestLadderEntriesFollowTheirTag(t *testing.T) {
 // after it), and an index weighs what it lists, counts as a tag, shows on
 // My bots and is rejected by its check (it cannot play).
 func TestRegistryQuotasAgainstLies(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 500 << 10, MaxTags: 4}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 500 << 10, MaxTags: 4}}))
 	_, tok := ms.token(t, "alice")
 	auth := []string{"Authorization", "Bearer " + tok}
 	// A 200 KiB layer declared as 1 byte.
@@ -481,7 +482,7 @@ func TestRegistryQuotasAgainstLies(t *testing.T) {
 // Manifests pushed at the same moment cannot all pass the quotas: each is
 // checked once the one before it is counted.
 func TestRegistryQuotasHoldAgainstARace(t *testing.T) {
-	ms := newMatrixServer(t, Config{Registry: RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxTags: 3}})
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxTags: 3}}))
 	_, tok := ms.token(t, "alice")
 	var images []image
 	for i := range 8 {

@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	"arena/matches"
-	"arena/store"
 )
 
 // heartbeat keeps idle streams (a long queue) from being cut by proxies.
@@ -36,10 +35,8 @@ const streamBatch = 50 * time.Millisecond
 // frame's index, so a reconnecting browser resumes where it left off),
 // and "end" once the match is over and every frame was sent.
 func (s *Server) stream(c echo.Context) error {
-	var m store.Match
-	if live, ok := s.live.Load(c.Param("id")); ok {
-		m = live.(store.Match)
-	} else {
+	m, ok := s.p.Live(c.Param("id"))
+	if !ok {
 		var err error
 		if m, err = s.match(c); err != nil {
 			return err
@@ -58,12 +55,12 @@ func (s *Server) stream(c echo.Context) error {
 	w.WriteHeader(http.StatusOK)
 	out := &sse{w: w, rc: http.NewResponseController(w)}
 	ctx := c.Request().Context()
-	entrants, _ := s.ladder.Entrants(ctx, m.ID)
+	entrants, _ := s.p.Ladder().Entrants(ctx, m.ID)
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	lastView := ""
 	for {
-		l, live := s.queue.Follow(m.ID, next)
+		l, live := s.p.Queue().Follow(m.ID, next)
 		if !live {
 			// Over (or never live here): the rest comes from the store.
 			return s.finishStream(c, m.ID, next, out)

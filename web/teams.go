@@ -67,7 +67,7 @@ func (s *Server) createTeam(c echo.Context) error {
 		return err
 	}
 	name := strings.TrimSpace(body.Name)
-	if err := s.operatorNamespace(c.Request().Context(), name); err != nil {
+	if err := s.p.OperatorNamespace(c.Request().Context(), name); err != nil {
 		return err
 	}
 	if err := s.deps.Accounts.CreateTeam(c.Request().Context(), who(c), name); err != nil {

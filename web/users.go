@@ -1,17 +1,14 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/distribution/reference"
 	"github.com/labstack/echo/v4"
 
 	"arena/accounts"
-	"arena/engine"
 	"arena/internal/errs"
 	"arena/store"
 )
@@ -42,7 +39,7 @@ type meUser struct {
 
 func (s *Server) me(c echo.Context) error {
 	p := who(c)
-	v := meView{Mode: AuthLocal, TokenRequired: !s.accountsMode() && s.cfg.Token != ""}
+	v := meView{Mode: AuthLocal, TokenRequired: !s.accountsMode() && s.p.Config().Token != ""}
 	if s.accountsMode() {
 		v.Mode, v.Signup, v.Public = AuthAccounts, s.deps.Accounts.Signup(), s.cfg.Public
 	}
@@ -87,7 +84,7 @@ func (s *Server) signUp(c echo.Context) error {
 		return err
 	}
 	p := who(c)
-	if err := s.operatorNamespace(c.Request().Context(), strings.TrimSpace(body.Name)); err != nil {
+	if err := s.p.OperatorNamespace(c.Request().Context(), strings.TrimSpace(body.Name)); err != nil {
 		return err
 	}
 	u, err := s.deps.Accounts.SignUp(c.Request().Context(), p, strings.TrimSpace(body.Name), body.Password, body.Invite)
@@ -101,54 +98,6 @@ func (s *Server) signUp(c echo.Context) error {
 	}
 	c.Response().Header().Set("Location", "/api/users/"+u.Name)
 	return c.JSON(http.StatusCreated, viewUser(u))
-}
-
-// operatorNamespace refuses a user or team name that is the namespace of
-// an image the server runs by name: ARENA_ALLOW's patterns, the example
-// bots, the logic games (ARENA_GAMES and those admins registered). Its
-// owner could push images of those names to the registry, which the
-// server would then play in their place.
-func (s *Server) operatorNamespace(ctx context.Context, name string) error {
-	refs := append([]string{}, s.cfg.Allow...)
-	for _, bots := range s.cfg.DefaultBots {
-		refs = append(refs, bots...)
-	}
-	for _, g := range s.deps.Games.List() {
-		if h, ok := g.(engine.Hosted); ok {
-			refs = append(refs, h.HostImage())
-		}
-	}
-	registered, err := s.deps.Store.LogicGames(ctx)
-	if err != nil {
-		return err
-	}
-	for _, g := range registered {
-		refs = append(refs, g.Image)
-	}
-	for _, ref := range refs {
-		if ns := s.namespaceOf(ref); ns == name {
-			return errs.Errorf(errs.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
-		}
-	}
-	return nil
-}
-
-// namespaceOf is the owner a name of an image (or an ARENA_ALLOW pattern)
-// would have in this server's registry: its first path component, for a
-// name of Docker Hub's (the default) or of this registry; "" for another
-// registry's, or a name of one component.
-func (s *Server) namespaceOf(ref string) string {
-	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
-		if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host {
-			return ""
-		}
-		ref = reference.Path(named)
-	}
-	ns, _, ok := strings.Cut(ref, "/")
-	if !ok || ns == "library" {
-		return ""
-	}
-	return ns
 }
 
 // signIn is POST /api/session.

@@ -23,7 +23,7 @@ import (
 
 // logicImages checks the logic images of the games a server offers by
 // name: the operator's (ARENA_GAMES) when it starts, and those an admin
-// registers (web.LogicChecker). A logic that ships a player
+// registers (platform.LogicChecker). A logic that ships a player
 // (judger.PlayerLabel) has its files read out of its image, saved in dir
 // (a cache: prune removes the saves of images no longer checked).
 type logicImages struct {

@@ -25,6 +25,7 @@ import (
 	"arena/engine"
 	"arena/matches"
 	"arena/orchestrator"
+	"arena/platform"
 	"arena/sandbox"
 	"arena/store"
 	"arena/web"
@@ -136,14 +137,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// ARENA_NATS names a cluster. This host plays ARENA_CONCURRENCY of
 	// them at once itself, as a worker in this process.
 	// The workers that lack a pushed bot get it from the registry, once
-	// the page (which holds it) is up.
-	var page atomic.Pointer[web.Server]
+	// the platform (which holds it) is built.
+	var built atomic.Pointer[platform.Platform]
 	ns, err := startNATS(ctx, cfg, log, func(ctx context.Context, ref string) (string, error) {
 		img, err := orch.Image(ctx, ref)
 		return img.ID, err
 	}, func(ctx context.Context, id string, w io.Writer) error {
-		if srv := page.Load(); srv != nil {
-			return srv.ExportPushed(ctx, id, w)
+		if pf := built.Load(); pf != nil {
+			return pf.ExportPushed(ctx, id, w)
 		}
 		return errors.New("the server is starting")
 	})
@@ -167,7 +168,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer stopWorker()
 	// Uploads are built in the sandbox and pushed to the registry.
-	var bld web.Builder
+	var bld platform.Builder
 	if cfg.Registry {
 		b, err := builder(ctx, cfg, cli, owner, log, stderr)
 		if err != nil {
@@ -184,64 +185,73 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
 	}
+	hasImage := func(ctx context.Context, ref string) bool {
+		_, err := cli.ImageInspect(ctx, ref)
+		return err == nil
+	}
 	logicImgs := newLogicImages(cli, filepath.Join(cfg.Data, "players"))
 	gamesServed, players, err := servedGames(ctx, logicImgs, cfg.LogicGames)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	srv, err := web.NewWithRegistry(ctx, web.Config{
-		Auth:             auth,
-		Public:           cfg.Public,
-		UserQueueMax:     cfg.UserQueueMax,
-		ReadsPerMinute:   cfg.ReadRate,
+	pf, err := platform.New(ctx, platform.Config{
 		Token:            cfg.Token,
 		Hosts:            serverHosts(cfg),
 		QueueMax:         cfg.QueueMax,
-		StartsPerMinute:  cfg.StartsPerMinute,
-		MaxConnections:   cfg.MaxConnections,
+		UserQueueMax:     cfg.UserQueueMax,
 		Allow:            cfg.Allow,
 		PullMissing:      cfg.Pull == "missing",
 		DefaultBots:      defaultBots,
 		Limits:           matches.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
-		Resources:        web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		FinishOnShutdown: cfg.Shutdown == "finish",
-		Ladder:           web.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
-		Registry: web.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
+		Ladder:           platform.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
+		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
-	}, web.Deps{
+	}, platform.Deps{
 		Games:        engine.NewCatalog(gamesServed...),
 		Orchestrator: orch,
 		Player:       logicRouter{next: ns.disp, local: orch},
 		Store:        st,
 		Concurrency:  ns.inFlight(cfg),
-		Queue:        ns.disp.Health,
-		Workers:      func() any { return ns.disp.Workers() },
-		Ping: func(ctx context.Context) error {
-			_, err := cli.Ping(ctx)
-			return err
-		},
-		Stdio: d.StdioPath,
-		HasImage: func(ctx context.Context, ref string) bool {
-			_, err := cli.ImageInspect(ctx, ref)
-			return err == nil
-		},
-		Reap:     reap,
-		Accounts: accts,
-		Engine:   engineImages{cli},
-		Builder:  bld,
-		Players:  players,
-		Logic:    logicImgs.check,
-		Binary:   binary,
-		Log:      log,
+		HasImage:     hasImage,
+		Reap:         reap,
+		Accounts:     accts,
+		Engine:       engineImages{cli},
+		Builder:      bld,
+		Players:      players,
+		Logic:        logicImgs.check,
+		Log:          log,
 	})
 	if err != nil {
 		return platformErr(fmt.Errorf("registry: %w", err))
 	}
-	page.Store(srv)
+	srv := web.New(web.Config{
+		Auth:            auth,
+		Public:          cfg.Public,
+		ReadsPerMinute:  cfg.ReadRate,
+		StartsPerMinute: cfg.StartsPerMinute,
+		MaxConnections:  cfg.MaxConnections,
+		Resources:       web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
+	}, web.Deps{
+		Platform: pf,
+		Store:    st,
+		Accounts: accts,
+		Queue:    ns.disp.Health,
+		Workers:  func() any { return ns.disp.Workers() },
+		Ping: func(ctx context.Context) error {
+			_, err := cli.Ping(ctx)
+			return err
+		},
+		Stdio:    d.StdioPath,
+		HasImage: hasImage,
+		Binary:   binary,
+		Log:      log,
+	})
+	built.Store(pf)
 	// The queue hands the work queue as many matches as the workers
 	// report slots: the rest wait in the owners' lines, served in turn.
-	defer ns.disp.FeedSlots(srv, ns.inFlight(cfg))()
-	if err := srv.Recover(ctx); err != nil {
+	defer ns.disp.FeedSlots(pf, ns.inFlight(cfg))()
+	if err := pf.Recover(ctx); err != nil {
 		return platformErr(err)
 	}
 	// The players' saves of images no game offered now uses.
@@ -308,7 +318,7 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 	return mode, accts, nil
 }
 
-// Pull is the server's side of engineImages (web.EngineImages): a pushed
+// Pull is the server's side of engineImages (platform.EngineImages): a pushed
 // version pulled by digest and held by a tag of the registry's host.
 func (e engineImages) Pull(ctx context.Context, pull, tag, auth string) error {
 	// The image may go while it is tagged (a client that pushed from this
@@ -335,21 +345,21 @@ func (e engineImages) Pull(ctx context.Context, pull, tag, auth string) error {
 	}
 }
 
-func (e engineImages) Pulled(ctx context.Context, host string) ([]web.PulledImage, error) {
+func (e engineImages) Pulled(ctx context.Context, host string) ([]platform.PulledImage, error) {
 	list, err := e.cli.ImageList(ctx, image.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	var out []web.PulledImage
+	var out []platform.PulledImage
 	for _, im := range list {
 		var refs []string
 		for _, t := range im.RepoTags {
-			if strings.HasPrefix(t, host+"/") && web.HeldTag(t) {
+			if strings.HasPrefix(t, host+"/") && platform.HeldTag(t) {
 				refs = append(refs, t)
 			}
 		}
 		if len(refs) > 0 {
-			out = append(out, web.PulledImage{ID: im.ID, Refs: refs})
+			out = append(out, platform.PulledImage{ID: im.ID, Refs: refs})
 		}
 	}
 	return out, nil
@@ -370,7 +380,7 @@ func serverHosts(cfg Config) []string {
 	if len(cfg.Hosts) > 0 {
 		return cfg.Hosts
 	}
-	hosts := slices.Clone(web.DefaultHosts)
+	hosts := slices.Clone(platform.DefaultHosts)
 	if ip := net.ParseIP(cfg.Host); ip == nil || !ip.IsUnspecified() {
 		hosts = append(hosts, cfg.Host)
 	}

@@ -25,7 +25,7 @@ import (
 	"arena/sourcebuild/sandboxed"
 )
 
-// Building bots from uploads on the server (web/builds.go, sourcebuild/).
+// Building bots from uploads on the server (platform/builds.go, sourcebuild/).
 
 // builder is the server's builder of uploads: the sandbox of the matches,
 // under a build's limits (ARENA_BUILD_MEMORY, ARENA_BUILD_TIMEOUT; the

@@ -236,7 +236,7 @@ func dialWorker(ctx context.Context, o *workerOpts) (*nats.Conn, error) {
 
 // engineImages is the engine's images as Arena uses them: a worker's, as
 // the dispatcher fetches pushed bots into it (dispatch.ImageStore); a
-// server's, as it pulls pushed bots by digest (web.EngineImages, in
+// server's, as it pulls pushed bots by digest (platform.EngineImages, in
 // serve.go).
 type engineImages struct{ cli *client.Client }
 

@@ -33,6 +33,8 @@ func TestLayers(t *testing.T) {
 	}{
 		{"arena/web", []string{"arena/sandbox", "arena/orchestrator", "arena/dispatch", "arena/sourcebuild/sandboxed"},
 			"the HTTP layer is given the runner, the dispatcher and the builder"},
+		{"arena/platform", []string{"arena/web", "arena/sandbox", "arena/orchestrator", "arena/dispatch", "arena/sourcebuild/sandboxed"},
+			"the use cases are given the runner, the dispatcher and the builder, and are served by web"},
 		{"arena/matches", []string{"arena/sandbox", "arena/orchestrator"}, "what a match is starts nothing"},
 		{"arena/contest", []string{"arena/sandbox", "arena/orchestrator", "arena/web"}, "contests are played through a queue"},
 		{"arena/ladder", []string{"arena/sandbox", "arena/orchestrator", "arena/web"}, "ladders are played through a queue"},
@@ -47,6 +49,25 @@ func TestLayers(t *testing.T) {
 			if slices.Contains(got, no) {
 				t.Errorf("%s depends on %s, but %s", rule.pkg, no, rule.reason)
 			}
+		}
+	}
+}
+
+// The use cases know nothing of HTTP: web decodes a request, calls the
+// platform and encodes its answer. (The registry the platform holds is an
+// HTTP handler itself, which web serves.)
+func TestThePlatformKnowsNothingOfHTTP(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "arena/platform").Output()
+	if err != nil {
+		t.Fatalf("go list arena/platform: %v", err)
+	}
+	imports := strings.Fields(string(out))
+	if !slices.Contains(imports, "arena/matches") {
+		t.Fatalf("go list found none of arena/platform's imports: %v", imports)
+	}
+	for _, no := range []string{"net/http", "github.com/labstack/echo/v4", "github.com/alexedwards/scs/v2"} {
+		if slices.Contains(imports, no) {
+			t.Errorf("arena/platform imports %s", no)
 		}
 	}
 }

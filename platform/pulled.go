@@ -1,4 +1,4 @@
-package web
+package platform
 
 import (
 	"context"
@@ -98,13 +98,13 @@ func (p *pulls) wake() {
 }
 
 // heldRef is the tag the engine holds a pushed version by.
-func (s *Server) heldRef(repo, digest string) string {
+func (s *Platform) heldRef(repo, digest string) string {
 	return s.cfg.Registry.Host + "/" + repo + ":" + strings.Replace(digest, ":", "-", 1)
 }
 
 // pullVersion makes the engine hold a pushed version (repo@digest) and
 // returns its tag there and its id.
-func (s *Server) pullVersion(ctx context.Context, repo, digest string) (ref, id string, err error) {
+func (s *Platform) pullVersion(ctx context.Context, repo, digest string) (ref, id string, err error) {
 	if s.deps.Engine == nil {
 		return "", "", fmt.Errorf("bot %s@%s: this server cannot pull pushed bots onto its engine", repo, digest)
 	}
@@ -126,7 +126,7 @@ func (s *Server) pullVersion(ctx context.Context, repo, digest string) (ref, id 
 // pushedVersion is the version of the pushed tag a bot's reference names
 // (ok false when it names none), pulled onto the engine: its reference
 // there and its id.
-func (s *Server) pushedVersion(ctx context.Context, ref string) (pulled, id string, ok bool, err error) {
+func (s *Platform) pushedVersion(ctx context.Context, ref string) (pulled, id string, ok bool, err error) {
 	t, ok, err := s.pushedTag(ctx, ref)
 	if err != nil || !ok {
 		return "", "", false, err
@@ -137,7 +137,7 @@ func (s *Server) pushedVersion(ctx context.Context, ref string) (pulled, id stri
 
 // imageID is the id of the image a bot's reference names: the version of
 // its pushed tag (pulled), or the engine's image of that name.
-func (s *Server) imageID(ctx context.Context, ref string) (string, error) {
+func (s *Platform) imageID(ctx context.Context, ref string) (string, error) {
 	if _, id, ok, err := s.pushedVersion(ctx, ref); err != nil || ok {
 		return id, err
 	}
@@ -146,7 +146,7 @@ func (s *Server) imageID(ctx context.Context, ref string) (string, error) {
 }
 
 // holdImages pins the images of a match until it is over.
-func (s *Server) holdImages(match string, ids []string) {
+func (s *Platform) holdImages(match string, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -156,7 +156,7 @@ func (s *Server) holdImages(match string, ids []string) {
 }
 
 // releaseImages unpins the images of a match that is over.
-func (s *Server) releaseImages(match string) {
+func (s *Platform) releaseImages(match string) {
 	s.pulls.mu.Lock()
 	_, ok := s.pulls.matches[match]
 	delete(s.pulls.matches, match)
@@ -166,9 +166,9 @@ func (s *Server) releaseImages(match string) {
 	}
 }
 
-// pruneEngine removes from the engine the pushed versions nothing pins
+// PruneEngine removes from the engine the pushed versions nothing pins
 // (see above). It returns the references removed.
-func (s *Server) pruneEngine(ctx context.Context) ([]string, error) {
+func (s *Platform) PruneEngine(ctx context.Context) ([]string, error) {
 	if s.deps.Engine == nil || s.registry == nil {
 		return nil, nil
 	}
@@ -233,7 +233,7 @@ func (s *Server) pruneEngine(ctx context.Context) ([]string, error) {
 
 // pruneRegularly prunes the engine every pruneEvery and when woken,
 // until ctx ends.
-func (s *Server) pruneRegularly(ctx context.Context) {
+func (s *Platform) pruneRegularly(ctx context.Context) {
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
@@ -243,7 +243,7 @@ func (s *Server) pruneRegularly(ctx context.Context) {
 		case <-t.C:
 		case <-s.pulls.kick:
 		}
-		if _, err := s.pruneEngine(ctx); err != nil && ctx.Err() == nil {
+		if _, err := s.PruneEngine(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("remove old pushed versions from the engine", zap.Error(err))
 		}
 	}

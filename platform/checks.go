@@ -1,4 +1,4 @@
-package web
+package platform
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/ladder"
 	"arena/matches"
 	"arena/store"
@@ -64,7 +65,7 @@ func (k *checks) init() {
 
 // goCheck runs f for the checks (in the background, with a context
 // Shutdown cancels), unless the server is shutting down.
-func (s *Server) goCheck(f func(ctx context.Context)) bool {
+func (s *Platform) goCheck(f func(ctx context.Context)) bool {
 	s.checks.mu.Lock()
 	defer s.checks.mu.Unlock()
 	if s.checks.shut {
@@ -77,7 +78,7 @@ func (s *Server) goCheck(f func(ctx context.Context)) bool {
 // shutChecks starts no more check work, cancels what runs (a version
 // whose check is cut stays pending, and is checked at the next start),
 // and waits for it, or for ctx.
-func (s *Server) shutChecks(ctx context.Context) {
+func (s *Platform) shutChecks(ctx context.Context) {
 	s.checks.mu.Lock()
 	s.checks.shut = true
 	s.checks.mu.Unlock()
@@ -95,7 +96,7 @@ func (s *Server) shutChecks(ctx context.Context) {
 
 // startCheck checks a pushed version in the background, unless it is
 // being checked already (pushed twice at once, or its check in flight).
-func (s *Server) startCheck(t store.Tag) {
+func (s *Platform) startCheck(t store.Tag) {
 	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest}
 	s.checks.mu.Lock()
 	if s.checks.claimed[c.key()] || s.checks.shut {
@@ -110,7 +111,7 @@ func (s *Server) startCheck(t store.Tag) {
 }
 
 // release ends a version's claim: it may be checked again.
-func (s *Server) release(c tagCheck) {
+func (s *Platform) release(c tagCheck) {
 	s.checks.mu.Lock()
 	delete(s.checks.claimed, c.key())
 	s.checks.mu.Unlock()
@@ -119,7 +120,7 @@ func (s *Server) release(c tagCheck) {
 // checkTag starts the check of a pushed version: its match is queued
 // (owned by whoever pushed it) and recorded on the tag. A version that
 // cannot be checked stays pending, with the reason.
-func (s *Server) checkTag(ctx context.Context, t store.Tag) {
+func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	log := s.log.With(zap.String("repository", t.Repository), zap.String("tag", t.Tag), zap.String("digest", t.Digest))
 	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest}
 	queued := false
@@ -190,7 +191,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 	if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
 		log.Error("record a check", zap.Error(err))
 	}
-	if _, err := s.submit(ctx, req, s.deps.Store.Insert); err != nil {
+	if _, err := s.Submit(ctx, req, s.deps.Store.Insert); err != nil {
 		s.checks.inFlight.Delete(id)
 		verdict(store.TagPending, "its check match could not start: "+err.Error()+" (it is checked again when the server starts, or push it again)")
 		return
@@ -200,7 +201,7 @@ func (s *Server) checkTag(ctx context.Context, t store.Tag) {
 }
 
 // observeCheck decides a check once its match is over.
-func (s *Server) observeCheck(u matches.Update) {
+func (s *Platform) observeCheck(u matches.Update) {
 	if !u.State.Final() {
 		return
 	}
@@ -242,7 +243,7 @@ func (s *Server) observeCheck(u matches.Update) {
 // image, and the old one is retired with its history. (An entry that
 // must keep a version names a tag that is never pushed again, as v3; a
 // paused entry stays on its version.)
-func (s *Server) followTag(ctx context.Context, c tagCheck) {
+func (s *Platform) followTag(ctx context.Context, c tagCheck) {
 	entries, err := s.deps.Store.Entries(ctx, c.game, store.EntryActive)
 	if err != nil {
 		s.log.Error("ladder entries following a tag", zap.Error(err))
@@ -292,7 +293,7 @@ func checkVerdict(r matches.Result, seat int) (state, reason string) {
 
 // checkStderr is the last of what a seat's bot wrote to stderr in a
 // finished match (its last checkStderrMax bytes), read from its replay.
-func (s *Server) checkStderr(id string, seat int) string {
+func (s *Platform) checkStderr(id string, seat int) string {
 	f, err := os.Open(s.deps.Store.ReplayPath(id))
 	if err != nil {
 		return ""
@@ -332,7 +333,7 @@ func (s *Server) checkStderr(id string, seat int) string {
 
 // checkPending starts the checks that have not ended: versions pushed
 // while a check could not run, or whose check the last stop cut.
-func (s *Server) checkPending(ctx context.Context) error {
+func (s *Platform) checkPending(ctx context.Context) error {
 	tags, err := s.deps.Store.PendingTags(ctx)
 	if err != nil {
 		return err
@@ -349,7 +350,7 @@ func (s *Server) checkPending(ctx context.Context) error {
 // pushedState says whether a pushed version may play: a match refuses a
 // rejected one; a ladder (forLadder) takes only a ready one. A reference
 // that names no pushed tag is none of the registry's business.
-func (s *Server) pushedState(ctx context.Context, ref string, forLadder bool) error {
+func (s *Platform) PushedState(ctx context.Context, ref string, forLadder bool) error {
 	t, ok, err := s.pushedTag(ctx, ref)
 	if err != nil || !ok {
 		return err
@@ -360,11 +361,11 @@ func (s *Server) pushedState(ctx context.Context, ref string, forLadder bool) er
 		if t.CheckMatch != "" {
 			by += " (match " + t.CheckMatch + ")"
 		}
-		return badRequest("%s was rejected by %s: %s; push a fixed version", ref, by, t.Reason)
+		return errs.Errorf(errs.ErrInvalid, "%s was rejected by %s: %s; push a fixed version", ref, by, t.Reason)
 	case forLadder && t.State == store.TagPending && t.Reason != "":
-		return conflict("%s is not checked yet: %s; register it once My bots says ready", ref, t.Reason)
+		return errs.Errorf(errs.ErrConflict, "%s is not checked yet: %s; register it once My bots says ready", ref, t.Reason)
 	case forLadder && t.State == store.TagPending:
-		return conflict("%s is still being checked (its check match plays it against the example bot); register it once My bots says ready", ref)
+		return errs.Errorf(errs.ErrConflict, "%s is still being checked (its check match plays it against the example bot); register it once My bots says ready", ref)
 	}
 	return nil
 }

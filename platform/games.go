@@ -1,0 +1,207 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/engine"
+	"arena/internal/errs"
+	"arena/store"
+)
+
+// loadGames offers the logic games registered in the store, each checked
+// again: one that no longer passes (its image removed from the engine, its
+// name taken by the operator since) is left out, with its problem shown
+// to admins, until it is fixed and the server restarted, or it is
+// removed.
+func (s *Platform) loadGames(ctx context.Context) error {
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	stored, err := s.deps.Store.LogicGames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rec := range stored {
+		if _, err := s.deps.Games.Find(rec.Name); err == nil {
+			s.unoffered[rec.Name] = "the name is taken by a game of the server's own (built in, or ARENA_GAMES)"
+			continue
+		}
+		if s.deps.Logic == nil {
+			s.unoffered[rec.Name] = "this server cannot check logic images"
+			continue
+		}
+		g, files, err := s.deps.Logic(ctx, rec.Name, rec.Image)
+		if err != nil {
+			s.unoffered[rec.Name] = err.Error()
+			s.log.Warn("a registered game is not offered", zap.String("game", rec.Name), zap.String("image", rec.Image), zap.Error(err))
+			continue
+		}
+		s.offer(g, files)
+	}
+	return nil
+}
+
+// offer adds a checked game to the catalogue (gamesMu held).
+func (s *Platform) offer(g engine.Game, files map[string][]byte) {
+	if err := s.deps.Games.Add(g); err != nil {
+		s.unoffered[g.Name()] = err.Error()
+		return
+	}
+	s.registered[g.Name()] = true
+	delete(s.unoffered, g.Name())
+	s.playersMu.Lock()
+	if files != nil {
+		s.players[g.Name()] = files
+	}
+	s.playersMu.Unlock()
+}
+
+// PlayerFiles are the files of a game's player (nil: none).
+func (s *Platform) PlayerFiles(game string) map[string][]byte {
+	s.playersMu.RLock()
+	defer s.playersMu.RUnlock()
+	return s.players[game]
+}
+
+// LogicChecker checks a logic image for a game registered as name: the
+// game, and its player's files (nil: it ships none).
+type LogicChecker func(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error)
+
+// RegisteredGame is a registered logic game as GET /api/games/registered
+// shows it to admins: whether it is on offer, and why not.
+type RegisteredGame struct {
+	Name    string    `json:"name"`
+	Image   string    `json:"image"`
+	Title   string    `json:"title,omitempty"`
+	Players int       `json:"players,omitempty"`
+	AddedBy string    `json:"added_by"`
+	AddedAt time.Time `json:"added_at"`
+	Offered bool      `json:"offered"`
+	Problem string    `json:"problem,omitempty"`
+}
+
+// ChecksLogic says whether logic games can be registered: the server can
+// check their images.
+func (s *Platform) ChecksLogic() bool { return s.deps.Logic != nil }
+
+// RegisterGame offers a logic game from now on, under a name of its own
+// (by an admin, by).
+func (s *Platform) RegisterGame(ctx context.Context, by, name, image string) (engine.Game, error) {
+	if s.deps.Logic == nil {
+		return nil, errs.New(errs.ErrUnavailable, "this server cannot check logic images, so it registers no games")
+	}
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	if _, err := s.deps.Games.Find(name); err == nil {
+		return nil, errs.Errorf(errs.ErrConflict, "the name %s is taken by a game on offer: choose another", name)
+	}
+	if _, ok := s.unoffered[name]; ok {
+		return nil, errs.Errorf(errs.ErrConflict, "a game %s is registered, and not on offer: remove it first (DELETE /api/games/%s)", name, name)
+	}
+	// An image of a user's or team's namespace would be theirs to replace
+	// by a push.
+	if ns := s.namespaceOf(image); ns != "" {
+		if kind, err := s.deps.Store.NameKind(ctx, ns); err != nil {
+			return nil, err
+		} else if kind != "" {
+			return nil, errs.Errorf(errs.ErrConflict, "the image %s is in the namespace of the %s %s, who could replace it by a push: name an image of a namespace no one owns", image, kind, ns)
+		}
+	}
+	g, files, err := s.deps.Logic(ctx, name, image)
+	if err != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "%v", err)
+	}
+	if err := s.deps.Store.AddLogicGame(ctx, store.LogicGame{Name: name, Image: image, AddedBy: by, AddedAt: s.now()}); err != nil {
+		if errors.Is(err, store.ErrGameExists) {
+			return nil, errs.Errorf(errs.ErrConflict, "a game %s is registered already", name)
+		}
+		return nil, err
+	}
+	s.offer(g, files)
+	s.log.Info("game registered", zap.String("game", name), zap.String("image", image), zap.String("by", by))
+	return g, nil
+}
+
+// RemoveGame stops offering a registered logic game (by an admin, by).
+// Its matches and replays stay; its ladder board is kept in the store,
+// hidden until a game of its name is registered again (which continues
+// it); a contest of it that is not over keeps it.
+func (s *Platform) RemoveGame(ctx context.Context, by, name string) error {
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	_, stale := s.unoffered[name]
+	if !s.registered[name] && !stale {
+		if _, err := s.deps.Games.Find(name); err == nil {
+			return errs.Errorf(errs.ErrConflict, "the game %s is the server's own (built in, or ARENA_GAMES): it is removed from the server's configuration, not here", name)
+		}
+		return errs.Errorf(errs.ErrNotFound, "no registered game %s", name)
+	}
+	if !stale {
+		live, err := s.deps.Store.Contests(ctx, store.ContestOpen, store.ContestFinal)
+		if err != nil {
+			return err
+		}
+		var using []string
+		for _, ct := range live {
+			if ct.Game == name {
+				using = append(using, fmt.Sprintf("%q (#%d)", ct.Name, ct.ID))
+			}
+		}
+		if len(using) > 0 {
+			return errs.Errorf(errs.ErrConflict, "the game %s is played by contests not over: %s; remove it once they are done", name, strings.Join(using, ", "))
+		}
+	}
+	if _, err := s.deps.Store.RemoveLogicGame(ctx, name); err != nil {
+		return err
+	}
+	delete(s.unoffered, name)
+	if s.registered[name] {
+		// (A record not on offer may share its name with the server's own
+		// game, which stays.)
+		s.deps.Games.Remove(name)
+		delete(s.registered, name)
+		s.playersMu.Lock()
+		delete(s.players, name)
+		s.playersMu.Unlock()
+	}
+	s.log.Info("game removed", zap.String("game", name), zap.String("by", by))
+	return nil
+}
+
+// RegisteredGames are the logic games registered through the API, on
+// offer or not (and why not).
+func (s *Platform) RegisteredGames(ctx context.Context) ([]RegisteredGame, error) {
+	stored, err := s.deps.Store.LogicGames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.gamesMu.Lock()
+	defer s.gamesMu.Unlock()
+	out := []RegisteredGame{}
+	for _, rec := range stored {
+		v := RegisteredGame{Name: rec.Name, Image: rec.Image, AddedBy: rec.AddedBy, AddedAt: rec.AddedAt, Problem: s.unoffered[rec.Name]}
+		if g, err := s.deps.Games.Find(rec.Name); err == nil && s.registered[rec.Name] {
+			v.Offered = true
+			v.Title = TitleOf(g)
+			if maps := g.Maps(); len(maps) > 0 {
+				v.Players = maps[0].MaxPlayers
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// TitleOf is a game's name for people, when its logic's image gives one
+// (label io.arena.title; "" for none).
+func TitleOf(g engine.Game) string {
+	if t, ok := g.(interface{ Title() string }); ok {
+		return t.Title()
+	}
+	return ""
+}

@@ -1,0 +1,246 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/accounts"
+	"arena/engine"
+	"arena/imageref"
+	"arena/internal/errs"
+	"arena/judger"
+	"arena/matches"
+	"arena/store"
+)
+
+// gameOf is the game a match request names: one on offer, or
+// "logic:IMAGE", the game of a logic image for a match of players bots
+// (see package judger), which the visitor may play as they may a bot
+// (the image runs in the bots' sandbox; its labels are checked when the
+// match starts).
+func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string, players int) (engine.Game, error) {
+	ref, ok := strings.CutPrefix(name, judger.Prefix)
+	if !ok {
+		g, err := s.deps.Games.Find(name)
+		if err != nil {
+			return nil, errs.Errorf(errs.ErrInvalid, "game: %v (or logic:IMAGE, a logic image)", err)
+		}
+		return g, nil
+	}
+	if err := imageref.Check(ref); err != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
+	}
+	if err := s.MayPlayAll(p, "game", ref); err != nil {
+		return nil, err
+	}
+	if err := s.PushedState(ctx, ref, false); err != nil {
+		return nil, err
+	}
+	// A pushed logic plays the version its tag names now, by digest.
+	if pulled, _, ok, err := s.pushedVersion(ctx, ref); err != nil {
+		return nil, err
+	} else if ok {
+		ref = pulled
+	}
+	// The logic must be on the engine already (never pulled for a
+	// match: its labels are checked now, before anything starts).
+	g := judger.New(ref, max(1, players))
+	img, err := s.deps.Orchestrator.Image(ctx, ref)
+	if err != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
+	}
+	if _, err := judger.CheckLabelled(img.Labels); err != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
+	}
+	if err := g.CheckHost(img.Labels); err != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
+	}
+	return g, nil
+}
+
+// submit checks a match request, records it with insert and queues it:
+// the one way in for matches started by hand and the ladders' alike. A
+// match the queue refuses is recorded as failed.
+func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
+	// Pinned now: the match plays the images as they are when it is
+	// created, on this host or a worker's (a pushed one pulled first, by
+	// its digest).
+	ids := make([]string, len(req.Images))
+	if len(req.ImageIDs) == len(req.Images) {
+		copy(ids, req.ImageIDs)
+	}
+	pushed := false
+	for i, ref := range req.Images {
+		if ids[i] != "" {
+			continue
+		}
+		_, id, ok, err := s.pushedVersion(ctx, ref)
+		if err != nil {
+			return store.Match{}, err
+		}
+		if ok {
+			ids[i], pushed = id, true
+		}
+	}
+	if pushed {
+		req.ImageIDs = ids
+	}
+	req, err := s.deps.Orchestrator.Pin(ctx, req, !s.cfg.PullMissing)
+	if err != nil {
+		return store.Match{}, err
+	}
+	s.holdImages(req.MatchID, req.ImageIDs)
+	rec := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
+	if err := insert(ctx, rec); err != nil {
+		s.releaseImages(rec.ID)
+		return store.Match{}, err
+	}
+	s.live.Store(rec.ID, rec)
+	pos, err := s.queue.Enqueue(req)
+	if err != nil {
+		s.live.Delete(rec.ID)
+		s.releaseImages(rec.ID)
+		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(matches.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
+			s.log.Error("record a match the queue refused", zap.String("match", rec.ID), zap.Error(ferr))
+		}
+		return store.Match{}, err
+	}
+	s.log.Info("match queued", zap.String("match", rec.ID), zap.String("owner", req.Owner), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Bool("background", req.Background))
+	return rec, nil
+}
+
+// ladderQueue is the server's queue as the ladders see it.
+type ladderQueue struct{ s *Platform }
+
+func (q ladderQueue) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error {
+	_, err := q.s.Submit(ctx, req, insert)
+	return err
+}
+
+// record keeps the history in step with the queue: each state change,
+// and the end with its result and replay.
+func (s *Platform) record(u matches.Update) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log := s.log.With(zap.String("match", u.ID))
+	var err error
+	switch {
+	case !u.State.Final():
+		err = s.deps.Store.SetStatus(ctx, u.ID, string(u.State), u.At)
+	case u.State == matches.StateFinished:
+		out := store.Outcome{Status: string(u.State)}
+		out.Result, err = json.Marshal(u.Replay.Result)
+		out.WriteReplay = func(path string) error { return matches.MoveReplay(path, u.Replay) }
+		err = errors.Join(err, s.deps.Store.Finish(ctx, u.ID, out, u.At))
+		log.Info("match finished", zap.Strings("winners", u.Replay.Result.Winners))
+	default:
+		out := store.Outcome{Status: string(u.State)}
+		if u.Err != nil {
+			out.Error = u.Err.Error()
+		}
+		err = s.deps.Store.Finish(ctx, u.ID, out, u.At)
+		log.Info("match ended", zap.String("status", out.Status), zap.String("error", out.Error))
+	}
+	if err != nil {
+		log.Error("record the match", zap.String("status", string(u.State)), zap.Error(err))
+	}
+	if u.State.Final() {
+		s.live.Delete(u.ID)
+		s.releaseImages(u.ID)
+	}
+	// The ladders rate their matches from what was just recorded; a
+	// pushed version's check is decided.
+	s.ladder.Observe(u)
+	s.contests.Observe(u)
+	s.observeCheck(u)
+}
+
+// MatchRequest is a match someone starts: a game on offer (or
+// logic:IMAGE), a map (none: the game's first), a seed (none: a random
+// one), the bots' images by seat and the game's settings.
+type MatchRequest struct {
+	Game     string
+	Map      string
+	Seed     *uint64
+	Bots     []string
+	Settings json.RawMessage
+}
+
+// StartMatch queues a match p starts: the game and map it names, bots p
+// may play. Warnings say what will likely go wrong (a bot labelled for
+// another game).
+func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r MatchRequest) (rec store.Match, warnings []string, err error) {
+	game, err := s.gameOf(ctx, p, r.Game, len(r.Bots))
+	if err != nil {
+		return store.Match{}, nil, err
+	}
+	mapName := r.Map
+	if mapName == "" {
+		mapName = game.Maps()[0].Name
+	}
+	m, err := game.Map(mapName)
+	if err != nil {
+		return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, "map: %v", err)
+	}
+	for i, ref := range r.Bots {
+		if strings.TrimSpace(ref) == "" {
+			return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, "bots[%d]: empty image name", i)
+		}
+	}
+	if err := s.MayPlayAll(p, "bots", r.Bots...); err != nil {
+		return store.Match{}, nil, err
+	}
+	for _, ref := range r.Bots {
+		if err := s.PushedState(ctx, ref, false); err != nil {
+			return store.Match{}, nil, err
+		}
+	}
+	seed := matches.RandomSeed()
+	if r.Seed != nil {
+		seed = *r.Seed
+	}
+	settings := r.Settings
+	if string(settings) == "null" {
+		settings = nil
+	}
+	req := matches.Request{Game: game, Map: m, Seed: seed, Images: r.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: matches.NewMatchID(), Owner: p.Name}
+	rec, err = s.Submit(ctx, req, s.deps.Store.Insert)
+	if err != nil {
+		return store.Match{}, nil, err
+	}
+	// A bot labelled for another game plays, but will likely fault: say so.
+	for i, ref := range r.Bots {
+		if labelled := s.gameLabel(ctx, ref); labelled != "" && labelled != game.Name() {
+			warnings = append(warnings, fmt.Sprintf("bots[%d]: image %s is labelled for %s (io.arena.game), not %s: it will likely fault", i, ref, labelled, game.Name()))
+		}
+	}
+	return rec, warnings, nil
+}
+
+// CancelMatch cancels a match that is not over, for its owner (or an
+// admin).
+func (s *Platform) CancelMatch(p accounts.Principal, m store.Match) error {
+	if err := p.MayChange("match "+m.ID, m.Owner); err != nil {
+		return err
+	}
+	if !s.queue.Cancel(m.ID) {
+		return errs.Errorf(errs.ErrConflict, "match %s is already %s", m.ID, m.Status)
+	}
+	return nil
+}
+
+// Live is the record of a match queued here that is not over, kept in
+// memory so its viewers never wait on the database.
+func (s *Platform) Live(id string) (store.Match, bool) {
+	v, ok := s.live.Load(id)
+	if !ok {
+		return store.Match{}, false
+	}
+	return v.(store.Match), true
+}

@@ -1,0 +1,113 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/distribution/reference"
+
+	"arena/accounts"
+	"arena/engine"
+	"arena/internal/errs"
+)
+
+// mayPlayAll checks every bot image of a request against the
+// principal's rights (and ARENA_ALLOW), naming the first it may not
+// play by its place.
+func (s *Platform) MayPlayAll(p accounts.Principal, field string, refs ...string) error {
+	for i, ref := range refs {
+		if err := p.MayPlay(ref, s.images); err != nil {
+			name := field
+			if len(refs) > 1 {
+				name = fmt.Sprintf("%s[%d]", field, i)
+			}
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// examples are the example bots of every game.
+func examples(defaults map[string][]string) []string {
+	var out []string
+	for _, refs := range defaults {
+		out = append(out, refs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// OperatorNamespace refuses a user or team name that is the namespace of
+// an image the server runs by name: ARENA_ALLOW's patterns, the example
+// bots, the logic games (ARENA_GAMES and those admins registered). Its
+// owner could push images of those names to the registry, which the
+// server would then play in their place.
+func (s *Platform) OperatorNamespace(ctx context.Context, name string) error {
+	refs := append([]string{}, s.cfg.Allow...)
+	for _, bots := range s.cfg.DefaultBots {
+		refs = append(refs, bots...)
+	}
+	for _, g := range s.deps.Games.List() {
+		if h, ok := g.(engine.Hosted); ok {
+			refs = append(refs, h.HostImage())
+		}
+	}
+	registered, err := s.deps.Store.LogicGames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range registered {
+		refs = append(refs, g.Image)
+	}
+	for _, ref := range refs {
+		if ns := s.namespaceOf(ref); ns == name {
+			return errs.Errorf(errs.ErrInvalid, "name %q is reserved: this server's own images are %s/…", name, ns)
+		}
+	}
+	return nil
+}
+
+// namespaceOf is the owner a name of an image (or an ARENA_ALLOW pattern)
+// would have in this server's registry: its first path component, for a
+// name of Docker Hub's (the default) or of this registry; "" for another
+// registry's, or a name of one component.
+func (s *Platform) namespaceOf(ref string) string {
+	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
+		if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host {
+			return ""
+		}
+		ref = reference.Path(named)
+	}
+	ns, _, ok := strings.Cut(ref, "/")
+	if !ok || ns == "library" {
+		return ""
+	}
+	return ns
+}
+
+// hostName is a Host header's name, lower case, without port or brackets.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.Trim(host, "[]"))
+}
+
+// ServesHost reports whether a host name (a Host header, or the domain
+// of a bot's image) names this server.
+func (s *Platform) ServesHost(host string) bool {
+	name := hostName(host)
+	for _, h := range s.cfg.Hosts {
+		if h == "*" || hostName(h) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Images says which images may play: ARENA_ALLOW's patterns and the
+// example bots.
+func (s *Platform) Images() accounts.Images { return s.images }

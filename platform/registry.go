@@ -1,0 +1,244 @@
+package platform
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distribution/distribution/v3/configuration"
+	"github.com/distribution/reference"
+	"go.uber.org/zap"
+
+	"arena/accounts"
+	"arena/internal/errs"
+	"arena/store"
+)
+
+// RegistryConfig is the registry's policy.
+type RegistryConfig struct {
+	// Enabled serves the registry under /v2/.
+	Enabled bool
+	// Dir is where its blobs live; Storage, when set, is a storage
+	// driver's configuration instead (see registry.ParseStorage).
+	Dir     string
+	Storage configuration.Storage
+	// Host is the address this host's engine pulls from (HOST:PORT),
+	// the one docker login and docker push name.
+	Host string
+	// Quotas per owner (user or team): bytes, repositories and tags
+	// (0: no bound).
+	MaxBytes       int64
+	MaxRepos       int
+	MaxTags        int
+	CollectEvery   time.Duration // 0: a day
+	UploadDeadline time.Duration // a push or pull request's own deadline (0: 30 min)
+	// PulledGrace keeps a version pulled onto the engine at least this
+	// long, whatever pins it (0: 10 min; see pulled.go).
+	PulledGrace time.Duration
+}
+
+// registryAuth authenticates a registry request: an account's name and
+// API token (ARENA_TOKEN as the admin's); in local mode, anyone (with
+// ARENA_TOKEN set, whoever sends it).
+func (s *Platform) registryAuth(ctx context.Context, name, token string) (accounts.Principal, error) {
+	admin := accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}
+	if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Token)) == 1 && (name == accounts.AdminName || !s.AccountsMode()) {
+		return admin, nil
+	}
+	if !s.AccountsMode() {
+		if s.cfg.Token == "" {
+			admin.Via = accounts.ViaLocal
+			return admin, nil
+		}
+		return accounts.Anonymous, errs.Errorf(errs.ErrUnauthenticated, "this server's registry takes ARENA_TOKEN as the password")
+	}
+	return s.deps.Accounts.ByToken(ctx, token)
+}
+
+// recordPush records a tag pushed, with what its image says of itself.
+func (s *Platform) recordPush(ctx context.Context, repo, tag, digest, by string) {
+	im, err := s.registry.Describe(ctx, repo, digest)
+	if err != nil {
+		s.log.Warn("read a pushed image", zap.String("repository", repo), zap.String("tag", tag), zap.Error(err))
+		return
+	}
+	ns, _, _ := strings.Cut(repo, "/")
+	t := store.Tag{Repository: repo, Tag: tag, Owner: ns, Digest: digest, ImageID: im.ImageID, Size: im.Size, Game: im.Game, Authors: im.Authors, PushedBy: by, PushedAt: s.now()}
+	if err := s.deps.Store.RecordTag(ctx, t); err != nil {
+		s.log.Error("record a pushed tag", zap.Error(err))
+		return
+	}
+	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
+	// The tag's last version may be pinned by nothing now.
+	s.pulls.wake()
+	// Checked before it plays, unless this very image was (pushed again)
+	// or is being checked.
+	got, ok, err := s.deps.Store.TagOf(ctx, repo, tag)
+	if err != nil {
+		s.log.Error("read a pushed tag", zap.Error(err))
+		return
+	}
+	if ok && got.Digest == digest && got.State == store.TagPending {
+		s.startCheck(got)
+	}
+}
+
+// allowPush holds an owner to the quotas before a manifest is stored: a
+// new repository past MaxRepos, a new tag past MaxTags, an image that
+// would take the owner's images past MaxBytes (its size as stored, not
+// as its manifest declares).
+func (s *Platform) allowPush(ctx context.Context, repo, tag, digest string, size int64) error {
+	ns, _, _ := strings.Cut(repo, "/")
+	u, err := s.deps.Store.RegistryUsage(ctx, ns)
+	if err != nil {
+		return err
+	}
+	tags, err := s.deps.Store.Tags(ctx, ns)
+	if err != nil {
+		return err
+	}
+	// A manifest pushed by digest (an index's images) adds no tag.
+	newRepo, newTag := true, !strings.Contains(tag, ":")
+	for _, t := range tags {
+		if t.Repository == repo {
+			newRepo = false
+			if t.Tag == tag {
+				newTag = false
+			}
+		}
+		if t.Digest == digest {
+			size = 0 // counted once, however many tags name it
+		}
+	}
+	q := s.cfg.Registry
+	switch {
+	case q.MaxRepos > 0 && newRepo && u.Repositories >= q.MaxRepos:
+		return errs.Errorf(errs.ErrDenied, "quota: %s has %d repositories, the most one may (ARENA_REGISTRY_MAX_REPOS); delete one on My bots", ns, u.Repositories)
+	case q.MaxTags > 0 && newTag && u.Tags >= q.MaxTags:
+		return errs.Errorf(errs.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
+	case q.MaxBytes > 0 && u.Bytes+size > q.MaxBytes:
+		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA); delete a repository on My bots",
+			ns, mib(u.Bytes), mib(size), mib(q.MaxBytes))
+	}
+	return nil
+}
+
+// pushedTag is the pushed tag a bot's reference names (NAME/bot:tag or
+// HOST/NAME/bot:tag, this registry's), if it names one.
+func (s *Platform) pushedTag(ctx context.Context, ref string) (store.Tag, bool, error) {
+	if s.registry == nil {
+		return store.Tag{}, false, nil
+	}
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return store.Tag{}, false, nil // the pin says what is wrong with it
+	}
+	if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host && (!s.ServesHost(d) || slices.Contains(s.cfg.Hosts, "*")) {
+		return store.Tag{}, false, nil // another registry's
+	}
+	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
+	if !ok {
+		return store.Tag{}, false, nil
+	}
+	return s.deps.Store.TagOf(ctx, reference.Path(named), tagged.Tag())
+}
+
+// gameLabel is the game a bot's image says it plays (io.arena.game): its
+// pushed tag's, or its image's on the engine; "" when unknown.
+func (s *Platform) gameLabel(ctx context.Context, ref string) string {
+	if t, ok, err := s.pushedTag(ctx, ref); err == nil && ok {
+		return t.Game
+	}
+	img, err := s.deps.Orchestrator.Image(ctx, ref)
+	if err != nil {
+		return ""
+	}
+	return img.Game
+}
+
+// collectRegularly collects the registry's garbage every CollectEvery,
+// until ctx ends.
+func (s *Platform) collectRegularly(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Registry.CollectEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if took, err := s.registry.Collect(ctx); err != nil {
+			if !errors.Is(err, context.Canceled) {
+				s.log.Error("collect the registry's garbage", zap.Error(err))
+			}
+		} else {
+			s.log.Info("registry garbage collected", zap.Duration("took", took))
+		}
+	}
+}
+
+// mib is a byte count in MiB, with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// ExportPushed writes the pushed bot whose engine id is id as an archive
+// the engine loads, read from the registry: what a joined worker whose
+// engine lacks it is given (dispatch.ImageSource). Only images a tag
+// names now, and whose check did not reject them, are handed out.
+func (s *Platform) ExportPushed(ctx context.Context, id string, w io.Writer) error {
+	if s.registry == nil {
+		return errs.New(errs.ErrNotFound, "this server has no registry: it hands out no image")
+	}
+	tags, err := s.deps.Store.TagsOfImage(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, t := range tags {
+		if t.State == store.TagRejected {
+			continue
+		}
+		_, err := s.registry.Export(ctx, t.Repository, t.Digest, w)
+		return err
+	}
+	return errs.Errorf(errs.ErrNotFound, "no pushed bot is image %s", id)
+}
+
+// DeleteRepository deletes every tag of a repository (its blobs go at
+// the next collection), for its owner, a member of its team, or an
+// admin.
+func (s *Platform) DeleteRepository(ctx context.Context, p accounts.Principal, repo string) error {
+	if s.registry == nil {
+		return errs.New(errs.ErrNotFound, "this server has no registry (ARENA_REGISTRY=off)")
+	}
+	ns, _, _ := strings.Cut(repo, "/")
+	if err := p.MayChange("repository "+repo, ns); err != nil {
+		return err
+	}
+	tags, err := s.deps.Store.Tags(ctx, ns)
+	if err != nil {
+		return err
+	}
+	done := map[string]bool{}
+	for _, t := range tags {
+		if t.Repository != repo || done[t.Digest] {
+			continue
+		}
+		done[t.Digest] = true
+		if err := s.registry.Delete(ctx, repo, t.Digest); err != nil {
+			return err
+		}
+	}
+	if len(done) == 0 {
+		return errs.Errorf(errs.ErrNotFound, "no repository %s in the registry", repo)
+	}
+	if err := s.deps.Store.ForgetManifest(ctx, repo, ""); err != nil {
+		return err
+	}
+	s.log.Info("repository deleted", zap.String("repository", repo), zap.String("by", p.Name))
+	s.pulls.wake()
+	return nil
+}
