@@ -369,6 +369,15 @@ func (s *Service) RevokeToken(ctx context.Context, p Principal, id int64) error 
 // InvitePrefix starts every sign-up invitation code.
 const InvitePrefix = "invite_"
 
+// InviteUsable says whether an invitation code can still be used: known,
+// not used, not expired.
+func (s *Service) InviteUsable(ctx context.Context, code string) (bool, error) {
+	if !strings.HasPrefix(code, InvitePrefix) {
+		return false, nil
+	}
+	return s.store.InviteUsable(ctx, Digest(code), s.now())
+}
+
 // CreateInvite makes a single-use sign-up invitation (an admin's): the
 // code is returned once.
 func (s *Service) CreateInvite(ctx context.Context, by Principal) (store.Invite, string, error) {

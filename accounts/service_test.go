@@ -58,13 +58,30 @@ func TestSignUpModes(t *testing.T) {
 	if err != nil || !strings.HasPrefix(code, InvitePrefix) {
 		t.Fatalf("invitation %q, %v", code, err)
 	}
+	usable := func(code string) bool {
+		t.Helper()
+		ok, err := invite.InviteUsable(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !usable(code) || usable("invite_nope") || usable(strings.TrimPrefix(code, InvitePrefix)) {
+		t.Error("a fresh invitation is not usable, or an unknown one is")
+	}
 	c.t = c.t.Add(InviteLifetime + time.Second)
+	if usable(code) {
+		t.Error("an expired invitation is usable")
+	}
 	if _, err := invite.SignUp(ctx, Anonymous, "alice", "alices-password", code); !errors.Is(err, ErrDenied) {
 		t.Errorf("an expired invitation: %v", err)
 	}
 	_, code, _ = invite.CreateInvite(ctx, admin)
 	if u, err := invite.SignUp(ctx, Anonymous, "alice", "alices-password", code); err != nil || u.Role != RolePlayer {
 		t.Errorf("an invitation: %+v, %v", u, err)
+	}
+	if usable(code) {
+		t.Error("a used invitation is usable")
 	}
 	if _, err := New(nil, "sometimes"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("an unknown mode: %v", err)

@@ -385,6 +385,17 @@ func (s *Store) Invites(ctx context.Context) ([]Invite, error) {
 	return out, rows.Err()
 }
 
+// InviteUsable says whether the invitation of a code's hash is there,
+// unused and not expired at now.
+func (s *Store) InviteUsable(ctx context.Context, hash string, now time.Time) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM invites WHERE hash = ? AND used_by = '' AND expires_at > ?`, hash, stamp(now)).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read an invitation: %w", err)
+	}
+	return n > 0, nil
+}
+
 // DeleteInvite withdraws an invitation not yet used.
 func (s *Store) DeleteInvite(ctx context.Context, id int64) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM invites WHERE id = ? AND used_by = ''`, id)

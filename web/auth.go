@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -180,11 +179,11 @@ func (s *Server) dropSession(c echo.Context) {
 
 // writeCookie sets (or, with no token, clears) the session cookie:
 // HttpOnly, SameSite=Lax, and Secure when the page came over TLS (here,
-// or at a proxy that says so).
+// or at a trusted proxy that says so).
 func (s *Server) writeCookie(c echo.Context, token string, expiry time.Time) {
 	r := c.Request()
 	ck := &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")}
+		Secure: s.overTLS(r)}
 	if token == "" {
 		ck.MaxAge = -1
 		ck.Expires = time.Unix(1, 0)
@@ -260,17 +259,6 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-// client is whom the per-client limits count a request for (sign-ups,
-// wrong passwords, anonymous reads, local mode's starts): its address's
-// group (clientGroup).
-func client(c echo.Context) string {
-	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-	if err != nil {
-		host = c.Request().RemoteAddr
-	}
-	return clientGroup(host)
 }
 
 // clientGroup is the group of addresses one client may hold: an IPv4

@@ -45,7 +45,10 @@ func password(user string) string { return user + "-password" }
 
 func newMatrixServer(t *testing.T, cfg Config, opts ...serverOption) *matrixServer {
 	cfg.Auth = AuthAccounts
-	cfg.StartsPerMinute, cfg.SignupsPerHour, cfg.ReadsPerMinute = -1, -1, -1
+	cfg.StartsPerMinute, cfg.ReadsPerMinute = -1, -1
+	if cfg.SignupsPerHour == 0 {
+		cfg.SignupsPerHour = -1
+	}
 	cfg.SessionLifetime = matrixLifetime
 	opts = append(opts, func(c *platform.Config, _ *platform.Deps) {
 		c.Token = matrixAdminToken

@@ -25,8 +25,10 @@ import (
 //     cannot send one without a CORS preflight, which is refused) and, if
 //     the browser says where it comes from, from this origin.
 //   - limitStarts: each user (each client in local mode) may start only
-//     so many matches a minute; limitAnonymousReads and limitSignUps
-//     bound what an anonymous client may ask.
+//     so many matches a minute; limitAnonymousReads and admitSignUp
+//     bound what an anonymous client may ask (a sign-up that brings a
+//     valid invitation is admitted by it: a class behind one address
+//     signs up at once).
 
 func (s *Server) allowHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -86,7 +88,7 @@ func (s *Server) limitStarts(perMinute, burst int) echo.MiddlewareFunc {
 		if p := who(c); s.accountsMode() && p.SignedIn() {
 			return "user " + p.Name
 		}
-		return client(c)
+		return s.client(c)
 	}, func(id string) string {
 		return fmt.Sprintf("too many matches started by %s: at most %d a minute", id, perMinute)
 	}, nil)
@@ -96,17 +98,34 @@ func (s *Server) limitStarts(perMinute, burst int) echo.MiddlewareFunc {
 // requests a minute in accounts mode, in bursts of a fifth of it; signed-
 // in users are not limited here.
 func (s *Server) limitAnonymousReads(perMinute int) echo.MiddlewareFunc {
-	return s.limit(float64(perMinute), max(1, perMinute/5), client, func(id string) string {
+	return s.limit(float64(perMinute), max(1, perMinute/5), s.client, func(id string) string {
 		return fmt.Sprintf("too many requests from %s: at most %d a minute without signing in", id, perMinute)
 	}, func(c echo.Context) bool { return who(c).SignedIn() })
 }
 
-// limitSignUps allows each client perHour sign-up attempts an hour, in
-// bursts of half of it (an admin making accounts is not limited).
-func (s *Server) limitSignUps(perHour int) echo.MiddlewareFunc {
-	return s.limit(float64(perHour)/60, max(1, perHour/2), client, func(id string) string {
-		return fmt.Sprintf("too many sign-ups from %s: at most %d an hour", id, perHour)
-	}, func(c echo.Context) bool { return who(c).Admin() })
+// admitSignUp holds a sign-up to the limit of sign-ups one client may
+// make without an invitation (SignupsPerHour).
+// An invitation that can still be used admits it (it is checked first:
+// a guessed code is no invitation); an admin is not limited.
+func (s *Server) admitSignUp(c echo.Context, invite string) error {
+	if s.signups == nil || who(c).Admin() {
+		return nil
+	}
+	if invite != "" {
+		ok, err := s.deps.Accounts.InviteUsable(c.Request().Context(), invite)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+	}
+	id := s.client(c)
+	if ok, _ := s.signups.Allow(id); !ok {
+		return errs.TooMany(fmt.Errorf("too many sign-ups from %s without an invitation: at most %d an hour (ARENA_SIGNUP_RATE)", id, s.cfg.SignupsPerHour),
+			time.Duration(max(1, 3600/s.cfg.SignupsPerHour))*time.Second)
+	}
+	return nil
 }
 
 // limit is a rate limiter of perMinute requests a minute, in bursts of

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -46,11 +45,7 @@ func (s *Server) createInvite(c echo.Context) error {
 	}
 	v := viewInvite(in)
 	v.Code = code
-	scheme := "http"
-	if c.Request().TLS != nil || strings.EqualFold(c.Request().Header.Get("X-Forwarded-Proto"), "https") {
-		scheme = "https"
-	}
-	v.Link = fmt.Sprintf("%s://%s/#/signup/%s", scheme, c.Request().Host, code)
+	v.Link = fmt.Sprintf("%s://%s/#/signup/%s", s.scheme(c.Request()), c.Request().Host, code)
 	return c.JSON(http.StatusCreated, v)
 }
 

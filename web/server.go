@@ -25,6 +25,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -35,6 +36,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
 	"golang.org/x/net/netutil"
+	"golang.org/x/time/rate"
 
 	"arena/accounts"
 	"arena/internal/errs"
@@ -64,9 +66,12 @@ type Config struct {
 	// minute in accounts mode, in bursts of a fifth of it (0: 600;
 	// negative: no limit).
 	ReadsPerMinute int
-	// SignupsPerHour bounds the sign-ups from one client an hour, in
-	// bursts of half of it (0: 10; negative: no limit).
+	// SignupsPerHour bounds the sign-ups from one client an hour without
+	// an invitation (0: 10; negative: no limit).
 	SignupsPerHour int
+	// TrustedProxies are the proxies whose connections may name the
+	// client and the scheme (proxy.go); none: no one may.
+	TrustedProxies []netip.Prefix
 	// MaxConnections bounds the connections served at once; more wait to
 	// be accepted (0: 1024).
 	MaxConnections int
@@ -127,6 +132,9 @@ type Server struct {
 	once    sync.Once
 	// sessions are accounts mode's sessions.
 	sessions *scs.SessionManager
+	// signups count the sign-ups without invitation (admitSignUp; nil:
+	// not limited).
+	signups *middleware.RateLimiterMemoryStore
 }
 
 // New builds the server in front of deps.Platform.
@@ -174,6 +182,11 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.Auth == AuthAccounts {
 		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
 	}
+	if cfg.SignupsPerHour > 0 {
+		s.signups = middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
+			Rate: rate.Limit(float64(cfg.SignupsPerHour) / 3600), Burst: cfg.SignupsPerHour, ExpiresIn: time.Hour,
+		})
+	}
 	s.echo = s.routes()
 	return s
 }
@@ -190,7 +203,8 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURI: true, LogStatus: true, LogLatency: true, LogError: true, HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			fields := []zap.Field{zap.String("method", v.Method), zap.String("uri", v.URI), zap.Int("status", v.Status), zap.Duration("latency", v.Latency)}
+			fields := []zap.Field{zap.String("method", v.Method), zap.String("uri", v.URI), zap.Int("status", v.Status), zap.Duration("latency", v.Latency),
+				zap.String("client", s.clientIP(c.Request()))}
 			if v.Error != nil {
 				fields = append(fields, zap.Error(v.Error))
 			}
@@ -226,11 +240,7 @@ func (s *Server) routes() *echo.Echo {
 	// Who one is, and the way in.
 	api.GET("/me", s.me)
 	api.PUT("/me/password", s.changePassword, account...)
-	signups := []echo.MiddlewareFunc{s.accountsOnly}
-	if s.cfg.SignupsPerHour > 0 {
-		signups = append(signups, s.limitSignUps(s.cfg.SignupsPerHour))
-	}
-	api.POST("/users", s.signUp, signups...)
+	api.POST("/users", s.signUp, s.accountsOnly)
 	api.POST("/session", s.signIn, s.accountsOnly)
 	api.DELETE("/session", s.signOut, s.accountsOnly)
 	api.GET("/tokens", s.listTokens, account...)

@@ -83,6 +83,9 @@ func (s *Server) signUp(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON account {"name","password"[,"invite"]}`); err != nil {
 		return err
 	}
+	if err := s.admitSignUp(c, body.Invite); err != nil {
+		return err
+	}
 	p := who(c)
 	if err := s.p.OperatorNamespace(c.Request().Context(), strings.TrimSpace(body.Name)); err != nil {
 		return err
@@ -106,7 +109,7 @@ func (s *Server) signIn(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON sign-in {"name","password"}`); err != nil {
 		return err
 	}
-	u, err := s.deps.Accounts.SignIn(c.Request().Context(), strings.TrimSpace(body.Name), body.Password, client(c))
+	u, err := s.deps.Accounts.SignIn(c.Request().Context(), strings.TrimSpace(body.Name), body.Password, s.client(c))
 	if err != nil {
 		return err
 	}
@@ -142,7 +145,7 @@ func (s *Server) changePassword(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON password change {"old","new"}`); err != nil {
 		return err
 	}
-	epoch, err := s.deps.Accounts.ChangePassword(c.Request().Context(), p.Name, body.Old, body.New, client(c))
+	epoch, err := s.deps.Accounts.ChangePassword(c.Request().Context(), p.Name, body.Old, body.New, s.client(c))
 	if err != nil {
 		return err
 	}

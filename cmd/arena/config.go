@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -63,6 +64,13 @@ type Config struct {
 	UserQueueMax  int
 	ReadRate      int // -1: no limit
 	TeamsPerUser  int // 0: no bound
+	// The per-client limits (serve): sign-ups without an invitation an
+	// hour (-1: none), wrong passwords in a row for an account and from a
+	// client, and the proxies that may name the client.
+	SignupRate     int
+	AccountTries   int
+	ClientTries    int
+	TrustedProxies []netip.Prefix
 	// The registry (serve): served or not, the address this host's engine
 	// pulls from, and the quotas per owner.
 	Registry         bool
@@ -343,6 +351,45 @@ var settings = []setting{
 			c.ReadRate = -1
 		}
 		return err
+	}},
+	{env: "ARENA_SIGNUP_RATE", flag: "signup-rate", def: "10", usage: "accounts mode: sign-ups one client may make an hour without an invitation (0: no limit); a sign-up with a valid invitation is not counted", server: true, set: func(c *Config, v string) (err error) {
+		c.SignupRate, err = strconv.Atoi(v)
+		switch {
+		case err != nil:
+		case c.SignupRate < 0:
+			err = errors.New("must not be negative")
+		case c.SignupRate == 0:
+			c.SignupRate = -1
+		}
+		return err
+	}},
+	{env: "ARENA_SIGNIN_TRIES", flag: "signin-tries", def: "10,20", usage: "accounts mode: wrong passwords in a row before sign-ins are slowed: for one account, from one client (then one a minute, one every 30 s)", server: true, set: func(c *Config, v string) error {
+		a, b, ok := strings.Cut(v, ",")
+		var err1, err2 error
+		c.AccountTries, err1 = strconv.Atoi(strings.TrimSpace(a))
+		c.ClientTries, err2 = strconv.Atoi(strings.TrimSpace(b))
+		if !ok || err1 != nil || err2 != nil || c.AccountTries < 1 || c.ClientTries < 1 {
+			return errors.New("want two counts of at least 1: ACCOUNT,CLIENT, as 10,20")
+		}
+		return nil
+	}},
+	{env: "ARENA_TRUSTED_PROXIES", flag: "trusted-proxies", def: "", usage: "comma-separated addresses or CIDRs of the proxies in front of the server: only a connection from one may name the client (X-Forwarded-For, Forwarded) and the scheme (X-Forwarded-Proto); empty: none", server: true, set: func(c *Config, v string) error {
+		c.TrustedProxies = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(f)
+			if err != nil {
+				a, aerr := netip.ParseAddr(f)
+				if aerr != nil {
+					return fmt.Errorf("%q is neither an address nor a CIDR", f)
+				}
+				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		}
+		return nil
 	}},
 	{env: "ARENA_HOSTS", flag: "hosts", def: "", usage: "comma-separated host names the server answers to (Host header); * for any; empty: localhost, 127.0.0.1, ::1 and --host", server: true, set: func(c *Config, v string) error {
 		c.Hosts = nil

@@ -229,6 +229,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Auth:            auth,
 		Public:          cfg.Public,
 		ReadsPerMinute:  cfg.ReadRate,
+		SignupsPerHour:  cfg.SignupRate,
+		TrustedProxies:  cfg.TrustedProxies,
 		StartsPerMinute: cfg.StartsPerMinute,
 		MaxConnections:  cfg.MaxConnections,
 		Resources:       web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
@@ -297,7 +299,9 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 		}
 		return mode, nil, nil
 	}
-	accts, err := accounts.New(st, cfg.Signup, accounts.WithLogger(log.Named("accounts")), accounts.WithTeamsPerUser(cfg.TeamsPerUser))
+	accts, err := accounts.New(st, cfg.Signup, accounts.WithLogger(log.Named("accounts")), accounts.WithTeamsPerUser(cfg.TeamsPerUser),
+		accounts.WithLimits(accounts.Limits{AccountBurst: cfg.AccountTries, AccountEvery: accounts.DefaultLimits.AccountEvery,
+			ClientBurst: cfg.ClientTries, ClientEvery: accounts.DefaultLimits.ClientEvery}))
 	if err != nil {
 		return "", nil, usageErr("setting --signup / ARENA_SIGNUP: %v", err)
 	}
