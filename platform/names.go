@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strings"
@@ -111,3 +112,31 @@ func (s *Platform) ServesHost(host string) bool {
 // Images says which images may play: ARENA_ALLOW's patterns and the
 // example bots.
 func (s *Platform) Images() accounts.Images { return s.images }
+
+// ImportRoster imports a course's roster (accounts.ParseRoster: a CSV of
+// name, email, team, role) as by, an admin: the accounts and teams made,
+// the accounts' links' codes. A name that is the namespace of the
+// server's own images is a bad row.
+func (s *Platform) ImportRoster(ctx context.Context, by accounts.Principal, r io.Reader) ([]accounts.NewAccount, error) {
+	if s.deps.Accounts == nil {
+		return nil, errs.New(errs.ErrNotFound, "this server has no accounts (local mode)")
+	}
+	if !by.Admin() {
+		return nil, errs.New(errs.ErrDenied, "only admins import rosters")
+	}
+	rows, err := accounts.ParseRoster(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		for _, name := range []string{row.Name, row.Team} {
+			if name == "" {
+				continue
+			}
+			if err := s.OperatorNamespace(ctx, name); err != nil {
+				return nil, errs.Errorf(errs.ErrInvalid, "line %d: %v", row.Line, err)
+			}
+		}
+	}
+	return s.deps.Accounts.ImportRoster(ctx, by, rows)
+}

@@ -119,14 +119,16 @@ type User struct {
 	Epoch     int64
 	Disabled  bool
 	CreatedAt time.Time
+	// Email is where the course writes to (optional).
+	Email string
 }
 
-const userColumns = `name, password, role, epoch, disabled, created_at`
+const userColumns = `name, password, role, epoch, disabled, created_at, email`
 
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
 	var created string
-	if err := row.Scan(&u.Name, &u.Password, &u.Role, &u.Epoch, &u.Disabled, &created); err != nil {
+	if err := row.Scan(&u.Name, &u.Password, &u.Role, &u.Epoch, &u.Disabled, &created, &u.Email); err != nil {
 		return User{}, err
 	}
 	u.CreatedAt = parseStamp(created)
@@ -165,8 +167,8 @@ func (s *Store) CreateUser(ctx context.Context, u User, inviteHash string) error
 		if err := claimName(ctx, tx, u.Name, "user"); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO users (name, password, role, epoch, disabled, created_at) VALUES (?, ?, ?, 1, ?, ?)`,
-			u.Name, u.Password, u.Role, u.Disabled, stamp(u.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO users (name, password, role, epoch, disabled, created_at, email) VALUES (?, ?, ?, 1, ?, ?, ?)`,
+			u.Name, u.Password, u.Role, u.Disabled, stamp(u.CreatedAt), u.Email)
 		return err
 	})
 	if err != nil && !errors.Is(err, ErrNameInUse) && !errors.Is(err, ErrInviteUsed) {

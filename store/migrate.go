@@ -22,6 +22,7 @@ var migrations = []string{
 	5: contestsSchema,
 	6: swissSchema,
 	7: gamesSchema,
+	8: rosterSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -348,6 +348,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"PATCH", "/api/users/:name", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			return "/api/users/" + ms.user(t, ms.fresh("user")), `{"disabled":true}`
 		}, "401 403 403 403 200 403 401 401 200"},
+		{"POST", "/api/users/import", static("/api/users/import", "{}"), "401 403 403 403 415 403 401 401 415"},
+		{"POST", "/api/users/:name/password-link", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/users/" + ms.user(t, ms.fresh("user")) + "/password-link", "{}"
+		}, "401 403 403 403 201 403 401 401 201"},
+		{"POST", "/api/users/password", static("/api/users/password", `{"link":"password_nope","password":"a-long-password"}`), "403 403 403 403 403 403 401 403 403"},
 		{"GET", "/api/invites", static("/api/invites", ""), adminRead},
 		{"POST", "/api/invites", static("/api/invites", "{}"), "401 403 403 403 201 403 401 401 201"},
 		{"DELETE", "/api/invites/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {

@@ -67,7 +67,7 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host && origin != "https://"+r.Host {
 			return errs.Errorf(errs.ErrDenied, "requests from %s may not change anything here", origin)
 		}
-		if isUpload(c) {
+		if isUpload(c) || isRoster(c) {
 			// An archive, whose Content-Type (none a form can send) the
 			// handler checks.
 			return next(c)

@@ -217,8 +217,9 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: fmt.Sprintf("%dB", s.cfg.MaxBodyBytes),
-		// An upload to build is bounded by its own limit (builds.go).
-		Skipper: isUpload}))
+		// An upload to build and a roster are bounded by limits of their
+		// own (builds.go, roster.go).
+		Skipper: func(c echo.Context) bool { return isUpload(c) || isRoster(c) }}))
 	e.Use(s.allowHost, s.sameOrigin, s.identify)
 	starts := []echo.MiddlewareFunc{s.guardChanges}
 	if s.cfg.StartsPerMinute > 0 {
@@ -254,6 +255,9 @@ func (s *Server) routes() *echo.Echo {
 	api.DELETE("/teams/:name/members/:user", s.removeMember, account...)
 	api.GET("/users", s.listUsers, admin...)
 	api.PATCH("/users/:name", s.patchUser, admin...)
+	api.POST("/users/import", s.importRoster, admin...)
+	api.POST("/users/:name/password-link", s.createPasswordLink, admin...)
+	api.POST("/users/password", s.setPasswordByLink, s.accountsOnly)
 	api.GET("/invites", s.listInvites, admin...)
 	api.POST("/invites", s.createInvite, admin...)
 	api.DELETE("/invites/:id", s.deleteInvite, admin...)

@@ -67,13 +67,14 @@ type credentials struct {
 // userView is an account as the API shows it (never its password).
 type userView struct {
 	Name      string    `json:"name"`
+	Email     string    `json:"email,omitempty"`
 	Role      string    `json:"role"`
 	Disabled  bool      `json:"disabled,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
 func viewUser(u store.User) userView {
-	return userView{Name: u.Name, Role: u.Role, Disabled: u.Disabled, CreatedAt: u.CreatedAt}
+	return userView{Name: u.Name, Email: u.Email, Role: u.Role, Disabled: u.Disabled, CreatedAt: u.CreatedAt}
 }
 
 // signUp is POST /api/users: an account, made by its future owner as

@@ -83,6 +83,7 @@ Usage:
   arena bots [SERVER]                 my bots pushed to the server's registry, and their checks
   arena submit DIR --game GAME        build a bot's folder on the server (no Docker needed) and push it
   arena contest create FILE [SERVER]  create a contest (staff); list, standings ID [--csv]
+  arena users import FILE [SERVER]    make a class's accounts and teams from a roster CSV (admins)
   arena logout [SERVER]               revoke and forget the token of arena login
   arena cleanup [--all]               remove containers left by Arena runs that died
   arena join-token [--rotate]         print the token a worker joins this server's NATS with
@@ -169,6 +170,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSubmit(ctx, rest, stdout, stderr)
 	case "contest":
 		err = cmdContest(ctx, rest, stdout, stderr)
+	case "users":
+		err = cmdUsers(ctx, rest, stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, rest, stdout, stderr)
 	case "nats":
@@ -178,7 +181,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, logout, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, logout, cleanup, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -227,6 +230,8 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, submitUsage)
 	case "contest":
 		fmt.Fprint(stdout, contestUsage)
+	case "users":
+		fmt.Fprint(stdout, usersUsage)
 	case "worker":
 		fs, _, _ := workerFlags(stdout)
 		fs.Usage()
@@ -238,7 +243,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "nats":
 		return cmdNATS(context.Background(), []string{"-h"}, stdout, stdout)
 	default:
-		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, cleanup)", args[0])
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 // The account's views: sign in (#/signin), sign up (#/signup, or
-// #/signup/CODE from an invitation link), the account (#/account: API
+// #/signup/CODE from an invitation link), setting one's password from the
+// link an admin sent (#/password/CODE), the account (#/account: API
 // tokens, teams, password), My bots (#/mybots: one's ladder entries and
-// images) and, for admins, #/admin (invitations and accounts, and the
+// images) and, for admins, #/admin (invitations, the class roster and
+// accounts, and the
 // logic games registered; in local mode the games alone); and the
 // header's account menu.
 import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
@@ -9,7 +11,7 @@ import { escapeHTML, bytes } from "./util.js";
 import { Uploader } from "./upload.js";
 
 const $ = (sel) => document.querySelector(sel);
-const views = ["#signin", "#signup", "#account", "#mybots", "#admin"];
+const views = ["#signin", "#signup", "#password", "#account", "#mybots", "#admin"];
 
 function when(iso) {
   return iso ? new Date(iso).toLocaleString() : "";
@@ -24,6 +26,8 @@ export class AccountView {
     this.uploader = new Uploader(games, () => this.loadRegistry());
     $("#signin-form").addEventListener("submit", (e) => this.signIn(e));
     $("#signup-form").addEventListener("submit", (e) => this.signUp(e));
+    $("#setpw-form").addEventListener("submit", (e) => this.setPassword(e));
+    $("#roster-form").addEventListener("submit", (e) => this.importRoster(e));
     $("#password-form").addEventListener("submit", (e) => this.changePassword(e));
     $("#token-form").addEventListener("submit", (e) => this.createToken(e));
     $("#team-form").addEventListener("submit", (e) => this.createTeam(e));
@@ -65,6 +69,7 @@ export class AccountView {
       if (arg) $("#signup-invite").value = arg;
       $("#signup-invite-row").hidden = current().signup !== "invite" && !arg;
     }
+    if (name === "password") $("#setpw-link").value = arg || "";
     if (name === "account") this.loadAccount();
     if (name === "mybots") this.loadBots();
     if (name === "admin") this.loadAdmin();
@@ -95,6 +100,55 @@ export class AccountView {
       location.hash = "#/mybots";
     } catch (e) {
       $("#signup-error").textContent = e.message;
+    }
+  }
+
+  // setPassword sets the password of the account the link names, and
+  // signs in as it.
+  async setPassword(ev) {
+    ev.preventDefault();
+    const body = { link: $("#setpw-link").value, password: $("#setpw-password").value };
+    try {
+      await api("/api/users/password", { method: "POST", body: JSON.stringify(body) });
+      $("#setpw-password").value = "";
+      await load();
+      location.hash = "#/mybots";
+    } catch (e) {
+      $("#setpw-error").textContent = e.message;
+    }
+  }
+
+  // importRoster sends the roster chosen, and offers the links of the
+  // accounts it made as a CSV to download (for a mail merge).
+  async importRoster(ev) {
+    ev.preventDefault();
+    const file = $("#roster-file").files[0];
+    const out = $("#roster-result");
+    $("#admin-error").textContent = "";
+    out.hidden = true;
+    if (!file) return;
+    try {
+      const res = await fetch("/api/users/import", { method: "POST", headers: { "Content-Type": "text/csv" }, body: await file.text() });
+      const text = await res.text();
+      if (!res.ok) {
+        let msg = `${res.status} ${res.statusText}`;
+        try {
+          msg = JSON.parse(text).error || msg;
+        } catch {}
+        throw new Error(msg);
+      }
+      const made = text.trim().split("\n").length - 1;
+      out.hidden = false;
+      if (!made) {
+        out.textContent = "Nothing to make: every account of the roster is here already.";
+      } else {
+        const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+        out.innerHTML = `${made} account${made === 1 ? "" : "s"} made. <a id="roster-links" href="${url}" download="arena-links.csv">Download their links</a> (a CSV of name,link: each link sets its account's password, once, within 14 days).`;
+      }
+      $("#roster-file").value = "";
+      this.loadAdmin();
+    } catch (e) {
+      $("#admin-error").textContent = e.message;
     }
   }
 
@@ -215,6 +269,13 @@ export class AccountView {
         case "withdraw":
           await api(`/api/invites/${btn.dataset.id}`, { method: "DELETE" });
           return this.loadAdmin();
+        case "password-link": {
+          const r = await api(`/api/users/${encodeURIComponent(btn.dataset.user)}/password-link`, { method: "POST", body: "{}" });
+          $("#password-link-user").textContent = r.name;
+          $("#password-link").textContent = r.link;
+          $("#password-link-new").hidden = false;
+          return;
+        }
         case "disable":
         case "enable":
           await api(`/api/users/${encodeURIComponent(btn.dataset.user)}`, { method: "PATCH", body: JSON.stringify({ disabled: btn.dataset.act === "disable" }) });
@@ -397,8 +458,12 @@ export class AccountView {
       $("#users tbody").replaceChildren(
         ...users.users.map((u) => {
           const tr = document.createElement("tr");
-          const act = u.name === "admin" ? "" : `<button type="button" class="small" data-act="${u.disabled ? "enable" : "disable"}" data-user="${escapeHTML(u.name)}">${u.disabled ? "Enable" : "Disable"}</button>`;
-          tr.innerHTML = `<td>${escapeHTML(u.name)}</td><td>${escapeHTML(u.role)}${u.disabled ? ' · <span class="bad">disabled</span>' : ""}</td><td>${when(u.created_at)}</td><td>${act}</td>`;
+          const act =
+            u.name === "admin"
+              ? ""
+              : `<button type="button" class="small" data-act="${u.disabled ? "enable" : "disable"}" data-user="${escapeHTML(u.name)}">${u.disabled ? "Enable" : "Disable"}</button>
+                 <button type="button" class="small" data-act="password-link" data-user="${escapeHTML(u.name)}" title="a new link that sets the password (the last one stops working)">Password link</button>`;
+          tr.innerHTML = `<td>${escapeHTML(u.name)}</td><td>${escapeHTML(u.email || "")}</td><td>${escapeHTML(u.role)}${u.disabled ? ' · <span class="bad">disabled</span>' : ""}</td><td>${when(u.created_at)}</td><td>${act}</td>`;
           return tr;
         }),
       );

@@ -214,7 +214,7 @@ async function refreshHistory() {
 function route() {
   const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
-  const a = location.hash.match(/^#\/(signin|signup|account|mybots|admin)(?:\/(.+))?$/);
+  const a = location.hash.match(/^#\/(signin|signup|password|account|mybots|admin)(?:\/(.+))?$/);
   const c = location.hash.match(/^#\/contests?(?:\/(\d+))?(?:\?invite=([A-Za-z0-9_-]+))?$/);
   if (m) viewer.open(m[1]);
   else viewer.close();
@@ -246,7 +246,7 @@ async function init() {
     // Nothing to read without signing in.
     account = new AccountView([]);
     window.addEventListener("hashchange", route);
-    if (!/^#\/(signin|signup)/.test(location.hash)) location.hash = "#/signin";
+    if (!/^#\/(signin|signup|password)/.test(location.hash)) location.hash = "#/signin";
     route();
     return;
   }
