@@ -46,6 +46,10 @@ type EntryView struct {
 	Final    string   `json:"final,omitempty"`
 	Authors  string   `json:"authors,omitempty"`
 	Versions []string `json:"versions,omitempty"`
+	// Warning, for its owner and staff, says why nothing of the entry
+	// can play yet (nothing pushed, every version rejected, still being
+	// checked): before the deadline, when it can still be fixed.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Viewer is who looks: staff sees the audit log, the authors and the
@@ -132,6 +136,9 @@ func (c *Contests) Page(ctx context.Context, id int64, v Viewer) (View, error) {
 			}
 			for _, t := range tags {
 				ev.Versions = append(ev.Versions, fmt.Sprintf("%s (%s, pushed %s)", t.Tag, t.State, t.PushedAt.UTC().Format(time.RFC3339)))
+			}
+			if e.State == store.EntryEntered {
+				ev.Warning = versionsWarning(e.Bot, tags)
 			}
 		}
 		out.Entries = append(out.Entries, ev)
@@ -328,4 +335,25 @@ func (c *Contests) Clone(ctx context.Context, id int64, name string, freezeAt ti
 		err = c.deps.Store.Audit(ctx, out.ID, c.deps.Now(), by, "clone", fmt.Sprintf("cloned from contest %d", id))
 	}
 	return out, err
+}
+
+// versionsWarning says why none of a bot's versions (newest first) can
+// play, or "" when one is ready.
+func versionsWarning(bot string, tags []store.Tag) string {
+	if len(tags) == 0 {
+		return fmt.Sprintf("nothing is pushed to %s yet: push a version before the deadline", bot)
+	}
+	rejected := 0
+	for _, t := range tags {
+		switch t.State {
+		case store.TagReady:
+			return ""
+		case store.TagRejected:
+			rejected++
+		}
+	}
+	if rejected == len(tags) {
+		return fmt.Sprintf("every version of %s was rejected by its check (the newest, %s: %s): push a fixed version before the deadline", bot, tags[0].Tag, tags[0].Reason)
+	}
+	return fmt.Sprintf("no version of %s is ready yet: its newest is still being checked", bot)
 }

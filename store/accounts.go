@@ -491,6 +491,24 @@ func (s *Store) Team(ctx context.Context, name string) (Team, error) {
 	return t, rows.Err()
 }
 
+// Memberships are every team's members (who accepted), by team.
+func (s *Store) Memberships(ctx context.Context) (map[string][]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT team, user FROM team_members WHERE state = ? ORDER BY team, user`, MemberIn)
+	if err != nil {
+		return nil, fmt.Errorf("list the teams' members: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var team, user string
+		if err := rows.Scan(&team, &user); err != nil {
+			return nil, fmt.Errorf("list the teams' members: %w", err)
+		}
+		out[team] = append(out[team], user)
+	}
+	return out, rows.Err()
+}
+
 // TeamsOf lists the teams a user is in (state MemberIn) or invited to
 // (MemberInvited), by name.
 func (s *Store) TeamsOf(ctx context.Context, user, state string) ([]string, error) {

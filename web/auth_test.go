@@ -421,6 +421,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"PATCH", "/api/contests/:id/entries/:eid", static(fmt.Sprintf("%s/entries/%d", contestPath, aliceContestEntry.ID), `{"withdraw":true}`), "401 200 403 403 200 200 401 401 200"},
 		{"GET", "/api/contests/:id/standings", static(contestPath+"/standings", ""), open},
 		{"GET", "/api/contests/:id/export", static(contestPath+"/export?format=csv", ""), open},
+		{"GET", "/api/contests/:id/class", static(contestPath+"/class?format=csv", ""), adminRead},
 		// Past who may push to alice/, the body (JSON here) is refused.
 		{"POST", "/api/builds", static("/api/builds?repository=alice/built&game=tanks", "{}"), "401 415 403 403 415 415 401 401 415"},
 		{"GET", "/api/builds/:id", static("/api/builds/"+aliceBuild, ""), "401 200 404 404 200 200 401 401 200"},

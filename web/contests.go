@@ -270,3 +270,32 @@ func (s *Server) exportContest(c echo.Context) error {
 		return badRequest("format: %q: csv or json", c.QueryParam("format"))
 	}
 }
+
+// contestClass is GET /api/contests/{id}/class (staff): one row per user
+// or team who may enter, entered or not, with the newest version that
+// counts for them and its check (contest.Class); filter=not-entered or
+// no-ready keeps those, format=csv gives a CSV.
+func (s *Server) contestClass(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	if !s.viewer(c).Staff {
+		return errs.New(errs.ErrDenied, "the class is for staff (admins)")
+	}
+	rows, err := s.p.Contests().Class(c.Request().Context(), id, c.QueryParam("filter"))
+	if err != nil {
+		return err
+	}
+	switch c.QueryParam("format") {
+	case "", "json":
+		return c.JSON(http.StatusOK, map[string]any{"contest": id, "rows": rows})
+	case "csv":
+		c.Response().Header().Set("Content-Type", "text/csv; charset=utf-8")
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="contest-%d-class.csv"`, id))
+		c.Response().WriteHeader(http.StatusOK)
+		return contest.WriteClassCSV(c.Response(), rows)
+	default:
+		return badRequest("format: %q: json or csv", c.QueryParam("format"))
+	}
+}

@@ -293,6 +293,7 @@ func (s *Server) routes() *echo.Echo {
 	api.PATCH("/contests/:id/entries/:eid", s.patchContestEntry, changes...)
 	api.GET("/contests/:id/standings", s.contestStandings, read...)
 	api.GET("/contests/:id/export", s.exportContest, read...)
+	api.GET("/contests/:id/class", s.contestClass, s.signedIn)
 	// The registry's own: the visitor's images, deleting, collecting.
 	api.GET("/registry", s.getRegistry, s.signedIn)
 	api.DELETE("/registry/repositories/*", s.deleteRepository, changes...)

@@ -112,6 +112,7 @@ export class ContestsView {
         return s;
       }),
     );
+    $("#contest-class-filter").addEventListener("change", () => this.loadClass());
     $("#contest-invite-renew").addEventListener("click", (e) => this.staff(e, "PATCH", "", () => ({ new_invite: true })));
     this.timer = null;
     this.tick = null;
@@ -278,7 +279,8 @@ export class ContestsView {
         }
         if (isAdmin() && e.state !== "disqualified") act += ` <button class="small disqualify" type="button">Disqualify</button>`;
         const fin = e.final || (e.version ? `${e.bot}:${e.version} (chosen)` : open ? "the latest ready at the deadline" : "");
-        tr.innerHTML = `<td>${e.id}</td><td>${escapeHTML(e.bot)}${e.authors ? `<br><small class="hint">${escapeHTML(e.authors)}</small>` : ""}</td><td>${escapeHTML(e.owner)}</td><td>${escapeHTML(fin)}</td><td>${escapeHTML(e.state)}${e.reason ? `<br><small class="hint">${escapeHTML(e.reason)}</small>` : ""}</td><td>${act}</td>`;
+        const warn = e.warning && open ? `<br><small class="bad entry-warning">${escapeHTML(e.warning)}</small>` : "";
+        tr.innerHTML = `<td>${e.id}</td><td>${escapeHTML(e.bot)}${e.authors ? `<br><small class="hint">${escapeHTML(e.authors)}</small>` : ""}</td><td>${escapeHTML(e.owner)}</td><td>${escapeHTML(fin)}</td><td>${escapeHTML(e.state)}${e.reason ? `<br><small class="hint">${escapeHTML(e.reason)}</small>` : ""}${warn}</td><td>${act}</td>`;
         return tr;
       }),
     );
@@ -286,6 +288,7 @@ export class ContestsView {
     $("#contest-csv").href = `/api/contests/${id}/export?format=csv`;
     $("#contest-json").href = `/api/contests/${id}/export?format=json`;
     $("#contest-staff").hidden = !isAdmin();
+    if (isAdmin()) this.loadClass();
     const names = Object.fromEntries(page.entries.map((e) => [e.id, e.final || e.bot]));
     names[0] = "a bye";
     const swiss = board.games.some((g) => g.round > 0 || !g.second);
@@ -306,6 +309,35 @@ export class ContestsView {
           return tr;
         }),
       );
+    }
+  }
+
+  // loadClass shows staff the class: who may enter, entered or not, and
+  // whether what counts for them can play.
+  async loadClass() {
+    const id = this.id;
+    const filter = $("#contest-class-filter").value;
+    const q = filter ? `?filter=${encodeURIComponent(filter)}` : "";
+    $("#contest-class-csv").href = `/api/contests/${id}/class${q ? q + "&" : "?"}format=csv`;
+    try {
+      const cls = await api(`/api/contests/${id}/class${q}`);
+      if (id !== this.id) return;
+      $("#contest-class-count").textContent = `${cls.rows.length} ${cls.rows.length === 1 ? "row" : "rows"}`;
+      $("#contest-class tbody").replaceChildren(
+        ...cls.rows.map((r) => {
+          const tr = document.createElement("tr");
+          tr.dataset.name = r.name;
+          const who = `${escapeHTML(r.name)}${r.kind === "team" ? " <small class=\"hint\">(team)</small>" : ""}${r.teams && r.teams.length ? `<br><small class="hint">${escapeHTML(r.teams.join(", "))}</small>` : ""}`;
+          const entry = r.entry ? `#${r.entry} ${escapeHTML(r.bot || "")}${r.entry_owner !== r.name ? ` <small class="hint">(${escapeHTML(r.entry_owner)}'s)</small>` : ""}` : '<span class="bad">not entered</span>';
+          const check = !r.entry ? "" : r.ready ? `<span class="good">${escapeHTML(r.check || "ready")}</span>` : `<span class="bad">${escapeHTML(r.check || "nothing pushed")}</span>: no ready version`;
+          const reason = r.reason && !r.ready ? `<br><small class="hint">${escapeHTML(r.reason)}</small>` : "";
+          const practice = r.practice_rating != null ? `#${r.practice_rank} · ${r.practice_rating.toFixed(1)}` : "";
+          tr.innerHTML = `<td>${who}</td><td>${escapeHTML(r.email || "")}</td><td>${entry}</td><td>${escapeHTML(r.version || "")}</td><td class="class-check">${check}${reason}</td><td>${r.pushed_at ? escapeHTML(new Date(r.pushed_at).toLocaleString()) : ""}</td><td>${practice}</td>`;
+          return tr;
+        }),
+      );
+    } catch (e) {
+      this.error(e);
     }
   }
 
