@@ -160,6 +160,16 @@ func (c *Contests) Step(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("contest %d: final: %w", ct.ID, err))
 		}
 	}
+	// The gates: those entrants asked for, and the final versions'.
+	done, err := c.deps.Store.Contests(ctx, store.ContestDone)
+	if err != nil {
+		return err
+	}
+	for _, ct := range append(open, done...) {
+		if err := c.gates(ctx, ct); err != nil {
+			errs = append(errs, fmt.Errorf("contest %d: gates: %w", ct.ID, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -79,6 +79,8 @@ type Spec struct {
 	TieBreak []string `json:"tiebreak,omitempty"`
 	// Rules is free text shown to entrants.
 	Rules string `json:"rules,omitempty"`
+	// Gates are the bars a version must clear (gates.go).
+	Gates []Gate `json:"gates,omitempty"`
 }
 
 // Seed is a contest's seed: any uint64, a JSON string or number.
@@ -196,7 +198,7 @@ func (s *Spec) Check(games []engine.Game) error {
 	if len(s.Rules) > 20_000 {
 		return invalid("rules: at most 20,000 characters")
 	}
-	return nil
+	return checkGates(s, g)
 }
 
 // The memory a contest may give each bot, in MiB.

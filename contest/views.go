@@ -176,6 +176,9 @@ type Board struct {
 	// first.
 	Practice        []PracticeRow   `json:"practice"`
 	PracticeMatches []PracticeMatch `json:"practice_matches"`
+	// Gates are each entry's results at the contest's gates: for its
+	// final version, and for the version its owner last asked for.
+	Gates []GateResult `json:"gates"`
 }
 
 // GameView is a final's game.
@@ -265,6 +268,11 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 		}
 	}
 	b.Practice = PracticeBoard(c.cfg.Model, pents, practice)
+	gates, err := c.deps.Store.GateGames(ctx, id)
+	if err != nil {
+		return Board{}, err
+	}
+	b.Gates = gateResults(s, gates)
 	b.PracticeMatches = []PracticeMatch{}
 	for i := len(practice) - 1; i >= 0 && len(b.PracticeMatches) < 30; i-- {
 		p := practice[i]

@@ -23,6 +23,7 @@ var migrations = []string{
 	6: swissSchema,
 	7: gamesSchema,
 	8: rosterSchema,
+	9: gatesSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -422,6 +422,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET", "/api/contests/:id/standings", static(contestPath+"/standings", ""), open},
 		{"GET", "/api/contests/:id/export", static(contestPath+"/export?format=csv", ""), open},
 		{"GET", "/api/contests/:id/class", static(contestPath+"/class?format=csv", ""), adminRead},
+		{"GET", "/api/contests/:id/grades", static(contestPath+"/grades?format=csv", ""), adminRead},
+		{"POST", "/api/contests/:id/gates/run", static(contestPath+"/gates/run", "{}"), "401 400 400 400 400 400 401 401 400"},
 		// Past who may push to alice/, the body (JSON here) is refused.
 		{"POST", "/api/builds", static("/api/builds?repository=alice/built&game=tanks", "{}"), "401 415 403 403 415 415 401 401 415"},
 		{"GET", "/api/builds/:id", static("/api/builds/"+aliceBuild, ""), "401 200 404 404 200 200 401 401 200"},

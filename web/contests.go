@@ -299,3 +299,48 @@ func (s *Server) contestClass(c echo.Context) error {
 		return badRequest("format: %q: json or csv", c.QueryParam("format"))
 	}
 }
+
+// contestGrades is GET /api/contests/{id}/grades (staff): one row per
+// user who may enter, with the rank, points and interval of the entry
+// that counts for them, each gate passed or not, and the final version's
+// digest (contest.Grades); format=csv (the default) or json.
+func (s *Server) contestGrades(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	if !s.viewer(c).Staff {
+		return errs.New(errs.ErrDenied, "the grades are for staff (admins)")
+	}
+	rows, gates, err := s.p.Contests().Grades(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	switch c.QueryParam("format") {
+	case "", "csv":
+		c.Response().Header().Set("Content-Type", "text/csv; charset=utf-8")
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="contest-%d-grades.csv"`, id))
+		c.Response().WriteHeader(http.StatusOK)
+		return contest.WriteGradesCSV(c.Response(), rows, gates)
+	case "json":
+		return c.JSON(http.StatusOK, map[string]any{"contest": id, "gates": gates, "rows": rows})
+	default:
+		return badRequest("format: %q: csv or json", c.QueryParam("format"))
+	}
+}
+
+// runGates is POST /api/contests/{id}/gates/run (an entrant): the
+// contest's gates are played on the newest ready version of the
+// visitor's entry (theirs or a team's), at most every ten minutes; the
+// standings show the results.
+func (s *Server) runGates(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	e, err := s.p.Contests().RequestGates(c.Request().Context(), id, who(c).Owners())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"contest": id, "entry": e.ID})
+}

@@ -294,6 +294,8 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/contests/:id/standings", s.contestStandings, read...)
 	api.GET("/contests/:id/export", s.exportContest, read...)
 	api.GET("/contests/:id/class", s.contestClass, s.signedIn)
+	api.GET("/contests/:id/grades", s.contestGrades, s.signedIn)
+	api.POST("/contests/:id/gates/run", s.runGates, starts...)
 	// The registry's own: the visitor's images, deleting, collecting.
 	api.GET("/registry", s.getRegistry, s.signedIn)
 	api.DELETE("/registry/repositories/*", s.deleteRepository, changes...)

@@ -113,6 +113,7 @@ export class ContestsView {
       }),
     );
     $("#contest-class-filter").addEventListener("change", () => this.loadClass());
+    $("#contest-gates-run").addEventListener("click", (e) => this.runGates(e));
     $("#contest-invite-renew").addEventListener("click", (e) => this.staff(e, "PATCH", "", () => ({ new_invite: true })));
     this.timer = null;
     this.tick = null;
@@ -288,7 +289,9 @@ export class ContestsView {
     $("#contest-csv").href = `/api/contests/${id}/export?format=csv`;
     $("#contest-json").href = `/api/contests/${id}/export?format=json`;
     $("#contest-staff").hidden = !isAdmin();
+    $("#contest-grades-csv").href = `/api/contests/${id}/grades?format=csv`;
     if (isAdmin()) this.loadClass();
+    this.gates(page, board);
     const names = Object.fromEntries(page.entries.map((e) => [e.id, e.final || e.bot]));
     names[0] = "a bye";
     const swiss = board.games.some((g) => g.round > 0 || !g.second);
@@ -338,6 +341,44 @@ export class ContestsView {
       );
     } catch (e) {
       this.error(e);
+    }
+  }
+
+  // gates shows the contest's gates and each entry's results, and offers
+  // an entrant to play them on their newest ready version.
+  gates(page, board) {
+    const gates = page.spec.gates || [];
+    $("#contest-gates-box").hidden = !gates.length;
+    if (!gates.length) return;
+    $("#contest-gates-spec").textContent = gates.map((g) => `${g.name}: ${g.wins} of ${g.games} games won against ${g.against} (maps: ${g.maps.join(", ")})`).join(" · ");
+    const mine = page.entries.some((e) => e.state === "entered" && owns(e.owner));
+    $("#contest-gates-run").hidden = page.phase !== "practice" || !mine;
+    const bots = Object.fromEntries(page.entries.map((e) => [e.id, e.final || e.bot]));
+    const rows = board.gates || [];
+    $("#contest-gates tbody").replaceChildren(
+      ...(rows.length ? rows : [null]).map((r) => {
+        const tr = document.createElement("tr");
+        if (!r) {
+          tr.innerHTML = '<td colspan="5" class="hint">none played yet</td>';
+          return tr;
+        }
+        const result = r.passed == null ? `${r.played} / ${r.games} played` : r.passed ? '<span class="good">passed</span>' : '<span class="bad">not passed</span>';
+        const games = r.matches.slice(0, 10).map((m, i) => matchLink(m, String(i + 1))).join(" ");
+        tr.innerHTML = `<td>${escapeHTML(bots[r.entry] || String(r.entry))}</td><td>${escapeHTML(r.gate)}</td><td>${r.kind === "final" ? "the final version" : "a request"}</td><td>${r.won} / ${r.games} <small>${games}</small></td><td>${result}</td>`;
+        return tr;
+      }),
+    );
+  }
+
+  async runGates(e) {
+    e.preventDefault();
+    this.error(null);
+    try {
+      await api(`/api/contests/${this.id}/gates/run`, { method: "POST", body: "{}" });
+      $("#contest-gates-status").textContent = "Asked: the games are queued; the results show below as they are played.";
+      this.refresh();
+    } catch (err) {
+      this.error(err);
     }
   }
 
