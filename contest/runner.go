@@ -257,7 +257,7 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 	}
 	s := old
 	// Lists are replaced, not merged.
-	for _, k := range []string{"maps", "allowed", "tiebreak"} {
+	for _, k := range []string{"maps", "allowed", "tiebreak", "gates"} {
 		if _, ok := fields[k]; ok {
 			switch k {
 			case "maps":
@@ -266,6 +266,8 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 				s.Allowed = nil
 			case "tiebreak":
 				s.TieBreak = nil
+			case "gates":
+				s.Gates = nil
 			}
 		}
 	}

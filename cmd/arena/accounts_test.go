@@ -21,7 +21,7 @@ type webClient struct {
 	url string
 }
 
-func signedIn(t *testing.T, url, name, password string) *webClient {
+func signedIn(t testing.TB, url, name, password string) *webClient {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &webClient{Client: &http.Client{Jar: jar, Timeout: 30 * time.Second}, url: url}
@@ -31,7 +31,7 @@ func signedIn(t *testing.T, url, name, password string) *webClient {
 	return c
 }
 
-func (c *webClient) call(t *testing.T, method, path, body string) (int, map[string]any) {
+func (c *webClient) call(t testing.TB, method, path, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
 	if err != nil {

@@ -27,7 +27,7 @@ import (
 
 // dockerCLI runs the docker command with a configuration folder of its own
 // (its logins), and returns what it printed.
-func dockerCLI(t *testing.T, config, stdin string, args ...string) (string, error) {
+func dockerCLI(t testing.TB, config, stdin string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("docker", args...)
 	cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+config)
