@@ -191,9 +191,20 @@ func (c *Contests) deadline(ct store.Contest) time.Time {
 
 // practiceRows are the practice board's rows by entry.
 func (c *Contests) practiceRows(ctx context.Context, id int64, entries []store.ContestEntry) (map[int64]PracticeRow, error) {
+	rows, _, err := c.practiceBoard(ctx, id, entries)
+	out := map[int64]PracticeRow{}
+	for _, r := range rows {
+		out[r.Entry] = r
+	}
+	return out, err
+}
+
+// practiceBoard is a contest's practice board, of every entry that
+// played practice, and its games.
+func (c *Contests) practiceBoard(ctx context.Context, id int64, entries []store.ContestEntry) ([]PracticeRow, []store.PracticeGame, error) {
 	games, err := c.deps.Store.PracticeGames(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in := map[int64]bool{}
 	for _, g := range games {
@@ -205,11 +216,7 @@ func (c *Contests) practiceRows(ctx context.Context, id int64, entries []store.C
 			ents = append(ents, Entrant{ID: e.ID, Name: e.Image, Owner: e.Owner})
 		}
 	}
-	out := map[int64]PracticeRow{}
-	for _, r := range PracticeBoard(c.cfg.Model, ents, games) {
-		out[r.Entry] = r
-	}
-	return out, nil
+	return PracticeBoard(c.cfg.Model, ents, games), games, nil
 }
 
 // WriteClassCSV writes a class as CSV, with a header.

@@ -220,20 +220,13 @@ func (c *Contests) playGates(ctx context.Context, ct store.Contest, s Spec, game
 		if gm.State != store.GamePending || gm.MatchID == "" {
 			continue
 		}
-		state, outcome, over, err := c.judge(ctx, gm.MatchID)
+		state, outcome, note, over, err := c.settle(ctx, gm.MatchID, gm.Tries)
 		if err != nil {
 			return err
 		}
 		if !over {
 			busy++
 			continue
-		}
-		note := ""
-		switch {
-		case state == store.GamePending && gm.Tries >= c.cfg.Tries:
-			state, outcome, note = store.GameVoid, "", fmt.Sprintf("not scored: the platform could not play it in %d tries; the last: %s", gm.Tries, outcome)
-		case state == store.GamePending:
-			outcome, note = "", outcome
 		}
 		if err := c.deps.Store.SettleGateGame(ctx, *gm, gm.MatchID, state, outcome, note); err != nil {
 			return err

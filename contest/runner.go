@@ -707,6 +707,23 @@ func (c *Contests) pin(ctx context.Context, ct store.Contest, e store.ContestEnt
 
 // play settles a final's games whose matches are over, plays the next
 // ones, and closes the final when every game is over.
+// settle judges the match playing a game that was tried tries times:
+// over or not, and how it counts (scored; pending, to be played again,
+// with why in the note; void past the tries).
+func (c *Contests) settle(ctx context.Context, matchID string, tries int) (state, outcome, note string, over bool, err error) {
+	state, outcome, over, err = c.judge(ctx, matchID)
+	if err != nil || !over {
+		return "", "", "", false, err
+	}
+	switch {
+	case state == store.GamePending && tries >= c.cfg.Tries:
+		state, outcome, note = store.GameVoid, "", fmt.Sprintf("not scored: the platform could not play it in %d tries; the last: %s", tries, outcome)
+	case state == store.GamePending:
+		outcome, note = "", outcome
+	}
+	return state, outcome, note, true, nil
+}
+
 func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 	s, err := spec(ct)
 	if err != nil {
@@ -738,20 +755,13 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		if gm.MatchID == "" {
 			continue
 		}
-		state, outcome, over, err := c.judge(ctx, gm.MatchID)
+		state, outcome, note, over, err := c.settle(ctx, gm.MatchID, gm.Tries)
 		if err != nil {
 			return err
 		}
 		if !over {
 			busy++
 			continue
-		}
-		note := ""
-		switch {
-		case state == store.GamePending && gm.Tries >= c.cfg.Tries:
-			state, outcome, note = store.GameVoid, "", fmt.Sprintf("not scored: the platform could not play it in %d tries; the last: %s", gm.Tries, outcome)
-		case state == store.GamePending:
-			outcome, note = "", outcome
 		}
 		if _, err := c.deps.Store.SettleContestGame(ctx, ct.ID, gm.Idx, gm.MatchID, state, outcome, note); err != nil {
 			return err

@@ -253,21 +253,10 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 	}
 	b.Standings = Compute(ents, played, s.TieBreak, c.cfg.Model)
 	// The practice board: every entry that played practice.
-	practice, err := c.deps.Store.PracticeGames(ctx, id)
-	if err != nil {
+	var practice []store.PracticeGame
+	if b.Practice, practice, err = c.practiceBoard(ctx, id, entries); err != nil {
 		return Board{}, err
 	}
-	inPractice := map[int64]bool{}
-	for _, p := range practice {
-		inPractice[p.First], inPractice[p.Second] = true, true
-	}
-	var pents []Entrant
-	for _, e := range entries {
-		if inPractice[e.ID] {
-			pents = append(pents, Entrant{ID: e.ID, Name: e.Image, Owner: e.Owner})
-		}
-	}
-	b.Practice = PracticeBoard(c.cfg.Model, pents, practice)
 	gates, err := c.deps.Store.GateGames(ctx, id)
 	if err != nil {
 		return Board{}, err
