@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +33,7 @@ func TestAClassInTheBrowser(t *testing.T) {
 	}
 	good := labelled("arena-test/class-good:labelled", dockertest.ExampleBots(t, cli)[1])
 	crash := labelled("arena-test/class-crash:labelled", dockertest.TestBot(t, cli, "exit-at=2"))
+	idle := dockertest.TestBot(t, cli, "delay=0s")
 	port := freePort(t)
 	host := fmt.Sprintf("127.0.0.1:%d", port)
 	s := startServer(t, arenaBinary(t), t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password", "--ladder", "off")
@@ -87,7 +90,9 @@ func TestAClassInTheBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#setpw-submit")))
 	pollPage("ann is signed in", `(document.querySelector("#account-name") || {}).textContent === "ann"`)
 	for _, u := range []string{"ben", "cat"} {
-		if status, body := admin.call(t, "POST", "/api/users/password", fmt.Sprintf(`{"link":%q,"password":"%s-password"}`, link(u), u)); status != 200 {
+		jar, _ := cookiejar.New(nil)
+		student := &webClient{Client: &http.Client{Jar: jar, Timeout: 30 * time.Second}, url: s.url}
+		if status, body := student.call(t, "POST", "/api/users/password", fmt.Sprintf(`{"link":%q,"password":"%s-password"}`, link(u), u)); status != 200 {
 			t.Fatalf("%s sets a password: %d %v", u, status, body)
 		}
 	}
@@ -125,7 +130,8 @@ func TestAClassInTheBrowser(t *testing.T) {
 		})
 	}
 	freeze := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	status, ct := admin.call(t, "POST", "/api/contests", `{"name":"Lab cup","game":"tanks","maps":["classic"],"rounds":2,"freeze_at":"`+freeze+`"}`)
+	status, ct := admin.call(t, "POST", "/api/contests", `{"name":"Lab cup","game":"tanks","maps":["classic"],"rounds":2,"freeze_at":"`+freeze+`",
+		"gates":[{"name":"beats idle","against":"`+idle+`","games":2,"wins":1}]}`)
 	if status != 201 {
 		t.Fatalf("create the contest: %d %v", status, ct)
 	}
@@ -168,6 +174,25 @@ func TestAClassInTheBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.querySelector("#contest-class-filter").dispatchEvent(new Event("change"))`))
 	pollPage("dan alone, not entered", fmt.Sprintf(`document.querySelectorAll("#contest-class tbody tr").length === 1 && (%s || {textContent: ""}).textContent.includes("not entered")`, row("dan")))
 	pollPage("the CSV keeps the filter", `document.querySelector("#contest-class-csv").href.endsWith("/class?filter=not-entered&format=csv")`)
+
+	// Cat plays the gates on her team's version before the deadline, on
+	// the page; ann has no ready version to play them on.
+	ann := signedIn(t, s.url, "ann", "ann-password")
+	if status, body := ann.call(t, "POST", path+"/gates/run", `{}`); status != 409 || !strings.Contains(fmt.Sprint(body["error"]), "no ready version") {
+		t.Errorf("ann asks for the gates: %d %v", status, body)
+	}
+	signIn("cat", "cat-password")
+	must("cat opens the contest", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#contest-gates-run")))
+	must("cat plays the gates", chromedp.Click(chromedp.CSS("#contest-gates-run")))
+	must("cat's gate passed", chromedp.Poll[chromedp.Void](`[...document.querySelectorAll("#contest-gates tbody tr")].some(tr => tr.textContent.includes("beats idle") && tr.textContent.includes("a request") && tr.textContent.includes("passed"))`,
+		chromedp.WithPollingTimeout(2*time.Minute)))
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		saveArtefact(t, "class-gates.png", png)
+	}
+	if status, body := signedIn(t, s.url, "cat", "cat-password").call(t, "POST", path+"/gates/run", `{}`); status != 429 {
+		t.Errorf("cat asks again at once: %d %v", status, body)
+	}
+
 	_, csv := admin.call(t, "GET", path+"/class?format=json", "")
 	if rows, _ := csv["rows"].([]any); len(rows) != 4 {
 		t.Errorf("the class has %d rows, want 4: %v", len(rows), csv)
