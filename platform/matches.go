@@ -19,6 +19,11 @@ import (
 	"arena/store"
 )
 
+// Matches: StartMatch is a match someone starts, Submit the one way into
+// the queue (for the ladders', the contests' and the checks' matches
+// too), record keeps the store in step with the queue and tells the
+// ladders, the contests and the checks what ended.
+
 // gameOf is the game a match request names: one on offer, or
 // "logic:IMAGE", the game of a logic image for a match of players bots
 // (see package judger), which the visitor may play as they may a bot

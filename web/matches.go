@@ -21,10 +21,9 @@ import (
 	"arena/store"
 )
 
-// The matches' API: POST /api/matches starts one (createMatch; submit is
-// the one way in, for the ladders' and contests' matches too), GET lists
-// them and shows one, DELETE cancels it, .../replay serves its replay;
-// record keeps the store in step with the queue.
+// The matches' API: POST /api/matches starts one (the platform's
+// StartMatch), GET lists them and shows one, DELETE cancels it,
+// .../replay serves its replay.
 
 // createRequest is the body of POST /api/matches.
 type createRequest struct {
