@@ -8,7 +8,7 @@
 // the use cases are one file each: matches.go, checks.go (a pushed
 // version's check before it plays), pulled.go (pushed versions on the
 // engine), registry.go, builds.go, games.go, names.go (who may play or
-// own which image names).
+// own which image names, and a class roster's import).
 package platform
 
 import (
