@@ -165,7 +165,10 @@ func TestLadderBrowser(t *testing.T) {
 		}
 	}
 
-	must("open the ladder", chromedp.Navigate(s.url), chromedp.Click(chromedp.CSS("#nav-ladders")), chromedp.WaitVisible(chromedp.CSS("#entry-form")))
+	// The header settles once the page knows who is here (its account
+	// menu): a click before that may land on a link that moved.
+	must("open the ladder", chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS("#account-menu a")),
+		chromedp.Click(chromedp.CSS("#nav-ladders")), chromedp.WaitVisible(chromedp.CSS("#entry-form")))
 	poll("the empty board", `document.querySelector("#ladder-why").textContent.includes("two entries or more")`, 10*time.Second)
 	for _, e := range []struct{ name, image string }{{"hunter", bots[1]}, {"random", bots[0]}} {
 		must("register "+e.name,
