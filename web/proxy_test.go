@@ -139,3 +139,19 @@ func TestSignUpLimitsBehindAProxy(t *testing.T) {
 		}
 	}
 }
+
+// Behind a trusted proxy that says the page came over HTTPS, the session
+// cookie is Secure; over plain HTTP it is not.
+func TestSecureCookiesBehindATrustedProxy(t *testing.T) {
+	ms := newMatrixServer(t, Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	body := fmt.Sprintf(`{"name":"bob","password":%q}`, password("bob"))
+	ck := ms.request(t, "POST", "/api/session", body, "X-Forwarded-Proto", "https").Header.Get("Set-Cookie")
+	for _, attr := range []string{"Secure", "HttpOnly", "SameSite=Lax"} {
+		if !strings.Contains(ck, attr) {
+			t.Errorf("the cookie behind the proxy over HTTPS %q lacks %s", ck, attr)
+		}
+	}
+	if ck := ms.request(t, "POST", "/api/session", body, "X-Forwarded-Proto", "http").Header.Get("Set-Cookie"); strings.Contains(ck, "Secure") {
+		t.Errorf("a cookie over plain HTTP is Secure: %q", ck)
+	}
+}
