@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"arena/store"
@@ -234,14 +235,7 @@ func WriteClassCSV(w io.Writer, rows []ClassRow) error {
 		if r.PracticeRating != nil {
 			rank, rating = strconv.Itoa(r.PracticeRank), fmt.Sprintf("%.2f", *r.PracticeRating)
 		}
-		teams := ""
-		for i, t := range r.Teams {
-			if i > 0 {
-				teams += " "
-			}
-			teams += t
-		}
-		cw.Write([]string{r.Name, r.Kind, r.Email, teams, entry, r.EntryOwner, r.Bot, r.Version, r.Digest, r.Check, r.Reason, pushed, strconv.FormatBool(r.Ready), rank, rating})
+		cw.Write([]string{r.Name, r.Kind, r.Email, strings.Join(r.Teams, " "), entry, r.EntryOwner, r.Bot, r.Version, r.Digest, r.Check, r.Reason, pushed, strconv.FormatBool(r.Ready), rank, rating})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -1,6 +1,7 @@
 package contest
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -113,15 +114,7 @@ func (c *Contests) Grades(ctx context.Context, id int64) ([]GradeRow, []string, 
 		}
 		add(r.Name, team, r.Entry)
 	}
-	slices.SortStableFunc(out, func(a, b GradeRow) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b GradeRow) int { return cmp.Compare(a.Name, b.Name) })
 	names := make([]string, len(s.Gates))
 	for i, g := range s.Gates {
 		names[i] = g.Name

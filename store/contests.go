@@ -542,9 +542,16 @@ func (s *Store) ContestGames(ctx context.Context, id int64) ([]ContestGame, erro
 // playing it (else ErrGameTaken), so that no game is ever played by two
 // matches at once.
 func (s *Store) InsertContestMatch(ctx context.Context, m Match, contest int64, idx int) error {
+	return s.claimGame(ctx, m, `UPDATE contest_games SET match_id = ?, tries = tries + 1 WHERE contest_id = ? AND idx = ? AND state = ? AND match_id = ''`,
+		m.ID, contest, idx, GamePending)
+}
+
+// claimGame runs claim, which sets match m on a game only while it is
+// free, and records m, in one transaction (ErrGameTaken when claim set
+// nothing). A contest's matches are the platform's.
+func (s *Store) claimGame(ctx context.Context, m Match, claim string, args ...any) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE contest_games SET match_id = ?, tries = tries + 1 WHERE contest_id = ? AND idx = ? AND state = ? AND match_id = ''`,
-			m.ID, contest, idx, GamePending)
+		res, err := tx.ExecContext(ctx, claim, args...)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -102,7 +103,7 @@ func (s *Store) RequestGates(ctx context.Context, contest, entry int64, games []
 		}
 		return insertGateGames(ctx, tx, games)
 	})
-	if err != nil && err != ErrGatesPlaying {
+	if err != nil && !errors.Is(err, ErrGatesPlaying) {
 		err = fmt.Errorf("request the gates of entry %d: %w", entry, err)
 	}
 	return err
@@ -136,18 +137,8 @@ const gateKey = `contest_id = ? AND entry = ? AND kind = ? AND gate = ? AND idx 
 // InsertContestMatch does a final's (ErrGameTaken when the game is being
 // played or is over).
 func (s *Store) InsertGateMatch(ctx context.Context, m Match, g GateGame) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE contest_gate_games SET match_id = ?, tries = tries + 1 WHERE `+gateKey+` AND state = ? AND match_id = ''`,
-			m.ID, g.ContestID, g.Entry, g.Kind, g.Gate, g.Idx, GamePending)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrGameTaken
-		}
-		m.Owner, m.Ladder = "", true
-		return insertMatch(ctx, tx, m)
-	})
+	return s.claimGame(ctx, m, `UPDATE contest_gate_games SET match_id = ?, tries = tries + 1 WHERE `+gateKey+` AND state = ? AND match_id = ''`,
+		m.ID, g.ContestID, g.Entry, g.Kind, g.Gate, g.Idx, GamePending)
 }
 
 // SettleGateGame records how the match playing a gate game ended, as
