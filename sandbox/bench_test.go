@@ -2,6 +2,8 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,6 +91,76 @@ func BenchmarkRoundTrip(b *testing.B) {
 			run(b, func() (bot, error) {
 				return d.Start(context.Background(), sandbox.Spec{Image: img, MatchID: "bench", BotID: "echo", MaxMessageBytes: 1 << 20})
 			})
+		})
+	}
+}
+
+// BenchmarkTwoBotTurn times a turn of a game where two bots move at once,
+// as the orchestrator plays it: each bot's CPU time read and the bot
+// thawed, the state written to both, both answers read, their figures
+// read. "let-run" lets both run between answers; "one-frozen" freezes one
+// at its answers, as a bot that ran between answers is.
+func BenchmarkTwoBotTurn(b *testing.B) {
+	cli := dockertest.Client(b)
+	exe := dockertest.GoBinary(b, dockertest.Root(), "./cmd/arena")
+	ref, err := sandbox.ProbeImage(context.Background(), cli, exe)
+	if err != nil {
+		b.Fatal(err)
+	}
+	owner, _ := sandbox.Self()
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	img, err := d.Image(context.Background(), ref)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"round":1,"mat":["##########","#..o.....#","#...1....#","#....2...#","##########"],"you":1}` + "\n")
+	ctx := context.Background()
+	for _, frozen := range []bool{false, true} {
+		name := "let-run"
+		if frozen {
+			name = "one-frozen"
+		}
+		b.Run(name, func(b *testing.B) {
+			var bots [2]*sandbox.Container
+			for k := range bots {
+				c, err := d.Start(ctx, sandbox.Spec{Image: img, MatchID: "bench", BotID: fmt.Sprint("echo", k), MaxMessageBytes: 1 << 20})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close(context.Background())
+				c.FreezeAtAnswers(frozen && k == 0)
+				bots[k] = c
+			}
+			turn := func() {
+				var wg sync.WaitGroup
+				for _, c := range bots {
+					wg.Go(func() {
+						c.CPUTime()
+						c.Thaw()
+						deadline := time.Now().Add(5 * time.Second)
+						if err := c.Send(line, deadline); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := c.Receive(ctx, deadline); err != nil {
+							b.Error(err)
+							return
+						}
+						c.Sample()
+						c.MemPeak()
+					})
+				}
+				wg.Wait()
+			}
+			for i := 0; i < 200; i++ { // warm up
+				turn()
+			}
+			for b.Loop() {
+				turn()
+			}
 		})
 	}
 }

@@ -8,8 +8,9 @@ import (
 // The freezer: between its answer and its next input a bot can be
 // stopped (its cgroup frozen, see accounting.freeze), so that it does not
 // think on the other bots' time, and the CPU time it is charged for a
-// turn is what it used to answer. The runner freezes a bot as its answer
-// arrives; the orchestrator thaws it when it asks again. The orchestrator
+// turn is what it used to answer. The runner freezes a bot once its
+// answer is passed on, off the answer's path; the orchestrator thaws it
+// when it asks again, and a freeze not made yet by then is not made. The orchestrator
 // may instead let a bot run between its answers (FreezeAtAnswers(false)),
 // charging what it uses then to its next answer: a freeze and a thaw wake
 // every thread of the bot twice a turn, which costs more than the round
@@ -27,19 +28,46 @@ type freezer struct {
 	gone bool
 	// frozen: a freeze of this freezer's holds the bot.
 	frozen bool
+	// pending: a freeze is due and not made yet; a thaw cancels it.
+	pending bool
 }
 
 // answered runs as a message of the bot arrives: the first after a thaw
-// freezes it, unless the bot is let run.
-func (f *freezer) answered() {
-	if f.armed.CompareAndSwap(true, false) && !f.letRun.Load() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if !f.gone && f.acct != nil {
-			f.frozen = true // a freeze that failed halfway is undone too
-			f.acct.freeze()
-		}
+// makes a freeze due, unless the bot is let run. It returns the freeze,
+// to run once the answer is passed on (nil when none is due): the
+// answer does not wait for the freezer's write, and the bot's next
+// input, if it comes first, cancels the freeze.
+func (f *freezer) answered() func() {
+	if !f.armed.CompareAndSwap(true, false) || f.letRun.Load() {
+		return nil
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone || f.acct == nil {
+		return nil
+	}
+	f.pending = true
+	return f.freezeDue
+}
+
+// freezeDue makes the freeze answered made due, unless a thaw or a
+// release came first.
+func (f *freezer) freezeDue() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.pending || f.gone {
+		return
+	}
+	f.pending = false
+	f.frozen = true // a freeze that failed halfway is undone too
+	f.acct.freeze()
+}
+
+// isFrozen reports whether a freeze of this freezer's holds the bot.
+func (f *freezer) isFrozen() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.frozen
 }
 
 // thaw lets the bot run until its next answer. It fails when the bot
@@ -54,6 +82,7 @@ func (f *freezer) thaw() error {
 		return errFreezer(why)
 	}
 	f.armed.Store(true)
+	f.pending = false
 	if !f.frozen {
 		return nil
 	}
@@ -68,7 +97,7 @@ func (f *freezer) release() {
 	if !f.gone && f.acct != nil {
 		f.acct.thaw()
 	}
-	f.gone = true
+	f.gone, f.pending = true, false
 }
 
 // FreezeAtAnswers says whether the bot is frozen at each answer (the
@@ -87,6 +116,13 @@ func (e errFreezer) Error() string { return string(e) }
 // again. It fails, saying why, where the bot cannot be frozen; the bot
 // then just runs.
 func (c *Container) Thaw() error { return c.freezer.thaw() }
+
+// Frozen reports whether the bot is frozen now: it answered, was frozen
+// since, and was not thawed again.
+func (c *Container) Frozen() bool { return c.freezer.isFrozen() }
+
+// Frozen reports whether the bot is frozen now (see Container.Frozen).
+func (p *Process) Frozen() bool { return p.freezer.isFrozen() }
 
 // Freezing says how the bot is stopped between answers: "the cgroup
 // freezer", or signals and why; empty where it is not stopped.

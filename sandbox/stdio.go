@@ -99,8 +99,9 @@ type framer struct {
 	out    chan frame
 	done   <-chan struct{}
 	// answered, when set, runs as each message arrives, before it is
-	// queued (the runner freezes the bot there).
-	answered func()
+	// queued; what it returns, if anything, runs once the message is
+	// queued, on its own (the runner freezes the bot there).
+	answered func() func()
 }
 
 func newFramer(f framing.Framing, max int, done <-chan struct{}) *framer {
@@ -126,11 +127,15 @@ func (f *framer) Write(p []byte) (int, error) {
 		if now.IsZero() {
 			now = time.Now()
 		}
+		var freeze func()
 		if f.answered != nil {
-			f.answered()
+			freeze = f.answered()
 		}
 		if !f.emit(frame{data: msg, at: now}) {
 			return 0, ErrClosed
+		}
+		if freeze != nil {
+			go freeze()
 		}
 	}
 }

@@ -46,8 +46,11 @@ type doctorReport struct {
 	// orchestrator's work around the answer (its figures read, the bot
 	// let run between answers as one that runs nothing there is);
 	// TurnRatio* its ratio to the pipe, the headline figure. The paths
-	// also hold a frozen bot's turn (container_turn_frozen: thawed, and
-	// frozen at its answer, as a bot that ran between answers is).
+	// also hold a frozen bot's turn (container_turn_frozen: frozen after
+	// its answer, as a bot that ran between answers is, and thawed when
+	// asked again; the freeze itself is made off the answer's path, and
+	// the bot asked again only once it is frozen, as in a match where the
+	// other bots answer in between).
 	TurnRTTP50US   float64 `json:"turn_rtt_p50_us"`
 	TurnRTTP99US   float64 `json:"turn_rtt_p99_us"`
 	TurnRatioP50   float64 `json:"turn_ratio_p50"`
@@ -217,6 +220,9 @@ func measureRoundTrips(ctx context.Context, cfg Config, cli *client.Client, owne
 			ct.FreezeAtAnswers(frozen)
 			p := &paths[len(paths)-1]
 			p.before, p.after = turnAccounting(ct)
+			if frozen {
+				p.idle = untilFrozen(ct)
+			}
 		}
 	}
 	variant := func(name string, change func(*sandbox.Policy), opts ...sandbox.Option) {

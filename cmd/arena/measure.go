@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -26,6 +27,8 @@ type echoPath struct {
 	// before and after, when set, run around each round trip what the
 	// orchestrator does around each answer (see turnAccounting).
 	before, after func() error
+	// idle, when set, runs untimed between round trips.
+	idle func()
 }
 
 // pathFigures are a path's round trips: the median over the runs.
@@ -85,6 +88,9 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 			}
 		}
 		out = append(out, time.Since(t0))
+		if p.idle != nil {
+			p.idle()
+		}
 	}
 	return out, nil
 }
@@ -110,6 +116,17 @@ func turnAccounting(c *sandbox.Container) (before, after func() error) {
 		return nil
 	}
 	return before, after
+}
+
+// untilFrozen waits, untimed, until the bot is frozen after its answer,
+// as it is in a match by the time the other bots have answered (at most
+// 20 ms: a bot that cannot be frozen is asked again all the same).
+func untilFrozen(c *sandbox.Container) func() {
+	return func() {
+		for end := time.Now().Add(20 * time.Millisecond); !c.Frozen() && time.Now().Before(end); {
+			runtime.Gosched()
+		}
+	}
 }
 
 // startTimes times, n times, from the request to start two bots at once
