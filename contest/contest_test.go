@@ -591,12 +591,32 @@ func TestThePracticeLadder(t *testing.T) {
 	if len(b.PracticeMatches) == 0 || b.PracticeMatches[0].MatchID != games[len(games)-1].MatchID {
 		t.Errorf("the latest practice matches: %+v", b.PracticeMatches)
 	}
+	// One more practice game, still playing at the freeze: settled once
+	// it is over.
+	r.q.hold = true
+	if err := r.c.Step(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.q.hold = false
+	if len(r.q.held) != 1 {
+		t.Fatalf("%d practice games held, want 1", len(r.q.held))
+	}
 	r.advance(time.Minute)
+	games, _ = r.st.PracticeGames(t.Context(), ct.ID)
 	before := len(games)
+	if err := r.c.Step(t.Context()); err != nil { // the freeze
+		t.Fatal(err)
+	}
+	r.st.Finish(t.Context(), r.q.held[0], store.Outcome{Status: string(matches.StateFailed), Error: "interrupted: the server stopped during the match"}, time.Now())
 	b = r.runToEnd(t, ct.ID)
 	games, _ = r.st.PracticeGames(t.Context(), ct.ID)
 	if len(games) != before {
 		t.Errorf("%d practice games after the freeze", len(games)-before)
+	}
+	for _, g := range games {
+		if g.State == store.GamePending {
+			t.Errorf("practice game %s is still pending after the final", g.MatchID)
+		}
 	}
 	if len(b.Practice) != 3 || b.Rows[0].Name != "good" {
 		t.Errorf("final %+v beside practice %+v", b.Rows, b.Practice)

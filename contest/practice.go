@@ -48,28 +48,22 @@ func (c *Contests) practiceVersion(ctx context.Context, e store.ContestEntry) (r
 
 // practice settles an open contest's practice matches that are over and
 // starts the next one when none is playing.
-func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
-	if c.cfg.NoPractice {
-		return nil
-	}
-	s, err := spec(ct)
-	if err != nil {
-		return err
-	}
+// settlePractice records the contest's practice games that are over
+// (also after the freeze: a game that straddled it is settled then); it
+// returns the contest's practice games and how many still play.
+func (c *Contests) settlePractice(ctx context.Context, ct store.Contest) ([]store.PracticeGame, int, error) {
 	games, err := c.deps.Store.PracticeGames(ctx, ct.ID)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	busy := 0
-	met := map[[2]int64]int{}
 	for _, p := range games {
-		met[pairOf(p.First, p.Second)]++
 		if p.State != store.GamePending {
 			continue
 		}
 		state, outcome, over, err := c.judge(ctx, p.MatchID)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		if !over {
 			busy++
@@ -79,8 +73,27 @@ func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 			state = store.GameVoid // practice is not played again
 		}
 		if err := c.deps.Store.SettlePracticeGame(ctx, p.MatchID, state, outcome); err != nil {
-			return err
+			return nil, 0, err
 		}
+	}
+	return games, busy, nil
+}
+
+func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
+	if c.cfg.NoPractice {
+		return nil
+	}
+	s, err := spec(ct)
+	if err != nil {
+		return err
+	}
+	games, busy, err := c.settlePractice(ctx, ct)
+	if err != nil {
+		return err
+	}
+	met := map[[2]int64]int{}
+	for _, p := range games {
+		met[pairOf(p.First, p.Second)]++
 	}
 	if busy >= c.cfg.PracticeInFlight {
 		return nil

@@ -160,11 +160,17 @@ func (c *Contests) Step(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("contest %d: final: %w", ct.ID, err))
 		}
 	}
-	// The gates: those entrants asked for, and the final versions'.
 	done, err := c.deps.Store.Contests(ctx, store.ContestDone)
 	if err != nil {
 		return err
 	}
+	// Practice games that straddled the freeze are settled once over.
+	for _, ct := range append(slices.Clone(finals), done...) {
+		if _, _, err := c.settlePractice(ctx, ct); err != nil {
+			errs = append(errs, fmt.Errorf("contest %d: practice: %w", ct.ID, err))
+		}
+	}
+	// The gates: those entrants asked for, and the final versions'.
 	for _, ct := range append(open, done...) {
 		if err := c.gates(ctx, ct); err != nil {
 			errs = append(errs, fmt.Errorf("contest %d: gates: %w", ct.ID, err))
