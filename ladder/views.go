@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -184,7 +183,7 @@ func (l *Ladder) Leaderboard(ctx context.Context, game string) (Board, error) {
 	case !l.cfg.Enabled:
 		b.Why = "the ladder is off (ARENA_LADDER=off)"
 	case active < 2:
-		b.Why = fmt.Sprintf("the ladder plays when two entries or more are active; %d is", active)
+		b.Why = "the ladder plays when two entries or more are active; " + map[int]string{0: "none is yet", 1: "one is"}[active]
 	default:
 		b.Running = true
 	}

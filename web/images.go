@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,9 +46,28 @@ func (s *Server) listImages(c echo.Context) error {
 	}
 	out := []imageInfo{}
 	p := who(c)
+	// The visitor's pushed tags: those their check rejected play nothing,
+	// even where a copy of them is on the engine.
+	var tags []store.Tag
+	if s.p.Registry() != nil && p.SignedIn() {
+		if tags, err = s.deps.Store.Tags(c.Request().Context(), p.Owners()...); err != nil {
+			return err
+		}
+	}
 	seen := map[string]bool{}
+	for _, t := range tags {
+		if t.State == store.TagRejected {
+			seen[t.Repository+":"+t.Tag] = true
+		}
+	}
 	for _, img := range imgs {
-		if p.MayPlay(img.Ref, s.p.Images()) == nil {
+		// A copy named with this server's address (tagged to be pushed
+		// here) is the version pushed.
+		name := img.Ref
+		if i := strings.Index(name, "/"); i > 0 && strings.ContainsAny(name[:i], ".:") && s.p.ServesHost(name[:i]) {
+			name = name[i+1:]
+		}
+		if !seen[name] && p.MayPlay(img.Ref, s.p.Images()) == nil {
 			out = append(out, imageInfo{Image: img.Ref, ID: img.ID, CreatedAt: img.Created, Game: img.Game})
 			seen[img.Ref] = true
 		}
@@ -55,11 +75,7 @@ func (s *Server) listImages(c echo.Context) error {
 	// The visitor's images pushed to the registry (not on the engine yet:
 	// a match pulls them), the game's own and the unlabelled, but those
 	// their check rejected (they play nothing).
-	if s.p.Registry() != nil && p.SignedIn() {
-		tags, err := s.deps.Store.Tags(c.Request().Context(), p.Owners()...)
-		if err != nil {
-			return err
-		}
+	if len(tags) > 0 {
 		for _, t := range tags {
 			ref := t.Repository + ":" + t.Tag
 			if !seen[ref] && (t.Game == "" || t.Game == name) && t.State != store.TagRejected {

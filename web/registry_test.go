@@ -265,7 +265,9 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	if s := got["alice/slow:v1"]; s["state"] != "pending" || s["check_match"] == nil {
 		t.Errorf("the bot still being checked: %v", s)
 	}
-	// The bot fields suggest the versions that may play, not the rejected.
+	// The bot fields suggest the versions that may play, not the rejected,
+	// nor the engine's copy of one that was tagged to be pushed here.
+	ms.launcher.Add("127.0.0.1:5006/alice/bad:v1", fake.Script{Game: "tanks"})
 	_, suggested := ms.do(t, "GET", "/api/images?game=tanks", "", auth...)
 	if s := fmt.Sprint(suggested["images"]); !strings.Contains(s, "alice/good:v1") || strings.Contains(s, "alice/bad:v1") || strings.Contains(s, "alice/nogame:v1") {
 		t.Errorf("the images suggested to alice: %s", s)
