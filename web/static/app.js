@@ -62,7 +62,9 @@ function currentMap() {
 
 function fillMaps() {
   const g = currentGame();
-  $("#map").replaceChildren(...g.maps.map((m) => option(m.name, `${m.name} (${m.width}×${m.height}, ${m.min_players === m.max_players ? m.max_players : m.min_players + "–" + m.max_players} bots)`)));
+  // A logic game's maps have no size the platform knows of.
+  const size = (m) => (m.width && m.height ? `${m.width}×${m.height}, ` : "");
+  $("#map").replaceChildren(...g.maps.map((m) => option(m.name, `${m.name} (${size(m)}${m.min_players === m.max_players ? m.max_players : m.min_players + "–" + m.max_players} bots)`)));
   fillBots();
 }
 
@@ -145,22 +147,39 @@ function winnerText(m) {
 // in the middle of a word.
 const breakable = (name) => escapeHTML(name).replace(/([/:])/g, "$1<wbr>");
 
+// faultsText says which bots faulted, how and when ("crashed at 3"),
+// in a finished match.
+function faultsText(m) {
+  if (!m.result || !m.result.bots) return "";
+  const shown = names(m);
+  return m.result.bots
+    .filter((b) => b.status && b.status !== "ok")
+    .map((b) => `${shown[b.seat] ?? b.id} ${b.status}` + (b.fault_turn ? ` at ${b.fault_turn}` : ""))
+    .join("; ");
+}
+
+// A row of the History: a link to the match (a new tab, the keyboard),
+// and what happened, faults first.
 function historyRow(m) {
   const tr = document.createElement("tr");
   tr.dataset.id = m.id;
   const when = new Date(m.created_at).toLocaleString();
+  const faults = faultsText(m);
+  if (faults || m.status === "failed") tr.classList.add("faulted");
   const cells = [
-    escapeHTML(`${m.game} · ${m.map}`) + (m.ladder ? " · ladder" : "") + `<br><small>${escapeHTML(when)}</small>`,
+    `<a class="match" href="#/match/${encodeURIComponent(m.id)}">` + escapeHTML(`${m.game} · ${m.map}`) + "</a>" + (m.ladder ? " · ladder" : "") + `<br><small>${escapeHTML(when)}</small>`,
     names(m).map(breakable).join("<br>"),
     `<span class="status ${m.status}">${m.status}${m.position ? " #" + m.position : ""}</span>`,
-    breakable(winnerText(m)),
+    breakable(winnerText(m)) + (faults ? `<br><small class="fault" title="a bot faulted">⚠ ${breakable(faults)}</small>` : ""),
   ];
   for (const html of cells) {
     const td = document.createElement("td");
     td.innerHTML = html;
     tr.append(td);
   }
-  tr.addEventListener("click", () => (location.hash = `#/match/${m.id}`));
+  tr.addEventListener("click", (e) => {
+    if (!e.target.closest("a")) location.hash = `#/match/${m.id}`;
+  });
   return tr;
 }
 
@@ -212,11 +231,11 @@ async function refreshHistory() {
 }
 
 function route() {
-  const m = location.hash.match(/^#\/match\/([0-9a-f]+)$/);
+  const m = location.hash.match(/^#\/match\/([0-9a-f]+)(?:\?turn=(\d+))?$/);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   const a = location.hash.match(/^#\/(signin|signup|password|account|mybots|admin)(?:\/(.+))?$/);
   const c = location.hash.match(/^#\/contests?(?:\/(\d+))?(?:\?invite=([A-Za-z0-9_-]+))?$/);
-  if (m) viewer.open(m[1]);
+  if (m) viewer.open(m[1], m[2] != null ? Number(m[2]) : null);
   else viewer.close();
   if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
   else ladders.close();
@@ -266,5 +285,17 @@ async function init() {
   route();
   setInterval(refreshHistory, 5000);
 }
+
+// labelCells labels each table cell with its column's heading (the
+// heading's own text, not its hint): on a phone a row is shown as a block
+// of its cells (style.css).
+function labelCells() {
+  for (const td of document.querySelectorAll("main td:not([data-label])")) {
+    const table = td.closest("table");
+    const th = table && table.tHead && table.tHead.rows[0] ? table.tHead.rows[0].cells[td.cellIndex] : null;
+    td.dataset.label = th && th.firstChild ? th.firstChild.textContent.trim() : "";
+  }
+}
+new MutationObserver(labelCells).observe(document.querySelector("main"), { childList: true, subtree: true });
 
 init().catch((e) => ($("#form-error").textContent = "cannot reach the server: " + e.message));

@@ -3,13 +3,19 @@
 // (Tanks: the tank's health). Faults are marked on the turn axis; the
 // turn shown is a grey line; clicking a chart jumps to the nearest turn.
 // Plain canvas, no library.
+//
+// A frame costs the same at turn 10 and turn 10,000: each chart keeps its
+// lines on a canvas of its own and a new frame only adds its points to
+// them; a paint copies that canvas and draws the turn shown. The lines
+// are drawn again only when a scale grows: the turn axis doubles, so that
+// happens a few times a match, and the value axis grows in steps.
 import { seatColour } from "./games/draw.js";
 
-const W = 720;
+const WIDE = 720; // a chart's width where there is room for it
 const H = 130;
 const M = { left: 52, right: 10, top: 20, bottom: 20 };
 
-// scoreOf gives a game's per-turn figure for a seat, and its name.
+// scores give a game's per-turn figure for a seat, and its name.
 export const scores = {
   tanks: {
     name: "Health",
@@ -37,29 +43,60 @@ export const scores = {
   },
 };
 
-// series extracts the charts' data from the frames: per chart, per seat,
-// one value per frame (null where there is none), and the faults.
-export function series(frames, ids, game) {
-  const n = ids.length;
-  const mk = () => Array.from({ length: n }, () => []);
-  const wall = mk(), cpu = mk(), mem = mk(), score = mk();
-  const faults = [];
-  const faulted = new Array(n).fill(false);
-  const sc = scores[game];
-  frames.forEach((f, i) => {
-    for (let seat = 0; seat < n; seat++) {
+// The charts: what each plots, by seat, from the series.
+const CHARTS = [
+  { key: "time", label: "Answer time", title: "Answer time, ms (solid: wall clock, dashed: CPU)", lines: [{ data: "wall", dash: [] }, { data: "cpu", dash: [4, 3] }] },
+  { key: "mem", label: "Memory peak", title: "Memory peak, MiB", lines: [{ data: "mem", dash: [] }] },
+  { key: "score", label: "Score", title: null, lines: [{ data: "score", dash: [] }] },
+];
+
+// Series are the charts' data, one value per frame and seat (null where
+// there is none), built a frame at a time (add). A seat's first answer
+// is its warm-up: it may take the start-up's whole allowance, so it is
+// kept off the answer-time scale and named apart (warmUp).
+export class Series {
+  constructor(ids, game) {
+    this.ids = ids;
+    this.game = game;
+    const n = ids.length;
+    const mk = () => Array.from({ length: n }, () => []);
+    this.wall = mk();
+    this.cpu = mk();
+    this.mem = mk();
+    this.score = mk();
+    this.turns = [];
+    this.faults = [];
+    this.faulted = new Array(n).fill(false);
+    this.warmUp = new Array(n).fill(null); // {index, ms} of each seat's warm-up
+    this.sc = scores[game];
+    this.scoreName = this.sc ? this.sc.name : "Score";
+  }
+
+  get count() {
+    return this.turns.length;
+  }
+
+  // add appends frame i (the frames come in order, none skipped).
+  add(f, i) {
+    this.turns[i] = f ? f.turn : null;
+    for (let seat = 0; seat < this.ids.length; seat++) {
       const b = f && f.bots ? f.bots.find((x) => x.seat === seat) : null;
-      wall[seat][i] = b && b.asked && b.time_us ? b.time_us / 1000 : null;
-      cpu[seat][i] = b && b.asked && b.cpu_us != null ? b.cpu_us / 1000 : null;
-      mem[seat][i] = b && b.mem_peak_bytes ? b.mem_peak_bytes / (1 << 20) : null;
-      score[seat][i] = f && sc ? sc.of(f, seat, ids) : null;
-      if (b && b.status && b.status !== "ok" && !faulted[seat]) {
-        faulted[seat] = true;
-        faults.push({ index: i, turn: f.turn, seat, status: b.status, detail: b.detail || "" });
+      let wall = b && b.asked && b.time_us ? b.time_us / 1000 : null;
+      let cpu = b && b.asked && b.cpu_us != null ? b.cpu_us / 1000 : null;
+      if (wall != null && this.warmUp[seat] === null) {
+        this.warmUp[seat] = { index: i, ms: wall };
+        wall = cpu = null;
+      }
+      this.wall[seat][i] = wall;
+      this.cpu[seat][i] = cpu;
+      this.mem[seat][i] = b && b.mem_peak_bytes ? b.mem_peak_bytes / (1 << 20) : null;
+      this.score[seat][i] = f && this.sc ? this.sc.of(f, seat, this.ids) : null;
+      if (b && b.status && b.status !== "ok" && !this.faulted[seat]) {
+        this.faulted[seat] = true;
+        this.faults.push({ index: i, turn: f.turn, seat, status: b.status, detail: b.detail || "" });
       }
     }
-  });
-  return { wall, cpu, mem, score, faults, scoreName: sc ? sc.name : "Score" };
+  }
 }
 
 export class Charts {
@@ -67,158 +104,240 @@ export class Charts {
   constructor(el, onPick) {
     this.el = el;
     this.onPick = onPick;
-    this.canvases = {};
-    this.state = null;
-    for (const [key, label] of [
-      ["time", "Answer time"],
-      ["mem", "Memory peak"],
-      ["score", "Score"],
-    ]) {
+    this.charts = CHARTS.map((spec) => {
       const c = document.createElement("canvas");
-      c.width = W;
+      c.width = WIDE;
       c.height = H;
       c.className = "chart";
-      c.id = `chart-${key}`;
-      c.setAttribute("aria-label", label);
+      c.id = `chart-${spec.key}`;
+      c.setAttribute("aria-label", spec.label);
       c.addEventListener("click", (e) => this.click(c, e));
-      this.canvases[key] = c;
       el.append(c);
-    }
+      // layer holds the chart's lines, drawn a frame at a time.
+      const layer = document.createElement("canvas");
+      layer.width = WIDE;
+      layer.height = H;
+      return { ...spec, canvas: c, layer, top: 1, pen: {}, points: 0 };
+    });
+    this.series = null;
+    this.w = WIDE;
+    // drawn counts the points drawn since the charts were last reset,
+    // added and drawn again: the work done, for the tests.
+    this.drawn = 0;
+  }
+
+  // reset forgets the match shown.
+  reset() {
+    this.series = null;
   }
 
   // frame index under a click: the nearest frame by turn.
   click(c, e) {
-    if (!this.state) return;
+    const s = this.series;
+    if (!s || !s.count) return;
     const r = c.getBoundingClientRect();
-    const x = ((e.clientX - r.left) * c.width) / r.width;
-    const { frames } = this.state;
-    const turn = this.turnAt(x);
-    let best = -1;
-    frames.forEach((f, i) => {
-      if (f && (best < 0 || Math.abs(f.turn - turn) < Math.abs(frames[best].turn - turn))) best = i;
-    });
-    if (best >= 0) this.onPick(best);
+    const turn = this.turnAt(((e.clientX - r.left) * c.width) / r.width);
+    // The turns grow with the index: a binary search.
+    let lo = 0, hi = s.count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((s.turns[mid] ?? -Infinity) < turn) lo = mid + 1;
+      else hi = mid;
+    }
+    const near = lo > 0 && Math.abs(s.turns[lo - 1] - turn) <= Math.abs(s.turns[lo] - turn) ? lo - 1 : lo;
+    this.onPick(near);
   }
 
   x(turn) {
-    const last = Math.max(1, this.state.lastTurn);
-    return M.left + ((W - M.left - M.right) * turn) / last;
+    return M.left + ((this.w - M.left - M.right) * turn) / this.span;
   }
 
   turnAt(x) {
-    const last = Math.max(1, this.state.lastTurn);
-    return Math.round(((x - M.left) * last) / (W - M.left - M.right));
+    return Math.round(((x - M.left) * this.span) / (this.w - M.left - M.right));
   }
 
-  // update redraws the charts; the data is worked out again only when
-  // frames were added.
-  update(frames, index, ids, game) {
+  // update adds the frames not plotted yet and paints the charts with
+  // frame index shown; done says no frame will follow (the turn axis
+  // then ends at the last turn).
+  update(frames, index, ids, game, done = false) {
     this.el.hidden = !frames.length;
     if (!frames.length) return;
-    if (!this.state || this.state.count !== frames.length || this.state.game !== game || this.state.ids !== ids) {
-      const s = series(frames, ids, game);
-      const last = frames[frames.length - 1];
-      this.state = { ...s, frames, count: frames.length, game, ids, lastTurn: last ? last.turn : 0 };
+    let s = this.series;
+    if (!s || s.ids !== ids || s.game !== game || s.count > frames.length) {
+      s = this.series = new Series(ids, game);
+      this.span = 0;
+      this.drawn = 0;
     }
-    this.state.index = index;
-    const s = this.state;
-    this.draw(this.canvases.time, "Answer time, ms (solid: wall clock, dashed: CPU)", [
-      { data: s.wall, dash: [] },
-      { data: s.cpu, dash: [4, 3] },
-    ]);
-    this.draw(this.canvases.mem, "Memory peak, MiB", [{ data: s.mem, dash: [] }]);
-    this.draw(this.canvases.score, s.scoreName, [{ data: s.score, dash: [] }]);
+    const from = s.count;
+    for (let i = from; i < frames.length && frames[i]; i++) s.add(frames[i], i);
+    const lastTurn = s.count ? s.turns[s.count - 1] || 0 : 0;
+    // The turn axis: the last turn once it is known, else doubled as
+    // the turns outgrow it.
+    let span = this.span;
+    if (done) span = Math.max(1, lastTurn);
+    else if (lastTurn > span || !span) span = Math.max(64, span);
+    while (!done && lastTurn > span) span *= 2;
+    // As wide as the page has room for, up to WIDE: never scaled down.
+    const w = Math.max(280, Math.min(WIDE, Math.floor(this.el.clientWidth) || WIDE));
+    const rescaled = span !== this.span || w !== this.w;
+    if (w !== this.w) {
+      this.w = w;
+      for (const ch of this.charts) ch.canvas.width = ch.layer.width = w;
+    }
+    this.span = span;
+    for (const ch of this.charts) {
+      if (rescaled || !ch.drawnTo || ch.drawnTo > s.count) this.redraw(ch);
+      else if (from < s.count) this.extend(ch, from);
+      this.paint(ch, index);
+    }
+    this.el.dataset.drawn = String(this.drawn);
+    this.el.dataset.frames = String(s.count);
   }
 
-  draw(c, title, lines) {
-    const g = c.getContext("2d");
-    const s = this.state;
-    g.clearRect(0, 0, W, H);
+  // top is the value axis' top for a chart: the largest value, rounded
+  // up (the warm-up answers left out).
+  top(ch, from) {
+    const s = this.series;
+    let top = ch.top;
+    for (const l of ch.lines)
+      for (const seat of s[l.data])
+        for (let i = from; i < seat.length; i++) if (seat[i] != null && seat[i] > top) top = seat[i];
+    return niceCeil(top);
+  }
+
+  // redraw draws a chart's lines afresh.
+  redraw(ch) {
+    ch.top = 1;
+    ch.top = this.top(ch, 0);
+    const g = ch.layer.getContext("2d");
+    const s = this.series;
+    g.clearRect(0, 0, this.w, H);
     g.fillStyle = "#fff";
-    g.fillRect(0, 0, W, H);
-    let top = 0;
-    let points = 0;
-    for (const l of lines) for (const seat of l.data) for (const v of seat) if (v != null) top = Math.max(top, v);
-    top = niceCeil(top);
-    const y = (v) => H - M.bottom - ((H - M.top - M.bottom) * v) / top;
-    // Axes and labels.
+    g.fillRect(0, 0, this.w, H);
     g.strokeStyle = "#d9dde5";
     g.lineWidth = 1;
     g.beginPath();
     g.moveTo(M.left, M.top);
     g.lineTo(M.left, H - M.bottom);
-    g.lineTo(W - M.right, H - M.bottom);
+    g.lineTo(this.w - M.right, H - M.bottom);
     g.stroke();
     g.fillStyle = "#374151";
     g.font = "12px sans-serif";
+    g.textAlign = "left";
     g.textBaseline = "top";
-    g.fillText(title, M.left, 3);
+    g.fillText(ch.title || s.scoreName, M.left, 3);
     g.font = "11px sans-serif";
     g.fillStyle = "#6b7280";
     g.textAlign = "right";
     g.textBaseline = "middle";
-    g.fillText(fmt(top), M.left - 4, M.top);
+    g.fillText(fmt(ch.top), M.left - 4, M.top);
     g.fillText("0", M.left - 4, H - M.bottom);
     g.textBaseline = "top";
-    g.fillText(`turn ${s.lastTurn}`, W - M.right, H - M.bottom + 4);
+    g.fillText(`turn ${this.span}`, this.w - M.right, H - M.bottom + 4);
     g.textAlign = "left";
     g.fillText("turn 0", M.left, H - M.bottom + 4);
-    // Faults on the turn axis: a red tick and the status.
-    for (const f of s.faults) {
-      const x = this.x(f.turn);
-      g.strokeStyle = "#b91c1c";
-      g.setLineDash([2, 2]);
-      g.beginPath();
-      g.moveTo(x, M.top);
-      g.lineTo(x, H - M.bottom);
-      g.stroke();
-      g.setLineDash([]);
-      g.fillStyle = seatColour(f.seat);
-      g.beginPath();
-      g.moveTo(x, H - M.bottom - 7);
-      g.lineTo(x - 5, H - M.bottom + 2);
-      g.lineTo(x + 5, H - M.bottom + 2);
-      g.fill();
-      g.fillStyle = "#b91c1c";
-      g.textBaseline = "top";
-      g.fillText(f.status, Math.min(x + 4, W - 60), M.top);
+    if (ch.key === "time") {
+      // The warm-up answers, off the scale: named in the corner.
+      const w = s.warmUp.map((u, seat) => (u ? { ...u, seat } : null)).filter(Boolean);
+      if (w.length) {
+        const text = "warm-up: " + w.map((u) => fmt(u.ms) + " ms").join(", ");
+        g.font = "12px sans-serif";
+        const title = g.measureText(ch.title).width;
+        g.font = "11px sans-serif";
+        // Beside the title where there is room, else just under it.
+        const beside = M.left + title + 12 + g.measureText(text).width <= this.w - M.right;
+        g.textAlign = "right";
+        g.fillStyle = "#6b7280";
+        g.fillText(text, this.w - M.right, beside ? 3 : M.top + 2);
+      }
     }
-    // The series.
-    for (const l of lines) {
+    ch.pen = {};
+    ch.points = 0;
+    ch.faults = 0;
+    ch.drawnTo = 0;
+    this.extend(ch, 0);
+  }
+
+  // extend draws a chart's points from frame from on, and the faults
+  // not marked yet; a value over the chart's top draws it afresh.
+  extend(ch, from) {
+    const s = this.series;
+    if (this.top(ch, from) > ch.top) return this.redraw(ch);
+    const g = ch.layer.getContext("2d");
+    const y = (v) => H - M.bottom - ((H - M.top - M.bottom) * v) / ch.top;
+    for (; ch.faults < s.faults.length; ch.faults++) this.fault(g, s.faults[ch.faults]);
+    g.lineWidth = 1.5;
+    for (const l of ch.lines) {
       g.setLineDash(l.dash);
-      l.data.forEach((vals, seat) => {
+      s[l.data].forEach((vals, seat) => {
+        const key = l.data + seat;
+        let pen = ch.pen[key] || null;
         g.strokeStyle = seatColour(seat);
-        g.lineWidth = 1.5;
         g.beginPath();
-        let pen = false;
-        vals.forEach((v, i) => {
-          if (v == null || !s.frames[i]) {
-            pen = false;
-            return;
+        let drew = false;
+        for (let i = from; i < s.count; i++) {
+          const v = vals[i];
+          if (v == null || s.turns[i] == null) {
+            pen = null;
+            continue;
           }
-          points++;
-          const px = this.x(s.frames[i].turn), py = y(v);
-          if (pen) g.lineTo(px, py);
-          else g.moveTo(px, py);
-          pen = true;
-        });
-        g.stroke();
+          const p = { x: this.x(s.turns[i]), y: y(v) };
+          if (pen) {
+            g.moveTo(pen.x, pen.y);
+            g.lineTo(p.x, p.y);
+            drew = true;
+          }
+          pen = p;
+          ch.points++;
+          this.drawn++;
+        }
+        if (drew) g.stroke();
+        ch.pen[key] = pen;
       });
     }
     g.setLineDash([]);
-    // The turn shown.
-    const cur = s.frames[s.index];
-    if (cur) {
-      const x = this.x(cur.turn);
-      g.strokeStyle = "rgba(31, 41, 55, .45)";
-      g.lineWidth = 1;
-      g.beginPath();
-      g.moveTo(x, M.top);
-      g.lineTo(x, H - M.bottom);
-      g.stroke();
-    }
-    c.dataset.points = String(points);
-    c.dataset.faults = s.faults.map((f) => `${f.seat}:${f.status}@${f.turn}`).join(" ");
+    ch.drawnTo = s.count;
+    ch.canvas.dataset.points = String(ch.points);
+    ch.canvas.dataset.faults = s.faults.map((f) => `${f.seat}:${f.status}@${f.turn}`).join(" ");
+  }
+
+  // fault marks a fault on the turn axis: a red tick and the status.
+  fault(g, f) {
+    const x = this.x(f.turn);
+    g.strokeStyle = "#b91c1c";
+    g.lineWidth = 1;
+    g.setLineDash([2, 2]);
+    g.beginPath();
+    g.moveTo(x, M.top);
+    g.lineTo(x, H - M.bottom);
+    g.stroke();
+    g.setLineDash([]);
+    g.fillStyle = seatColour(f.seat);
+    g.beginPath();
+    g.moveTo(x, H - M.bottom - 7);
+    g.lineTo(x - 5, H - M.bottom + 2);
+    g.lineTo(x + 5, H - M.bottom + 2);
+    g.fill();
+    g.fillStyle = "#b91c1c";
+    g.font = "11px sans-serif";
+    g.textAlign = "left";
+    g.textBaseline = "top";
+    g.fillText(f.status, Math.min(x + 4, this.w - 60), M.top);
+  }
+
+  // paint shows a chart's lines and the turn shown.
+  paint(ch, index) {
+    const g = ch.canvas.getContext("2d");
+    g.drawImage(ch.layer, 0, 0);
+    const turn = this.series.turns[index];
+    if (turn == null) return;
+    const x = this.x(turn);
+    g.strokeStyle = "rgba(31, 41, 55, .45)";
+    g.lineWidth = 1;
+    g.beginPath();
+    g.moveTo(x, M.top);
+    g.lineTo(x, H - M.bottom);
+    g.stroke();
   }
 }
 

@@ -1,6 +1,8 @@
 // The match viewer: follows a match's stream, keeps every frame, and plays
 // them back (autoplay, speed, scrubber, hotkeys), live or afterwards. Each
-// game draws its frames with its own renderer (games/*.js).
+// game draws its frames with its own renderer (games/*.js). Frames from
+// the stream are drawn at most once an animation frame, however fast they
+// come: a long match, live or loaded whole, keeps the page responsive.
 import { rendererFor } from "./games/index.js";
 import { escapeHTML, botIds, bytes } from "./util.js";
 import { seatColour } from "./games/draw.js";
@@ -28,10 +30,13 @@ export class Viewer {
     $("#forward").addEventListener("click", () => this.step(1));
     $("#live").addEventListener("click", () => this.goLive());
     $("#speed").addEventListener("change", () => this.playing && this.play());
+    // The slider's value is read before anything writes it back.
     $("#scrubber").addEventListener("input", (e) => {
-      this.pause();
-      this.show(Number(e.target.value), false);
+      const i = Number(e.target.value);
+      this.stop();
+      this.show(i, false);
     });
+    $("#copy-link").addEventListener("click", () => this.copyLink());
     $("#cancel").addEventListener("click", () => this.cancel());
     this.charts = new Charts($("#charts"), (i) => {
       this.pause();
@@ -46,7 +51,7 @@ export class Viewer {
       if (e.source !== frame.contentWindow || !e.data || e.data.type !== "arena:label") return;
       frame.title = String(e.data.text).slice(0, 300);
     });
-    window.addEventListener("resize", () => this.draw());
+    window.addEventListener("resize", () => this.match && this.render());
     $("#fullscreen").addEventListener("click", () => this.fullScreen());
     document.addEventListener("fullscreenchange", () => {
       $("#fullscreen").textContent = document.fullscreenElement ? "Exit full screen" : "Full screen";
@@ -61,15 +66,24 @@ export class Viewer {
     else $(".stage").requestFullscreen().catch(() => {});
   }
 
-  open(id) {
-    if (this.match && this.match.id === id && this.source) return;
+  // open shows match id; turn, when given, is the turn to open at (as
+  // the viewer numbers turns), once its frame has come.
+  open(id, turn = null) {
+    if (this.match && this.match.id === id && (this.source || this.over)) {
+      if (turn != null) this.goTo(turn);
+      return;
+    }
     this.close();
+    this.wantTurn = turn;
     $("#viewer").hidden = false;
     this.id = id;
     this.frames = [];
     this.index = 0;
     this.follow = true;
     this.over = false;
+    this.pending = 0;
+    this.firstBoard = false;
+    this.charts.reset();
     this.match = { id, status: "", bots: [] };
     $("#result").className = "result";
     $("#result").innerHTML = "";
@@ -81,7 +95,7 @@ export class Viewer {
       this.over = true;
       this.source.close();
       this.source = null;
-      this.update();
+      this.render();
     });
     this.source.onerror = () => {
       if (this.over || !this.source) return;
@@ -93,8 +107,11 @@ export class Viewer {
   close() {
     if (this.source) this.source.close();
     this.source = null;
+    if (this.pending) cancelAnimationFrame(this.pending);
+    this.pending = 0;
     this.pause();
     this.match = null;
+    this.over = false;
     $("#viewer").hidden = true;
   }
 
@@ -119,10 +136,26 @@ export class Viewer {
     this.update();
   }
 
+  // onFrame keeps a frame of the stream; the page shows it at the next
+  // animation frame (render), with whatever else came meanwhile.
   onFrame(frame, index) {
     this.frames[index] = frame;
-    if (this.follow) this.show(this.frames.length - 1, true);
-    else this.update();
+    if (this.wantTurn != null && frame && frame.turn >= this.wantTurn) {
+      this.wantTurn = null;
+      this.index = index;
+      this.follow = false;
+    }
+    if (!this.pending) this.pending = requestAnimationFrame(() => this.render());
+  }
+
+  // render shows what came from the stream since the last paint.
+  render() {
+    if (this.pending) cancelAnimationFrame(this.pending);
+    this.pending = 0;
+    if (!this.match) return;
+    if (this.follow && this.frames.length) this.index = this.frames.length - 1;
+    this.draw();
+    this.update();
   }
 
   // show moves to frame i; follow says whether to keep showing new frames.
@@ -132,6 +165,38 @@ export class Viewer {
     this.follow = follow;
     this.draw();
     this.update();
+  }
+
+  // goTo shows the frame of turn (the first at or after it), or waits
+  // for it while the match plays.
+  goTo(turn) {
+    const i = this.frames.findIndex((f) => f && f.turn >= turn);
+    if (i >= 0) return this.show(i, false);
+    this.wantTurn = turn;
+  }
+
+  // link is the address of the turn shown.
+  link() {
+    const f = this.frame();
+    const base = location.href.split("#")[0];
+    return `${base}#/match/${this.id}` + (f ? `?turn=${f.turn}` : "");
+  }
+
+  // copyLink puts the link to the turn shown on the clipboard, or shows
+  // it to be copied by hand where the page may not write the clipboard
+  // (plain HTTP from another machine).
+  async copyLink() {
+    const url = this.link();
+    const note = $("#link-note");
+    try {
+      await navigator.clipboard.writeText(url);
+      note.textContent = `Link copied: ${url}`;
+    } catch {
+      note.textContent = `Copy this link: ${url}`;
+    }
+    note.hidden = false;
+    clearTimeout(this.noteTimer);
+    this.noteTimer = setTimeout(() => (note.hidden = true), 8000);
   }
 
   step(n) {
@@ -166,10 +231,15 @@ export class Viewer {
   }
 
   pause() {
+    this.stop();
+    this.update();
+  }
+
+  // stop ends autoplay, touching nothing on the page.
+  stop() {
     clearInterval(this.timer);
     this.timer = null;
     this.playing = false;
-    this.update();
   }
 
   // The original game's hotkeys.
@@ -292,6 +362,10 @@ export class Viewer {
     // What the board shows, for screen readers; a renderer may say more.
     canvas.setAttribute("aria-label", `${this.match.game}: turn ${f.turn} of ${this.frames.length ? this.frames[this.frames.length - 1].turn : f.turn}`);
     r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });
+    if (!this.firstBoard) {
+      this.firstBoard = true;
+      performance.mark("arena:first-board"); // for the viewer's benchmark
+    }
   }
 
   update() {
@@ -304,7 +378,7 @@ export class Viewer {
     $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
-    this.charts.update(this.frames, this.index, this.ids || [], this.match && this.match.game);
+    this.charts.update(this.frames, this.index, this.ids || [], this.match && this.match.game, this.over);
     this.panel();
   }
 
@@ -360,7 +434,7 @@ export class Viewer {
       const time = b && b.time_us ? msOf(b.time_us) +
         (b.cpu_us != null ? `<br><small>cpu ${msOf(b.cpu_us)}</small>` : "") +
         (b.stopped_cpu_us ? `<br><small class="bad" title="CPU its cgroup used between its last answer and this state, while it should have been stopped: counted against this answer">+ ${msOf(b.stopped_cpu_us)} charged while stopped</small>` : "") +
-        (b.wait_us ? `<br><small>waited ${msOf(b.wait_us)}</small>` : "") : "";
+        (waited(b) ? `<br><small title="runnable but kept from a CPU by the host: a busy host, not a slow bot">waited ${msOf(b.wait_us)}</small>` : "") : "";
       const stderr = b && b.stderr ? `<pre>${escapeHTML(b.stderr)}</pre>` + (b.stderr_dropped ? `<small>(${b.stderr_dropped} bytes dropped)</small>` : "") : "";
       const cmd = b && b.asked ? this.rerunCommand(seat, f.turn) : "";
       const rerun = cmd ? `<br><code class="rerun" title="reproduce this answer: download the replay, then run this">${escapeHTML(cmd)}</code> <small><a href="/download/arena" download="arena" class="get-arena" title="the arena command, a static Linux binary (chmod +x arena)">get arena</a></small>` : "";
@@ -410,4 +484,12 @@ export class Viewer {
     el.innerHTML = `<strong>${winners}</strong> after ${r.turns} turns
       <table><thead><tr><th>Bot</th><th>Status</th><th>Score</th><th>Died</th><th>Answer p50 / max</th><th>CPU</th><th>Memory peak</th></tr></thead><tbody>${rows}</tbody></table>${why ? `<ul class="plain faults">${why}</ul>` : ""}`;
   }
+}
+
+// waited says whether a bot's wait for a CPU is worth showing: a tenth of
+// a millisecond or more, and not the whole answer's time (a bot let run
+// between its answers has its waits there counted to its next answer,
+// which says nothing of this one).
+function waited(b) {
+  return b.wait_us >= 100 && b.wait_us < 0.9 * b.time_us;
 }

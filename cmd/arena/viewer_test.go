@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"arena/internal/dockertest"
+)
+
+// The viewer on a long match (Pac-Man's example bots, most of a thousand
+// turns), in a real browser, as people use it:
+//   - watched live, the charts draw each frame's points once, and again
+//     only when a scale grows: the points drawn stay within a few times
+//     those plotted, however long the match (work that grew with the
+//     square of its length would be hundreds of times);
+//   - a step at the last turn draws no chart point, as at turn 10;
+//   - a click on the slider lands on the turn under the pointer, and so
+//     does a drag;
+//   - #/match/ID?turn=40 opens turn 40, in the page and afresh; Copy link
+//     gives the link to the turn shown.
+func TestTheViewerOnALongMatch(t *testing.T) {
+	cli := dockertest.Client(t)
+	runner, ghosts := dockertest.KitBot(t, cli, "pacman-runner"), dockertest.KitBot(t, cli, "pacman-ghosts")
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--ladder", "off")
+	ctx := newBrowser(t, 1280, 1000)
+	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	num := func(js string) float64 {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[float64](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	turn := func() int { return turnOf(t, eval(`document.querySelector("#turn").textContent`)) }
+
+	must("open the page", chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS(`#bot-fields input[name="bot1"]`)))
+	id := s.post(t, fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts))
+	must("watch it live", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`"`))
+	t.Logf("opened while %s", eval(`document.querySelector("#turn").textContent`))
+	must("watch it to its end", chromedp.Poll[chromedp.Void](`document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent)`, chromedp.WithPollingTimeout(5*time.Minute)))
+	frames := num(`Number(document.querySelector("#charts").dataset.frames)`)
+	drawn := num(`Number(document.querySelector("#charts").dataset.drawn)`)
+	plotted := num(`[...document.querySelectorAll("#charts canvas")].reduce((n, c) => n + Number(c.dataset.points || 0), 0)`)
+	t.Logf("%.0f frames: %.0f chart points plotted, %.0f drawn", frames, plotted, drawn)
+	if frames < 500 {
+		t.Fatalf("the match has %.0f frames: not a long match", frames)
+	}
+	if plotted < frames || drawn > 8*plotted {
+		t.Errorf("%.0f frames: %.0f points drawn for %.0f plotted, want at most 8 times", frames, drawn, plotted)
+	}
+
+	// A step draws the board and moves the charts' line: no point drawn.
+	step := func(key string) float64 {
+		t.Helper()
+		before := num(`Number(document.querySelector("#charts").dataset.drawn)`)
+		must("step", chromedp.KeyEvent(key))
+		return num(`Number(document.querySelector("#charts").dataset.drawn)`) - before
+	}
+	last := turn()
+	if d := step("b"); d != 0 || turn() >= last {
+		t.Errorf("a step back from the last turn %d: turn %d, %.0f chart points drawn, want none", last, turn(), d)
+	}
+
+	// ?turn=40, in the page open on the match, then afresh.
+	must("?turn=40", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`?turn=40"`),
+		chromedp.Poll[chromedp.Void](`/^Turn 40 \//.test(document.querySelector("#turn").textContent)`, chromedp.WithPollingTimeout(10*time.Second)))
+	must("?turn=10 afresh", chromedp.Navigate("about:blank"), chromedp.Navigate(s.url+"/#/match/"+id+"?turn=10"),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`/^Turn 10 \//.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === %.0f`, frames), chromedp.WithPollingTimeout(30*time.Second)))
+	if d := step("n"); d != 0 || turn() <= 10 {
+		t.Errorf("a step at turn 10: turn %d, %.0f chart points drawn, want none", turn(), d)
+	}
+
+	// The slider: a click, then a drag, land on the turn under the pointer.
+	type box struct{ X, Y, W, H, Max float64 }
+	slider, err := chromedp.Run(ctx, chromedp.Evaluate[box](`(() => { const s = document.querySelector("#scrubber"); s.scrollIntoView({block: "center"}); const r = s.getBoundingClientRect(); return {X: r.left, Y: r.top, W: r.width, H: r.height, Max: Number(s.max)}; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(f float64) float64 { return slider.X + f*slider.W }
+	y := slider.Y + slider.H/2
+	near := func(what string, f float64) {
+		t.Helper()
+		got := num(`Number(document.querySelector("#scrubber").value)`)
+		if want := f * slider.Max; math.Abs(got-want) > 0.03*slider.Max {
+			t.Errorf("%s at %.0f%% of the slider: frame %.0f, want about %.0f (of %.0f)", what, 100*f, got, want, slider.Max)
+		}
+		if !strings.HasPrefix(eval(`document.querySelector("#turn").textContent`), fmt.Sprintf("Turn %d /", turn())) {
+			t.Errorf("%s: the turn shown is not the slider's", what)
+		}
+	}
+	must("click the slider", chromedp.MouseClickXY(at(0.25), y))
+	near("a click", 0.25)
+	held := func(p *input.DispatchMouseEventParams) { p.Buttons = 1 } // the left button, down
+	must("drag the slider",
+		chromedp.MouseEvent(chromedp.MousePressed, at(0.3), y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(chromedp.MouseMoved, at(0.45), y, chromedp.ButtonLeft, held),
+		chromedp.MouseEvent(chromedp.MouseMoved, at(0.6), y, chromedp.ButtonLeft, held),
+		chromedp.MouseEvent(chromedp.MouseMoved, at(0.7), y, chromedp.ButtonLeft, held),
+		chromedp.MouseEvent(chromedp.MouseReleased, at(0.7), y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	near("a drag", 0.7)
+
+	// Copy link: the link to the turn shown.
+	shown := turn()
+	must("copy the link", chromedp.Click(chromedp.CSS("#copy-link")),
+		chromedp.Poll[chromedp.Void](`!document.querySelector("#link-note").hidden`, chromedp.WithPollingTimeout(5*time.Second)))
+	if got, want := eval(`document.querySelector("#link-note").textContent`), fmt.Sprintf("%s/#/match/%s?turn=%d", s.url, id, shown); !strings.HasSuffix(got, want) {
+		t.Errorf("Copy link says %q, want the link %s", got, want)
+	}
+	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+		saveArtefact(t, "viewer-long-match.png", shot)
+	}
+}
