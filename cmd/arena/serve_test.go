@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/docker/docker/client"
 
@@ -502,10 +503,33 @@ func TestSecondServerOnTheSameDataFolder(t *testing.T) {
 	}
 }
 
+// boardTextProbe records each text written on the board's canvas: its
+// size in the canvas' pixels and its left and right ends.
+const boardTextProbe = `window.boardTexts = [];
+(() => {
+	const fill = CanvasRenderingContext2D.prototype.fillText;
+	CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+		if (this.canvas.id === "board") {
+			const s = String(text), w = Math.min(this.measureText(s).width, rest.length ? rest[0] : Infinity);
+			const px = Number((/([\d.]+)px/.exec(this.font) || [0, 0])[1]);
+			const left = this.textAlign === "center" ? x - w / 2 : this.textAlign === "right" || this.textAlign === "end" ? x - w : x;
+			boardTexts.push({ text: s, px, left, right: left + w });
+		}
+		return fill.call(this, text, x, y, ...rest);
+	};
+})();`
+
+// boardTexts is what boardTextProbe found wrong on a board.
+type boardTexts struct {
+	Count int      `json:"count"`
+	Small []string `json:"small"`
+	Out   []string `json:"out"`
+}
+
 // newBrowser starts Debian's chromium, headless, with a window of the size
 // given, cut off from the network it cannot reach here; it ends with the
 // test.
-func newBrowser(t *testing.T, width, height int) context.Context {
+func newBrowser(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
@@ -577,6 +601,10 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 		})); err != nil {
 			t.Fatal(err)
 		}
+		// Every text written on the board, with its size and its ends.
+		if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: boardTextProbe}); err != nil {
+			t.Fatal(err)
+		}
 		// open shows a match at an early turn (Pac-Man's first level: the
 		// 41×41 board), stepping back ten turns at a time (Shift+b) once
 		// every frame is loaded.
@@ -603,6 +631,25 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 				saveArtefact(t, fmt.Sprintf("boards-%s-%s.png", game, size.name), png)
 			}
+			// Its text as the reader sees it: at least 11 px, within the
+			// board (glyphs of one or two characters aside).
+			texts, err := chromedp.Run(ctx, chromedp.Evaluate[boardTexts](`(() => {
+				boardTexts.length = 0;
+				window.dispatchEvent(new Event("resize"));
+				const c = document.querySelector("#board"), scale = c.getBoundingClientRect().width / c.width;
+				const read = boardTexts.filter((x) => x.text.length > 2);
+				return {
+					count: read.length,
+					small: read.filter((x) => x.px * scale < 11).map((x) => x.text + " @" + (x.px * scale).toFixed(1) + "px"),
+					out: read.filter((x) => x.left < -1 || x.right > c.width + 1).map((x) => x.text),
+				};
+			})()`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if texts.Count == 0 || len(texts.Small) > 0 || len(texts.Out) > 0 {
+				t.Errorf("%s at %d px: %d texts on the board; under 11 px: %q; cut off: %q", game, size.width, texts.Count, texts.Small, texts.Out)
+			}
 			return look(ctx)
 		}
 		tb := open(tanksMatch, "tanks")
@@ -620,6 +667,15 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 		}
 		if m := regexp.MustCompile(`^pacman: turn (\d+) `).FindStringSubmatch(pb.Label); m == nil || len(m[1]) > 2 {
 			t.Errorf("%s: the Pac-Man board shows %q, want an early turn (the first level)", size.name, pb.Label)
+		}
+		// No page scrolls sideways.
+		for _, hash := range []string{"#/", "#/ladder/tanks", "#/contests", "#/admin", "#/match/" + tanksMatch} {
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "`+hash+`"`), chromedp.Sleep(300*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if w, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.documentElement.scrollWidth - window.innerWidth`)); err != nil || w > 0 {
+				t.Errorf("%s: %s scrolls %.0f px sideways (%v)", size.name, hash, w, err)
+			}
 		}
 		if size.name == "desktop" {
 			// 41 cells of at least 14 px, and the margins.
@@ -692,6 +748,15 @@ func TestHistoryInTheBrowser(t *testing.T) {
 	draws, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#history tbody tr")].filter(tr => tr.children[3].textContent === "draw").length`))
 	if err != nil || draws < 23 {
 		t.Errorf("%d matches say draw, want at least the 23 between idle bots (%v)", draws, err)
+	}
+	// The crash is marked in its row, and the row links to the match.
+	type row struct {
+		Fault string `json:"fault"`
+		Link  string `json:"link"`
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[row](fmt.Sprintf(`(() => { const tr = document.querySelector('#history tr[data-id=%q]'), f = tr.querySelector(".fault"), a = tr.querySelector("a.match"); return { fault: f ? f.textContent : "", link: a ? a.getAttribute("href") : "" }; })()`, crashed)))
+	if err != nil || !strings.Contains(got.Fault, crash+" crashed at 1") || got.Link != "#/match/"+crashed {
+		t.Errorf("the crashed match's row: %+v (%v), want its fault and a link to it", got, err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#history-game"); s.value = "snake"; s.dispatchEvent(new Event("change")); })()`)); err != nil {
 		t.Fatal(err)

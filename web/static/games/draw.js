@@ -31,12 +31,14 @@ export function room(canvas) {
 // layout sizes the canvas for a board of rows × cols square cells, as
 // large as the room it has (see room; cells of 5 to 48 pixels), with a
 // header strip above it and room around it: left, right, top and bottom
-// of the board, the canvas at least minWidth wide with the board
-// centred. It paints the canvas with background and returns the 2D
+// of the board, the canvas at least minWidth wide (or the room's width,
+// if less) with the board centred. It paints the canvas with background and returns the 2D
 // context, the cell size, the board's size in pixels and its top-left
 // corner (ox, oy).
 export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, top = 0, bottom = 0, minWidth = 0, background = "#fbfbf8" } = {}) {
   const r = room(canvas);
+  // Never wider than the room: a canvas scaled down shrinks its text.
+  minWidth = Math.min(minWidth, r.w);
   const fit = Math.floor(Math.min((r.w - left - right) / cols, (r.h - header - top - bottom) / rows));
   const cell = Math.max(5, Math.min(48, fit));
   const bw = cols * cell;
@@ -56,7 +58,7 @@ export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, to
 // top with below set): every `every` rows and columns.
 export function ticks(g, { rows, cols, cell, every, x, rowAt, y, colAt, below = false }) {
   g.fillStyle = "#6b7280";
-  g.font = `${Math.min(10, Math.max(8, Math.floor(cell * 0.6)))}px sans-serif`;
+  g.font = "11px sans-serif";
   g.textAlign = "right";
   g.textBaseline = "middle";
   for (let r = 0; r < rows; r += every) g.fillText(String(r), x, rowAt(r));
@@ -89,6 +91,51 @@ export function pill(g, text, cx, cy, { size, bg, fg = "#fff", pad = [10, 6], al
   g.textAlign = "center";
   g.textBaseline = "middle";
   g.fillText(text, x + w / 2, cy + 0.5);
+}
+
+// hudWidth is the width a board's header may take: the room's, up to
+// minWidth (layout makes the canvas at least that wide).
+export const hudWidth = (canvas, minWidth) => Math.min(minWidth, room(canvas).w);
+
+// flow lays out a header's items in lines at most width wide: an item
+// that does not fit on its line, or that says br, starts the next one.
+// An item is {text, font, colour, glyph, gap, br}: glyph, when set, is
+// {width, draw(g, x, y)}, drawn before the text at the line's middle y;
+// gap is the room after it (10). It returns the header's height (lines
+// of lineHeight, pad above and below) and draw(g), which writes them.
+export function flow(g, items, width, { lineHeight = 20, pad = 3, left = 8 } = {}) {
+  const placed = [];
+  let x = left;
+  let line = 0;
+  for (const it of items) {
+    g.font = it.font;
+    const w = (it.glyph ? it.glyph.width : 0) + (it.text ? g.measureText(it.text).width : 0);
+    if (x > left && (it.br || x + w > width - left)) {
+      line++;
+      x = left;
+    }
+    placed.push({ it, x, line });
+    x += w + (it.gap ?? 10);
+  }
+  return {
+    height: (line + 1) * lineHeight + 2 * pad,
+    draw(g) {
+      for (const { it, x, line } of placed) {
+        const y = pad + line * lineHeight + lineHeight / 2;
+        let tx = x;
+        if (it.glyph) {
+          it.glyph.draw(g, x, y);
+          tx += it.glyph.width;
+        }
+        if (!it.text) continue;
+        g.font = it.font;
+        g.fillStyle = it.colour || "#111";
+        g.textAlign = "left";
+        g.textBaseline = "middle";
+        g.fillText(it.text, tx, y);
+      }
+    },
+  };
 }
 
 // headerStrip paints the strip of text above a board, height pixels high,

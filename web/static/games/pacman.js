@@ -9,9 +9,8 @@
 // Other frames, when at hand, only tell which way the Pac-Man faces when
 // it did not move, and the seats' colours before the roles are claimed.
 // Rows (x) grow upward, as the game's "up" is x+1.
-import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross } from "./draw.js";
+import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross, flow, hudWidth } from "./draw.js";
 
-const HEADER = 64;
 const MARGIN = 18; // coordinate ticks: rows on the left, columns below
 const MIN_WIDTH = 540;
 
@@ -189,6 +188,58 @@ function drawGhost(g, cx, cy, r, dir, colour, label) {
   }
 }
 
+// overText says how the match ended: who won, on the scores, when it
+// ended with its last level (the original's reasons, "Pacman ate all the
+// beans!!!" or "time is up", say nothing of who won); else the reason (a
+// bot's illegal action).
+function overText(reason, score) {
+  const how = { "Pacman ate all the beans!!!": "the last level's beans all eaten", "time is up": "the last level timed out" }[reason];
+  if (!how) return reason;
+  const [pac, ghosts] = [num(score[0]), num(score[1])];
+  const who = pac > ghosts ? "Pac-Man wins" : ghosts > pac ? "the ghosts win" : "a draw";
+  return `${who}, ${pac} to ${ghosts} (${how})`;
+}
+
+// headerItems are the header's items (see flow): the level and round,
+// the beans left and the portal; the two sides and their scores; the
+// skills at the start of the round, the invulnerability and the events.
+function headerItems(st, ids, level, seats, hasPortal) {
+  const rounds = num(st.max_rounds) > 0 ? st.max_rounds : null;
+  const portalRound = num(st.portal_round);
+  const portalOpen = st.portal_available === true;
+  let portalText = "no portal";
+  if (hasPortal || portalRound > 0) portalText = portalOpen ? "portal open" : `portal closed${portalRound > 0 ? ` (opens after round ${portalRound})` : ""}`;
+  const items = [
+    { text: `Level ${level != null ? level : "?"} · round ${num(st.round)}${rounds ? "/" + rounds : ""}`, font: "bold 13px sans-serif", colour: "#111", gap: 16 },
+    { text: `beans left ${num(st.beans_left)}`, font: "12px sans-serif", colour: "#374151", gap: 16 },
+    { text: portalText, font: portalOpen ? "bold 12px sans-serif" : "12px sans-serif", colour: portalOpen ? PORTAL : "#374151" },
+  ];
+  const score = arr(st.score);
+  const pacColour = seats.pac >= 0 ? seatColour(seats.pac) : NEUTRAL_PAC;
+  const ghostColour = seats.ghosts >= 0 ? seatColour(seats.ghosts) : NEUTRAL_GHOST;
+  const side = (seat, name, colour, points, glyph, br) => {
+    const id = seat >= 0 && ids[seat] !== undefined ? shortId(ids[seat]) : seat >= 0 ? `seat ${seat}` : "";
+    items.push({ glyph: { width: 18, draw: (g, x, y) => glyph(g, x + 7, y, colour) }, text: name, font: "12px sans-serif", colour: "#374151", gap: 4, br });
+    if (id) items.push({ text: id, font: "bold 12px sans-serif", colour: "#111", gap: 6 });
+    items.push({ text: String(num(points)), font: "bold 14px sans-serif", colour, gap: 22 });
+  };
+  side(seats.pac, "Pac-Man", pacColour, score[0], (g, x, y, c) => drawPacman(g, x, y, 7, [1, 0], c), true);
+  side(seats.ghosts, "Ghosts", ghostColour, score[1], (g, x, y, c) => drawGhost(g, x, y, 7, [0, 0], c, null), false);
+  if (seats.same != null) items.push({ text: `both seats claimed the ${seats.same === 0 ? "Pac-Man" : "ghosts"}`, font: "bold 12px sans-serif", colour: "#b91c1c" });
+  const skills = arr(st.pacman_skills);
+  items.push({ text: "skills", font: "11px sans-serif", colour: "#6b7280", gap: 6, br: true });
+  SKILLS.forEach((sk, k) => {
+    const v = num(skills[k]);
+    items.push({ glyph: { width: 16, draw: (g, x, y) => skillBadge(g, k, x + 7, y, 14, v <= 0) }, text: String(v), font: v > 0 ? "bold 12px sans-serif" : "12px sans-serif", colour: v > 0 ? "#111" : "#9ca3af", gap: 8 });
+  });
+  const invul = num(st.invulnerable);
+  if (invul > 0) items.push({ text: `invulnerable ${invul} more round${invul === 1 ? "" : "s"}`, font: "bold 12px sans-serif", colour: "#a16207" });
+  const events = arr(st.events);
+  const evText = events.map((e) => EVENTS[e] || `event ${e}`).join(", ");
+  if (evText) items.push({ text: evText, font: "bold 12px sans-serif", colour: events.includes(0) ? "#b91c1c" : "#111" });
+  return items;
+}
+
 export const pacman = {
   draw(canvas, frame, { ids = [], frames = [], index = 0 } = {}) {
     const st = (frame && frame.state) || {};
@@ -198,7 +249,9 @@ export const pacman = {
     const rows = board.length || 22;
     const cols = board.length ? Math.max(1, ...board.map((r) => r.length)) : rows;
 
-    const { g, cell, bw, bh, ox, oy } = layout(canvas, rows, cols, { header: HEADER, left: MARGIN, right: 8, top: 2, bottom: MARGIN + 2, minWidth: MIN_WIDTH });
+    const seats = seatsOf(st, all);
+    const head = flow(canvas.getContext("2d"), headerItems(st, ids, level, seats, board.some((r) => r.includes(CELL.portal))), hudWidth(canvas, MIN_WIDTH), { lineHeight: 19 });
+    const { g, cell, bw, bh, ox, oy } = layout(canvas, rows, cols, { header: head.height, left: MARGIN, right: 8, top: 2, bottom: MARGIN + 2, minWidth: MIN_WIDTH });
     const px = (y) => ox + y * cell; // columns left to right
     const py = (x) => oy + (rows - 1 - x) * cell; // rows bottom to top
     const cx = (x, y) => px(y) + cell / 2;
@@ -296,7 +349,6 @@ export const pacman = {
       g.arc(cx(portal[0], portal[1]), cy(portal[0]), cell * 1.3, 0, 2 * Math.PI);
       g.stroke();
     }
-    const seats = seatsOf(st, all);
     const pacColour = seats.pac >= 0 ? seatColour(seats.pac) : NEUTRAL_PAC;
     const ghostColour = seats.ghosts >= 0 ? seatColour(seats.ghosts) : NEUTRAL_GHOST;
     const events = arr(st.events);
@@ -466,7 +518,7 @@ export const pacman = {
     }
 
     // This round's catches at their cells.
-    const label = Math.max(10, Math.min(13, Math.floor(cell * 0.8)));
+    const label = Math.max(11, Math.min(13, Math.floor(cell * 0.8)));
     const by = num(st.caught_by, -1);
     // Above the cell, or below it near the top edge.
     const labelY = (x) => (py(x) - cell * 0.9 - label / 2 - 5 < oy ? py(x) + cell * 1.7 + label / 2 : py(x) - cell * 0.7 - label / 2);
@@ -480,7 +532,7 @@ export const pacman = {
     const banners = [];
     if (events.includes(2)) banners.push(`Level ${level != null ? level : ""} finished` + (st.init && st.init.level ? ` · next: level ${st.init.level}` : ""));
     if (events.includes(3)) banners.push(`Level ${level != null ? level : ""} timed out · ghosts +75` + (st.init && st.init.level ? ` · next: level ${st.init.level}` : ""));
-    if (typeof st.StopReason === "string" && st.StopReason) banners.push(`Match over: ${st.StopReason}`);
+    if (typeof st.StopReason === "string" && st.StopReason) banners.push(`Match over: ${overText(st.StopReason, arr(st.score))}`);
     if (banners.length) {
       g.font = "bold 16px sans-serif";
       const maxW = Math.min(bw - 10, 520);
@@ -513,54 +565,7 @@ export const pacman = {
     }
 
     // ---- The header: level and round, the two sides, skills and events.
-    headerStrip(g, canvas.width, HEADER);
-    let x = 8;
-    const text = (s, font, colour, y) => {
-      g.textAlign = "left";
-      g.textBaseline = "middle";
-      g.font = font;
-      g.fillStyle = colour;
-      g.fillText(s, x, y);
-      x += g.measureText(s).width;
-    };
-    const rounds = num(st.max_rounds) > 0 ? st.max_rounds : null;
-    const portalRound = num(st.portal_round);
-    text(`Level ${level != null ? level : "?"} · round ${num(st.round)}${rounds ? "/" + rounds : ""}`, "bold 13px sans-serif", "#111", 12);
-    text(`   beans left ${num(st.beans_left)}`, "12px sans-serif", "#374151", 12);
-    let portalText = "   no portal";
-    if (portal || portalRound > 0) {
-      portalText = portalOpen ? "   portal open" : `   portal closed${portalRound > 0 ? ` (opens after round ${portalRound})` : ""}`;
-    }
-    text(portalText, portalOpen ? "bold 12px sans-serif" : "12px sans-serif", portalOpen ? PORTAL : "#374151", 12);
-
-    const score = arr(st.score);
-    const side = (seat, name, colour, points, glyph) => {
-      glyph(x + 7, 32, colour);
-      x += 18;
-      text(name, "12px sans-serif", "#374151", 32);
-      const id = seat >= 0 && ids[seat] !== undefined ? " " + shortId(ids[seat]) : seat >= 0 ? ` seat ${seat}` : "";
-      text(id, "bold 12px sans-serif", "#111", 32);
-      text(`  ${num(points)}`, "bold 14px sans-serif", colour, 32);
-      x += 22;
-    };
-    x = 8;
-    side(seats.pac, "Pac-Man", pacColour, score[0], (gx, gy, c) => drawPacman(g, gx, gy, 7, [1, 0], c));
-    side(seats.ghosts, "Ghosts", ghostColour, score[1], (gx, gy, c) => drawGhost(g, gx, gy, 7, [0, 0], c, null));
-    if (seats.same != null) text(`both seats claimed the ${seats.same === 0 ? "Pac-Man" : "ghosts"}`, "bold 12px sans-serif", "#b91c1c", 32);
-
-    // Skills at the start of the round, shield count, invulnerability, events.
-    x = 8;
-    text("skills", "11px sans-serif", "#6b7280", 52);
-    x += 6;
-    SKILLS.forEach((sk, k) => {
-      const v = num(skills[k]);
-      skillBadge(g, k, x + 7, 52, 14, v <= 0);
-      x += 16;
-      text(String(v), v > 0 ? "bold 12px sans-serif" : "12px sans-serif", v > 0 ? "#111" : "#9ca3af", 52);
-      x += 8;
-    });
-    if (invul > 0) text(` invulnerable ${invul} more round${invul === 1 ? "" : "s"}`, "bold 12px sans-serif", "#a16207", 52);
-    const evText = events.map((e) => EVENTS[e] || `event ${e}`).join(", ");
-    if (evText) text(`  ${evText}`, "bold 12px sans-serif", eaten ? "#b91c1c" : "#111", 52);
+    headerStrip(g, canvas.width, head.height);
+    head.draw(g);
   },
 };

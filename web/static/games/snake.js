@@ -4,9 +4,8 @@
 // this round's events: deaths with their reason, what was eaten, what
 // reappeared, the ring that closed. A header strip gives the round, the
 // shrink countdown and each snake's score and status.
-import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross, burst } from "./draw.js";
+import { seatColour, num, shortId, layout, ticks, pill, headerStrip, shieldPath, cross, burst, flow, hudWidth } from "./draw.js";
 
-const HEADER = 62; // the header strip, in pixels
 const MARGIN = 16; // room for the coordinate ticks, left and top
 const MIN_WIDTH = 540;
 
@@ -32,6 +31,55 @@ function shade(hex, f) {
   return `rgb(${r},${g},${b})`;
 }
 
+// headerItems are the header's items (see flow): the round and the
+// shrink countdown, then each snake's score and status.
+function headerItems(st, snakes, events, ids, match, { round, closed, rings }) {
+  const rts = num(st.round_to_shrink, -1);
+  let line1 = `Round ${round}`;
+  if (st.over) {
+    const res = match && match.result;
+    const winners = res && Array.isArray(res.winners) ? res.winners : null;
+    line1 += " · game over";
+    if (winners) line1 += winners.length ? ` · winner ${winners.map((w) => shortId(w)).join(", ")}` : " · draw";
+  }
+  let shrinkText = `rings closed ${closed}/${rings}`;
+  if (closed < rings && rts >= 0 && !st.over) shrinkText += ` · ring ${closed} closes in ${rts} round${rts === 1 ? "" : "s"}`;
+  const shrinkEv = events.find((e) => e && e.type === "shrink");
+  if (shrinkEv) shrinkText += ` · ring ${num(shrinkEv.ring, closed - 1)} just closed`;
+  const items = [
+    { text: line1, font: "bold 13px sans-serif", colour: "#111" },
+    { text: shrinkText, font: "12px sans-serif", colour: shrinkEv || (rts >= 0 && rts <= 5) ? "#b91c1c" : "#374151" },
+  ];
+  snakes.forEach((s, i) => {
+    if (!s) return;
+    const seat = Number.isInteger(s.seat) ? s.seat : i;
+    const colour = seatColour(seat);
+    const badge = {
+      width: 16,
+      draw(g, x, y) {
+        g.fillStyle = s.alive === false ? DEAD : colour;
+        g.beginPath();
+        g.arc(x + 6, y, 6, 0, 2 * Math.PI);
+        g.fill();
+        g.fillStyle = "#fff";
+        g.font = "bold 9px sans-serif";
+        g.textAlign = "center";
+        g.textBaseline = "middle";
+        g.fillText(String(seat + 1), x + 6, y + 0.5);
+      },
+    };
+    const name = shortId(ids[seat] !== undefined ? ids[seat] : `snake ${seat + 1}`);
+    const len = Array.isArray(s.body) ? s.body.length : 0;
+    let status = `score ${num(s.score)}`;
+    if (s.alive !== false && len < num(s.score)) status += ` (len ${len})`;
+    if (s.alive === false) status += ` · ✝ ${s.death_reason || "dead"}${s.death_round ? " @" + s.death_round : ""}`;
+    else if (num(s.shield) > 0) status += ` · shield ${num(s.shield)}`;
+    items.push({ glyph: badge, text: name, font: "bold 12px sans-serif", colour: "#111", gap: 6, br: true });
+    items.push({ text: status, font: "12px sans-serif", colour: s.alive === false ? "#b91c1c" : "#374151" });
+  });
+  return items;
+}
+
 export const snake = {
   draw(canvas, frame, { ids = [], frames = [], index = 0, match = null } = {}) {
     const st = (frame && frame.state) || {};
@@ -46,7 +94,8 @@ export const snake = {
     const closed = num(st.rings_closed);
     const rings = num(st.rings, Math.ceil(Math.min(rows, cols) / 2));
 
-    const { g, cell, ox, oy } = layout(canvas, rows, cols, { header: HEADER, left: MARGIN, right: 8, top: MARGIN, bottom: 6, minWidth: MIN_WIDTH });
+    const head = flow(canvas.getContext("2d"), headerItems(st, snakes, events, ids, match, { round, closed, rings }), hudWidth(canvas, MIN_WIDTH), { lineHeight: 18 });
+    const { g, cell, ox, oy } = layout(canvas, rows, cols, { header: head.height, left: MARGIN, right: 8, top: MARGIN, bottom: 6, minWidth: MIN_WIDTH });
     const px = (y) => ox + y * cell; // y is the column
     const py = (x) => oy + x * cell; // x is the row, 0 at the top
     const cx = (c) => px(c[1]) + cell / 2;
@@ -264,7 +313,7 @@ export const snake = {
     });
 
     // This round's events at their cells.
-    const small = Math.max(10, Math.min(13, Math.floor(cell * 0.45)));
+    const small = Math.max(11, Math.min(13, Math.floor(cell * 0.45)));
     for (const e of events) {
       if (!e) continue;
       const at = cellOf(e.at);
@@ -320,56 +369,7 @@ export const snake = {
     }
 
     // The header: round and shrink countdown, then each snake.
-    headerStrip(g, canvas.width, HEADER);
-    g.font = "bold 13px sans-serif";
-    g.fillStyle = "#111";
-    let line1 = `Round ${round}`;
-    if (st.over) {
-      const res = match && match.result;
-      const winners = res && Array.isArray(res.winners) ? res.winners : null;
-      line1 += " · game over";
-      if (winners) line1 += winners.length ? ` · winner ${winners.map(shortId).join(", ")}` : " · draw";
-    }
-    g.fillText(line1, 8, 13);
-    let x = 8 + g.measureText(line1).width + 10;
-    g.font = "12px sans-serif";
-    g.fillStyle = "#374151";
-    let shrinkText = `rings closed ${closed}/${rings}`;
-    if (closed < rings && rts >= 0 && !st.over) shrinkText += ` · ring ${closed} closes in ${rts} round${rts === 1 ? "" : "s"}`;
-    const shrinkEv = events.find((e) => e && e.type === "shrink");
-    if (shrinkEv) shrinkText += ` · ring ${num(shrinkEv.ring, closed - 1)} just closed`;
-    g.fillStyle = shrinkEv || (rts >= 0 && rts <= 5) ? "#b91c1c" : "#374151";
-    g.fillText(shrinkText, x, 13);
-
-    snakes.forEach((s, i) => {
-      if (!s || i > 1) return;
-      const ly = 33 + i * 18;
-      x = 8;
-      const seat = Number.isInteger(s.seat) ? s.seat : i;
-      const colour = seatColour(seat);
-      g.fillStyle = s.alive === false ? DEAD : colour;
-      g.beginPath();
-      g.arc(x + 6, ly, 6, 0, 2 * Math.PI);
-      g.fill();
-      g.fillStyle = "#fff";
-      g.font = "bold 9px sans-serif";
-      g.textAlign = "center";
-      g.fillText(String(seat + 1), x + 6, ly + 0.5);
-      g.textAlign = "left";
-      x += 16;
-      g.font = "bold 12px sans-serif";
-      g.fillStyle = "#111";
-      const name = shortId(ids[seat] !== undefined ? ids[seat] : `snake ${seat + 1}`);
-      g.fillText(name, x, ly);
-      x += g.measureText(name).width + 6;
-      g.font = "12px sans-serif";
-      const len = Array.isArray(s.body) ? s.body.length : 0;
-      let status = `score ${num(s.score)}`;
-      if (s.alive !== false && len < num(s.score)) status += ` (len ${len})`;
-      if (s.alive === false) status += ` · ✝ ${s.death_reason || "dead"}${s.death_round ? " @" + s.death_round : ""}`;
-      else if (num(s.shield) > 0) status += ` · shield ${num(s.shield)}`;
-      g.fillStyle = s.alive === false ? "#b91c1c" : "#374151";
-      g.fillText(status, x, ly);
-    });
+    headerStrip(g, canvas.width, head.height);
+    head.draw(g);
   },
 };

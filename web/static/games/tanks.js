@@ -2,7 +2,7 @@
 // id, bullets with their direction, the closing zone, and what was
 // destroyed this turn; above the board a HUD (the turn, the zone's
 // radius, each tank's health), below it a key to what is drawn.
-import { seatColour, shortId, layout, room, burst, headerStrip } from "./draw.js";
+import { seatColour, shortId, layout, room, burst, headerStrip, flow, hudWidth } from "./draw.js";
 
 const HUD = 26;
 const KEY = 26;
@@ -25,34 +25,27 @@ export const tanks = {
       w = Math.max(w, c.Coordinates.X + 1);
       h = Math.max(h, c.Coordinates.Y + 1);
     }
-    // On a narrow screen (a phone) the key takes two lines and the board
-    // no more than the screen's width.
+    // The HUD: the turn, the zone's radius, each tank's health, on as
+    // many lines as the width needs. On a narrow screen (a phone) the key
+    // takes two lines and the board no more than the screen's width.
     const narrow = room(canvas).w < 640;
-    const { g, cell, bw, bh, ox, oy } = layout(canvas, h, w, { header: HUD, top: 4, bottom: (narrow ? 2 : 1) * KEY + 4, minWidth: narrow ? 0 : 640, background: "#f4f1e8" });
-    // Y grows upward in the game, downward on the canvas.
-    const px = (x) => ox + x * cell;
-    const py = (y) => oy + (h - 1 - y) * cell;
-    const tanksNow = st.ContentsInfo.filter((c) => c.Type === TYPE.tank);
-
-    // The HUD: the turn, the zone's radius, each tank's health.
-    headerStrip(g, canvas.width, HUD);
-    let hx = 8;
-    const say = (text, colour = "#1d2330", bold = true) => {
-      g.font = `${bold ? "bold " : ""}13px sans-serif`;
-      g.fillStyle = colour;
-      g.fillText(text, hx, HUD / 2);
-      hx += g.measureText(text).width + 12;
-    };
     const turn = frame.turn == null ? 0 : frame.turn;
-    say(`Turn ${turn}`);
-    say(`zone radius ${st.ZoneRadius}`, "#b91c1c");
+    const tanksNow = st.ContentsInfo.filter((c) => c.Type === TYPE.tank);
+    const say = (text, colour = "#1d2330") => ({ text, font: "bold 13px sans-serif", colour, gap: 12 });
+    const items = [say(`Turn ${turn}`), say(`zone radius ${st.ZoneRadius}`, "#b91c1c")];
     const hud = [`Turn ${turn}`, `zone radius ${st.ZoneRadius}`];
     for (const id of ids) {
       const t = tanksNow.find((c) => c.UserId === id);
-      const text = `${shortId(id, 16)} ${t ? "♥" + t.HealthCount : "out"}`;
-      say(text, seatColour(ids.indexOf(id)));
+      items.push(say(`${shortId(id, 16)} ${t ? "♥" + t.HealthCount : "out"}`, seatColour(ids.indexOf(id))));
       hud.push(`${id}: ${t ? "health " + t.HealthCount : "out"}`);
     }
+    const head = flow(canvas.getContext("2d"), items, hudWidth(canvas, 640), { lineHeight: HUD - 6 });
+    const { g, cell, bw, bh, ox, oy } = layout(canvas, h, w, { header: head.height, top: 4, bottom: (narrow ? 2 : 1) * KEY + 4, minWidth: 640, background: "#f4f1e8" });
+    // Y grows upward in the game, downward on the canvas.
+    const px = (x) => ox + x * cell;
+    const py = (y) => oy + (h - 1 - y) * cell;
+    headerStrip(g, canvas.width, head.height);
+    head.draw(g);
     canvas.setAttribute("aria-label", "Tanks: " + hud.join(", "));
     g.fillStyle = "#f4f1e8";
     g.fillRect(ox, oy, bw, bh);
@@ -137,12 +130,12 @@ export const tanks = {
     }
     // Each tank's name above it (below it on the top row), on a light
     // box, kept on the board.
-    g.font = `${Math.max(9, Math.floor(cell * 0.32))}px sans-serif`;
+    g.font = `${Math.max(11, Math.floor(cell * 0.32))}px sans-serif`;
     g.textAlign = "center";
     g.textBaseline = "middle";
     for (const [label, x, y] of labels) {
       const half = g.measureText(label).width / 2 + 3;
-      const size = Math.max(9, Math.floor(cell * 0.32));
+      const size = Math.max(11, Math.floor(cell * 0.32));
       const lx = Math.max(ox + half, Math.min(ox + bw - half, x + cell / 2));
       const ly = Math.max(oy + size, Math.min(oy + bh - size, y - cell * 0.22 < oy + size ? y + cell * 1.2 : y - cell * 0.22));
       g.fillStyle = "rgba(255, 255, 255, 0.8)";
