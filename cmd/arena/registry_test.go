@@ -673,6 +673,12 @@ func TestUploadInTheBrowser(t *testing.T) {
 		if log := eval(`document.querySelector("#upload-log").textContent`); eval(`document.querySelector("#upload-log").dataset.state`) != "pushed" || !strings.Contains(log, "kit python") {
 			t.Errorf("%s: the build's log:\n%s", what, log)
 		}
+		// The log goes on with the version's check, to its end.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelector("#upload-log").dataset.check === "ready"`, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+			t.Errorf("%s: the check in the log: %v\n%s", what, err, eval(`document.querySelector("#upload-log").textContent`))
+		} else if log := eval(`document.querySelector("#upload-log").textContent`); !strings.Contains(log, "check: ready") {
+			t.Errorf("%s: the log ends:\n%s", what, log)
+		}
 	}
 	run("sign in",
 		chromedp.Navigate(s.url+"/#/signin"),
@@ -684,6 +690,10 @@ func TestUploadInTheBrowser(t *testing.T) {
 	run("upload an archive",
 		chromedp.Evaluate[chromedp.Void](`location.hash = "#/mybots"`),
 		chromedp.WaitVisible(chromedp.CSS("#upload-form")),
+		// Every state My bots' table shows, as it changes.
+		chromedp.Evaluate[chromedp.Void](`window.statesSeen = new Set();
+			new MutationObserver(() => document.querySelectorAll("#registry-images .state").forEach(e => statesSeen.add(e.textContent)))
+				.observe(document.querySelector("#registry-images"), { childList: true, subtree: true })`),
 		chromedp.SetValue(chromedp.CSS("#upload-repo"), "alice/from-archive"),
 		chromedp.SetUploadFiles(chromedp.CSS("#upload-archive"), []string{archivePath}),
 		chromedp.Click(chromedp.CSS("#upload-start")))
@@ -701,6 +711,13 @@ func TestUploadInTheBrowser(t *testing.T) {
 		document.querySelector("#upload-drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true })); })()`)
 	run("drop a folder's files", chromedp.Evaluate[chromedp.Void](js.String()))
 	built("dropped files")
+	// My bots shows both ready, the page not reloaded.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`(() => { const s = [...document.querySelectorAll("#registry-images .state")].map(e => e.textContent); return s.length === 2 && s.every(x => x === "ready"); })()`, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Errorf("My bots' versions: %v: %s", err, eval(`document.querySelector("#registry-images").textContent`))
+	}
+	if seen := eval(`[...statesSeen].sort().join(" ")`); seen != "pending ready" {
+		t.Errorf("My bots showed the states %q, want pending then ready", seen)
+	}
 	// Both are alice's, and checked ready.
 	alice := signedIn(t, s.url, "alice", "alice-password")
 	poll.Until(t, 2*time.Minute, func() error {

@@ -7,7 +7,7 @@
 // logic games registered; in local mode the games alone); and the
 // header's account menu.
 import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
-import { escapeHTML, bytes } from "./util.js";
+import { escapeHTML, bytes, busy } from "./util.js";
 import { Uploader } from "./upload.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -316,8 +316,9 @@ export class AccountView {
       $("#mybots-entries tbody").replaceChildren(...rows);
       await this.loadRegistry();
       const lists = await Promise.all(this.games.map((g) => api(`/api/images?game=${encodeURIComponent(g.name)}`)));
+      // The versions pushed here are in the table above, with their checks.
       const seen = new Map();
-      lists.forEach((l) => l.images.forEach((img) => seen.set(img.image, img)));
+      lists.forEach((l) => l.images.forEach((img) => !(this.pushed && this.pushed.has(img.image)) && seen.set(img.image, img)));
       $("#mybots-images").replaceChildren(
         ...[...seen.values()].map((img) => {
           const li = document.createElement("li");
@@ -341,6 +342,11 @@ export class AccountView {
       return;
     }
     $("#mybots-registry").hidden = false;
+    // While a version's check is pending, the table is read again.
+    clearTimeout(this.registryTimer);
+    if (reg.images.some((img) => !["ready", "rejected"].includes(img.state)))
+      this.registryTimer = setTimeout(() => !$("#mybots").hidden && this.loadRegistry(), 2000);
+    this.pushed = new Set(reg.images.map((img) => `${img.repository}:${img.tag}`));
     $("#registry-commands").textContent = reg.commands.join("\n");
     $("#registry-images tbody").replaceChildren(
       ...(reg.images.length ? reg.images : [null]).map((img) => {
@@ -394,8 +400,9 @@ export class AccountView {
     const body = { name: $("#game-name").value.trim(), image: $("#game-image").value.trim() };
     $("#admin-error").textContent = "";
     try {
-      await api("/api/games", { method: "POST", body: JSON.stringify(body) });
+      await busy($("#game-form button[type=submit]"), "Registering: checking its image…", api("/api/games", { method: "POST", body: JSON.stringify(body) }));
       $("#game-name").value = $("#game-image").value = "";
+      $("#admin-error").textContent = "";
       await this.onGames();
     } catch (e) {
       $("#admin-error").textContent = e.message;
