@@ -179,7 +179,8 @@ export class Charts {
     while (!done && lastTurn > span) span *= 2;
     // As wide as the page has room for, up to WIDE: never scaled down.
     const w = Math.max(280, Math.min(WIDE, Math.floor(this.el.clientWidth) || WIDE));
-    const rescaled = span !== this.span || w !== this.w;
+    const rescaled = span !== this.span || w !== this.w || done !== this.done;
+    this.done = done;
     if (w !== this.w) {
       this.w = w;
       for (const ch of this.charts) ch.canvas.width = ch.layer.width = w;
@@ -205,10 +206,14 @@ export class Charts {
     return niceCeil(top);
   }
 
-  // redraw draws a chart's lines afresh.
-  redraw(ch) {
+  // redraw draws a chart's lines afresh; grown says a value outgrew the
+  // chart's top while frames come, which leaves room above (the top at
+  // 1.5 times the largest value, rounded up) for the values to come.
+  redraw(ch, grown = false) {
+    const top = ch.top;
     ch.top = 1;
     ch.top = this.top(ch, 0);
+    if (grown && !this.done) ch.top = niceCeil(Math.max(top, this.top(ch, 0) * 1.5));
     const g = ch.layer.getContext("2d");
     const s = this.series;
     g.clearRect(0, 0, this.w, H);
@@ -262,7 +267,7 @@ export class Charts {
   // not marked yet; a value over the chart's top draws it afresh.
   extend(ch, from) {
     const s = this.series;
-    if (this.top(ch, from) > ch.top) return this.redraw(ch);
+    if (this.top(ch, from) > ch.top) return this.redraw(ch, true);
     const g = ch.layer.getContext("2d");
     const y = (v) => H - M.bottom - ((H - M.top - M.bottom) * v) / ch.top;
     for (; ch.faults < s.faults.length; ch.faults++) this.fault(g, s.faults[ch.faults]);
@@ -274,16 +279,22 @@ export class Charts {
         let pen = ch.pen[key] || null;
         g.strokeStyle = seatColour(seat);
         g.beginPath();
+        // One line through the points in a row, from the last drawn.
         let drew = false;
+        let open = false;
         for (let i = from; i < s.count; i++) {
           const v = vals[i];
           if (v == null || s.turns[i] == null) {
             pen = null;
+            open = false;
             continue;
           }
           const p = { x: this.x(s.turns[i]), y: y(v) };
-          if (pen) {
+          if (pen && !open) {
             g.moveTo(pen.x, pen.y);
+            open = true;
+          }
+          if (open) {
             g.lineTo(p.x, p.y);
             drew = true;
           }

@@ -15,6 +15,7 @@ export class Viewer {
   constructor({ onChange }) {
     this.onChange = onChange;
     this.frames = [];
+    this.incoming = []; // frames come, not read yet: [index, JSON text]
     this.index = 0;
     this.follow = true; // show each new frame as it arrives
     this.playing = false;
@@ -82,6 +83,7 @@ export class Viewer {
     this.follow = true;
     this.over = false;
     this.pending = 0;
+    this.incoming = [];
     this.firstBoard = false;
     this.charts.reset();
     this.match = { id, status: "", bots: [] };
@@ -90,7 +92,7 @@ export class Viewer {
     $("#match-title").textContent = `Match ${id}`;
     this.source = new EventSource(`/api/matches/${id}/stream`);
     this.source.addEventListener("match", (e) => this.onMatch(JSON.parse(e.data)));
-    this.source.addEventListener("frame", (e) => this.onFrame(JSON.parse(e.data), Number(e.lastEventId)));
+    this.source.addEventListener("frame", (e) => this.onFrame(e.data, Number(e.lastEventId)));
     this.source.addEventListener("end", () => {
       this.over = true;
       this.source.close();
@@ -136,16 +138,34 @@ export class Viewer {
     this.update();
   }
 
-  // onFrame keeps a frame of the stream; the page shows it at the next
-  // animation frame (render), with whatever else came meanwhile.
-  onFrame(frame, index) {
-    this.frames[index] = frame;
-    if (this.wantTurn != null && frame && frame.turn >= this.wantTurn) {
-      this.wantTurn = null;
-      this.index = index;
-      this.follow = false;
-    }
+  // onFrame keeps a frame of the stream, as its JSON text; the page reads
+  // and shows it at the next animation frame (render), with whatever else
+  // came meanwhile.
+  onFrame(data, index) {
+    this.incoming.push([index, data]);
     if (!this.pending) this.pending = requestAnimationFrame(() => this.render());
+  }
+
+  // take reads the frames that came, for at most budget milliseconds (a
+  // finished match comes all at once: it is read a slice an animation
+  // frame, the board shown from the first); it reports whether some are
+  // left.
+  take(budget) {
+    const end = performance.now() + budget;
+    let k = 0;
+    while (k < this.incoming.length) {
+      const [index, data] = this.incoming[k++];
+      const frame = JSON.parse(data);
+      this.frames[index] = frame;
+      if (this.wantTurn != null && frame && frame.turn >= this.wantTurn) {
+        this.wantTurn = null;
+        this.index = index;
+        this.follow = false;
+      }
+      if (performance.now() >= end) break;
+    }
+    this.incoming = k < this.incoming.length ? this.incoming.slice(k) : [];
+    return this.incoming.length > 0;
   }
 
   // render shows what came from the stream since the last paint.
@@ -153,9 +173,11 @@ export class Viewer {
     if (this.pending) cancelAnimationFrame(this.pending);
     this.pending = 0;
     if (!this.match) return;
+    const more = this.take(8);
     if (this.follow && this.frames.length) this.index = this.frames.length - 1;
     this.draw();
     this.update();
+    if (more) this.pending = requestAnimationFrame(() => this.render());
   }
 
   // show moves to frame i; follow says whether to keep showing new frames.
@@ -378,7 +400,7 @@ export class Viewer {
     $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
-    this.charts.update(this.frames, this.index, this.ids || [], this.match && this.match.game, this.over);
+    this.charts.update(this.frames, this.index, this.ids || [], this.match && this.match.game, this.over && !this.incoming.length);
     this.panel();
   }
 
