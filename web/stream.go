@@ -104,14 +104,16 @@ func (s *Server) stream(c echo.Context) error {
 	}
 }
 
-// finishStream sends what is left of a match that is over: the frames
-// from its replay, the final match view, and "end".
+// finishStream sends what is left of a match that is over: the final
+// match view (first, so that a viewer knows the game and the bots before
+// the frames), the frames from its replay, and "end".
 func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) error {
 	m, err := s.deps.Store.Get(c.Request().Context(), id)
 	if err != nil {
 		s.log.Warn("read a match for its stream", zap.String("match", id), zap.Error(err))
 		return nil
 	}
+	out.value("match", -1, s.view(m))
 	if m.HasReplay {
 		// Frame by frame from the file: a long replay is never in memory
 		// whole, however many watch it.
@@ -134,7 +136,6 @@ func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) err
 			s.log.Warn("read the replay for a stream", zap.String("match", id), zap.Error(err))
 		}
 	}
-	out.value("match", -1, s.view(m))
 	out.value("end", -1, map[string]string{"status": m.Status})
 	out.flush()
 	return nil

@@ -504,7 +504,12 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 		t.Fatalf("registering a game without its image: %v (the page says %q)", err, msg)
 	}
 	register("ttt", logic)
+	// While its image is checked, the button says so.
+	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#game-register").textContent`)); err != nil || !strings.HasPrefix(text, "Registering") {
+		t.Errorf("the button while ttt is registered: %q (%v)", text, err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelector("#logic-games tbody").textContent.includes("on offer") &&
+		document.querySelector("#game-register").textContent === "Register" &&
 		[...document.querySelectorAll("#game option")].some((o) => o.value === "ttt" && o.textContent === "Tic-tac-toe (ttt)") &&
 		[...document.querySelectorAll("#ladder-game option")].some((o) => o.value === "ttt")`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		rows, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#logic-games").textContent + " | " + document.querySelector("#admin-error").textContent`))

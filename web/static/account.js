@@ -6,15 +6,15 @@
 // accounts, and the
 // logic games registered; in local mode the games alone); and the
 // header's account menu.
-import { api, load, current, onChange, signedIn, isAdmin } from "./session.js";
-import { escapeHTML, bytes, busy } from "./util.js";
+import { api, load, current, onChange, signedIn, isAdmin, working } from "./session.js";
+import { escapeHTML, bytes, busy, localTime } from "./util.js";
 import { Uploader } from "./upload.js";
 
 const $ = (sel) => document.querySelector(sel);
 const views = ["#signin", "#signup", "#password", "#account", "#mybots", "#admin"];
 
 function when(iso) {
-  return iso ? new Date(iso).toLocaleString() : "";
+  return iso ? localTime(iso) : "";
 }
 
 export class AccountView {
@@ -127,6 +127,7 @@ export class AccountView {
     $("#admin-error").textContent = "";
     out.hidden = true;
     if (!file) return;
+    const done = working();
     try {
       const res = await fetch("/api/users/import", { method: "POST", headers: { "Content-Type": "text/csv" }, body: await file.text() });
       const text = await res.text();
@@ -149,6 +150,8 @@ export class AccountView {
       this.loadAdmin();
     } catch (e) {
       $("#admin-error").textContent = e.message;
+    } finally {
+      done();
     }
   }
 

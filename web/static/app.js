@@ -5,7 +5,7 @@ import { Viewer } from "./viewer.js";
 import { LadderView } from "./ladder.js";
 import { ContestsView } from "./contests.js";
 import { AccountView } from "./account.js";
-import { escapeHTML, botIds } from "./util.js";
+import { escapeHTML, botIds, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
 import { api, load, onChange, signedIn } from "./session.js";
 
@@ -163,7 +163,7 @@ function faultsText(m) {
 function historyRow(m) {
   const tr = document.createElement("tr");
   tr.dataset.id = m.id;
-  const when = new Date(m.created_at).toLocaleString();
+  const when = localTime(m.created_at);
   const faults = faultsText(m);
   if (faults || m.status === "failed") tr.classList.add("faulted");
   const cells = [

@@ -3,7 +3,7 @@
 // deadline, its entries (enter a pushed bot, choose its final version,
 // withdraw), the standings with their intervals and the head-to-head
 // matrix, the exports, and for staff the audit log.
-import { escapeHTML } from "./util.js";
+import { escapeHTML, localTime } from "./util.js";
 import { api, onChange, isAdmin, owns, signedIn, current } from "./session.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -197,7 +197,7 @@ export class ContestsView {
     $("#contests-table tbody").replaceChildren(
       ...list.map((c) => {
         const tr = document.createElement("tr");
-        tr.innerHTML = `<td><a href="#/contest/${c.id}">${escapeHTML(c.name)}</a></td><td>${escapeHTML(c.game)}</td><td>${escapeHTML(phases[c.phase] || c.phase)}</td><td>${escapeHTML(new Date(c.freeze_at).toLocaleString())}</td>`;
+        tr.innerHTML = `<td><a href="#/contest/${c.id}">${escapeHTML(c.name)}</a></td><td>${escapeHTML(c.game)}</td><td>${escapeHTML(phases[c.phase] || c.phase)}</td><td>${escapeHTML(localTime(c.freeze_at))}</td>`;
         return tr;
       }),
     );
@@ -247,7 +247,7 @@ export class ContestsView {
     clearInterval(this.tick);
     const tick = () => {
       $("#contest-countdown").textContent =
-        page.phase === "practice" ? `deadline in ${countdown(freeze, Date.now() + skew)} (${freeze.toLocaleString()})` : page.games ? `${page.played} / ${page.games} final games played` : "";
+        page.phase === "practice" ? `deadline in ${countdown(freeze, Date.now() + skew)} (${localTime(freeze)})` : page.games ? `${page.played} / ${page.games} final games played` : "";
     };
     tick();
     this.tick = setInterval(tick, 1000);
@@ -308,7 +308,7 @@ export class ContestsView {
       $("#contest-audit tbody").replaceChildren(
         ...page.audit.map((a) => {
           const tr = document.createElement("tr");
-          tr.innerHTML = `<td>${escapeHTML(new Date(a.at).toLocaleString())}</td><td>${escapeHTML(a.actor)}</td><td>${escapeHTML(a.action)}</td><td>${escapeHTML(a.detail)}</td>`;
+          tr.innerHTML = `<td>${escapeHTML(localTime(a.at))}</td><td>${escapeHTML(a.actor)}</td><td>${escapeHTML(a.action)}</td><td>${escapeHTML(a.detail)}</td>`;
           return tr;
         }),
       );
@@ -335,7 +335,7 @@ export class ContestsView {
           const check = !r.entry ? "" : r.ready ? `<span class="good">${escapeHTML(r.check || "ready")}</span>` : `<span class="bad">${escapeHTML(r.check || "nothing pushed")}</span>: no ready version`;
           const reason = r.reason && !r.ready ? `<br><small class="hint">${escapeHTML(r.reason)}</small>` : "";
           const practice = r.practice_rating != null ? `#${r.practice_rank} · ${r.practice_rating.toFixed(1)}` : "";
-          tr.innerHTML = `<td>${who}</td><td>${escapeHTML(r.email || "")}</td><td>${entry}</td><td>${escapeHTML(r.version || "")}</td><td class="class-check">${check}${reason}</td><td>${r.pushed_at ? escapeHTML(new Date(r.pushed_at).toLocaleString()) : ""}</td><td>${practice}</td>`;
+          tr.innerHTML = `<td>${who}</td><td>${escapeHTML(r.email || "")}</td><td>${entry}</td><td>${escapeHTML(r.version || "")}</td><td class="class-check">${check}${reason}</td><td>${r.pushed_at ? escapeHTML(localTime(r.pushed_at)) : ""}</td><td>${practice}</td>`;
           return tr;
         }),
       );

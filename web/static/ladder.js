@@ -1,7 +1,7 @@
 // The ladders: a game's leaderboard (live, from the board's event stream),
 // registration, and an entry's page with its rating plot (#/ladder/GAME,
 // #/ladder/GAME/entry/ID).
-import { escapeHTML } from "./util.js";
+import { escapeHTML, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
 import { api, onChange, canChange } from "./session.js";
 
@@ -234,7 +234,7 @@ export class LadderView {
         const tr = document.createElement("tr");
         tr.dataset.id = m.match_id;
         const place = m.state === "rated" ? `${m.place + 1} · ${escapeHTML(m.outcome)}` : m.state === "void" ? `<span class="bad">void</span> <small>${escapeHTML(m.note || "")}</small>` : "playing";
-        tr.innerHTML = `<td>${matchLink(m.match_id)}<br><small>${escapeHTML(m.map)} · ${escapeHTML(new Date(m.created_at).toLocaleString())}</small></td><td>${players(m.seats, p.id)}</td><td>${place}</td><td>${m.status && m.status !== "ok" ? `<span class="bad">${escapeHTML(m.status)}</span>` : escapeHTML(m.status || "")}</td><td>${change(m.change)}</td>`;
+        tr.innerHTML = `<td>${matchLink(m.match_id)}<br><small>${escapeHTML(m.map)} · ${escapeHTML(localTime(m.created_at))}</small></td><td>${players(m.seats, p.id)}</td><td>${place}</td><td>${m.status && m.status !== "ok" ? `<span class="bad">${escapeHTML(m.status)}</span>` : escapeHTML(m.status || "")}</td><td>${change(m.change)}</td>`;
         return tr;
       }),
     );

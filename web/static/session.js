@@ -14,7 +14,13 @@ export async function api(path, options = {}) {
   if (options.body !== undefined && !headers["Content-Type"]) headers["Content-Type"] = "application/json";
   const token = localStorage.getItem("arena-token");
   if (token && me.mode === "local") headers.Authorization = "Bearer " + token;
-  const res = await fetch(path, { ...options, headers });
+  const done = options.method && options.method !== "GET" ? working() : () => {};
+  let res;
+  try {
+    res = await fetch(path, { ...options, headers });
+  } finally {
+    done();
+  }
   const body = res.status === 204 ? {} : await res.json().catch(() => ({}));
   if (!res.ok) {
     const err = new Error(body.error || `${res.status} ${res.statusText}`);
@@ -22,6 +28,35 @@ export async function api(path, options = {}) {
     throw err;
   }
   return body;
+}
+
+let actions = 0;
+
+// working shows, from 300 ms on, that an action is under way: the button
+// that asked for it (or its form's) is busy and the header says
+// "working…". It returns the function that ends it.
+export function working() {
+  const el = document.activeElement;
+  const form = el && el.closest ? el.closest("form") : null;
+  const button = el && el.tagName === "BUTTON" ? el : form ? form.querySelector("button[type=submit], button:not([type])") : null;
+  let was = null;
+  actions++;
+  const timer = setTimeout(() => {
+    document.body.classList.add("working");
+    if (button) {
+      was = button.disabled;
+      button.disabled = true;
+      button.setAttribute("aria-busy", "true");
+    }
+  }, 300);
+  return () => {
+    clearTimeout(timer);
+    if (--actions === 0) document.body.classList.remove("working");
+    if (button && was !== null) {
+      button.disabled = was;
+      button.removeAttribute("aria-busy");
+    }
+  };
 }
 
 // load asks the server who the visitor is, and tells every listener.

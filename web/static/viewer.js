@@ -84,6 +84,7 @@ export class Viewer {
     this.over = false;
     this.pending = 0;
     this.incoming = [];
+    this.ids = this.names = null;
     this.firstBoard = false;
     this.charts.reset();
     this.match = { id, status: "", bots: [] };
@@ -97,7 +98,7 @@ export class Viewer {
       this.over = true;
       this.source.close();
       this.source = null;
-      this.render();
+      this.schedule();
     });
     this.source.onerror = () => {
       if (this.over || !this.source) return;
@@ -113,6 +114,7 @@ export class Viewer {
     this.pending = 0;
     this.pause();
     this.match = null;
+    this.ids = this.names = null;
     this.over = false;
     $("#viewer").hidden = true;
   }
@@ -133,9 +135,14 @@ export class Viewer {
     this.legend();
     this.result();
     if (was !== m.status && this.onChange) this.onChange();
-    // Frames that came before the match said its game are drawn now.
-    if (this.frames.length && was === "") this.draw();
-    this.update();
+    // The board and the charts follow at the next animation frame (frames
+    // that came before the match said its game are drawn then).
+    this.schedule();
+  }
+
+  // schedule has the page show the match at the next animation frame.
+  schedule() {
+    if (!this.pending) this.pending = requestAnimationFrame(() => this.render());
   }
 
   // onFrame keeps a frame of the stream, as its JSON text; the page reads
@@ -143,7 +150,7 @@ export class Viewer {
   // came meanwhile.
   onFrame(data, index) {
     this.incoming.push([index, data]);
-    if (!this.pending) this.pending = requestAnimationFrame(() => this.render());
+    this.schedule();
   }
 
   // take reads the frames that came, for at most budget milliseconds (a
@@ -177,7 +184,7 @@ export class Viewer {
     if (this.follow && this.frames.length) this.index = this.frames.length - 1;
     this.draw();
     this.update();
-    if (more) this.pending = requestAnimationFrame(() => this.render());
+    if (more) this.schedule();
   }
 
   // show moves to frame i; follow says whether to keep showing new frames.
@@ -400,7 +407,8 @@ export class Viewer {
     $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
-    this.charts.update(this.frames, this.index, this.ids || [], this.match && this.match.game, this.over && !this.incoming.length);
+    // The charts once the match has said its bots.
+    if (this.ids && this.match) this.charts.update(this.frames, this.index, this.ids, this.match.game, this.over && !this.incoming.length);
     this.panel();
   }
 
