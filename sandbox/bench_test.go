@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 
 	"arena/internal/dockertest"
 	"arena/sandbox"
 )
 
-// BenchmarkRoundTrip times one JSON line out to a bot and back (the bot is
-// the arena binary echoing), over a local pipe and through a container on
-// each stdio path. make bench runs it; arena doctor reports percentiles.
-func BenchmarkRoundTrip(b *testing.B) {
+// echoImage builds the arena binary and the probe image made of it (its
+// echo command answers each line): the engine's client, the binary, the
+// image and the owner Arena labels its containers with.
+func echoImage(b *testing.B) (*client.Client, string, string, sandbox.Owner) {
 	cli := dockertest.Client(b)
 	exe := dockertest.GoBinary(b, dockertest.Root(), "./cmd/arena")
 	ref, err := sandbox.ProbeImage(context.Background(), cli, exe)
@@ -24,6 +25,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	owner, _ := sandbox.Self()
+	return cli, exe, ref, owner
+}
+
+// BenchmarkRoundTrip times one JSON line out to a bot and back (the bot is
+// the arena binary echoing), over a local pipe and through a container on
+// each stdio path. make bench runs it; arena doctor reports percentiles.
+func BenchmarkRoundTrip(b *testing.B) {
+	cli, exe, ref, owner := echoImage(b)
 	line := []byte(`{"round":1,"mat":["##########","#..o.....#","#...1....#","#....2...#","##########"],"you":1}` + "\n")
 	type bot interface {
 		Send([]byte, time.Time) error
@@ -101,13 +110,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // read. "let-run" lets both run between answers; "one-frozen" freezes one
 // at its answers, as a bot that ran between answers is.
 func BenchmarkTwoBotTurn(b *testing.B) {
-	cli := dockertest.Client(b)
-	exe := dockertest.GoBinary(b, dockertest.Root(), "./cmd/arena")
-	ref, err := sandbox.ProbeImage(context.Background(), cli, exe)
-	if err != nil {
-		b.Fatal(err)
-	}
-	owner, _ := sandbox.Self()
+	cli, _, ref, owner := echoImage(b)
 	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(b)))
 	if err != nil {
 		b.Fatal(err)

@@ -29,20 +29,7 @@ func TestPageForBotAuthors(t *testing.T) {
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t))
 
 	ctx := newBrowser(t, 1400, 1400)
-	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return v
-	}
+	must, eval := browserSteps(t, ctx)
 	fields := `[...document.querySelectorAll("#bot-fields input")].map(i => i.value).join(" ")`
 	pick := func(game string) {
 		t.Helper()

@@ -651,20 +651,7 @@ func TestUploadInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := newBrowser(t, 1400, 1400)
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return v
-	}
+	run, eval := browserSteps(t, ctx)
 	built := func(what string) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`["pushed", "failed"].includes(document.querySelector("#upload-log").dataset.state)`, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {

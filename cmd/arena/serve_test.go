@@ -548,6 +548,27 @@ func newBrowser(t testing.TB, width, height int) context.Context {
 	return ctx
 }
 
+// browserSteps are a browser test's two usual steps: must runs actions
+// and fails the test, naming what, if they fail; eval evaluates a
+// JavaScript expression to a string.
+func browserSteps(t testing.TB, ctx context.Context) (must func(what string, steps ...chromedp.Action[chromedp.Void]), eval func(js string) string) {
+	must = func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval = func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	return must, eval
+}
+
 // browserTimeout bounds a browser test (the longest takes ~30 s here).
 const browserTimeout = 4 * time.Minute
 

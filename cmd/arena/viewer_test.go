@@ -29,20 +29,7 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	runner, ghosts := dockertest.KitBot(t, cli, "pacman-runner"), dockertest.KitBot(t, cli, "pacman-ghosts")
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--ladder", "off")
 	ctx := newBrowser(t, 1280, 1000)
-	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return v
-	}
+	must, eval := browserSteps(t, ctx)
 	num := func(js string) float64 {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[float64](js))
