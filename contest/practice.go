@@ -46,16 +46,9 @@ func (c *Contests) practiceVersion(ctx context.Context, e store.ContestEntry) (r
 	return pick.Repository + ":" + pick.Tag, pick.ImageID, true
 }
 
-// practice settles an open contest's practice matches that are over and
-// starts the next one when none is playing.
-// settlePractice records the contest's practice games that are over
-// (also after the freeze: a game that straddled it is settled then); it
-// returns the contest's practice games and how many still play.
-func (c *Contests) settlePractice(ctx context.Context, ct store.Contest) ([]store.PracticeGame, int, error) {
-	games, err := c.deps.Store.PracticeGames(ctx, ct.ID)
-	if err != nil {
-		return nil, 0, err
-	}
+// settlePractice records which of games, practice games, are over; it
+// returns how many still play.
+func (c *Contests) settlePractice(ctx context.Context, games []store.PracticeGame) (int, error) {
 	busy := 0
 	for _, p := range games {
 		if p.State != store.GamePending {
@@ -63,7 +56,7 @@ func (c *Contests) settlePractice(ctx context.Context, ct store.Contest) ([]stor
 		}
 		state, outcome, over, err := c.judge(ctx, p.MatchID)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		if !over {
 			busy++
@@ -73,12 +66,14 @@ func (c *Contests) settlePractice(ctx context.Context, ct store.Contest) ([]stor
 			state = store.GameVoid // practice is not played again
 		}
 		if err := c.deps.Store.SettlePracticeGame(ctx, p.MatchID, state, outcome); err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 	}
-	return games, busy, nil
+	return busy, nil
 }
 
+// practice settles an open contest's practice matches that are over and
+// starts the next one when none is playing.
 func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 	if c.cfg.NoPractice {
 		return nil
@@ -87,7 +82,11 @@ func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 	if err != nil {
 		return err
 	}
-	games, busy, err := c.settlePractice(ctx, ct)
+	games, err := c.deps.Store.PracticeGames(ctx, ct.ID)
+	if err != nil {
+		return err
+	}
+	busy, err := c.settlePractice(ctx, games)
 	if err != nil {
 		return err
 	}

@@ -164,11 +164,17 @@ func (c *Contests) Step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Practice games that straddled the freeze are settled once over.
-	for _, ct := range append(slices.Clone(finals), done...) {
-		if _, _, err := c.settlePractice(ctx, ct); err != nil {
-			errs = append(errs, fmt.Errorf("contest %d: practice: %w", ct.ID, err))
-		}
+	// Practice games that straddled the freeze are settled once over
+	// (an open contest's, by its practice above).
+	pending, err := c.deps.Store.PendingPracticeGames(ctx)
+	if err != nil {
+		return err
+	}
+	pending = slices.DeleteFunc(pending, func(p store.PracticeGame) bool {
+		return slices.ContainsFunc(open, func(ct store.Contest) bool { return ct.ID == p.ContestID })
+	})
+	if _, err := c.settlePractice(ctx, pending); err != nil {
+		errs = append(errs, fmt.Errorf("practice after the freeze: %w", err))
 	}
 	// The gates: those entrants asked for, and the final versions'.
 	for _, ct := range append(open, done...) {

@@ -652,6 +652,20 @@ func (s *Store) PracticeGames(ctx context.Context, id int64) ([]PracticeGame, er
 	if err != nil {
 		return nil, fmt.Errorf("list the practice of contest %d: %w", id, err)
 	}
+	return scanPracticeGames(rows)
+}
+
+// PendingPracticeGames lists every contest's practice games not settled
+// yet, in the order they were made.
+func (s *Store) PendingPracticeGames(ctx context.Context) ([]PracticeGame, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT contest_id, match_id, seq, first, second, state, outcome, created_at FROM contest_practice WHERE state = ? ORDER BY contest_id, seq`, GamePending)
+	if err != nil {
+		return nil, fmt.Errorf("list the pending practice games: %w", err)
+	}
+	return scanPracticeGames(rows)
+}
+
+func scanPracticeGames(rows *sql.Rows) ([]PracticeGame, error) {
 	defer rows.Close()
 	out := []PracticeGame{}
 	for rows.Next() {
