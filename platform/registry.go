@@ -128,24 +128,36 @@ func (s *Platform) allowPush(ctx context.Context, repo, tag, digest string, size
 	return nil
 }
 
-// pushedTag is the pushed tag a bot's reference names (NAME/bot:tag or
-// HOST/NAME/bot:tag, this registry's), if it names one.
+// pushedTag is the pushed tag a bot's reference names (see PushedName),
+// if it names one.
 func (s *Platform) pushedTag(ctx context.Context, ref string) (store.Tag, bool, error) {
 	if s.registry == nil {
 		return store.Tag{}, false, nil
 	}
-	named, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return store.Tag{}, false, nil // the pin says what is wrong with it
-	}
-	if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host && (!s.ServesHost(d) || slices.Contains(s.cfg.Hosts, "*")) {
-		return store.Tag{}, false, nil // another registry's
-	}
-	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
+	repo, tag, ok := s.PushedName(ref)
 	if !ok {
 		return store.Tag{}, false, nil
 	}
-	return s.deps.Store.TagOf(ctx, reference.Path(named), tagged.Tag())
+	return s.deps.Store.TagOf(ctx, repo, tag)
+}
+
+// PushedName is the repository and tag a bot's reference would have in
+// this server's registry (NAME/bot:tag, or HOST/NAME/bot:tag with HOST
+// this registry's address); false for another registry's, or a
+// reference that does not parse.
+func (s *Platform) PushedName(ref string) (repo, tag string, ok bool) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", "", false // the pin says what is wrong with it
+	}
+	if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host && (!s.ServesHost(d) || slices.Contains(s.cfg.Hosts, "*")) {
+		return "", "", false // another registry's
+	}
+	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
+	if !ok {
+		return "", "", false
+	}
+	return reference.Path(named), tagged.Tag(), true
 }
 
 // gameLabel is the game a bot's image says it plays (io.arena.game): its

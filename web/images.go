@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -54,20 +53,20 @@ func (s *Server) listImages(c echo.Context) error {
 			return err
 		}
 	}
-	seen := map[string]bool{}
+	rejected := map[string]bool{}
 	for _, t := range tags {
 		if t.State == store.TagRejected {
-			seen[t.Repository+":"+t.Tag] = true
+			rejected[t.Repository+":"+t.Tag] = true
 		}
 	}
+	seen := map[string]bool{}
 	for _, img := range imgs {
 		// A copy named with this server's address (tagged to be pushed
 		// here) is the version pushed.
-		name := img.Ref
-		if i := strings.Index(name, "/"); i > 0 && strings.ContainsAny(name[:i], ".:") && s.p.ServesHost(name[:i]) {
-			name = name[i+1:]
+		if repo, tag, ok := s.p.PushedName(img.Ref); ok && rejected[repo+":"+tag] {
+			continue
 		}
-		if !seen[name] && p.MayPlay(img.Ref, s.p.Images()) == nil {
+		if p.MayPlay(img.Ref, s.p.Images()) == nil {
 			out = append(out, imageInfo{Image: img.Ref, ID: img.ID, CreatedAt: img.Created, Game: img.Game})
 			seen[img.Ref] = true
 		}
