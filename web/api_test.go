@@ -482,7 +482,8 @@ func TestPagination(t *testing.T) {
 	}
 }
 
-// The stream sends every frame so far and then each new one, then "end".
+// The stream sends every frame so far and then each new one, then "end";
+// a finished match's, the match first.
 func TestStream(t *testing.T) {
 	ts := newTestServer(t, Config{}, 1)
 	_, m := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
@@ -527,7 +528,13 @@ func TestStream(t *testing.T) {
 	}
 	defer res2.Body.Close()
 	rest := 0
-	for _, e := range readEvents(t, res2.Body) {
+	late := readEvents(t, res2.Body)
+	// The finished match first, so that a viewer knows its game and bots
+	// before its frames.
+	if late[0].name != "match" || !strings.Contains(late[0].data, `"status":"finished"`) {
+		t.Errorf("a finished match's stream begins with %s %.200s, want the match, finished", late[0].name, late[0].data)
+	}
+	for _, e := range late {
 		if e.name == "frame" {
 			if rest == 0 && e.id != "3" {
 				t.Errorf("resumed at frame %s, want 3", e.id)
