@@ -121,9 +121,6 @@ func (c *Container) Thaw() error { return c.freezer.thaw() }
 // since, and was not thawed again.
 func (c *Container) Frozen() bool { return c.freezer.isFrozen() }
 
-// Frozen reports whether the bot is frozen now (see Container.Frozen).
-func (p *Process) Frozen() bool { return p.freezer.isFrozen() }
-
 // Freezing says how the bot is stopped between answers: "the cgroup
 // freezer", or signals and why; empty where it is not stopped.
 func (c *Container) Freezing() string { return c.acct.freezing() }

@@ -7,7 +7,7 @@
 // logic games registered; in local mode the games alone); and the
 // header's account menu.
 import { api, load, current, onChange, signedIn, isAdmin, working } from "./session.js";
-import { escapeHTML, bytes, busy, localTime } from "./util.js";
+import { escapeHTML, bytes, localTime } from "./util.js";
 import { Uploader } from "./upload.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -345,9 +345,11 @@ export class AccountView {
       return;
     }
     $("#mybots-registry").hidden = false;
-    // While a version's check is pending, the table is read again.
+    // While a version's check is pending (or an upload's not listed yet),
+    // the table is read again.
+    this.uploader.checked(reg);
     clearTimeout(this.registryTimer);
-    if (reg.images.some((img) => !["ready", "rejected"].includes(img.state)))
+    if (this.uploader.following || reg.images.some((img) => !["ready", "rejected"].includes(img.state)))
       this.registryTimer = setTimeout(() => !$("#mybots").hidden && this.loadRegistry(), 2000);
     this.pushed = new Set(reg.images.map((img) => `${img.repository}:${img.tag}`));
     $("#registry-commands").textContent = reg.commands.join("\n");
@@ -403,7 +405,14 @@ export class AccountView {
     const body = { name: $("#game-name").value.trim(), image: $("#game-image").value.trim() };
     $("#admin-error").textContent = "";
     try {
-      await busy($("#game-form button[type=submit]"), "Registering: checking its image…", api("/api/games", { method: "POST", body: JSON.stringify(body) }));
+      // It may take seconds: the image is checked (session.js' working
+      // marks the button busy).
+      $("#game-register").textContent = "Registering: checking its image…";
+      try {
+        await api("/api/games", { method: "POST", body: JSON.stringify(body) });
+      } finally {
+        $("#game-register").textContent = "Register";
+      }
       $("#game-name").value = $("#game-image").value = "";
       $("#admin-error").textContent = "";
       await this.onGames();

@@ -286,15 +286,19 @@ async function init() {
   setInterval(refreshHistory, 5000);
 }
 
-// labelCells labels each table cell with its column's heading (the
-// heading's own text, not its hint): on a phone a row is shown as a block
-// of its cells (style.css).
-function labelCells() {
-  for (const td of document.querySelectorAll("main td:not([data-label])")) {
-    const table = td.closest("table");
-    const th = table && table.tHead && table.tHead.rows[0] ? table.tHead.rows[0].cells[td.cellIndex] : null;
-    td.dataset.label = th && th.firstChild ? th.firstChild.textContent.trim() : "";
-  }
+// labelCells labels each table cell added to the page with its column's
+// heading (the heading's own text, not its hint): on a phone a row is
+// shown as a block of its cells (style.css).
+function labelCells(records) {
+  for (const r of records)
+    for (const n of r.addedNodes) {
+      if (n.nodeType !== Node.ELEMENT_NODE) continue;
+      for (const td of n.matches("td") ? [n] : n.querySelectorAll("td")) {
+        const table = td.closest("table");
+        const th = table && table.tHead && table.tHead.rows[0] ? table.tHead.rows[0].cells[td.cellIndex] : null;
+        td.dataset.label = th && th.firstChild ? th.firstChild.textContent.trim() : "";
+      }
+    }
 }
 new MutationObserver(labelCells).observe(document.querySelector("main"), { childList: true, subtree: true });
 

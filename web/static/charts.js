@@ -54,7 +54,7 @@ const CHARTS = [
 // there is none), built a frame at a time (add). A seat's first answer
 // is its warm-up: it may take the start-up's whole allowance, so it is
 // kept off the answer-time scale and named apart (warmUp).
-export class Series {
+class Series {
   constructor(ids, game) {
     this.ids = ids;
     this.game = game;
@@ -195,25 +195,23 @@ export class Charts {
     this.el.dataset.frames = String(s.count);
   }
 
-  // top is the value axis' top for a chart: the largest value, rounded
-  // up (the warm-up answers left out).
-  top(ch, from) {
-    const s = this.series;
-    let top = ch.top;
+  // largest is the largest value of a chart's lines from frame from on
+  // (0 when none; the warm-up answers are not in the series).
+  largest(ch, from) {
+    let top = 0;
     for (const l of ch.lines)
-      for (const seat of s[l.data])
+      for (const seat of this.series[l.data])
         for (let i = from; i < seat.length; i++) if (seat[i] != null && seat[i] > top) top = seat[i];
-    return niceCeil(top);
+    return top;
   }
 
-  // redraw draws a chart's lines afresh; grown says a value outgrew the
-  // chart's top while frames come, which leaves room above (the top at
-  // 1.5 times the largest value, rounded up) for the values to come.
+  // redraw draws a chart's lines afresh, the value axis' top the largest
+  // value rounded up; grown says a value outgrew the top while frames
+  // come, which leaves room above (1.5 times the largest value) for the
+  // values to come.
   redraw(ch, grown = false) {
-    const top = ch.top;
-    ch.top = 1;
-    ch.top = this.top(ch, 0);
-    if (grown && !this.done) ch.top = niceCeil(Math.max(top, this.top(ch, 0) * 1.5));
+    const big = this.largest(ch, 0);
+    ch.top = niceCeil(grown && !this.done ? Math.max(big * 1.5, ch.top) : big);
     const g = ch.layer.getContext("2d");
     const s = this.series;
     g.clearRect(0, 0, this.w, H);
@@ -267,7 +265,7 @@ export class Charts {
   // not marked yet; a value over the chart's top draws it afresh.
   extend(ch, from) {
     const s = this.series;
-    if (this.top(ch, from) > ch.top) return this.redraw(ch, true);
+    if (this.largest(ch, from) > ch.top) return this.redraw(ch, true);
     const g = ch.layer.getContext("2d");
     const y = (v) => H - M.bottom - ((H - M.top - M.bottom) * v) / ch.top;
     for (; ch.faults < s.faults.length; ch.faults++) this.fault(g, s.faults[ch.faults]);

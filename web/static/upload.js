@@ -109,27 +109,27 @@ export class Uploader {
     if (games.some((g) => g.name === keep)) $("#upload-game").value = keep;
   }
 
-  // followCheck adds the pushed version's check to the log as it goes,
-  // until it is ready or rejected (or ten minutes have passed).
-  async followCheck(b) {
-    const log = `build ${b.id} of ${b.reference}: ${b.state}\n${b.log}`;
-    for (const end = Date.now() + 10 * 60 * 1000; Date.now() < end; ) {
-      let img = null;
-      try {
-        const reg = await api("/api/registry");
-        img = reg.images.find((i) => i.repository === b.repository && i.tag === b.tag && i.digest === b.digest);
-      } catch {
-        // the next poll tries again
-      }
-      const state = img ? img.state || "pending" : "pending";
-      const why = img && img.reason ? `: ${img.reason}` : "";
-      this.say(`${log}check: ${state}${why}` + (state === "pending" ? " (a short match against the game's example bot)…" : "\n"));
-      if (state !== "pending") {
-        $("#upload-log").dataset.check = state;
-        this.done();
-        return;
-      }
-      await new Promise((ok) => setTimeout(ok, 1500));
+  // followCheck follows the pushed version's check in the log: My bots
+  // reads the registry again while a check is pending and hands each
+  // reading to checked.
+  followCheck(b) {
+    this.following = { b, log: `build ${b.id} of ${b.reference}: ${b.state}\n${b.log}` };
+    this.done();
+  }
+
+  // checked takes a reading of the registry (GET /api/registry): the
+  // followed version's check, its state and why, goes on the log until
+  // it is ready or rejected.
+  checked(reg) {
+    if (!this.following) return;
+    const { b, log } = this.following;
+    const img = reg.images.find((i) => i.repository === b.repository && i.tag === b.tag && i.digest === b.digest);
+    const state = img ? img.state || "pending" : "pending";
+    const why = img && img.reason ? `: ${img.reason}` : "";
+    this.say(`${log}check: ${state}${why}` + (state === "pending" ? " (a short match against the game's example bot)…" : "\n"));
+    if (state !== "pending") {
+      $("#upload-log").dataset.check = state;
+      this.following = null;
     }
   }
 
@@ -175,8 +175,8 @@ export class Uploader {
       $("#upload-log").dataset.state = b.state;
       delete $("#upload-log").dataset.check;
       if (b.state === "failed") this.say(`build ${b.id} of ${b.reference} failed: ${b.error}\n${b.log}`);
-      this.done();
-      if (b.state === "pushed") await this.followCheck(b);
+      if (b.state === "pushed") this.followCheck(b);
+      else this.done();
     } catch (err) {
       this.say(err.message);
     } finally {

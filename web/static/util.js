@@ -27,20 +27,3 @@ export function bytes(n) {
   if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + " KiB";
   return n + " B";
 }
-
-// busy shows that an action is under way: its button disabled and saying
-// what is being done, until work (a promise) settles; then the button is
-// as it was.
-export async function busy(button, text, work) {
-  const was = button.textContent;
-  button.disabled = true;
-  button.textContent = text;
-  button.setAttribute("aria-busy", "true");
-  try {
-    return await work;
-  } finally {
-    button.disabled = false;
-    button.textContent = was;
-    button.removeAttribute("aria-busy");
-  }
-}

@@ -32,9 +32,9 @@ export function room(canvas) {
 // large as the room it has (see room; cells of 5 to 48 pixels), with a
 // header strip above it and room around it: left, right, top and bottom
 // of the board, the canvas at least minWidth wide (or the room's width,
-// if less) with the board centred. It paints the canvas with background and returns the 2D
-// context, the cell size, the board's size in pixels and its top-left
-// corner (ox, oy).
+// if less) with the board centred. It paints the canvas with background
+// and returns the 2D context, the cell size, the board's size in pixels
+// and its top-left corner (ox, oy).
 export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, top = 0, bottom = 0, minWidth = 0, background = "#fbfbf8" } = {}) {
   const r = room(canvas);
   // Never wider than the room: a canvas scaled down shrinks its text.

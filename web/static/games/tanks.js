@@ -130,12 +130,12 @@ export const tanks = {
     }
     // Each tank's name above it (below it on the top row), on a light
     // box, kept on the board.
-    g.font = `${Math.max(11, Math.floor(cell * 0.32))}px sans-serif`;
+    const size = Math.max(11, Math.floor(cell * 0.32));
+    g.font = `${size}px sans-serif`;
     g.textAlign = "center";
     g.textBaseline = "middle";
     for (const [label, x, y] of labels) {
       const half = g.measureText(label).width / 2 + 3;
-      const size = Math.max(11, Math.floor(cell * 0.32));
       const lx = Math.max(ox + half, Math.min(ox + bw - half, x + cell / 2));
       const ly = Math.max(oy + size, Math.min(oy + bh - size, y - cell * 0.22 < oy + size ? y + cell * 1.2 : y - cell * 0.22));
       g.fillStyle = "rgba(255, 255, 255, 0.8)";
