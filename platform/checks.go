@@ -143,12 +143,12 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 		return
 	}
 	if t.Game == "" {
-		verdict(store.TagRejected, `the image says no game: label it with the game it plays (LABEL io.arena.game=tanks, snake or pacman; the kits' Dockerfiles take --build-arg GAME=…) and push it again`)
+		verdict(store.TagRejected, fmt.Sprintf("the image says no game: label it with the game it plays (LABEL io.arena.game=%s; the kits' Dockerfiles take --build-arg GAME=…) and push it again", s.gamesOnOffer()))
 		return
 	}
 	game, err := s.deps.Games.Find(t.Game)
 	if err != nil {
-		verdict(store.TagRejected, fmt.Sprintf("label io.arena.game=%q: %v", t.Game, err))
+		verdict(store.TagRejected, fmt.Sprintf("label io.arena.game=%q: this server offers no such game; it offers %s", t.Game, s.gamesOnOffer()))
 		return
 	}
 	ref := t.Repository + ":" + t.Tag
@@ -368,4 +368,20 @@ func (s *Platform) PushedState(ctx context.Context, ref string, forLadder bool) 
 		return errs.Errorf(errs.ErrConflict, "%s is still being checked (its check match plays it against the example bot); register it once My bots says ready", ref)
 	}
 	return nil
+}
+
+// gamesOnOffer names every game the server offers now, built in and
+// registered: "tanks, snake, pacman or ttt".
+func (s *Platform) gamesOnOffer() string {
+	var names []string
+	for _, g := range s.deps.Games.List() {
+		names = append(names, g.Name())
+	}
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

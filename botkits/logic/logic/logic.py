@@ -59,6 +59,7 @@ def main():
     state = 1
     for game in range(games):
         board = [[-1] * 3 for _ in range(3)]
+        won = None
         moves = []
         replay.append(moves)
         player = game % 2
@@ -88,11 +89,18 @@ def main():
             if all(cell != -1 for row in board for cell in row):
                 break  # a draw
             player = 1 - player
+        fault = None
         if status != ["OK", "OK"]:
             # A fault ends the series: the other bot wins it.
             faulty = status.index(next(s for s in status if s != "OK"))
             scores = [0, 0]
             scores[1 - faulty] = 1
+            won, fault = 1 - faulty, status[faulty]
+        # For spectators: the game's final position, who won it and, if a
+        # fault ended it, which (the next round's frame, or the last one,
+        # keeps it).
+        send(-1, {"watch": json.dumps({"board": board, "game": game, "winner": won, "fault": fault})})
+        if fault:
             break
 
     with open(replay_path, "w") as f:

@@ -16,8 +16,25 @@ function boardOf(frame) {
   return null;
 }
 
+// The final position of a game, when the logic showed it to spectators
+// (its watch message at a game's end): the last frame's.
+function finalOf(frame) {
+  const watch = (frame && frame.state && frame.state.watch) || [];
+  for (let i = watch.length - 1; i >= 0; i--) {
+    try {
+      const end = JSON.parse(watch[i]);
+      if (Array.isArray(end.board)) return end;
+    } catch (e) {
+      // not a position
+    }
+  }
+  return null;
+}
+
 function draw(msg) {
-  const shown = boardOf(msg.frame);
+  const ask = boardOf(msg.frame);
+  const end = ask ? null : finalOf(msg.frame);
+  const shown = ask || end;
   const caption = document.getElementById("caption");
   const g = document.getElementById("board").getContext("2d");
   g.clearRect(0, 0, 300, 300);
@@ -27,20 +44,25 @@ function draw(msg) {
     g.beginPath(); g.moveTo(i * 100, 5); g.lineTo(i * 100, 295); g.stroke();
     g.beginPath(); g.moveTo(5, i * 100); g.lineTo(295, i * 100); g.stroke();
   }
+  g.font = "bold 64px sans-serif";
+  g.textAlign = "center";
+  g.textBaseline = "middle";
+  (shown ? shown.board : []).forEach((row, r) => row.forEach((cell, c) => {
+    if (cell < 0) return;
+    g.fillStyle = colours[cell];
+    g.fillText(marks[cell], c * 100 + 50, r * 100 + 54);
+  }));
   const round = msg.frame ? msg.frame.turn : 0;
-  if (!shown) {
+  const who = (seat) => (msg.ids && msg.ids[seat]) || `seat ${seat}`;
+  if (ask) {
+    caption.textContent = `Round ${round}: ${marks[ask.next]} to move (${who(ask.next)})`;
+  } else if (!end) {
     caption.textContent = `Round ${round}: the match is over`;
+  } else if (end.winner === null || end.winner === undefined) {
+    caption.textContent = `Round ${round}: the match is over, the last game drawn`;
   } else {
-    g.font = "bold 64px sans-serif";
-    g.textAlign = "center";
-    g.textBaseline = "middle";
-    shown.board.forEach((row, r) => row.forEach((cell, c) => {
-      if (cell < 0) return;
-      g.fillStyle = colours[cell];
-      g.fillText(marks[cell], c * 100 + 50, r * 100 + 54);
-    }));
-    const who = (msg.ids && msg.ids[shown.next]) || `seat ${shown.next}`;
-    caption.textContent = `Round ${round}: ${marks[shown.next]} to move (${who})`;
+    const why = end.fault ? `, the other's fault: ${end.fault}` : "";
+    caption.textContent = `Round ${round}: the match is over, ${marks[end.winner]} won (${who(end.winner)}${why})`;
   }
   parent.postMessage({ type: "arena:label", text: "Tic-tac-toe, " + caption.textContent }, "*");
 }
