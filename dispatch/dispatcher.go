@@ -19,7 +19,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"arena/engine"
 	"arena/internal/errs"
+	"arena/judger"
 	"arena/matches"
 )
 
@@ -63,6 +65,9 @@ type Dispatcher struct {
 	bg       sync.WaitGroup
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+	// verifying holds a slot per logic game's result played again now
+	// (VerifyAtOnce).
+	verifying chan struct{}
 	// slotsChanged wakes tellSlots: a worker's slots may have changed.
 	slotsChanged chan struct{}
 	// watchMu serializes the calls to the watchers of the slots (see
@@ -101,8 +106,20 @@ type DispatcherConfig struct {
 	// replay is decoded into memory and checked there.
 	Spool string
 	// Images, when set, hands the workers the pushed bots their engines
-	// lack (see images.go).
+	// lack (see images.go); Logic, the logic of a logic game's match in
+	// flight, from the server's engine.
 	Images ImageSource
+	Logic  ImageSource
+	// VerifyLogic plays a logic game's reported match again on the
+	// server, the logic alone on the recorded answers (the orchestrator's
+	// VerifyHosted): a result is believed once it reproduces. Nil: a
+	// logic game's result is refused, unless its worker is Own. At most
+	// VerifyAtOnce (default 1) run at a time.
+	VerifyLogic  func(ctx context.Context, game engine.Hosted, rep *matches.Replay) error
+	VerifyAtOnce int
+	// Own names the server's own worker (in its process), whose logic
+	// games' results are not played again.
+	Own string
 	// BucketBytes bounds each worker's bucket, its big replays and the
 	// images it asked for together (default DefaultBucketBytes): past it
 	// a put is refused, so a worker's key fills no more of the server's
@@ -200,7 +217,8 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 		return nil, err
 	}
 	d := &Dispatcher{nc: nc, js: js, log: log, cfg: cfg, waits: map[string]*wait{}, seqs: map[uint64]string{}, gone: map[string]goneMatch{},
-		workers: map[string]*standing{}, publishCap: 30 * time.Second, slotsChanged: make(chan struct{}, 1), watchers: map[*slotsWatcher]struct{}{}}
+		workers: map[string]*standing{}, publishCap: 30 * time.Second, slotsChanged: make(chan struct{}, 1), watchers: map[*slotsWatcher]struct{}{},
+		verifying: make(chan struct{}, max(1, cfg.VerifyAtOnce))}
 	d.bgCtx, d.bgCancel = context.WithCancel(context.Background())
 	// The workers' replay buckets are kept like the events, and bounded.
 	if st, err := js.Stream(ctx, EventsStream); err == nil {
@@ -239,7 +257,7 @@ func NewDispatcherWith(ctx context.Context, nc *nats.Conn, cfg DispatcherConfig)
 	if err == nil {
 		_, err = subscribe(livePrefix+"*."+slotsKind, d.workerSlots)
 	}
-	if err == nil && cfg.Images != nil {
+	if err == nil && (cfg.Images != nil || cfg.Logic != nil) {
 		var images *nats.Subscription
 		if images, err = d.serveImages(cfg.Images); err == nil {
 			subs = append(subs, images)
@@ -426,6 +444,19 @@ func (d *Dispatcher) Play(ctx context.Context, req matches.Request) (*matches.Re
 				return nil, err
 			}
 			req.ImageIDs = append(req.ImageIDs, id)
+		}
+	}
+	if lg, ok := req.Game.(*judger.Game); ok {
+		// A logic game's logic too: every worker plays the same image.
+		if ref, id := lg.HostImage(); id == "" {
+			if d.cfg.Pin == nil {
+				return nil, fmt.Errorf("match %s: its logic %s is not pinned to an image id", req.MatchID, ref)
+			}
+			id, err := d.cfg.Pin(ctx, ref)
+			if err != nil {
+				return nil, fmt.Errorf("the game's logic: %w", err)
+			}
+			req.Game = lg.Pinned(id)
 		}
 	}
 	var k [16]byte

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"arena/internal/errs"
 	"arena/matches"
 )
 
@@ -178,6 +179,8 @@ func (r *rig) refused(worker string) int {
 func TestAfterPlay(t *testing.T) {
 	invalid := fmt.Errorf("bad map: %w", matches.ErrInvalid)
 	failed := errors.New("docker: no such image")
+	logicFailed := errs.Mark(matches.ErrGameHost, errs.Mark(matches.ErrLogicFailed, errors.New("the logic crashed")))
+	logicAbsent := errs.Mark(matches.ErrGameHost, errors.New("the game's logic did not start"))
 	for _, tt := range []struct {
 		name           string
 		err, cause     error
@@ -197,6 +200,9 @@ func TestAfterPlay(t *testing.T) {
 		{"could not play", failed, nil, 1, 5, afterHandBack},
 		{"could not play the last delivery", failed, nil, 5, 5, afterFail},
 		{"could not play, no limit", failed, nil, 9, 0, afterHandBack},
+		{"its logic failed", logicFailed, nil, 1, 5, afterFail},
+		{"its logic did not start", logicAbsent, nil, 1, 5, afterHandBack},
+		{"its logic failed as the worker stopped", logicFailed, errStopping, 1, 5, afterHandBack},
 	} {
 		if got := afterPlay(tt.err, tt.cause, tt.attempt, tt.limit); got != tt.want {
 			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)

@@ -190,8 +190,17 @@ func (s *imageServer) put(ctx context.Context, worker, id string, log *zap.Logge
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	// A logic game's logic is on the server's engine (built there, or
+	// pulled): handed out while a match of it is in flight.
+	source := s.source
+	if s.d.cfg.Logic != nil && s.d.logicInFlight(id) {
+		source = s.d.cfg.Logic
+	}
+	if source == nil {
+		return nil, ErrNotHandedOut
+	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(s.source(ctx, id, pw)) }()
+	go func() { pw.CloseWithError(source(ctx, id, pw)) }()
 	info, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Description: "arena: image " + id + " for worker " + worker}, pr)
 	pr.CloseWithError(errors.New("the put ended"))
 	if err != nil {
@@ -217,9 +226,10 @@ func (w *Worker) fetchImages(ctx context.Context, job Job, log *zap.Logger) {
 	}
 	// The match is among those running: none of its images is removed
 	// from now on, but one may be under way.
-	w.awaitRemovals(ctx, job.ImageIDs)
+	ids := job.images()
+	w.awaitRemovals(ctx, ids)
 	seen := map[string]bool{}
-	for i, id := range job.ImageIDs {
+	for i, id := range ids {
 		if id == "" || seen[id] || !imageID.MatchString(id) {
 			continue
 		}
@@ -230,6 +240,8 @@ func (w *Worker) fetchImages(ctx context.Context, job Job, log *zap.Logger) {
 		ref := ""
 		if i < len(job.Images) {
 			ref = job.Images[i]
+		} else if job.Logic != nil {
+			ref = job.Logic.Image
 		}
 		start := time.Now()
 		_, err, _ := w.fetches.Do(id, func() (any, error) {
@@ -458,4 +470,17 @@ func (w *Worker) pruneFetched(ctx context.Context) []string {
 		w.log.Info("idle images fetched from the server removed from the engine", zap.Strings("images", removed))
 	}
 	return removed
+}
+
+// logicInFlight says whether id is the logic of a match the dispatcher
+// waits for.
+func (d *Dispatcher) logicInFlight(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.waits {
+		if l := logicOf(w.req.Game); l != nil && l.ImageID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -34,7 +35,13 @@ func (d *Dispatcher) check(w *wait, ev Event, inline *matches.Replay) {
 			w.view.fill(rep.Frames)
 		}
 	}
-	forged := err == nil || !errors.Is(err, errObjectStore)
+	if err == nil {
+		err = d.verifyLogic(w.req, ev, rep)
+	}
+	forged := err == nil || !errors.Is(err, errObjectStore) && !errors.Is(err, errNotVerified)
+	if err != nil && rep != nil && rep.File != "" {
+		os.Remove(rep.File) // checked in, then refused
+	}
 	if err != nil {
 		d.mu.Lock()
 		w.over = false
@@ -42,7 +49,7 @@ func (d *Dispatcher) check(w *wait, ev Event, inline *matches.Replay) {
 		if forged {
 			then = d.refuseLocked(ev.Worker, ev.Match, "its result: "+err.Error(), nil)
 		} else {
-			d.log.Warn("a result's replay could not be read", zap.String("match", ev.Match), zap.String("worker", ev.Worker), zap.Error(err))
+			d.log.Warn("a result's replay could not be read or verified", zap.String("match", ev.Match), zap.String("worker", ev.Worker), zap.Error(err))
 		}
 		then = append(then, d.requeueLocked(w, ev, fmt.Errorf("result refused: %w", err))...)
 		d.mu.Unlock()
@@ -56,6 +63,51 @@ func (d *Dispatcher) check(w *wait, ev Event, inline *matches.Replay) {
 	defer d.mu.Unlock()
 	explainStartFailed(rep, w.reasons)
 	d.endLocked(ev.Match, w, result{rep: rep})
+}
+
+// errNotVerified: a logic game's replay could not be played again on
+// the server, for a reason that is not the replay's.
+var errNotVerified = errors.New("the server could not play the logic again")
+
+// verifyLogic plays a logic game's reported match again, the logic alone
+// on the recorded answers (VerifyLogic), unless the server's own worker
+// played it: the result counts only if every frame and the result come
+// out the same. VerifyAtOnce bound the verifications at a time.
+func (d *Dispatcher) verifyLogic(req matches.Request, ev Event, rep *matches.Replay) error {
+	game, ok := req.Game.(engine.Hosted)
+	if !ok || d.cfg.Own != "" && ev.Worker == d.cfg.Own {
+		return nil
+	}
+	if d.cfg.VerifyLogic == nil {
+		return fmt.Errorf("%w: this server does not play logics again, so it believes no worker's logic game", errNotVerified)
+	}
+	if rep.File != "" {
+		// Checked as it streamed in: its frames are in its file.
+		whole, err := matches.ReadReplay(rep.File)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errNotVerified, err)
+		}
+		whole.File = rep.File
+		*rep = *whole
+		defer func() { rep.Frames = nil }()
+	}
+	select {
+	case d.verifying <- struct{}{}:
+		defer func() { <-d.verifying }()
+	case <-d.bgCtx.Done():
+		return fmt.Errorf("%w: %w", errNotVerified, d.bgCtx.Err())
+	}
+	start := time.Now()
+	err := d.cfg.VerifyLogic(d.bgCtx, game, rep)
+	var mm *matches.Mismatch
+	switch {
+	case err == nil:
+		d.log.Info("a logic game's result verified", zap.String("match", ev.Match), zap.String("worker", ev.Worker), zap.Duration("took", time.Since(start)))
+		return nil
+	case errors.As(err, &mm):
+		return fmt.Errorf("%w: the logic, played again on the server, does not reproduce it: %v", matches.ErrForeignReplay, err)
+	}
+	return fmt.Errorf("%w: %w", errNotVerified, err)
 }
 
 // explainStartFailed adds to the detail of each bot that did not start

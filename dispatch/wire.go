@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"arena/dispatch/trust"
+	"arena/engine"
+	"arena/judger"
 	"arena/matches"
 )
 
@@ -78,6 +81,27 @@ type Job struct {
 	WarmUp          time.Duration `json:"warm_up,omitempty"`
 	MaxMessageBytes int           `json:"max_message_bytes,omitempty"`
 	MemoryBytes     int64         `json:"memory_bytes,omitempty"`
+	// Logic is a logic game's logic (nil for the built-in games).
+	Logic *JobLogic `json:"logic,omitempty"`
+}
+
+// JobLogic is a logic game's logic as a job carries it: pinned to its
+// image id (a worker that lacks it asks the server for it, as for a
+// pushed bot), with the bots a match takes and its limits.
+type JobLogic struct {
+	Image   string        `json:"image"`
+	ImageID string        `json:"image_id"`
+	Players int           `json:"players"`
+	Limits  judger.Limits `json:"limits"`
+}
+
+// images are the ids of the images a job plays: its bots', and its
+// logic's.
+func (j Job) images() []string {
+	if j.Logic == nil {
+		return j.ImageIDs
+	}
+	return append(slices.Clone(j.ImageIDs), j.Logic.ImageID)
 }
 
 // Event kinds.
@@ -238,5 +262,16 @@ func jobOf(req matches.Request) Job {
 		V: Version, Match: req.MatchID, Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed,
 		Images: req.Images, ImageIDs: req.ImageIDs, ImageDigests: req.ImageDigests, Settings: req.Settings,
 		AnswerTimeout: req.Limits.AnswerTimeout, WarmUp: req.Limits.WarmUp, MaxMessageBytes: req.Limits.MaxMessageBytes, MemoryBytes: req.Limits.MemoryBytes,
+		Logic: logicOf(req.Game),
 	}
+}
+
+// logicOf is a logic game's logic for its jobs (nil: a built-in game).
+func logicOf(g engine.Game) *JobLogic {
+	lg, ok := g.(*judger.Game)
+	if !ok {
+		return nil
+	}
+	ref, id := lg.HostImage()
+	return &JobLogic{Image: ref, ImageID: id, Players: lg.Players(), Limits: lg.Limits()}
 }

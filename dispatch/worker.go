@@ -21,6 +21,7 @@ import (
 
 	"arena/dispatch/trust"
 	"arena/engine"
+	"arena/judger"
 	"arena/matches"
 )
 
@@ -379,7 +380,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	mctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w.mu.Lock()
-	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, images: job.ImageIDs, cancel: cancel}
+	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, images: job.images(), cancel: cancel}
 	w.playingChangedLocked()
 	if _, ok := w.early[job.Match]; ok {
 		delete(w.early, job.Match)
@@ -390,7 +391,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		w.mu.Lock()
 		delete(w.running, job.Match)
 		w.playingChangedLocked()
-		w.usedLocked(job.ImageIDs, time.Now())
+		w.usedLocked(job.images(), time.Now())
 		select {
 		case w.prune <- struct{}{}:
 		default:
@@ -555,8 +556,8 @@ const (
 	// afterHandBack: back to the queue with the reason (this worker is
 	// stopping, or could not play it), for another worker.
 	afterHandBack
-	// afterFail: the match fails with the reason: it is invalid, or this
-	// was its last delivery.
+	// afterFail: the match fails with the reason: it is invalid, its
+	// logic failed, or this was its last delivery.
 	afterFail
 )
 
@@ -572,6 +573,9 @@ func afterPlay(err, cause error, attempt, maxDeliver int) after {
 	case errors.Is(cause, errCancelled):
 		return afterStopped
 	case errors.Is(err, matches.ErrInvalid) && cause == nil:
+		return afterFail
+	case errors.Is(err, matches.ErrLogicFailed) && cause == nil:
+		// The logic's own failure: it would fail on any host.
 		return afterFail
 	case last:
 		return afterFail
@@ -830,9 +834,22 @@ func sameObject(ctx context.Context, obs jetstream.ObjectStore, name string, siz
 
 // request rebuilds the orchestrator's request from a job.
 func (w *Worker) request(j Job) (matches.Request, error) {
-	g, err := engine.Find(w.cfg.Games, j.Game)
-	if err != nil {
-		return matches.Request{}, fmt.Errorf("game: %w", err)
+	var g engine.Game
+	if j.Logic != nil {
+		// A logic game: its logic pinned, whether or not this worker
+		// offers a game of that name.
+		if !imageID.MatchString(j.Logic.ImageID) {
+			return matches.Request{}, fmt.Errorf("game %s: its logic %s is not pinned to an image id", j.Game, j.Logic.Image)
+		}
+		if err := j.Logic.Limits.Check(); err != nil {
+			return matches.Request{}, fmt.Errorf("game %s: its logic's limits: %w", j.Game, err)
+		}
+		g = judger.Named(j.Game, j.Logic.Image, j.Logic.Players, "").Pinned(j.Logic.ImageID).WithLimits(j.Logic.Limits)
+	} else {
+		var err error
+		if g, err = engine.Find(w.cfg.Games, j.Game); err != nil {
+			return matches.Request{}, fmt.Errorf("game: %w", err)
+		}
 	}
 	m, err := g.Map(j.Map)
 	if err != nil {

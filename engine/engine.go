@@ -234,13 +234,23 @@ type Host interface {
 // image is started before the bots, and its matches are HostedMatches.
 type Hosted interface {
 	Game
-	// HostImage is the image of the program to start.
-	HostImage() string
-	// HostMaxMessageBytes caps one message the program writes.
-	HostMaxMessageBytes() int
+	// HostImage is the image of the program to start, as named, and the
+	// engine id it is pinned to ("": whatever ref names when it starts).
+	HostImage() (ref, id string)
+	// HostLimits are the program's resources.
+	HostLimits() HostLimits
 	// CheckHost checks the image's labels against the game as named (the
 	// number of bots, the protocol it says it speaks).
 	CheckHost(labels map[string]string) error
+}
+
+// HostLimits are the resources of a hosted game's program (zero: the
+// sandbox policy's).
+type HostLimits struct {
+	MemoryBytes int64
+	NanoCPUs    int64
+	// MaxMessageBytes caps one message the program writes.
+	MaxMessageBytes int
 }
 
 // HostedMatch is a match of a Hosted game. Attach comes before anything

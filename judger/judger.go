@@ -64,6 +64,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/docker/go-units"
+
 	"arena/engine"
 	"arena/framing"
 	"arena/internal/errs"
@@ -129,10 +131,10 @@ const (
 	// MaxAnswerTime and MaxLength bound what a round config may set.
 	MaxAnswerTime = 60 * time.Second
 	MaxLength     = 1 << 20
-	// LogicTime is how long the logic may take to send its next round
-	// (or its end) once it has what it waits for.
+	// LogicTime is how long the logic may take by default to send its
+	// next round (or its end) once it has what it waits for.
 	LogicTime = 10 * time.Second
-	// MaxLogicMessage caps one message of the logic, and
+	// MaxLogicMessage caps one message of the logic by default, and
 	// MaxLogicMessages the messages of one round.
 	MaxLogicMessage  = 1 << 20
 	MaxLogicMessages = 1024
@@ -143,11 +145,169 @@ const (
 // Game is a logic game: its image and the number of bots a match takes;
 // a game registered by a server's operator has a name of its own.
 type Game struct {
-	name    string
-	image   string
+	name  string
+	image string
+	// id pins the image (its engine id, the digest of its config): the
+	// logic played whatever its tag names later ("": the tag's image at
+	// each match).
+	id      string
 	players int
 	title   string
+	limits  Limits
+	// proposed are the limits its labels propose.
+	proposed Limits
 }
+
+// Limits are a logic's own limits; a zero field is the default
+// (DefaultLimits, or a server's settings).
+type Limits struct {
+	// RoundMS is how long the logic may take for a round, in ms: to send
+	// its next round (or its end) once it has what it waits for.
+	RoundMS int64 `json:"round_ms,omitempty"`
+	// MemoryBytes is its memory (no swap), CPUs its CPU quota.
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	CPUs        float64 `json:"cpus,omitempty"`
+	// MessageBytes caps one message it sends.
+	MessageBytes int `json:"message_bytes,omitempty"`
+}
+
+// The bounds of Limits.
+const (
+	MinRound        = 100 * time.Millisecond
+	MaxRound        = 10 * time.Minute
+	MinMemoryBytes  = 6 << 20
+	MaxMemoryBytes  = 64 << 30
+	MinMessageBytes = 1 << 10
+	MaxMessageBytes = 64 << 20
+	MaxCPUs         = 64
+)
+
+// DefaultLimits are a logic's limits where neither the game nor the
+// server sets them (the server's settings default to them too).
+var DefaultLimits = Limits{RoundMS: LogicTime.Milliseconds(), MemoryBytes: 256 << 20, CPUs: 1, MessageBytes: MaxLogicMessage}
+
+// Check says which limit is out of its bounds, by its name in the API.
+func (l Limits) Check() error {
+	switch {
+	case l.RoundMS != 0 && (l.RoundMS < MinRound.Milliseconds() || l.RoundMS > MaxRound.Milliseconds()):
+		return fmt.Errorf("round_ms %d: want %d to %d", l.RoundMS, MinRound.Milliseconds(), MaxRound.Milliseconds())
+	case l.MemoryBytes != 0 && (l.MemoryBytes < MinMemoryBytes || l.MemoryBytes > MaxMemoryBytes):
+		return fmt.Errorf("memory_bytes %d: want %d (6 MiB) to %d (64 GiB)", l.MemoryBytes, MinMemoryBytes, int64(MaxMemoryBytes))
+	case l.CPUs != 0 && (l.CPUs < 0.01 || l.CPUs > MaxCPUs):
+		return fmt.Errorf("cpus %v: want 0.01 to %d", l.CPUs, MaxCPUs)
+	case l.MessageBytes != 0 && (l.MessageBytes < MinMessageBytes || l.MessageBytes > MaxMessageBytes):
+		return fmt.Errorf("message_bytes %d: want %d (1 KiB) to %d (64 MiB)", l.MessageBytes, MinMessageBytes, MaxMessageBytes)
+	}
+	return nil
+}
+
+// Or is l with its zero fields taken from d.
+func (l Limits) Or(d Limits) Limits {
+	if l.RoundMS == 0 {
+		l.RoundMS = d.RoundMS
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.CPUs == 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.MessageBytes == 0 {
+		l.MessageBytes = d.MessageBytes
+	}
+	return l
+}
+
+// size is a number of bytes for people: in MiB or KiB when whole.
+func size(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// round is the logic's time for a round.
+func (l Limits) round() time.Duration { return time.Duration(l.RoundMS) * time.Millisecond }
+
+// The labels by which a logic's image proposes its limits: the admin who
+// registers the game decides (they are shown, not applied).
+const (
+	RoundLabel   = "io.arena.logic.round-ms"
+	MemoryLabel  = "io.arena.logic.memory"
+	CPUsLabel    = "io.arena.logic.cpus"
+	MessageLabel = "io.arena.logic.message-bytes"
+)
+
+// Proposed are the limits a logic's labels propose (zero fields: none).
+func Proposed(labels map[string]string) (Limits, error) {
+	var l Limits
+	var err error
+	size := func(label string) int64 {
+		v := labels[label]
+		if v == "" || err != nil {
+			return 0
+		}
+		n, e := units.RAMInBytes(v)
+		if e != nil {
+			err = fmt.Errorf("label %s=%q: %v", label, v, e)
+		}
+		return n
+	}
+	l.MemoryBytes = size(MemoryLabel)
+	l.MessageBytes = int(size(MessageLabel))
+	if v := labels[RoundLabel]; v != "" && err == nil {
+		if l.RoundMS, err = strconv.ParseInt(v, 10, 64); err != nil {
+			err = fmt.Errorf("label %s=%q: want a number of milliseconds", RoundLabel, v)
+		}
+	}
+	if v := labels[CPUsLabel]; v != "" && err == nil {
+		if l.CPUs, err = strconv.ParseFloat(v, 64); err != nil {
+			err = fmt.Errorf("label %s=%q: want a number of CPUs", CPUsLabel, v)
+		}
+	}
+	if err == nil {
+		err = l.Check()
+	}
+	if err != nil {
+		return Limits{}, err
+	}
+	return l, nil
+}
+
+// Proposing is the game with the limits its image's labels propose.
+func (g *Game) Proposing(l Limits) *Game {
+	h := *g
+	h.proposed = l
+	return &h
+}
+
+// Proposed are the limits the logic's labels propose (see Proposed).
+func (g *Game) Proposed() Limits { return g.proposed }
+
+// Pinned is the game with its logic pinned to the image of that engine
+// id (see Game.id).
+func (g *Game) Pinned(id string) *Game {
+	h := *g
+	h.id = id
+	return &h
+}
+
+// WithLimits is the game with those limits, its zero fields the
+// defaults (DefaultLimits).
+func (g *Game) WithLimits(l Limits) *Game {
+	h := *g
+	h.limits = l.Or(DefaultLimits)
+	return &h
+}
+
+// Limits are the logic's limits.
+func (g *Game) Limits() Limits { return g.limits }
+
+// Players is how many bots a match takes.
+func (g *Game) Players() int { return g.players }
 
 // Named returns the logic game an operator registered as name, with its
 // title (its TitleLabel, see Title; "" for none).
@@ -165,7 +325,7 @@ func New(image string, players int) *Game {
 	if players < 1 {
 		players = 2
 	}
-	return &Game{image: image, players: players}
+	return &Game{image: image, players: players, limits: DefaultLimits}
 }
 
 // Players parses a logic's PlayersLabel ("" is 2).
@@ -188,11 +348,14 @@ func (g *Game) Name() string {
 	return Prefix + g.image
 }
 
-// HostImage is the logic's image.
-func (g *Game) HostImage() string { return g.image }
+// HostImage is the logic's image as named, and its pinned id ("" if
+// none).
+func (g *Game) HostImage() (ref, id string) { return g.image, g.id }
 
-// HostMaxMessageBytes caps one message of the logic.
-func (g *Game) HostMaxMessageBytes() int { return MaxLogicMessage }
+// HostLimits are the logic's resources.
+func (g *Game) HostLimits() engine.HostLimits {
+	return engine.HostLimits{MemoryBytes: g.limits.MemoryBytes, NanoCPUs: int64(g.limits.CPUs * 1e9), MaxMessageBytes: g.limits.MessageBytes}
+}
 
 // theMap is the one map of a logic game: the logic makes its own world.
 type theMap struct{ info engine.MapInfo }
@@ -242,7 +405,7 @@ func (g *Game) NewMatch(cfg engine.Config) (engine.Match, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &match{players: len(cfg.Players), config: raw, timeout: DefaultAnswerTime, length: DefaultLength,
+	return &match{players: len(cfg.Players), config: raw, timeout: DefaultAnswerTime, length: DefaultLength, logicTime: g.limits.round(), maxMessage: g.limits.MessageBytes,
 		states: slices.Repeat([]string{"OK"}, len(cfg.Players)),
 		frame:  json.RawMessage(`{"round":0}`)}, nil
 }
@@ -262,6 +425,10 @@ type match struct {
 	length  int
 	frame   json.RawMessage
 	result  engine.Result
+	// logicTime is the logic's time for a round, maxMessage its longest
+	// message.
+	logicTime  time.Duration
+	maxMessage int
 	// read is what the logic sent so far.
 	read int64
 	// states are the seats' end_state words as the judger sees them.
@@ -297,7 +464,7 @@ func (m *match) send(data []byte) bool {
 	msg := make([]byte, 4+len(data))
 	binary.BigEndian.PutUint32(msg, uint32(len(data)))
 	copy(msg[4:], data)
-	if err := m.host.Send(msg, time.Now().Add(LogicTime)); err != nil {
+	if err := m.host.Send(msg, time.Now().Add(m.logicTime)); err != nil {
 		m.fail("writing to the logic: %v", err)
 		return false
 	}
@@ -323,7 +490,7 @@ func (m *match) next() {
 	var send []engine.Message
 	var sent []frameMessage
 	var watch []string
-	deadline := time.Now().Add(LogicTime)
+	deadline := time.Now().Add(m.logicTime)
 	for n := 0; ; n++ {
 		if n == MaxLogicMessages {
 			m.fail("the logic sent more than %d messages in one round", MaxLogicMessages)
@@ -332,11 +499,11 @@ func (m *match) next() {
 		data, err := m.host.Receive(deadline)
 		if err != nil {
 			if errors.Is(err, framing.ErrTooLong) {
-				m.fail("the logic sent a message over %d MiB: %v", MaxLogicMessage>>20, err)
+				m.fail("the logic sent a message over %s (its limit, message_bytes): %v", size(m.maxMessage), err)
 				return
 			}
 			if !time.Now().Before(deadline) {
-				m.fail("the logic sent nothing more for %v (its time for a round): %v", LogicTime, err)
+				m.fail("the logic sent nothing more for %v (its time for a round): %v", m.logicTime, err)
 			} else {
 				m.fail("the logic stopped before the end of the match: %v", err)
 			}

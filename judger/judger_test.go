@@ -278,3 +278,77 @@ func TestALogicSaysWhatItIs(t *testing.T) {
 		}
 	}
 }
+
+// deadlines is a host that records the deadlines it is given and never
+// answers.
+type deadlines struct{ got []time.Time }
+
+func (d *deadlines) Send(_ []byte, deadline time.Time) error {
+	d.got = append(d.got, deadline)
+	return nil
+}
+
+func (d *deadlines) Receive(deadline time.Time) ([]byte, error) {
+	d.got = append(d.got, deadline)
+	return nil, errors.New("no answer within its time")
+}
+
+// A logic's limits: the server's fill what its game sets not; each is
+// bounded; the time for a round is what the logic is given, and its
+// memory, CPU quota and longest message are its container's; its labels
+// only propose.
+func TestALogicsLimits(t *testing.T) {
+	for _, c := range []struct {
+		l    Limits
+		want string
+	}{
+		{Limits{RoundMS: 50}, "round_ms 50"},
+		{Limits{MemoryBytes: 1 << 20}, "memory_bytes 1048576"},
+		{Limits{CPUs: 100}, "cpus 100"},
+		{Limits{MessageBytes: 10}, "message_bytes 10"},
+		{Limits{RoundMS: -1}, "round_ms -1"},
+	} {
+		if err := c.l.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.l, err, c.want)
+		}
+	}
+	if err := (Limits{}).Check(); err != nil {
+		t.Errorf("no limits (the defaults): %v", err)
+	}
+	g := New("x/logic", 2).WithLimits(Limits{RoundMS: 1500, CPUs: 0.5}.Or(Limits{MemoryBytes: 64 << 20}))
+	if l := g.Limits(); l != (Limits{RoundMS: 1500, MemoryBytes: 64 << 20, CPUs: 0.5, MessageBytes: MaxLogicMessage}) {
+		t.Errorf("the limits: %+v", l)
+	}
+	if h := g.HostLimits(); h.MemoryBytes != 64<<20 || h.NanoCPUs != 5e8 || h.MaxMessageBytes != MaxLogicMessage {
+		t.Errorf("the container's: %+v", h)
+	}
+	m, err := g.NewMatch(engine.Config{Map: theMap{g.Maps()[0]}, Players: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := &deadlines{}
+	start := time.Now()
+	err = m.(*match).Attach(host)
+	if err == nil || len(host.got) != 2 {
+		t.Errorf("a logic that sends nothing: %v, deadlines %v", err, host.got)
+	}
+	for _, d := range host.got {
+		if d.Sub(start) < 1500*time.Millisecond || d.Sub(start) > 2500*time.Millisecond {
+			t.Errorf("a deadline %v after the start, want 1.5 s", d.Sub(start))
+		}
+	}
+	if ref, id := g.Pinned("sha256:" + strings.Repeat("a", 64)).HostImage(); ref != "x/logic" || id != "sha256:"+strings.Repeat("a", 64) {
+		t.Errorf("pinned: %s %s", ref, id)
+	}
+
+	p, err := Proposed(map[string]string{MemoryLabel: "512m", RoundLabel: "2000", CPUsLabel: "2", MessageLabel: "4m"})
+	if err != nil || p != (Limits{RoundMS: 2000, MemoryBytes: 512 << 20, CPUs: 2, MessageBytes: 4 << 20}) {
+		t.Errorf("proposed: %+v %v", p, err)
+	}
+	if _, err := Proposed(map[string]string{RoundLabel: "soon"}); err == nil || !strings.Contains(err.Error(), RoundLabel) {
+		t.Errorf("a round time that is no number: %v", err)
+	}
+	if _, err := Proposed(map[string]string{MemoryLabel: "1k"}); err == nil || !strings.Contains(err.Error(), "memory_bytes") {
+		t.Errorf("a memory below the engine's: %v", err)
+	}
+}

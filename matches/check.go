@@ -20,7 +20,9 @@ var ErrForeignReplay = errs.New(errs.ErrInvalid, "the replay is not the match's"
 // settings and limits, the bots in seat order playing the images req
 // pinned; and whether the game's engine reproduces every frame and the
 // result from the answers it records. It is how a server checks a result
-// that another host (a worker) reports.
+// that another host (a worker) reports. A hosted game's replay (a
+// logic's) is checked but for its frames, which only its program can
+// reproduce: the caller plays it again (Orchestrator.VerifyHosted).
 func CheckReplay(req Request, rep *Replay) error {
 	if rep == nil {
 		return foreign("no replay")
@@ -30,6 +32,9 @@ func CheckReplay(req Request, rep *Replay) error {
 	}
 	if err := checkResult(req, rep); err != nil {
 		return err
+	}
+	if _, hosted := req.Game.(engine.Hosted); hosted {
+		return nil
 	}
 	if err := Verify([]engine.Game{req.Game}, rep); err != nil {
 		return fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
@@ -59,6 +64,14 @@ func checkHeader(req Request, rep *Replay) error {
 	}
 	if rep.Seed != req.Seed {
 		return foreign("seed %d, want %d", rep.Seed, req.Seed)
+	}
+	if h, ok := req.Game.(engine.Hosted); ok {
+		ref, id := h.HostImage()
+		if rep.Logic == nil || rep.Logic.Image != ref || id != "" && rep.Logic.ImageID != id {
+			return foreign("the logic played is %+v, want %s (%s)", rep.Logic, ref, id)
+		}
+	} else if rep.Logic != nil {
+		return foreign("a logic recorded for game %s", rep.Game)
 	}
 	if !sameJSON(rep.Settings, match.Settings()) {
 		return foreign("settings %s, want %s", rep.Settings, match.Settings())
@@ -107,6 +120,7 @@ func checkResult(req Request, rep *Replay) error {
 // frames after the bots and before the result, nothing unknown, nothing
 // after it. It returns the replay without its frames; each, when set,
 // gets every frame once the engine reproduced it (a viewer's catch-up).
+// A hosted game's frames are not played again here (see CheckReplay).
 //
 // An error reading r (or writing w) is returned as it is, not as
 // ErrForeignReplay: a read cut short says nothing of the replay.
@@ -160,7 +174,9 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	fields := map[string]any{
 		"format": &rep.Format, "match_id": &rep.MatchID, "game": &rep.Game, "map": &rep.Map, "map_data": &rep.MapData,
 		"seed": &rep.Seed, "settings": &rep.Settings, "limits": &rep.Limits, "stdio_path": &rep.StdioPath, "bots": &rep.Bots,
+		"logic": &rep.Logic,
 	}
+	_, hosted := req.Game.(engine.Hosted)
 	delim := func(want json.Delim) error {
 		t, err := dec.Token()
 		if err != nil {
@@ -175,6 +191,7 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 		return nil, err
 	}
 	var v *Verifier
+	frames := -1 // none read yet
 	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
@@ -194,35 +211,39 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 			if err := checkHeader(req, rep); err != nil {
 				return nil, err
 			}
-			if v, err = newVerifier([]engine.Game{req.Game}, rep); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrForeignReplay, err)
+			if !hosted {
+				if v, err = newVerifier([]engine.Game{req.Game}, rep); err != nil {
+					return nil, fmt.Errorf("%w: %v", ErrForeignReplay, err)
+				}
 			}
 			if err := delim('['); err != nil {
 				return nil, err
 			}
-			for dec.More() {
+			for frames = 0; dec.More(); frames++ {
 				var fr Frame
 				if err := dec.Decode(&fr); err != nil {
-					return nil, foreign("frame %d: %v", v.frames, err)
+					return nil, foreign("frame %d: %v", frames, err)
 				}
-				if err := v.Frame(fr); err != nil {
-					return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+				if v != nil {
+					if err := v.Frame(fr); err != nil {
+						return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+					}
 				}
 				if each != nil {
-					each(v.frames-1, fr)
+					each(frames, fr)
 				}
 			}
 			if err := delim(']'); err != nil {
 				return nil, err
 			}
 		case key == "result":
-			if v == nil {
+			if frames < 0 {
 				return nil, foreign("the result comes before the frames")
 			}
 			if err := dec.Decode(&rep.Result); err != nil {
 				return nil, foreign("result: %v", err)
 			}
-		case fields[key] != nil && v == nil:
+		case fields[key] != nil && frames < 0:
 			if err := dec.Decode(fields[key]); err != nil {
 				return nil, foreign("%s: %v", key, err)
 			}
@@ -247,8 +268,10 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	if err := checkResult(req, rep); err != nil {
 		return nil, err
 	}
-	if err := v.Finish(rep.Result); err != nil {
-		return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+	if v != nil {
+		if err := v.Finish(rep.Result); err != nil {
+			return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+		}
 	}
 	return rep, nil
 }

@@ -31,6 +31,11 @@ var (
 	// not start, crashed, hung or broke its protocol. The match failed;
 	// no bot lost it (the platform's failure: of no class).
 	ErrGameHost = errors.New("the game's logic failed")
+	// ErrLogicFailed: a logic that started failed during the match (it
+	// crashed, was killed for its memory, hung past its round time or
+	// broke its protocol). Such an error is ErrGameHost too; the match
+	// fails where it plays, it is not handed to another host.
+	ErrLogicFailed = errors.New("the game's logic failed during the match")
 )
 
 // Invalid marks err as the caller's mistake (errs.Mark: its message is

@@ -39,8 +39,11 @@ type Replay struct {
 	// StdioPath says how the bots' stdio travelled (see Result).
 	StdioPath string      `json:"stdio_path,omitempty"`
 	Bots      []ReplayBot `json:"bots"`
-	Frames    []Frame     `json:"frames"`
-	Result    Result      `json:"result"`
+	// Logic is the program a hosted game's rules ran in (nil for the
+	// built-in games).
+	Logic  *LogicRecord `json:"logic,omitempty"`
+	Frames []Frame      `json:"frames"`
+	Result Result       `json:"result"`
 	// File, when set, is a file that holds this replay whole, as checked
 	// (CheckReplayStream): its frames are there, not in Frames. Whoever
 	// keeps the replay takes the file (MoveReplay).
@@ -91,6 +94,13 @@ type ReplayBot struct {
 	ImageID string `json:"image_id"`
 }
 
+// LogicRecord is the logic a match of a logic game was played with: its
+// image as named, and the engine id it ran (the digest of its config).
+type LogicRecord struct {
+	Image   string `json:"image"`
+	ImageID string `json:"image_id"`
+}
+
 // Frame is one turn: the state after it (turn 0: the initial state) and
 // what each involved bot did during it.
 type Frame struct {
@@ -135,9 +145,9 @@ type FrameBot struct {
 	StderrDropped int64  `json:"stderr_dropped,omitempty"`
 }
 
-// counted is what the answer counted against its limit, as the game was
+// Counted is what the answer counted against its limit, as the game was
 // told (engine.Reply.Time): its CPU time where recorded, else its time.
-func (f FrameBot) counted() time.Duration {
+func (f FrameBot) Counted() time.Duration {
 	if f.CPUUS != nil {
 		return time.Duration(*f.CPUUS) * time.Microsecond
 	}

@@ -131,7 +131,7 @@ func (v *Verifier) Frame(fr Frame) error {
 			if err != nil {
 				return &Mismatch{Turn: fr.Turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
 			}
-			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault, Time: rec.counted()}
+			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault, Time: rec.Counted()}
 		}
 		match.Submit(replies)
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,58 +18,84 @@ import (
 )
 
 // startHost starts the program of a hosted game (a logic image) in the
-// sandbox, as a bot is started, and attaches the match to it. The host
-// returned, when not nil, must be closed (closeHost) whatever the error.
-// Every error is of kind matches.ErrGameHost (or matches.ErrImageNotFound, matches.ErrInvalid for
-// an image whose labels do not fit the match, or ctx's).
-func (o *Orchestrator) startHost(ctx context.Context, req matches.Request, matchID string, m engine.HostedMatch) (Bot, error) {
+// sandbox, as a bot is started, under the game's limits for it, and
+// attaches the match to it. The host returned, when not nil, must be
+// closed (closeHost) whatever the error; with it, the image it runs.
+// Every error is of kind matches.ErrGameHost (or
+// matches.ErrImageNotFound, matches.ErrInvalid for an image whose labels
+// do not fit the match, or ctx's).
+func (o *Orchestrator) startHost(ctx context.Context, req matches.Request, matchID string, m engine.HostedMatch) (Bot, *matches.LogicRecord, error) {
 	g, ok := req.Game.(engine.Hosted)
 	if !ok {
-		return nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("game %s has hosted matches but no host", req.Game.Name()))
+		return nil, nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("game %s has hosted matches but no host", req.Game.Name()))
 	}
-	img, err := o.launcher.Image(ctx, g.HostImage())
+	ref, id := g.HostImage()
+	name := ref
+	if id != "" {
+		name = fmt.Sprintf("%s (%s)", ref, id)
+	}
+	img, err := o.launcher.Image(ctx, cmp.Or(id, ref))
 	if err != nil {
 		if errors.Is(err, matches.ErrImageNotFound) {
-			return nil, fmt.Errorf("the game's logic: %w", err)
+			return nil, nil, fmt.Errorf("the game's logic %s: %w", name, err)
 		}
-		return nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic %s: %w", g.HostImage(), err))
+		return nil, nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic %s: %w", name, err))
 	}
+	img.Ref = ref // for names and messages; the container runs img.ID
+	rec := &matches.LogicRecord{Image: ref, ImageID: img.ID}
 	if err := g.CheckHost(img.Labels); err != nil {
-		return nil, matches.Invalid(err)
+		return nil, rec, matches.Invalid(err)
 	}
-	name := fmt.Sprintf("arena-%s-logic", matchID)
+	container := fmt.Sprintf("arena-%s-logic", matchID)
 	if req.Attempt > 1 {
-		name = fmt.Sprintf("arena-%s-%d-logic", matchID, req.Attempt)
+		container = fmt.Sprintf("arena-%s-%d-logic", matchID, req.Attempt)
 	}
-	// The logic is not a contestant: it runs under the sandbox policy's
-	// memory, whatever limit the match sets its bots (no MemoryBytes).
+	// The logic is not a contestant: it runs under the game's limits for
+	// it, whatever limits the match sets its bots.
+	lim := g.HostLimits()
 	host, err := o.launcher.Launch(ctx, sandbox.Spec{
-		Image: img, Name: name, MatchID: matchID, BotID: "logic",
-		Framing: framing.Targeted, MaxMessageBytes: g.HostMaxMessageBytes(),
+		Image: img, Name: container, MatchID: matchID, BotID: "logic",
+		Framing: framing.Targeted, MaxMessageBytes: lim.MaxMessageBytes,
+		MemoryBytes: lim.MemoryBytes, NanoCPUs: lim.NanoCPUs,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, rec, ctx.Err()
 		}
-		return nil, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic %s did not start: %w", g.HostImage(), err))
+		return nil, rec, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic %s did not start: %w", name, err))
 	}
 	// The logic runs when it will: it is not a contestant, its time is
-	// bounded per message (judger.LogicTime), not counted.
+	// bounded per round (its limits' round_ms), not counted.
 	if f, ok := host.(freezeSwitch); ok {
 		f.FreezeAtAnswers(false)
 	}
 	_ = host.Thaw()
 	if err := m.Attach(hostConn{ctx: ctx, bot: host}); err != nil {
 		if ctx.Err() != nil {
-			return host, ctx.Err()
+			return host, rec, ctx.Err()
 		}
-		return host, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(host, err)))
+		return host, rec, errs.Mark(matches.ErrGameHost, errs.Mark(matches.ErrLogicFailed, fmt.Errorf("the game's logic failed: %w", hostError(host, err))))
 	}
-	return host, nil
+	return host, rec, nil
 }
 
-// hostError adds the last words of a host on stderr to its failure.
+// hostExitWait is how long a failed host is given to be seen exiting.
+const hostExitWait = time.Second
+
+// hostError adds to a host's failure how it ended, when it did (killed
+// for exceeding its memory limit, or its exit code), and its last words
+// on stderr.
 func hostError(host Bot, err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), hostExitWait)
+	exit := host.Exit(ctx)
+	cancel()
+	switch {
+	case exit.Err != nil:
+	case exit.OOMKilled:
+		err = fmt.Errorf("%w; it was killed for exceeding its memory limit", err)
+	case exit.Code != 0:
+		err = fmt.Errorf("%w; it exited with code %d", err, exit.Code)
+	}
 	tail := host.TakeStderr().Text
 	if len(tail) > 400 {
 		tail = tail[len(tail)-400:]
@@ -104,8 +131,9 @@ func (h hostConn) Receive(deadline time.Time) ([]byte, error) {
 // its program (a logic) is started anew in the sandbox and given the
 // recorded answers; every frame and the result must come out the same.
 // A logic that is not deterministic given its seed fails it at the first
-// round that differs (a *matches.Mismatch); one that fails on the way, with
-// matches.ErrGameHost.
+// round that differs, and one that fails on the way (it did not in the
+// match) at the round it fails (a *matches.Mismatch either way); a logic
+// that cannot be started, with matches.ErrGameHost.
 func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *matches.Replay) error {
 	v, err := matches.NewVerifier(game, r)
 	if err != nil {
@@ -115,7 +143,7 @@ func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *
 	if !ok {
 		return fmt.Errorf("game %s: its matches have no host", game.Name())
 	}
-	host, err := o.startHost(ctx, matches.Request{Game: game}, matches.NewMatchID(), hm)
+	host, _, err := o.startHost(ctx, matches.Request{Game: game}, matches.NewMatchID(), hm)
 	if host != nil {
 		defer o.closeHost(ctx, host)
 	}
@@ -125,7 +153,7 @@ func (o *Orchestrator) VerifyHosted(ctx context.Context, game engine.Hosted, r *
 	for _, fr := range r.Frames {
 		err := v.Frame(fr)
 		if herr := hm.Err(); herr != nil { // why it went otherwise, if so
-			return errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hostError(host, herr)))
+			return &matches.Mismatch{Turn: fr.Turn, Reason: "the game's logic failed, played again: " + hostError(host, herr).Error()}
 		}
 		if err != nil {
 			return err

@@ -122,3 +122,38 @@ func BenchmarkJudgerAgainstBuiltIn(b *testing.B) {
 	b.ReportMetric(hosted-builtin, "added-ms")
 	b.ReportMetric((hosted-builtin)/answer, "added/answer")
 }
+
+// BenchmarkLogicVerify is what a server pays to believe a worker's
+// result of a logic game, beside what playing the match cost: relaylogic
+// played by two relaybots for 2,000 rounds (play-ms, containers started
+// and removed), then verified as the server verifies it (verify-ms:
+// VerifyHosted, the logic alone in one container on the recorded
+// answers).
+func BenchmarkLogicVerify(b *testing.B) {
+	cli := dockertest.Client(b)
+	logic, bot := dockertest.RelayImages(b, cli)
+	o := newOrchestrator(b, cli, "fifo")
+	game := judger.New(logic, 2)
+	m, err := game.Map("default")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var play, verify time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rep, err := o.Play(b.Context(), matches.Request{Game: game, Map: m, Images: []string{bot, bot}, Settings: []byte(`{"rounds":2000}`)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		play += time.Since(start)
+		start = time.Now()
+		if err := o.VerifyHosted(b.Context(), game, rep); err != nil {
+			b.Fatal(err)
+		}
+		verify += time.Since(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(play.Milliseconds())/n, "play-ms")
+	b.ReportMetric(float64(verify.Milliseconds())/n, "verify-ms")
+	b.ReportMetric(float64(verify)/float64(play), "verify/play")
+}

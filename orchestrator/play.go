@@ -94,9 +94,10 @@ func (o *Orchestrator) Play(ctx context.Context, req matches.Request) (*matches.
 		}
 	}
 	var host Bot
+	var logic *matches.LogicRecord
 	hm, _ := match.(engine.HostedMatch)
 	if hm != nil {
-		host, err = o.startHost(ctx, req, matchID, hm)
+		host, logic, err = o.startHost(ctx, req, matchID, hm)
 		if host != nil {
 			defer o.closeHost(ctx, host)
 		}
@@ -105,6 +106,7 @@ func (o *Orchestrator) Play(ctx context.Context, req matches.Request) (*matches.
 		}
 	}
 	rep := newReplay(matchID, req, match, lim, seats)
+	rep.Logic = logic
 	r := &run{
 		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID, attempt: req.Attempt,
 		match: match, host: host, hosted: hm, seats: seats, lim: lim, base: lim, share: o.budget / int64(len(seats)),
@@ -221,7 +223,7 @@ func (r *run) loop(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err())))
+			return errs.Mark(matches.ErrGameHost, errs.Mark(matches.ErrLogicFailed, fmt.Errorf("the game's logic failed: %w", hostError(r.host, r.hosted.Err()))))
 		}
 		r.rec.commit()
 		for _, s := range r.seats {

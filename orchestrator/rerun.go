@@ -85,7 +85,12 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	if rr.Seat < 0 || rr.Seat >= len(r.Bots) {
 		return nil, matches.Invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
 	}
-	m, err := game.ParseMap(r.Map, []byte(r.MapData))
+	var m engine.Map
+	if _, hosted := game.(engine.Hosted); hosted {
+		m, err = game.Map(r.Map) // the program makes its own world
+	} else {
+		m, err = game.ParseMap(r.Map, []byte(r.MapData))
+	}
 	if err != nil {
 		return nil, matches.Invalid(fmt.Errorf("replay map: %w", err))
 	}
@@ -133,6 +138,19 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 		timeout = 5 * time.Second
 	}
 	runID := "rerun-" + matches.NewMatchID()
+	// A hosted game's rules run in its program, started anew and given
+	// the recorded answers (and their times) to bring the match to the
+	// turns asked.
+	hm, _ := match.(engine.HostedMatch)
+	if hm != nil {
+		host, _, err := o.startHost(ctx, matches.Request{Game: game}, runID, hm)
+		if host != nil {
+			defer o.closeHost(ctx, host)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	bot, err := o.launcher.Launch(ctx, sandbox.Spec{
 		Image: img, Name: fmt.Sprintf("arena-%s-%d", runID, rr.Seat), MatchID: runID, BotID: rb.ID,
 		Framing: proto.Framing, MaxMessageBytes: lim.MaxMessageBytes, MemoryBytes: lim.MemoryBytes,
@@ -185,7 +203,7 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 			if err != nil {
 				return res, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
 			}
-			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault}
+			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault, Time: rec.Counted()}
 			if seat != rr.Seat || !rec.Asked {
 				continue
 			}
@@ -212,6 +230,9 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 			}
 		}
 		match.Submit(replies)
+		if hm != nil && hm.Err() != nil {
+			return res, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hm.Err()))
+		}
 	}
 	res.LastTurn = match.Turn()
 	return res, nil

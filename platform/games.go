@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"arena/engine"
 	"arena/internal/errs"
+	"arena/judger"
 	"arena/store"
 )
 
@@ -35,7 +37,14 @@ func (s *Platform) loadGames(ctx context.Context) error {
 			s.unoffered[rec.Name] = "this server cannot check logic images"
 			continue
 		}
-		g, files, err := s.deps.Logic(ctx, rec.Name, rec.Image)
+		var lim judger.Limits
+		if rec.Limits != "" {
+			if err := json.Unmarshal([]byte(rec.Limits), &lim); err != nil {
+				s.unoffered[rec.Name] = "its limits in the store: " + err.Error()
+				continue
+			}
+		}
+		g, files, err := s.deps.Logic(ctx, LogicSpec{Name: rec.Name, Image: rec.Image, ImageID: rec.ImageID, Limits: lim})
 		if err != nil {
 			s.unoffered[rec.Name] = err.Error()
 			s.log.Warn("a registered game is not offered", zap.String("game", rec.Name), zap.String("image", rec.Image), zap.Error(err))
@@ -68,21 +77,39 @@ func (s *Platform) PlayerFiles(game string) map[string][]byte {
 	return s.players[game]
 }
 
-// LogicChecker checks a logic image for a game registered as name: the
-// game, and its player's files (nil: it ships none).
-type LogicChecker func(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error)
+// LogicSpec is a logic game as registered: its name, its logic's image
+// (pinned to ImageID when set) and its limits (zero fields: the
+// server's, ARENA_LOGIC_*).
+type LogicSpec struct {
+	Name, Image, ImageID string
+	Limits               judger.Limits
+}
+
+// LogicChecker checks a logic game's image: the game (its logic pinned
+// to the image's id, under its limits), and its player's files (nil: it
+// ships none).
+type LogicChecker func(ctx context.Context, spec LogicSpec) (engine.Game, map[string][]byte, error)
 
 // RegisteredGame is a registered logic game as GET /api/games/registered
 // shows it to admins: whether it is on offer, and why not.
 type RegisteredGame struct {
-	Name    string    `json:"name"`
-	Image   string    `json:"image"`
-	Title   string    `json:"title,omitempty"`
-	Players int       `json:"players,omitempty"`
-	AddedBy string    `json:"added_by"`
-	AddedAt time.Time `json:"added_at"`
-	Offered bool      `json:"offered"`
-	Problem string    `json:"problem,omitempty"`
+	Name    string `json:"name"`
+	Image   string `json:"image"`
+	Title   string `json:"title,omitempty"`
+	Players int    `json:"players,omitempty"`
+	// ImageID is the image it plays (pinned when it was registered).
+	ImageID string `json:"image_id,omitempty"`
+	// Limits are the logic's limits as the admin gave them (zero: the
+	// server's); Effective as they apply, once offered; Proposed as its
+	// image's labels propose them (io.arena.logic.*), for the admin to
+	// decide.
+	Limits    judger.Limits  `json:"limits"`
+	Effective *judger.Limits `json:"effective_limits,omitempty"`
+	Proposed  *judger.Limits `json:"proposed_limits,omitempty"`
+	AddedBy   string         `json:"added_by"`
+	AddedAt   time.Time      `json:"added_at"`
+	Offered   bool           `json:"offered"`
+	Problem   string         `json:"problem,omitempty"`
 }
 
 // ChecksLogic says whether logic games can be registered: the server can
@@ -90,8 +117,12 @@ type RegisteredGame struct {
 func (s *Platform) ChecksLogic() bool { return s.deps.Logic != nil }
 
 // RegisterGame offers a logic game from now on, under a name of its own
-// (by an admin, by).
-func (s *Platform) RegisterGame(ctx context.Context, by, name, image string) (engine.Game, error) {
+// (by an admin, by): its logic pinned to the image its name has now, by
+// id, under the limits given (zero fields: the server's).
+func (s *Platform) RegisterGame(ctx context.Context, by, name, image string, lim judger.Limits) (engine.Game, error) {
+	if err := lim.Check(); err != nil {
+		return nil, errs.Errorf(errs.ErrInvalid, "the logic's limits: %v", err)
+	}
 	if s.deps.Logic == nil {
 		return nil, errs.New(errs.ErrUnavailable, "this server cannot check logic images, so it registers no games")
 	}
@@ -112,18 +143,26 @@ func (s *Platform) RegisterGame(ctx context.Context, by, name, image string) (en
 			return nil, errs.Errorf(errs.ErrConflict, "the image %s is in the namespace of the %s %s, who could replace it by a push: name an image of a namespace no one owns", image, kind, ns)
 		}
 	}
-	g, files, err := s.deps.Logic(ctx, name, image)
+	g, files, err := s.deps.Logic(ctx, LogicSpec{Name: name, Image: image, Limits: lim})
 	if err != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "%v", err)
 	}
-	if err := s.deps.Store.AddLogicGame(ctx, store.LogicGame{Name: name, Image: image, AddedBy: by, AddedAt: s.now()}); err != nil {
+	rec := store.LogicGame{Name: name, Image: image, AddedBy: by, AddedAt: s.now()}
+	if lg, ok := g.(*judger.Game); ok {
+		_, rec.ImageID = lg.HostImage()
+	}
+	if lim != (judger.Limits{}) {
+		b, _ := json.Marshal(lim)
+		rec.Limits = string(b)
+	}
+	if err := s.deps.Store.AddLogicGame(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrGameExists) {
 			return nil, errs.Errorf(errs.ErrConflict, "a game %s is registered already", name)
 		}
 		return nil, err
 	}
 	s.offer(g, files)
-	s.log.Info("game registered", zap.String("game", name), zap.String("image", image), zap.String("by", by))
+	s.log.Info("game registered", zap.String("game", name), zap.String("image", image), zap.String("image_id", rec.ImageID), zap.String("by", by))
 	return g, nil
 }
 
@@ -184,12 +223,23 @@ func (s *Platform) RegisteredGames(ctx context.Context) ([]RegisteredGame, error
 	defer s.gamesMu.Unlock()
 	out := []RegisteredGame{}
 	for _, rec := range stored {
-		v := RegisteredGame{Name: rec.Name, Image: rec.Image, AddedBy: rec.AddedBy, AddedAt: rec.AddedAt, Problem: s.unoffered[rec.Name]}
+		v := RegisteredGame{Name: rec.Name, Image: rec.Image, ImageID: rec.ImageID, AddedBy: rec.AddedBy, AddedAt: rec.AddedAt, Problem: s.unoffered[rec.Name]}
+		if rec.Limits != "" {
+			_ = json.Unmarshal([]byte(rec.Limits), &v.Limits)
+		}
 		if g, err := s.deps.Games.Find(rec.Name); err == nil && s.registered[rec.Name] {
 			v.Offered = true
 			v.Title = TitleOf(g)
 			if maps := g.Maps(); len(maps) > 0 {
 				v.Players = maps[0].MaxPlayers
+			}
+			if lg, ok := g.(*judger.Game); ok {
+				eff, prop := lg.Limits(), lg.Proposed()
+				v.Effective = &eff
+				_, v.ImageID = lg.HostImage()
+				if prop != (judger.Limits{}) {
+					v.Proposed = &prop
+				}
 			}
 		}
 		out = append(out, v)

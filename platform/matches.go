@@ -55,11 +55,13 @@ func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string
 	}
 	// The logic must be on the engine already (never pulled for a
 	// match: its labels are checked now, before anything starts).
-	g := judger.New(ref, max(1, players))
 	img, err := s.deps.Orchestrator.Image(ctx, ref)
 	if err != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
 	}
+	// Pinned now, as the bots are: on this host or a worker's, the match
+	// plays this image.
+	g := judger.New(ref, max(1, players)).Pinned(img.ID).WithLimits(s.cfg.LogicLimits)
 	if _, err := judger.CheckLabelled(img.Labels); err != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
 	}

@@ -53,7 +53,8 @@ func (s *Platform) OperatorNamespace(ctx context.Context, name string) error {
 	}
 	for _, g := range s.deps.Games.List() {
 		if h, ok := g.(engine.Hosted); ok {
-			refs = append(refs, h.HostImage())
+			ref, _ := h.HostImage()
+			refs = append(refs, ref)
 		}
 	}
 	registered, err := s.deps.Store.LogicGames(ctx)

@@ -24,6 +24,7 @@ import (
 	"arena/contest"
 	"arena/engine"
 	"arena/imageref"
+	"arena/judger"
 	"arena/ladder"
 	"arena/matches"
 	"arena/registry"
@@ -56,6 +57,9 @@ type Config struct {
 	DefaultBots map[string][]string
 	// Limits are the limits matches run under (zero: the games' own).
 	Limits matches.Limits
+	// LogicLimits are a logic game's logic's where its registration sets
+	// none (ARENA_LOGIC_*; zero fields: judger.DefaultLimits).
+	LogicLimits judger.Limits
 	// FinishOnShutdown lets running matches finish on shutdown (up to the
 	// shutdown's deadline) instead of cancelling them.
 	FinishOnShutdown bool

@@ -63,11 +63,14 @@ func DefaultPolicy() Policy {
 // minimum.
 const MinMemoryBytes = 6 << 20
 
-// forSpec is the policy of one bot: the spec's memory limit where it
-// sets one.
+// forSpec is the policy of one bot: the spec's memory limit and CPU
+// quota where it sets them.
 func (p Policy) forSpec(s Spec) Policy {
 	if s.MemoryBytes > 0 {
 		p.MemoryBytes = s.MemoryBytes
+	}
+	if s.NanoCPUs > 0 {
+		p.NanoCPUs = s.NanoCPUs
 	}
 	return p
 }
@@ -76,6 +79,9 @@ func (p Policy) forSpec(s Spec) Policy {
 func checkSpec(s Spec) error {
 	if s.MemoryBytes != 0 && s.MemoryBytes < MinMemoryBytes {
 		return fmt.Errorf("%w: memory limit %d bytes is below the engine's minimum of 6 MiB", ErrBadSpec, s.MemoryBytes)
+	}
+	if s.NanoCPUs != 0 && s.NanoCPUs < 1e7 {
+		return fmt.Errorf("%w: cpu quota %d nano-CPUs is below 0.01 CPU", ErrBadSpec, s.NanoCPUs)
 	}
 	return nil
 }

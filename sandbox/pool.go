@@ -64,7 +64,7 @@ func WithPool(size int, idle time.Duration) Option {
 // containers are booted under the policy as it is: a spec that sets
 // another memory limit starts a container of its own (cold).
 func (p *pool) fits(s Spec) bool {
-	return p != nil && s.Args == nil && s.Image.ID != "" && p.d.fifoPath() != nil && p.d.policy.forSpec(s).MemoryBytes == p.d.policy.MemoryBytes
+	return p != nil && s.Args == nil && s.Image.ID != "" && p.d.fifoPath() != nil && p.d.policy.forSpec(s).MemoryBytes == p.d.policy.MemoryBytes && p.d.policy.forSpec(s).NanoCPUs == p.d.policy.NanoCPUs
 }
 
 // take returns a warm container for the spec's image, or nil; either way

@@ -22,6 +22,9 @@ type Spec struct {
 	// MemoryBytes is this bot's memory limit (0: the policy's), swap
 	// disabled as the policy's is.
 	MemoryBytes int64
+	// NanoCPUs is its CPU quota (0: the policy's; a local process keeps
+	// the policy's).
+	NanoCPUs int64
 	// Args, when set, replace the image's command (CMD); its entrypoint
 	// stays.
 	Args []string

@@ -20,10 +20,22 @@ CREATE TABLE logic_games (
 );
 `
 
+// The logic's pin and limits (schema version 10): a game registered
+// since plays the image its name had then, by id, under the limits the
+// admin gave (both empty for a game registered before: the id its
+// image has at each start, the server's limits).
+const gamesPinSchema = `
+ALTER TABLE logic_games ADD COLUMN image_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE logic_games ADD COLUMN limits TEXT NOT NULL DEFAULT '';
+`
+
 // LogicGame is a logic game an admin registered.
 type LogicGame struct {
 	Name, Image, AddedBy string
-	AddedAt              time.Time
+	// ImageID pins the image ("": the one its name has at each start);
+	// Limits are the logic's (JSON, judger.Limits; "": the server's).
+	ImageID, Limits string
+	AddedAt         time.Time
 }
 
 // ErrGameExists is returned (wrapped) by AddLogicGame for a name already
@@ -32,8 +44,8 @@ var ErrGameExists = errs.New(errs.ErrConflict, "a game of that name is registere
 
 // AddLogicGame records a logic game.
 func (s *Store) AddLogicGame(ctx context.Context, g LogicGame) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO logic_games (name, image, added_by, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-		g.Name, g.Image, g.AddedBy, stamp(g.AddedAt))
+	res, err := s.db.ExecContext(ctx, `INSERT INTO logic_games (name, image, image_id, limits, added_by, added_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+		g.Name, g.Image, g.ImageID, g.Limits, g.AddedBy, stamp(g.AddedAt))
 	if err != nil {
 		return fmt.Errorf("register game %s: %w", g.Name, err)
 	}
@@ -55,7 +67,7 @@ func (s *Store) RemoveLogicGame(ctx context.Context, name string) (bool, error) 
 
 // LogicGames are the registered logic games, oldest first.
 func (s *Store) LogicGames(ctx context.Context) ([]LogicGame, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, image, added_by, added_at FROM logic_games ORDER BY added_at, name`)
+	rows, err := s.db.QueryContext(ctx, `SELECT name, image, image_id, limits, added_by, added_at FROM logic_games ORDER BY added_at, name`)
 	if err != nil {
 		return nil, fmt.Errorf("list the registered games: %w", err)
 	}
@@ -64,7 +76,7 @@ func (s *Store) LogicGames(ctx context.Context) ([]LogicGame, error) {
 	for rows.Next() {
 		var g LogicGame
 		var at string
-		if err := rows.Scan(&g.Name, &g.Image, &g.AddedBy, &at); err != nil {
+		if err := rows.Scan(&g.Name, &g.Image, &g.ImageID, &g.Limits, &g.AddedBy, &at); err != nil {
 			return nil, fmt.Errorf("list the registered games: %w", err)
 		}
 		g.AddedAt = parseStamp(at)

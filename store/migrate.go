@@ -15,15 +15,16 @@ import (
 // IF NOT EXISTS: their databases (at version 0) already hold it, and pass
 // through it unchanged.
 var migrations = []string{
-	1: schema + ladderSchema,
-	2: accountsSchema,
-	3: registrySchema,
-	4: checksSchema,
-	5: contestsSchema,
-	6: swissSchema,
-	7: gamesSchema,
-	8: rosterSchema,
-	9: gatesSchema,
+	1:  schema + ladderSchema,
+	2:  accountsSchema,
+	3:  registrySchema,
+	4:  checksSchema,
+	5:  contestsSchema,
+	6:  swissSchema,
+	7:  gamesSchema,
+	8:  rosterSchema,
+	9:  gatesSchema,
+	10: gamesPinSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

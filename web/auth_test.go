@@ -229,8 +229,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
 		d.Builder = &fakeBuilder{}
 		d.Players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
-		d.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
-			return judger.Named(name, image, 2, ""), nil, nil
+		d.Logic = func(_ context.Context, spec platform.LogicSpec) (engine.Game, map[string][]byte, error) {
+			return judger.Named(spec.Name, spec.Image, 2, ""), nil, nil
 		}
 	}))
 	_, aliceTok := ms.token(t, "alice")

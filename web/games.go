@@ -26,13 +26,15 @@ import (
 type gameRequest struct {
 	Name  string `json:"name"`
 	Image string `json:"image"`
+	// Limits are the logic's own (zero fields: the server's).
+	Limits judger.Limits `json:"limits"`
 }
 
 // registerGame is POST /api/games (admin): a logic game offered from now
 // on, under a name of its own.
 func (s *Server) registerGame(c echo.Context) error {
 	var req gameRequest
-	if err := decodeBody(c, &req, `a JSON game {"name","image"}`); err != nil {
+	if err := decodeBody(c, &req, `a JSON game {"name","image","limits"}`); err != nil {
 		return err
 	}
 	req.Name, req.Image = strings.TrimSpace(req.Name), strings.TrimSpace(req.Image)
@@ -45,10 +47,13 @@ func (s *Server) registerGame(c echo.Context) error {
 	if err := imageref.Check(req.Image); err != nil {
 		return badRequest("the game's logic image: %v", err)
 	}
+	if err := req.Limits.Check(); err != nil {
+		return badRequest("the logic's limits: %v", err)
+	}
 	if !s.p.ChecksLogic() {
 		return &apiError{http.StatusNotImplemented, "this server cannot check logic images, so it registers no games"}
 	}
-	g, err := s.p.RegisterGame(c.Request().Context(), who(c).Name, req.Name, req.Image)
+	g, err := s.p.RegisterGame(c.Request().Context(), who(c).Name, req.Name, req.Image, req.Limits)
 	if err != nil {
 		return err
 	}
@@ -87,6 +92,16 @@ type gameInfo struct {
 	// Title is the game's name for people, when its logic's image gives
 	// one (label io.arena.title).
 	Title string `json:"title,omitempty"`
+	// Logic is a logic game's logic: its image, the id it plays, and its
+	// limits.
+	Logic *logicInfo `json:"logic,omitempty"`
+}
+
+// logicInfo is a logic game's logic as /api/games describes it.
+type logicInfo struct {
+	Image   string        `json:"image"`
+	ImageID string        `json:"image_id,omitempty"`
+	Limits  judger.Limits `json:"limits"`
 }
 
 // botInfo is a suggested bot image and whether it is present.
@@ -131,6 +146,10 @@ func (s *Server) gameInfo(c echo.Context, g engine.Game) gameInfo {
 	}
 	info := gameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim}
 	info.Title = platform.TitleOf(g)
+	if lg, ok := g.(*judger.Game); ok {
+		ref, id := lg.HostImage()
+		info.Logic = &logicInfo{Image: ref, ImageID: id, Limits: lg.Limits()}
+	}
 	if _, ok := s.p.PlayerFiles(g.Name())[playerIndex]; ok {
 		info.Player = "/games/" + url.PathEscape(g.Name()) + "/player/" + playerIndex
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,8 @@ import (
 // title) and says of any other what the real one says of an image not on
 // the engine; an image whose title is "player" ships a player.
 func fakeLogic(present map[string]string) platform.LogicChecker {
-	return func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
+	return func(_ context.Context, spec platform.LogicSpec) (engine.Game, map[string][]byte, error) {
+		name, image := spec.Name, spec.Image
 		title, ok := present[image]
 		if !ok {
 			return nil, nil, errors.New("its logic image " + image + ": No such image (build it, or docker pull it, first)")
@@ -32,7 +34,7 @@ func fakeLogic(present map[string]string) platform.LogicChecker {
 		if title == "player" {
 			title, files = "", map[string][]byte{"index.html": []byte("<p>board</p>")}
 		}
-		return judger.Named(name, image, 2, title), files, nil
+		return judger.Named(name, image, 2, title).Pinned("sha256:" + strings.Repeat("ab", 32)).WithLimits(spec.Limits), files, nil
 	}
 }
 
@@ -69,6 +71,8 @@ func TestRegisteringALogicGame(t *testing.T) {
 		{`{"name":"ttt","image":"kit/absent"}`, `its logic image kit/absent: No such image (build it, or docker pull it, first)`},
 		{`{"name":"ttt","image":"kit/ttt-logic","players":3}`, `unknown field "players"`},
 		{`name=ttt`, `is not a JSON game`},
+		{`{"name":"ttt","image":"kit/ttt-logic","limits":{"round_ms":5}}`, `the logic's limits: round_ms 5`},
+		{`{"name":"ttt","image":"kit/ttt-logic","limits":{"memory":1}}`, `unknown field "memory"`},
 	} {
 		status, body := ts.do(t, "POST", "/api/games", bad.body, auth...)
 		if msg, _ := body["error"].(string); status/100 != 4 || !strings.Contains(msg, bad.want) {
@@ -83,8 +87,19 @@ func TestRegisteringALogicGame(t *testing.T) {
 	if status != http.StatusCreated || body["name"] != "ttt" || body["player"] != "/games/ttt/player/index.html" {
 		t.Fatalf("register ttt: %d %v", status, body)
 	}
-	if status, body := ts.do(t, "POST", "/api/games", `{"name":"go9","image":"kit/go-logic"}`, auth...); status != http.StatusCreated || body["title"] != "Go 9×9" {
+	// With limits of its own: listed with them, pinned to its image.
+	status, body = ts.do(t, "POST", "/api/games", `{"name":"go9","image":"kit/go-logic","limits":{"round_ms":2500,"memory_bytes":536870912}}`, auth...)
+	if logic, _ := body["logic"].(map[string]any); status != http.StatusCreated || body["title"] != "Go 9×9" || logic == nil ||
+		fmt.Sprint(logic["limits"]) != "map[cpus:1 memory_bytes:5.36870912e+08 message_bytes:1.048576e+06 round_ms:2500]" || logic["image_id"] != "sha256:"+strings.Repeat("ab", 32) {
 		t.Fatalf("register go9: %d %v", status, body)
+	}
+	res := ts.send(t, "GET", "/api/games/registered", "", auth...)
+	var registered []map[string]any
+	json.NewDecoder(res.Body).Decode(&registered)
+	res.Body.Close()
+	if len(registered) != 2 || fmt.Sprint(registered[1]["limits"]) != "map[memory_bytes:5.36870912e+08 round_ms:2500]" ||
+		!strings.Contains(fmt.Sprint(registered[1]["effective_limits"]), "cpus:1") {
+		t.Errorf("the registered games: %v", registered)
 	}
 	if status, body := ts.do(t, "POST", "/api/games", `{"name":"ttt","image":"kit/go-logic"}`, auth...); status != http.StatusConflict {
 		t.Fatalf("ttt again: %d %v, want 409", status, body)

@@ -29,8 +29,8 @@ import (
 // game whose image is in a user's or a team's namespace.
 func TestAPushReplacesNoImageOnTheEngine(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
-		d.Logic = func(_ context.Context, name, image string) (engine.Game, map[string][]byte, error) {
-			return judger.Named(name, image, 2, ""), nil, nil
+		d.Logic = func(_ context.Context, spec platform.LogicSpec) (engine.Game, map[string][]byte, error) {
+			return judger.Named(spec.Name, spec.Image, 2, ""), nil, nil
 		}
 	}))
 	admin := []string{"Authorization", "Bearer " + matrixAdminToken}

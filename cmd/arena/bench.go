@@ -92,7 +92,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	game, err := findGame(o.game, 2) // bench plays pairs
+	game, err := findGame(o.game, 2, cfg.LogicLimits) // bench plays pairs
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -41,6 +41,7 @@ type Config struct {
 	Port            int
 	Data            string
 	Concurrency     int
+	VerifyAtOnce    int // ARENA_LOGIC_VERIFY
 	Pool            int
 	Pull            string // "never" or "missing"
 	Allow           []string
@@ -96,6 +97,9 @@ type Config struct {
 	NATSInFlight      int // matches handed to NATS at once at most; 0: see inFlight
 	WorkerBucketBytes int64
 	// Every command's.
+	// LogicLimits are a logic game's logic's limits where its game sets
+	// none (ARENA_LOGIC_*).
+	LogicLimits   judger.Limits
 	MemoryBytes   int64
 	CPUs          float64
 	CPUSet        string
@@ -164,6 +168,13 @@ var settings = []setting{
 		}
 		c.Data = v
 		return nil
+	}},
+	{env: "ARENA_LOGIC_VERIFY", flag: "logic-verify", def: "1", usage: "a logic game's results reported by workers, played again on this server at once at most before they count (the logic alone on the recorded answers)", server: true, set: func(c *Config, v string) (err error) {
+		c.VerifyAtOnce, err = strconv.Atoi(v)
+		if err == nil && c.VerifyAtOnce < 1 {
+			err = errors.New("must be at least 1")
+		}
+		return err
 	}},
 	{env: "ARENA_CONCURRENCY", flag: "concurrency", def: "", usage: "matches played at once on this host (default: half the CPUs, at least 1; serve: 0 leaves them all to workers)", server: true, set: func(c *Config, v string) (err error) {
 		if v == "" {
@@ -532,6 +543,23 @@ var settings = []setting{
 		c.CPUs, err = strconv.ParseFloat(v, 64)
 		return err
 	}},
+	{env: "ARENA_LOGIC_ROUND_MS", flag: "logic-round-ms", def: "10000", usage: "a logic game's logic: how long it may take for a round, in ms (a game registered with limits of its own keeps them)", set: func(c *Config, v string) (err error) {
+		c.LogicLimits.RoundMS, err = strconv.ParseInt(v, 10, 64)
+		return logicLimit(c, err, float64(c.LogicLimits.RoundMS))
+	}},
+	{env: "ARENA_LOGIC_MEMORY", flag: "logic-memory", def: "256m", usage: "a logic game's logic: its memory (no swap), e.g. 256m or 1g", set: func(c *Config, v string) (err error) {
+		c.LogicLimits.MemoryBytes, err = units.RAMInBytes(v)
+		return logicLimit(c, err, float64(c.LogicLimits.MemoryBytes))
+	}},
+	{env: "ARENA_LOGIC_CPUS", flag: "logic-cpus", def: "1", usage: "a logic game's logic: its CPU quota, in CPUs", set: func(c *Config, v string) (err error) {
+		c.LogicLimits.CPUs, err = strconv.ParseFloat(v, 64)
+		return logicLimit(c, err, c.LogicLimits.CPUs)
+	}},
+	{env: "ARENA_LOGIC_MESSAGE_BYTES", flag: "logic-message-bytes", def: "1m", usage: "a logic game's logic: the longest message it may send, e.g. 1m", set: func(c *Config, v string) (err error) {
+		n, err := units.RAMInBytes(v)
+		c.LogicLimits.MessageBytes = int(n)
+		return logicLimit(c, err, float64(n))
+	}},
 	{env: "ARENA_CPUSET", flag: "cpuset", def: "", usage: "pin bots to these CPUs (e.g. 0-1); empty: any", set: func(c *Config, v string) error {
 		c.CPUSet = v
 		return nil
@@ -799,4 +827,16 @@ func defaultMaxConnections() int {
 		return 4096
 	}
 	return max(8, int(lim.Cur/2))
+}
+
+// logicLimit checks a logic's limit as its setting is read (v): each has
+// a default, so zero is no limit here.
+func logicLimit(c *Config, err error, v float64) error {
+	if err != nil {
+		return err
+	}
+	if v <= 0 {
+		return errors.New("must be positive")
+	}
+	return c.LogicLimits.Check()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,8 +18,7 @@ import (
 
 	"arena/engine"
 	"arena/judger"
-	"arena/matches"
-	"arena/orchestrator"
+	"arena/platform"
 )
 
 // logicImages checks the logic images of the games a server offers by
@@ -29,21 +29,30 @@ import (
 type logicImages struct {
 	cli *client.Client
 	dir string
+	// limits are the server's logic limits (ARENA_LOGIC_*), where a game
+	// sets none.
+	limits judger.Limits
 
 	mu    sync.Mutex
 	saves map[string]bool
 }
 
-func newLogicImages(cli *client.Client, dir string) *logicImages {
-	return &logicImages{cli: cli, dir: dir, saves: map[string]bool{}}
+func newLogicImages(cli *client.Client, dir string, limits judger.Limits) *logicImages {
+	return &logicImages{cli: cli, dir: dir, limits: limits, saves: map[string]bool{}}
 }
 
-// check checks a logic image on the engine for the game name: the image
-// there, labelled a Saiblo logic (judger.CheckLabelled). It returns the
-// game and its player's files (nil: none).
-func (li *logicImages) check(ctx context.Context, name, image string) (engine.Game, map[string][]byte, error) {
-	info, err := li.cli.ImageInspect(ctx, image)
+// check checks a logic game's image on the engine: there (by its pinned
+// id, when the spec has one), labelled a Saiblo logic
+// (judger.CheckLabelled). It returns the game, its logic pinned to the
+// image's id under the spec's limits (the server's where it sets none),
+// and its player's files (nil: none).
+func (li *logicImages) check(ctx context.Context, spec platform.LogicSpec) (engine.Game, map[string][]byte, error) {
+	name, image := spec.Name, spec.Image
+	info, err := li.cli.ImageInspect(ctx, cmp.Or(spec.ImageID, image))
 	if err != nil {
+		if spec.ImageID != "" {
+			return nil, nil, fmt.Errorf("its logic image %s (%s when it was registered): %v (load that exact image, or remove the game and register it again)", spec.ImageID, image, err)
+		}
 		return nil, nil, fmt.Errorf("its logic image %s: %v (build it, or docker pull it, first)", image, err)
 	}
 	var labels map[string]string
@@ -54,12 +63,16 @@ func (li *logicImages) check(ctx context.Context, name, image string) (engine.Ga
 	if err != nil {
 		return nil, nil, fmt.Errorf("the image %s: %v", image, err)
 	}
-	g := judger.Named(name, image, n, judger.Title(labels))
+	proposed, err := judger.Proposed(labels)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the image %s: %v", image, err)
+	}
+	g := judger.Named(name, image, n, judger.Title(labels)).Pinned(info.ID).WithLimits(spec.Limits.Or(li.limits)).Proposing(proposed)
 	folder := labels[judger.PlayerLabel]
 	if folder == "" {
 		return g, nil, nil
 	}
-	files, err := playerFiles(ctx, li.cli, li.dir, image, folder)
+	files, err := playerFiles(ctx, li.cli, li.dir, info.ID, folder)
 	if err != nil {
 		return nil, nil, fmt.Errorf("its player (label %s=%s): %v", judger.PlayerLabel, folder, err)
 	}
@@ -83,7 +96,7 @@ func (li *logicImages) prune() {
 func servedGames(ctx context.Context, li *logicImages, logic []LogicGame) (all []engine.Game, players map[string]map[string][]byte, err error) {
 	all, players = games(), map[string]map[string][]byte{}
 	for _, lg := range logic {
-		g, files, err := li.check(ctx, lg.Name, lg.Image)
+		g, files, err := li.check(ctx, platform.LogicSpec{Name: lg.Name, Image: lg.Image})
 		if err != nil {
 			return nil, nil, fmt.Errorf("ARENA_GAMES: game %s: %v", lg.Name, err)
 		}
@@ -166,20 +179,4 @@ func readPlayer(r io.Reader, folder string) (map[string][]byte, error) {
 		return nil, fmt.Errorf("no index.html in /%s", folder)
 	}
 	return files, nil
-}
-
-// logicRouter plays a logic game's matches in this process, with the
-// server's own orchestrator, and every other match with next (the
-// dispatcher): a logic's replay can be checked only by playing the logic
-// again, so the server believes no other host's.
-type logicRouter struct {
-	next  matches.Player
-	local *orchestrator.Orchestrator
-}
-
-func (r logicRouter) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
-	if _, ok := req.Game.(engine.Hosted); ok {
-		return r.local.Play(ctx, req)
-	}
-	return r.next.Play(ctx, req)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"arena/internal/dockertest"
@@ -25,7 +27,7 @@ import (
 
 // hostileLogic is a logic that misbehaves as its config's "mode" says,
 // after a first round played by the book.
-const hostileLogic = `import json, struct, sys, time
+const hostileLogic = `import json, os, struct, sys, time
 def read():
     n, = struct.unpack(">I", sys.stdin.buffer.read(4))
     return json.loads(sys.stdin.buffer.read(n))
@@ -33,7 +35,7 @@ def send(target, obj):
     data = json.dumps(obj).encode()
     sys.stdout.buffer.write(struct.pack(">Ii", len(data), target) + data)
     sys.stdout.buffer.flush()
-mode = read()["config"]["mode"]
+mode = read()["config"].get("mode") or os.environ.get("MODE", "crash")
 send(-1, {"state": 1, "listen": [0], "player": [0], "content": ['{"board": [[-1,-1,-1],[-1,-1,-1],[-1,-1,-1]], "you": 0}\n']})
 read()
 if mode == "crash":
@@ -46,6 +48,13 @@ if mode == "huge":
     sys.stdout.buffer.write(struct.pack(">Ii", len(data), 0) + data)
     sys.stdout.buffer.flush()
     time.sleep(3600)
+if mode == "memory":
+    hog = bytearray(1 << 30)  # more than its memory, touched page by page
+    for i in range(0, len(hog), 4096):
+        hog[i] = 1
+    time.sleep(3600)
+if mode == "slow":
+    time.sleep(3)  # over a round time of 1 s
 if mode == "garbage":
     sys.stdout.buffer.write(b"\x00\x00\x00\x05\xff\xff\xff\xffhello")
     sys.stdout.buffer.flush()
@@ -193,6 +202,22 @@ func TestALogicGame(t *testing.T) {
 	if out, err := exec.Command(bin, "replay", "verify", replay).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok, ") {
 		t.Errorf("arena replay verify of a logic game: %v\n%s", err, out)
 	}
+	// It records the logic it was played with, by id; --logic names
+	// another image.
+	if rep.Logic == nil || rep.Logic.Image != logic || !strings.HasPrefix(rep.Logic.ImageID, "sha256:") {
+		t.Errorf("the replay's logic: %+v", rep.Logic)
+	}
+	if out, err := exec.Command(bin, "replay", "verify", replay, "--logic", logic).CombinedOutput(); err != nil || !strings.Contains(string(out), "logic "+logic+")") {
+		t.Errorf("arena replay verify --logic: %v\n%s", err, out)
+	}
+	// A seat's bot rerun on its inputs: the logic brings the match to
+	// each of its turns again.
+	if out, err := exec.Command(bin, "replay", "rerun", replay, "--seat", "1").CombinedOutput(); err != nil || !strings.Contains(string(out), "gave the same") {
+		t.Errorf("arena replay rerun of a logic game: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "replay", "rerun", replay, "--seat", "0", "--turn", "3").CombinedOutput(); err != nil || !strings.Contains(string(out), "up to turn 3") {
+		t.Errorf("arena replay rerun --turn 3 of a logic game: %v\n%s", err, out)
+	}
 	for i, b := range rep.Frames[2].Bots {
 		if b.Answer != "" {
 			rep.Frames[2].Bots[i].Answer = "2 1" // the second move, said to be another
@@ -222,13 +247,20 @@ func TestALogicGame(t *testing.T) {
 
 	// Hostile logics: the match fails, no bot loses it.
 	for mode, want := range map[string]string{
-		"crash":   `the game's logic failed: the logic stopped before the end of the match: output closed; its last words on stderr: "the logic's own bug"`,
+		"crash":   `the game's logic failed: the logic stopped before the end of the match: output closed; it exited with code 3; its last words on stderr: "the logic's own bug"`,
 		"hang":    "the game's logic failed: the logic sent nothing more for 10s",
 		"garbage": `the game's logic failed: the logic sent the judger a message that is not a JSON object`,
 		"huge":    "the game's logic failed: the logic sent a message over 1 MiB",
+		// Its own limits (ARENA_LOGIC_*), not the bots'.
+		"memory": "the logic stopped before the end of the match: output closed; it was killed for exceeding its memory limit",
+		"slow":   "the game's logic failed: the logic sent nothing more for 1s (its time for a round)",
 	} {
 		before := len(dockertest.ArenaContainers(t, cli, ""))
-		_, stderr, code := run("--game", "logic:"+hostile, "--settings", `{"mode":"`+mode+`"}`, bot, bot)
+		round := "10000"
+		if mode == "slow" {
+			round = "1000"
+		}
+		_, stderr, code := run("--game", "logic:"+hostile, "--settings", `{"mode":"`+mode+`"}`, "--logic-memory", "64m", "--logic-round-ms", round, bot, bot)
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("a logic that %s: exit %d, stderr:\n%s\nwant %s", mode, code, stderr, want)
 		}
@@ -369,7 +401,8 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		return v
 	}
 	// Its own player, in a sandboxed iframe, says what it shows.
-	open(play("ttt"), "ttt", `document.querySelector("#player").title.startsWith("Tic-tac-toe, Round")`)
+	// At its last turn, the final position: who won, and why.
+	open(play("ttt"), "ttt", `/^Tic-tac-toe, Round \d+: the match is over, X won \(.*the other's fault: TLE\)$/.test(document.querySelector("#player").title)`)
 	if v := look(); !v.Player || v.Board || v.Sandbox != "allow-scripts" {
 		t.Errorf("the game's own player: %+v", v)
 	}
@@ -402,6 +435,40 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		t.Errorf("a match whose logic crashes: %v", m)
 	}
 
+	// A game registered with limits of its own: listed with them, the
+	// server's where it sets none; its logic over its memory fails its
+	// matches, saying so.
+	hog := dockertest.Build(t, cli, "arena-test/hog-logic", "FROM "+hostile+"\nENV MODE=memory\n", nil)
+	if status, b := s.call(t, "POST", "/api/games", fmt.Sprintf(`{"name":"hog","image":%q,"limits":{"memory_bytes":67108864,"round_ms":2000}}`, hog)); status != http.StatusCreated {
+		t.Fatalf("register hog: %d %v", status, b)
+	}
+	if status, b := s.call(t, "POST", "/api/games", fmt.Sprintf(`{"name":"hog2","image":%q,"limits":{"memory_bytes":1024}}`, hog)); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(b["error"]), "memory_bytes 1024") {
+		t.Errorf("a memory limit below the engine's: %d %v", status, b)
+	}
+	res, err = http.Get(s.url + "/api/games")
+	if err != nil {
+		t.Fatal(err)
+	}
+	games = nil
+	json.NewDecoder(res.Body).Decode(&games)
+	res.Body.Close()
+	for _, g := range games {
+		if g["name"] != "hog" {
+			continue
+		}
+		lim, _ := g["logic"].(map[string]any)["limits"].(map[string]any)
+		if lim["memory_bytes"] != float64(64<<20) || lim["round_ms"] != float64(2000) || lim["cpus"] != float64(1) || lim["message_bytes"] != float64(1<<20) {
+			t.Errorf("hog's limits: %v", g)
+		}
+	}
+	status, m = s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"hog","bots":[%q,%q]}`, bot, bot))
+	if status != 201 {
+		t.Fatalf("a match of hog: %d %v", status, m)
+	}
+	if m = wait(m["id"].(string)); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "killed for exceeding its memory limit") {
+		t.Errorf("a match whose logic runs out of memory: %v", m)
+	}
+
 	// A contest of it: the final plays the registered game, its logic's
 	// verdicts are the standings.
 	freeze := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
@@ -424,27 +491,39 @@ func TestALogicGameOnTheServer(t *testing.T) {
 		t.Errorf("the standings of a logic game's contest: %q", rows)
 	}
 
-	// The ladders: ttt's rates its matches; bad's voids every one.
-	for _, game := range []string{"ttt", "bad"} {
-		for _, e := range [][2]string{{"first", bot}, {"second", sleeper}} {
+	// The ladders: ttt's rates its matches; bad's and hog's void every
+	// one (their entries the same bots, labelled for no game).
+	anyBot := dockertest.Build(t, cli, "arena-test/ttt-anybot", "FROM "+bot+"\nLABEL io.arena.game=\n", nil)
+	anySleeper := dockertest.Build(t, cli, "arena-test/ttt-anysleeper", "FROM "+sleeper+"\nLABEL io.arena.game=\n", nil)
+	for _, game := range []string{"ttt", "bad", "hog"} {
+		entries := [][2]string{{"first", bot}, {"second", sleeper}}
+		if game != "ttt" {
+			entries = [][2]string{{"first", anyBot}, {"second", anySleeper}}
+		}
+		for _, e := range entries {
 			if status, b := s.call(t, "POST", "/api/ladders/"+game+"/entries", fmt.Sprintf(`{"name":%q,"image":%q}`, e[0], e[1])); status != 201 {
 				t.Fatalf("%s's ladder, entry %s: %d %v", game, e[0], status, b)
 			}
 		}
 	}
-	var bad map[string]any
-	var recent []any
+	var bad, hogs map[string]any
+	var recent, hogRecent []any
 	poll.Until(t, 2*time.Minute, func() error {
 		_, ttt := s.call(t, "GET", "/api/ladders/ttt", "")
 		_, bad = s.call(t, "GET", "/api/ladders/bad", "")
+		_, hogs = s.call(t, "GET", "/api/ladders/hog", "")
 		recent, _ = bad["recent"].([]any)
-		if rated, _ := ttt["rated"].(float64); rated < 1 || len(recent) < 1 {
-			return fmt.Errorf("no ladder match settled: ttt %v\nbad %v", ttt, bad)
+		hogRecent, _ = hogs["recent"].([]any)
+		if rated, _ := ttt["rated"].(float64); rated < 1 || len(recent) < 1 || len(hogRecent) < 1 {
+			return fmt.Errorf("no ladder match settled: ttt %v\nbad %v\nhog %v", ttt, bad, hogs)
 		}
 		return nil
 	})
 	if r, _ := bad["rated"].(float64); r != 0 || !strings.Contains(fmt.Sprint(recent[0]), "state:void") {
 		t.Errorf("the ladder of a failing logic: %v", bad)
+	}
+	if r, _ := hogs["rated"].(float64); r != 0 || !strings.Contains(fmt.Sprint(hogRecent[0]), "state:void") {
+		t.Errorf("the ladder of a logic over its memory: %v", hogs)
 	}
 
 	// The saves the players were read from: ttt's and spy's, nothing else.
@@ -588,5 +667,82 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 	}
 	if status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"ttt","bots":[%q,%q]}`, bot, bot)); status != http.StatusBadRequest {
 		t.Errorf("a match of ttt once removed: %d %v", status, m)
+	}
+}
+
+// The logic kit as its README says, on a server with accounts: the kit's
+// bot, built as it is (its Dockerfile labels it for ttt), pushed to the
+// server's registry, is checked on the registered game and plays it; a
+// bot pushed without the label is rejected, the message naming every
+// game the server offers.
+func TestTheLogicKitWithAccounts(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := logicKit(t, cli)
+	port := freePort(t)
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	s := startServer(t, arenaBinary(t), t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password", "--games", "ttt="+logic)
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	if status, body := admin.call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
+		t.Fatalf("make alice: %d %v", status, body)
+	}
+	alice := signedIn(t, s.url, "alice", "alice-password")
+	status, body := alice.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
+	if status != 201 {
+		t.Fatalf("alice's token: %d %v", status, body)
+	}
+	config := t.TempDir()
+	if out, err := dockerCLI(t, config, body["token"].(string), "login", host, "-u", "alice", "--password-stdin"); err != nil {
+		t.Fatalf("alice logs in: %v\n%s", err, out)
+	}
+	pushed, unlabelled := host+"/alice/ttt-bot:v1", host+"/alice/ttt-plain:v1"
+	if err := cli.ImageTag(t.Context(), bot, pushed); err != nil {
+		t.Fatal(err)
+	}
+	dockertest.Build(t, cli, unlabelled, "FROM "+bot+"\nLABEL io.arena.game=\n", nil)
+	t.Cleanup(func() {
+		for _, ref := range []string{pushed, unlabelled} {
+			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
+		}
+		removeHeld(cli, host)
+	})
+	for _, ref := range []string{pushed, unlabelled} {
+		if out, err := dockerCLI(t, config, "", "push", ref); err != nil {
+			t.Fatalf("alice pushes %s: %v\n%s", ref, err, out)
+		}
+	}
+	state := func(ref string) map[string]any {
+		_, reg := alice.call(t, "GET", "/api/registry", "")
+		imgs, _ := reg["images"].([]any)
+		for _, v := range imgs {
+			if img := v.(map[string]any); img["reference"] == ref {
+				return img
+			}
+		}
+		return nil
+	}
+	poll.Until(t, 2*time.Minute, func() error {
+		if a, b := state("alice/ttt-bot:v1"), state("alice/ttt-plain:v1"); a["state"] != "ready" || b["state"] != "rejected" {
+			return fmt.Errorf("the kit's bot and an unlabelled one: %v\n%v", a, b)
+		}
+		return nil
+	})
+	if why := fmt.Sprint(state("alice/ttt-plain:v1")["reason"]); !strings.Contains(why, "io.arena.game=tanks, snake, pacman or ttt") {
+		t.Errorf("why an unlabelled bot is rejected: %s", why)
+	}
+	id := ""
+	if status, m := alice.call(t, "POST", "/api/matches", `{"game":"ttt","bots":["alice/ttt-bot:v1","alice/ttt-bot:v1"]}`); status != 201 {
+		t.Fatalf("alice's match: %d %v", status, m)
+	} else {
+		id = m["id"].(string)
+	}
+	var m map[string]any
+	poll.Until(t, time.Minute, func() error {
+		if _, m = alice.call(t, "GET", "/api/matches/"+id, ""); m["status"] != "finished" {
+			return fmt.Errorf("alice's match of ttt: %v", m)
+		}
+		return nil
+	})
+	if r, _ := m["result"].(map[string]any); r == nil || r["turns"].(float64) < 5 {
+		t.Errorf("alice's match of ttt: %v", m)
 	}
 }

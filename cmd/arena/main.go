@@ -56,12 +56,12 @@ func games() []engine.Game { return []engine.Game{tanks.New(), snake.New(), pacm
 // findGame is a built-in game by its name, or the game of a logic image
 // ("logic:IMAGE", see package judger) for matches of players bots; the
 // image's labels are checked against it when a match starts.
-func findGame(name string, players int) (engine.Game, error) {
+func findGame(name string, players int, logic judger.Limits) (engine.Game, error) {
 	if ref, ok := strings.CutPrefix(name, judger.Prefix); ok {
 		if err := imageref.Check(ref); err != nil {
 			return nil, fmt.Errorf("game %s: %v", name, err)
 		}
-		return judger.New(ref, players), nil
+		return judger.New(ref, players).WithLimits(logic), nil
 	}
 	return engine.Find(games(), name)
 }

@@ -35,8 +35,9 @@ type natsSide struct {
 
 // startNATS connects the server to NATS (the embedded server, JetStream
 // under the data folder, unless cfg.NATS is set) and sets the work queue
-// up. pin resolves a bot's image to its id.
-func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(context.Context, string) (string, error), images dispatch.ImageSource) (*natsSide, error) {
+// up. dc is the dispatcher's part that is the server's (Pin, Images,
+// Logic, VerifyLogic, Own).
+func startNATS(ctx context.Context, cfg Config, log *zap.Logger, dc dispatch.DispatcherConfig) (*natsSide, error) {
 	n := &natsSide{remote: cfg.NATS != "" || cfg.NATSListen != ""}
 	var err error
 	if cfg.NATS != "" {
@@ -82,7 +83,7 @@ func startNATS(ctx context.Context, cfg Config, log *zap.Logger, pin func(contex
 		}
 		cancel()
 	}
-	dc := dispatch.DispatcherConfig{Name: "server", Pin: pin, Images: images, Log: log.Named("dispatch"), Setup: &setup, BucketBytes: cfg.WorkerBucketBytes}
+	dc.Name, dc.Log, dc.Setup, dc.BucketBytes = "server", log.Named("dispatch"), &setup, cfg.WorkerBucketBytes
 	if err == nil {
 		// Workers' big replays are checked into files beside the replays
 		// (the same file system: kept by a rename), never into memory. What
@@ -226,7 +227,7 @@ func cmdNATSAuthorization(args []string, stdout, stderr io.Writer) error {
 				return errors.New("want NAME=PASSWORD")
 			}
 			if worker {
-				if err := trust.ValidWorkerName(name); err != nil {
+				if err := trust.JoinableName(name); err != nil {
 					return err
 				}
 			}
@@ -299,10 +300,14 @@ func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orches
 	var disp *dispatch.Dispatcher
 	name := fmt.Sprintf("bench-%d", os.Getpid())
 	if err == nil {
-		disp, err = dispatch.NewDispatcher(ctx, nc, name, func(ctx context.Context, ref string) (string, error) {
-			img, err := orch.Image(ctx, ref)
-			return img.ID, err
-		}, log.Named("dispatch"))
+		disp, err = dispatch.NewDispatcherWith(ctx, nc, dispatch.DispatcherConfig{Name: name, Log: log.Named("dispatch"),
+			Pin: func(ctx context.Context, ref string) (string, error) {
+				img, err := orch.Image(ctx, ref)
+				return img.ID, err
+			},
+			// A logic game's results are believed once its logic, played
+			// again here, reproduces them.
+			VerifyLogic: orch.VerifyHosted})
 	}
 	if err != nil {
 		nc.Close()

@@ -9,25 +9,29 @@ import (
 	"io"
 	"strings"
 
+	"github.com/docker/docker/client"
 	"github.com/moby/sys/atomicwriter"
 
 	"arena/engine"
 	"arena/engine/pacman"
+	"arena/imageref"
 	"arena/judger"
 	"arena/matches"
 	"arena/orchestrator"
 )
 
 const replayUsage = `Usage:
-  arena replay verify FILE
+  arena replay verify FILE [--logic IMAGE]
   arena replay export --format saiblo [-o OUT] FILE
   arena replay rerun FILE --seat N [--turn K] [--wait D]
 
 verify re-runs the game's engine on the answers recorded in a replay and
 checks that it reproduces every frame and the result. It prints the first
-frame that differs, if any. A logic game's replay (logic:IMAGE) is
-verified by playing the logic again, in the sandbox, on the recorded
-answers: that needs the Docker engine and the logic's image, and fails
+frame that differs, if any. A logic game's replay (logic:IMAGE, or a
+game a server registered by name) is verified by playing the logic again,
+in the sandbox, on the recorded answers: the exact image the replay
+records (by its id, whatever its tag names now), or the one --logic
+names. That needs the Docker engine and the logic's image, and fails
 where the logic is not deterministic given its seed. Exit status: 0 when
 the replay verifies, 1 when it does not, 2 for bad usage.
 
@@ -59,15 +63,26 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if args[0] != "verify" {
 		return usageErr("unknown replay subcommand %q (subcommands: verify, export, rerun)", args[0])
 	}
-	if len(args) != 2 {
-		return usageErr("usage: arena replay verify FILE")
+	fs := flag.NewFlagSet("arena replay verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logic := fs.String("logic", "", "a logic game's replay: play this logic image, not the one the replay recorded")
+	vals := registerIf(fs, replaySetting)
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v (see arena help replay)", err)
 	}
-	rep, err := matches.ReadReplay(args[1])
+	if len(pos) != 1 {
+		return usageErr("usage: arena replay verify FILE [--logic IMAGE]")
+	}
+	rep, err := matches.ReadReplay(pos[0])
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if strings.HasPrefix(rep.Game, judger.Prefix) {
-		return verifyLogic(ctx, args[1], rep, stdout, stderr)
+	if logicReplay(rep, *logic) {
+		return verifyLogic(ctx, pos[0], rep, *logic, vals, stdout, stderr)
 	}
 	if err := matches.Verify(games(), rep); err != nil {
 		var mm *matches.Mismatch
@@ -124,19 +139,53 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// logicReplay says whether a replay is of a logic game: one it records
+// the logic of, logic:IMAGE, or one not built in (a game registered by
+// name on a server), or one whose logic is named (--logic).
+func logicReplay(rep *matches.Replay, logic string) bool {
+	if logic != "" || rep.Logic != nil || strings.HasPrefix(rep.Game, judger.Prefix) {
+		return true
+	}
+	_, err := engine.Find(games(), rep.Game)
+	return err != nil
+}
+
+// replayLogic is the logic game a replay was played with, as a verify or
+// a rerun plays it again, under the logic limits lim: the logic named
+// (--logic) if any; else the image the replay recorded, by the id it ran
+// (whatever its tag names now); else, for a replay that records none, the
+// image of its game's name, logic:IMAGE.
+func replayLogic(ctx context.Context, cli *client.Client, file string, rep *matches.Replay, logic string, lim judger.Limits) (*judger.Game, error) {
+	n := len(rep.Bots)
+	switch {
+	case logic != "":
+		if err := imageref.Check(logic); err != nil {
+			return nil, usageErr("--logic: %v", err)
+		}
+		return judger.Named(rep.Game, logic, n, "").WithLimits(lim), nil
+	case rep.Logic != nil:
+		if _, err := cli.ImageInspect(ctx, rep.Logic.ImageID); err != nil {
+			return nil, platformErr(fmt.Errorf("%s: the logic it was played with, image %s (%s then), is not on this engine: rebuild that exact image or docker load it, or name a logic with --logic IMAGE", file, rep.Logic.ImageID, rep.Logic.Image))
+		}
+		return judger.Named(rep.Game, rep.Logic.Image, n, "").Pinned(rep.Logic.ImageID).WithLimits(lim), nil
+	}
+	ref, ok := strings.CutPrefix(rep.Game, judger.Prefix)
+	if !ok {
+		return nil, usageErr("%s: game %s is not built in, and the replay does not record its logic: name its image with --logic IMAGE", file, rep.Game)
+	}
+	if err := imageref.Check(ref); err != nil {
+		return nil, usageErr("%s: game %s: %v", file, rep.Game, err)
+	}
+	return judger.New(ref, n).WithLimits(lim), nil
+}
+
 // verifyLogic verifies the replay of a logic game: the logic is played
 // again, in the sandbox, on the recorded answers.
-func verifyLogic(ctx context.Context, file string, rep *matches.Replay, stdout, stderr io.Writer) error {
-	// The sandbox's settings, from the environment.
-	fs := flag.NewFlagSet("arena replay verify", flag.ContinueOnError)
-	vals := registerIf(fs, replaySetting)
+func verifyLogic(ctx context.Context, file string, rep *matches.Replay, logic string, vals map[string]*string, stdout, stderr io.Writer) error {
+	// The sandbox's settings, from the environment and the flags.
 	cfg, err := load(vals)
 	if err != nil {
 		return usageErr("%v", err)
-	}
-	game, err := findGame(rep.Game, len(rep.Bots))
-	if err != nil {
-		return usageErr("%s: %v", file, err)
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
@@ -146,8 +195,12 @@ func verifyLogic(ctx context.Context, file string, rep *matches.Replay, stdout, 
 	}
 	defer cli.Close()
 	defer d.Close(context.WithoutCancel(ctx))
+	game, err := replayLogic(ctx, cli, file, rep, logic, cfg.LogicLimits)
+	if err != nil {
+		return err
+	}
 	orch := orchestrator.New(orchestrator.Docker(d), orchestrator.WithLogger(log))
-	if err := orch.VerifyHosted(ctx, game.(engine.Hosted), rep); err != nil {
+	if err := orch.VerifyHosted(ctx, game, rep); err != nil {
 		var mm *matches.Mismatch
 		switch {
 		case errors.As(err, &mm):
@@ -157,6 +210,10 @@ func verifyLogic(ctx context.Context, file string, rep *matches.Replay, stdout, 
 		}
 		return platformErr(fmt.Errorf("%s: %w", file, err))
 	}
-	fmt.Fprintf(stdout, "%s: ok, %d frames reproduced by playing the logic again (%s, seed %d)\n", file, len(rep.Frames), rep.Game, rep.Seed)
+	ref, id := game.HostImage()
+	if id != "" {
+		ref += " " + shortID(id)
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d frames reproduced by playing the logic again (%s, seed %d; logic %s)\n", file, len(rep.Frames), rep.Game, rep.Seed, ref)
 	return nil
 }

@@ -25,7 +25,9 @@ feeds it the same inputs the bot received, turn by turn up to turn K
 and now. It stops at the first answer that differs and shows that turn in
 full: the input, both answers and what the bot wrote to stderr then and
 now. The other seats' recorded answers drive the game, so every game
-works, Pac-Man's sequential protocol included.
+works, Pac-Man's sequential protocol included; a logic game's logic is
+played again to that turn (the image the replay recorded, by its id, or
+the one --logic names).
 
 Exit status: 0 when every answer is the same, 1 when one differs or the
 image is no longer present (or the platform fails), 2 for bad usage.
@@ -40,10 +42,11 @@ func replaySetting(s setting) bool {
 	return !s.server && s.only == "" && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
 }
 
-func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[string]*string) {
+func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, *string, map[string]*string) {
 	fs := flag.NewFlagSet("arena replay rerun", flag.ContinueOnError)
 	fs.SetOutput(out)
 	seat := fs.Int("seat", -1, "the seat of the bot to rerun (0 is the first bot)")
+	logic := fs.String("logic", "", "a logic game's replay: play this logic image, not the one the replay recorded")
 	turn := fs.Int("turn", 0, "the last turn to replay (default: the bot's last answer)")
 	timeout := fs.Duration("wait", 5*time.Second, "how long the bot may take per answer (the first gets at least the replay's warm-up)")
 	// The sandbox's settings apply; the match's time limits and the warm
@@ -53,11 +56,11 @@ func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, map[s
 		fmt.Fprint(out, rerunUsage)
 		fs.PrintDefaults()
 	}
-	return fs, seat, turn, timeout, vals
+	return fs, seat, turn, timeout, logic, vals
 }
 
 func cmdReplayRerun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, seat, turn, timeout, vals := rerunFlags(stderr)
+	fs, seat, turn, timeout, logic, vals := rerunFlags(stderr)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -97,12 +100,20 @@ func cmdReplayRerun(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	defer cli.Close()
 	defer d.Close(context.WithoutCancel(ctx))
+	known := games()
+	if logicReplay(rep, *logic) {
+		g, err := replayLogic(ctx, cli, pos[0], rep, *logic, cfg.LogicLimits)
+		if err != nil {
+			return err
+		}
+		known = append(known, g)
+	}
 	b := rep.Bots[*seat]
 	fmt.Fprintf(stdout, "Rerunning seat %d, %s (image %s), of match %s: %s on %s, seed %d\n\n", *seat, b.ID, shortID(b.ImageID), rep.MatchID, rep.Game, rep.Map, rep.Seed)
 	// Fixed columns: the rows are printed as the bot answers.
 	fmt.Fprintf(stdout, "%-6s%s  %s  %s\n", "TURN", pad("THEN", 44), pad("NOW", 44), "")
 	orch := orchestrator.New(orchestrator.Launchers(d, l), orchestrator.WithLogger(log))
-	res, err := orch.Rerun(ctx, games(), orchestrator.RerunRequest{Replay: rep, Seat: *seat, Turn: *turn, AnswerTimeout: *timeout}, func(s orchestrator.RerunStep) {
+	res, err := orch.Rerun(ctx, known, orchestrator.RerunRequest{Replay: rep, Seat: *seat, Turn: *turn, AnswerTimeout: *timeout}, func(s orchestrator.RerunStep) {
 		mark := "same"
 		if !s.Same {
 			mark = "DIFFERS"

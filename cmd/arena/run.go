@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"arena/engine"
+	"arena/judger"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
@@ -99,7 +100,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	req, err := buildRequest(o, images)
+	req, err := buildRequest(o, images, cfg.LogicLimits)
 	if err != nil {
 		return err
 	}
@@ -157,8 +158,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // buildRequest resolves the game, the map and the seed. Its errors are
 // usage errors.
-func buildRequest(o *runOptions, images []string) (matches.Request, error) {
-	game, err := findGame(o.game, len(images))
+func buildRequest(o *runOptions, images []string, logic judger.Limits) (matches.Request, error) {
+	game, err := findGame(o.game, len(images), logic)
 	if err != nil {
 		return matches.Request{}, usageErr("%v", err)
 	}

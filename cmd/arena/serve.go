@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
+	"arena/dispatch"
 	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/matches"
@@ -139,14 +140,33 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The workers that lack a pushed bot get it from the registry, once
 	// the platform (which holds it) is built.
 	var built atomic.Pointer[platform.Platform]
-	ns, err := startNATS(ctx, cfg, log, func(ctx context.Context, ref string) (string, error) {
-		img, err := orch.Image(ctx, ref)
-		return img.ID, err
-	}, func(ctx context.Context, id string, w io.Writer) error {
-		if pf := built.Load(); pf != nil {
-			return pf.ExportPushed(ctx, id, w)
-		}
-		return errors.New("the server is starting")
+	ownWorker := trust.OwnWorkerPrefix + trust.SafeWorkerName(host)
+	ns, err := startNATS(ctx, cfg, log, dispatch.DispatcherConfig{
+		Pin: func(ctx context.Context, ref string) (string, error) {
+			img, err := orch.Image(ctx, ref)
+			return img.ID, err
+		},
+		Images: func(ctx context.Context, id string, w io.Writer) error {
+			if pf := built.Load(); pf != nil {
+				return pf.ExportPushed(ctx, id, w)
+			}
+			return errors.New("the server is starting")
+		},
+		// A logic game's match on a worker: its logic from this engine,
+		// its result played again here before it counts (the server's own
+		// worker's is not).
+		Logic: func(ctx context.Context, id string, w io.Writer) error {
+			body, err := cli.ImageSave(ctx, []string{id})
+			if err != nil {
+				return err
+			}
+			defer body.Close()
+			_, err = io.Copy(w, body)
+			return err
+		},
+		VerifyLogic:  orch.VerifyHosted,
+		VerifyAtOnce: cfg.VerifyAtOnce,
+		Own:          ownWorker,
 	})
 	if err != nil {
 		return err
@@ -162,7 +182,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err
 		}
-		if stopWorker, err = localWorker(ctx, ns.nc, "serve_"+trust.SafeWorkerName(host), cfg.Concurrency, orch, reapLost, log); err != nil {
+		if stopWorker, err = localWorker(ctx, ns.nc, ownWorker, cfg.Concurrency, orch, reapLost, log); err != nil {
 			return platformErr(err)
 		}
 	}
@@ -189,7 +209,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err := cli.ImageInspect(ctx, ref)
 		return err == nil
 	}
-	logicImgs := newLogicImages(cli, filepath.Join(cfg.Data, "players"))
+	logicImgs := newLogicImages(cli, filepath.Join(cfg.Data, "players"), cfg.LogicLimits)
 	gamesServed, players, err := servedGames(ctx, logicImgs, cfg.LogicGames)
 	if err != nil {
 		return usageErr("%v", err)
@@ -203,6 +223,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		PullMissing:      cfg.Pull == "missing",
 		DefaultBots:      defaultBots,
 		Limits:           matches.Limits{AnswerTimeout: cfg.AnswerTimeout, WarmUp: cfg.WarmUp},
+		LogicLimits:      cfg.LogicLimits,
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           platform.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
@@ -210,7 +231,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}, platform.Deps{
 		Games:        engine.NewCatalog(gamesServed...),
 		Orchestrator: orch,
-		Player:       logicRouter{next: ns.disp, local: orch},
+		Player:       ns.disp,
 		Store:        st,
 		Concurrency:  ns.inFlight(cfg),
 		HasImage:     hasImage,

@@ -186,7 +186,7 @@ func pinnedTLS(caHash string, caPEM []byte) *tls.Config {
 // the server while it cannot be reached; a token or name refused ends it
 // with an ErrRefused.
 func Join(ctx context.Context, urls string, token JoinToken, name, dir string) (*Credentials, error) {
-	if err := ValidWorkerName(name); err != nil {
+	if err := JoinableName(name); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	creds, err := LoadCredentials(dir)

@@ -88,6 +88,23 @@ func ValidWorkerName(name string) error {
 	return nil
 }
 
+// OwnWorkerPrefix begins the name of a server's own worker (in its
+// process), whose logic games' results the server does not play again:
+// no worker that joins may take such a name.
+const OwnWorkerPrefix = "serve_"
+
+// JoinableName says what is wrong with the name of a worker that joins,
+// if anything: a valid name that is not a server's own worker's.
+func JoinableName(name string) error {
+	if err := ValidWorkerName(name); err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, OwnWorkerPrefix) {
+		return fmt.Errorf("worker name %q: names beginning %s are the servers' own workers'", name, OwnWorkerPrefix)
+	}
+	return nil
+}
+
 // SafeWorkerName turns a host name into a worker name: what is not a
 // letter, digit, - or _ becomes -.
 func SafeWorkerName(s string) string {
@@ -425,7 +442,7 @@ var ErrNameTaken = errs.New(errs.ErrConflict, "the name is taken by another work
 // same name with the same key joins again; a name another key holds, or
 // a quarantined one, does not.
 func (t *Trust) Admit(name, nkey string) error {
-	if err := ValidWorkerName(name); err != nil {
+	if err := JoinableName(name); err != nil {
 		return err
 	}
 	t.mu.Lock()

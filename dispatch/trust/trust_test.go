@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"arena/dispatch/natsd"
 	"arena/dispatch/trust"
@@ -166,5 +167,26 @@ func TestTheOperatorsCertificate(t *testing.T) {
 	ownHash, _ := trust.CAHash(own)
 	if tok, _ := tr.Token(); !strings.Contains(tok, ownHash) {
 		t.Errorf("after the operator's certificate is dropped the token still pins it")
+	}
+}
+
+// No worker joins under the name of a server's own worker (serve_…),
+// whose logic games' results the server believes without playing the
+// logic again: the server refuses it, whatever the worker's side says.
+func TestNoWorkerJoinsAsAServersOwn(t *testing.T) {
+	tr, err := trust.OpenTrust(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	if err := tr.Admit(trust.OwnWorkerPrefix+"myhost", pub); err == nil || !strings.Contains(err.Error(), "servers' own workers") {
+		t.Errorf("a worker joining as a server's own: %v", err)
+	}
+	if err := tr.Admit("myhost", pub); err != nil {
+		t.Errorf("a worker joining as myhost: %v", err)
 	}
 }
