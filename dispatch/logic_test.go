@@ -10,11 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/zap/zaptest"
 
-	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/judger"
 	"arena/matches"
@@ -119,7 +117,7 @@ func TestALogicGamesMatchOnAWorkerIsVerifiedOnTheServer(t *testing.T) {
 	// A forger first: its changed replay is refused, then an honest
 	// worker plays the match.
 	games := make(chan *judger.Game, 8)
-	stopForger := s.joinedWorker(s.Join("forger"), WorkerConfig{Player: &logicPlayer{eng: eng, frame: `{"round":0,"forged":true}`, games: games, once: true}, Images: eng})
+	stopForger := s.remoteWorker(s.Join("forger"), WorkerConfig{Player: &logicPlayer{eng: eng, frame: `{"round":0,"forged":true}`, games: games, once: true}, Images: eng})
 	var rep *matches.Replay
 	done := make(chan error, 1)
 	go func() {
@@ -129,7 +127,7 @@ func TestALogicGamesMatchOnAWorkerIsVerifiedOnTheServer(t *testing.T) {
 	}()
 	waitFor(t, "the forger refused", func() bool { return s.refused("forger") >= 1 })
 	stopForger()
-	stopHonest := s.joinedWorker(s.Join("w1"), WorkerConfig{Player: &logicPlayer{eng: eng, frame: `{"round":0,"honest":true}`, games: games}, Images: eng})
+	stopHonest := s.remoteWorker(s.Join("w1"), WorkerConfig{Player: &logicPlayer{eng: eng, frame: `{"round":0,"honest":true}`, games: games}, Images: eng})
 	if err := <-done; err != nil {
 		t.Fatalf("the match: %v", err)
 	}
@@ -159,21 +157,4 @@ func TestALogicGamesMatchOnAWorkerIsVerifiedOnTheServer(t *testing.T) {
 	if verifies.Load() != before {
 		t.Errorf("the own worker's result was played again")
 	}
-}
-
-// joinedWorker runs a worker over the network with its credentials, as
-// remoteWorker does, until the test ends or stop is called.
-func (s *secured) joinedWorker(c *trust.Credentials, cfg WorkerConfig) (stop func()) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.t.Context(), 20*time.Second)
-	defer cancel()
-	nc, err := trust.DialWorker(ctx, s.URL, c)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(nc.Close)
-	cfg.Name, cfg.Games = c.Name, []engine.Game{}
-	cfg.Log = zaptest.NewLogger(s.t).Named(c.Name)
-	_, stop = runWorker(s.t, nc, cfg)
-	return stop
 }

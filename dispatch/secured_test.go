@@ -49,8 +49,9 @@ func newSecured(t *testing.T, opts ...func(*DispatcherConfig)) *secured {
 	return &secured{rig: &rig{t: t, ns: ns, d: d, js: js, sent: map[string][2]string{}}, Server: srv}
 }
 
-// remoteWorker runs a worker over the network with its credentials.
-func (s *secured) remoteWorker(c *trust.Credentials, cfg WorkerConfig) {
+// remoteWorker runs a worker over the network with its credentials,
+// until the test ends or stop is called.
+func (s *secured) remoteWorker(c *trust.Credentials, cfg WorkerConfig) (stop func()) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(s.t.Context(), 20*time.Second)
 	defer cancel()
@@ -68,7 +69,8 @@ func (s *secured) remoteWorker(c *trust.Credentials, cfg WorkerConfig) {
 		cfg.Player = orchestrator.New(fake.NewLauncher(bots(nil)))
 	}
 	cfg.Log = zaptest.NewLogger(s.t).Named(c.Name)
-	runWorker(s.t, nc, cfg)
+	_, stop = runWorker(s.t, nc, cfg)
+	return stop
 }
 
 // A joined worker plays matches (a big replay through its own bucket

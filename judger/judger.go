@@ -68,6 +68,7 @@ import (
 
 	"arena/engine"
 	"arena/framing"
+	"arena/internal/bytesize"
 	"arena/internal/errs"
 )
 
@@ -216,17 +217,6 @@ func (l Limits) Or(d Limits) Limits {
 		l.MessageBytes = d.MessageBytes
 	}
 	return l
-}
-
-// size is a number of bytes for people: in MiB or KiB when whole.
-func size(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // round is the logic's time for a round.
@@ -499,7 +489,7 @@ func (m *match) next() {
 		data, err := m.host.Receive(deadline)
 		if err != nil {
 			if errors.Is(err, framing.ErrTooLong) {
-				m.fail("the logic sent a message over %s (its limit, message_bytes): %v", size(m.maxMessage), err)
+				m.fail("the logic sent a message over %s (its limit, message_bytes): %v", bytesize.String(int64(m.maxMessage)), err)
 				return
 			}
 			if !time.Now().Before(deadline) {

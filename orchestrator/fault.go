@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"arena/engine"
+	"arena/internal/bytesize"
 	"arena/sandbox"
 )
 
@@ -103,18 +104,7 @@ func (r *run) classify(ctx context.Context, s *seat, b budget, err error, doing 
 type overBudget struct{ share, budget int64 }
 
 func (e *overBudget) Error() string {
-	return fmt.Sprintf("its answers passed its share of the match's replay budget: %s of %s", sizeOf(e.share), sizeOf(e.budget))
-}
-
-// sizeOf is a byte count as people read it: 8 MiB, 512 KiB, 100 bytes.
-func sizeOf(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("its answers passed its share of the match's replay budget: %s of %s", bytesize.String(e.share), bytesize.String(e.budget))
 }
 
 // stderrPeeker is a bot whose stderr can be read without taking it

@@ -471,22 +471,7 @@ func TestALogicGameOnTheServer(t *testing.T) {
 
 	// A contest of it: the final plays the registered game, its logic's
 	// verdicts are the standings.
-	freeze := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
-	if status, b := s.call(t, "POST", "/api/contests", fmt.Sprintf(`{"name":"TTT cup","game":"ttt","maps":["default"],"rounds":2,"freeze_at":%q,"answer_timeout_ms":1000,"entries_per_person":2}`, freeze)); status != http.StatusCreated {
-		t.Fatalf("a contest of a logic game: %d %v", status, b)
-	}
-	for _, e := range []string{bot, sleeper} {
-		if status, b := s.call(t, "POST", "/api/contests/1/entries", fmt.Sprintf(`{"image":%q}`, e)); status != http.StatusCreated {
-			t.Fatalf("enter %s: %d %v", e, status, b)
-		}
-	}
-	var final map[string]any
-	poll.Until(t, 3*time.Minute, func() error {
-		if _, final = s.call(t, "GET", "/api/contests/1/standings", ""); final["final"] != true {
-			return fmt.Errorf("the final of a logic game did not end: %v", final)
-		}
-		return nil
-	})
+	final := tttCup(t, s, 3*time.Minute, bot, sleeper)
 	if rows := contestRows(final); len(rows) != 2 || !strings.HasPrefix(rows[0], bot+" #1 2 pts 2/0/0") || !strings.HasPrefix(rows[1], sleeper+" #2 0 pts 0/0/2 faults 2") {
 		t.Errorf("the standings of a logic game's contest: %q", rows)
 	}
@@ -710,16 +695,7 @@ func TestTheLogicKitWithAccounts(t *testing.T) {
 			t.Fatalf("alice pushes %s: %v\n%s", ref, err, out)
 		}
 	}
-	state := func(ref string) map[string]any {
-		_, reg := alice.call(t, "GET", "/api/registry", "")
-		imgs, _ := reg["images"].([]any)
-		for _, v := range imgs {
-			if img := v.(map[string]any); img["reference"] == ref {
-				return img
-			}
-		}
-		return nil
-	}
+	state := func(ref string) map[string]any { return pushedImage(t, alice, ref) }
 	poll.Until(t, 2*time.Minute, func() error {
 		if a, b := state("alice/ttt-bot:v1"), state("alice/ttt-plain:v1"); a["state"] != "ready" || b["state"] != "rejected" {
 			return fmt.Errorf("the kit's bot and an unlabelled one: %v\n%v", a, b)
@@ -745,4 +721,27 @@ func TestTheLogicKitWithAccounts(t *testing.T) {
 	if r, _ := m["result"].(map[string]any); r == nil || r["turns"].(float64) < 5 {
 		t.Errorf("alice's match of ttt: %v", m)
 	}
+}
+
+// tttCup is a contest of ttt (contest 1) between two entries, frozen in
+// 4 s: its standings once its final is over, within wait.
+func tttCup(t *testing.T, s *server, wait time.Duration, first, second string) map[string]any {
+	t.Helper()
+	freeze := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	if status, b := s.call(t, "POST", "/api/contests", fmt.Sprintf(`{"name":"TTT cup","game":"ttt","maps":["default"],"rounds":2,"freeze_at":%q,"answer_timeout_ms":1000,"entries_per_person":2}`, freeze)); status != http.StatusCreated {
+		t.Fatalf("a contest of a logic game: %d %v", status, b)
+	}
+	for _, e := range []string{first, second} {
+		if status, b := s.call(t, "POST", "/api/contests/1/entries", fmt.Sprintf(`{"image":%q}`, e)); status != http.StatusCreated {
+			t.Fatalf("enter %s: %d %v", e, status, b)
+		}
+	}
+	var final map[string]any
+	poll.Until(t, wait, func() error {
+		if _, final = s.call(t, "GET", "/api/contests/1/standings", ""); final["final"] != true {
+			return fmt.Errorf("the final of a logic game did not end: %v", final)
+		}
+		return nil
+	})
+	return final
 }

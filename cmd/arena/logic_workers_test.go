@@ -187,22 +187,7 @@ func TestALogicGamePlaysOnAJoinedWorker(t *testing.T) {
 			t.Fatalf("ttt's ladder, entry %s: %d %v", e[0], status, b)
 		}
 	}
-	freeze := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
-	if status, b := s.call(t, "POST", "/api/contests", fmt.Sprintf(`{"name":"TTT cup","game":"ttt","maps":["default"],"rounds":2,"freeze_at":%q,"answer_timeout_ms":1000,"entries_per_person":2}`, freeze)); status != http.StatusCreated {
-		t.Fatalf("a contest of a logic game: %d %v", status, b)
-	}
-	for _, e := range []string{bot, loser} {
-		if status, b := s.call(t, "POST", "/api/contests/1/entries", fmt.Sprintf(`{"image":%q}`, e)); status != http.StatusCreated {
-			t.Fatalf("enter %s: %d %v", e, status, b)
-		}
-	}
-	var final map[string]any
-	poll.Until(t, 4*time.Minute, func() error {
-		if _, final = s.call(t, "GET", "/api/contests/1/standings", ""); final["final"] != true {
-			return fmt.Errorf("the final did not end: %v", final)
-		}
-		return nil
-	})
+	final := tttCup(t, s, 4*time.Minute, bot, loser)
 	if rows := contestRows(final); len(rows) != 2 || !strings.HasPrefix(rows[0], bot+" #1 2 pts 2/0/0") {
 		t.Errorf("the final's standings: %q", rows)
 	}

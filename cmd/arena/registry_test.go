@@ -114,16 +114,7 @@ func TestDockerPushToTheRegistry(t *testing.T) {
 		t.Fatalf("alice's images: %v", reg)
 	}
 	// Checked first: it plays one match, then it is ready.
-	state := func(ref string) map[string]any {
-		_, reg := alice.call(t, "GET", "/api/registry", "")
-		imgs, _ := reg["images"].([]any)
-		for _, v := range imgs {
-			if img := v.(map[string]any); img["reference"] == ref {
-				return img
-			}
-		}
-		return nil
-	}
+	state := func(ref string) map[string]any { return pushedImage(t, alice, ref) }
 	// Ready within two minutes of the push's start.
 	poll.Until(t, time.Until(start.Add(2*time.Minute)), func() error {
 		img := state("alice/seedbot:v1")
@@ -299,16 +290,7 @@ func TestAPushReplacesNoImageOfTheEngine(t *testing.T) {
 	if out, err := dockerCLI(t, cfg, tok["token"].(string), "login", host, "-u", "svcco", "--password-stdin"); err != nil {
 		t.Fatalf("svcco logs in: %v\n%s", err, out)
 	}
-	state := func(ref string) map[string]any {
-		_, reg := svcco.call(t, "GET", "/api/registry", "")
-		imgs, _ := reg["images"].([]any)
-		for _, v := range imgs {
-			if img := v.(map[string]any); img["reference"] == ref {
-				return img
-			}
-		}
-		return nil
-	}
+	state := func(ref string) map[string]any { return pushedImage(t, svcco, ref) }
 	// Pushed, checked (ready) and played: each version in turn.
 	var versions []string
 	push := func(repo, version string) {
@@ -723,4 +705,18 @@ func TestUploadInTheBrowser(t *testing.T) {
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
 		saveArtefact(t, "web-upload.png", shot)
 	}
+}
+
+// pushedImage is the visitor's pushed image ref as GET /api/registry
+// shows it (nil: none).
+func pushedImage(t testing.TB, c *webClient, ref string) map[string]any {
+	t.Helper()
+	_, reg := c.call(t, "GET", "/api/registry", "")
+	imgs, _ := reg["images"].([]any)
+	for _, v := range imgs {
+		if img := v.(map[string]any); img["reference"] == ref {
+			return img
+		}
+	}
+	return nil
 }
