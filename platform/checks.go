@@ -15,6 +15,7 @@ import (
 
 	"arena/engine"
 	"arena/internal/errs"
+	"arena/judger"
 	"arena/ladder"
 	"arena/matches"
 	"arena/store"
@@ -140,6 +141,12 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	}
 	if t.ImageID == "" {
 		verdict(store.TagRejected, "not an image (an index or an artifact): it cannot play; push one image (docker push of a single platform's image)")
+		return
+	}
+	if t.Game == "" && s.pushedLogic(ctx, t) {
+		// A game's logic, not a bot: it plays as the game logic:IMAGE
+		// (checked then, as any logic is, before its match starts).
+		verdict(store.TagReady, fmt.Sprintf("a game's logic (label %s=saiblo), not a bot: play it as the game logic:%s:%s", judger.LogicLabel, t.Repository, t.Tag))
 		return
 	}
 	if t.Game == "" {
@@ -384,4 +391,22 @@ func (s *Platform) gamesOnOffer() string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// pushedLogic says whether a pushed version is a game's logic: its image,
+// pulled onto the engine, labelled as one (judger.CheckLabelled).
+func (s *Platform) pushedLogic(ctx context.Context, t store.Tag) bool {
+	if s.deps.Orchestrator == nil {
+		return false
+	}
+	_, id, err := s.pullVersion(ctx, t.Repository, t.Digest)
+	if err != nil {
+		return false
+	}
+	img, err := s.deps.Orchestrator.Image(ctx, id)
+	if err != nil {
+		return false
+	}
+	_, err = judger.CheckLabelled(img.Labels)
+	return err == nil
 }

@@ -61,7 +61,7 @@ func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string
 	}
 	// Pinned now, as the bots are: on this host or a worker's, the match
 	// plays this image.
-	g := judger.New(ref, max(1, players)).Pinned(img.ID).WithLimits(s.cfg.LogicLimits)
+	g := judger.Named(name, ref, max(1, players), "").Pinned(img.ID).WithLimits(s.cfg.LogicLimits)
 	if _, err := judger.CheckLabelled(img.Labels); err != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
 	}

@@ -659,7 +659,8 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 // bot, built as it is (its Dockerfile labels it for ttt), pushed to the
 // server's registry, is checked on the registered game and plays it; a
 // bot pushed without the label is rejected, the message naming every
-// game the server offers.
+// game the server offers; the kit's logic pushed is found a logic, not
+// a bot, and plays as logic:IMAGE.
 func TestTheLogicKitWithAccounts(t *testing.T) {
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
@@ -679,47 +680,54 @@ func TestTheLogicKitWithAccounts(t *testing.T) {
 	if out, err := dockerCLI(t, config, body["token"].(string), "login", host, "-u", "alice", "--password-stdin"); err != nil {
 		t.Fatalf("alice logs in: %v\n%s", err, out)
 	}
-	pushed, unlabelled := host+"/alice/ttt-bot:v1", host+"/alice/ttt-plain:v1"
-	if err := cli.ImageTag(t.Context(), bot, pushed); err != nil {
-		t.Fatal(err)
+	pushed, unlabelled, pushedLogic := host+"/alice/ttt-bot:v1", host+"/alice/ttt-plain:v1", host+"/alice/ttt-logic:v1"
+	for ref, from := range map[string]string{pushed: bot, pushedLogic: logic} {
+		if err := cli.ImageTag(t.Context(), from, ref); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dockertest.Build(t, cli, unlabelled, "FROM "+bot+"\nLABEL io.arena.game=\n", nil)
 	t.Cleanup(func() {
-		for _, ref := range []string{pushed, unlabelled} {
+		for _, ref := range []string{pushed, unlabelled, pushedLogic} {
 			cli.ImageRemove(context.Background(), ref, image.RemoveOptions{})
 		}
 		removeHeld(cli, host)
 	})
-	for _, ref := range []string{pushed, unlabelled} {
+	for _, ref := range []string{pushed, unlabelled, pushedLogic} {
 		if out, err := dockerCLI(t, config, "", "push", ref); err != nil {
 			t.Fatalf("alice pushes %s: %v\n%s", ref, err, out)
 		}
 	}
 	state := func(ref string) map[string]any { return pushedImage(t, alice, ref) }
 	poll.Until(t, 2*time.Minute, func() error {
-		if a, b := state("alice/ttt-bot:v1"), state("alice/ttt-plain:v1"); a["state"] != "ready" || b["state"] != "rejected" {
-			return fmt.Errorf("the kit's bot and an unlabelled one: %v\n%v", a, b)
+		if a, b, c := state("alice/ttt-bot:v1"), state("alice/ttt-plain:v1"), state("alice/ttt-logic:v1"); a["state"] != "ready" || b["state"] != "rejected" || c["state"] != "ready" {
+			return fmt.Errorf("the kit's bot, an unlabelled one and the kit's logic: %v\n%v\n%v", a, b, c)
 		}
 		return nil
 	})
 	if why := fmt.Sprint(state("alice/ttt-plain:v1")["reason"]); !strings.Contains(why, "io.arena.game=tanks, snake, pacman or ttt") {
 		t.Errorf("why an unlabelled bot is rejected: %s", why)
 	}
-	id := ""
-	if status, m := alice.call(t, "POST", "/api/matches", `{"game":"ttt","bots":["alice/ttt-bot:v1","alice/ttt-bot:v1"]}`); status != 201 {
-		t.Fatalf("alice's match: %d %v", status, m)
-	} else {
-		id = m["id"].(string)
+	if why := fmt.Sprint(state("alice/ttt-logic:v1")["reason"]); !strings.Contains(why, "play it as the game logic:alice/ttt-logic:v1") {
+		t.Errorf("what the check says of a pushed logic: %s", why)
 	}
-	var m map[string]any
-	poll.Until(t, time.Minute, func() error {
-		if _, m = alice.call(t, "GET", "/api/matches/"+id, ""); m["status"] != "finished" {
-			return fmt.Errorf("alice's match of ttt: %v", m)
+	// Her bot plays the registered game, and her pushed logic as
+	// logic:IMAGE.
+	for _, game := range []string{"ttt", "logic:alice/ttt-logic:v1"} {
+		status, m := alice.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":%q,"bots":["alice/ttt-bot:v1","alice/ttt-bot:v1"]}`, game))
+		if status != 201 {
+			t.Fatalf("alice's match of %s: %d %v", game, status, m)
 		}
-		return nil
-	})
-	if r, _ := m["result"].(map[string]any); r == nil || r["turns"].(float64) < 5 {
-		t.Errorf("alice's match of ttt: %v", m)
+		id := m["id"].(string)
+		poll.Until(t, time.Minute, func() error {
+			if _, m = alice.call(t, "GET", "/api/matches/"+id, ""); m["status"] != "finished" {
+				return fmt.Errorf("alice's match of %s: %v", game, m)
+			}
+			return nil
+		})
+		if r, _ := m["result"].(map[string]any); r == nil || r["turns"].(float64) < 5 {
+			t.Errorf("alice's match of %s: %v", game, m)
+		}
 	}
 }
 
