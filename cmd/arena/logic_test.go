@@ -468,6 +468,17 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	if m = wait(m["id"].(string)); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "killed for exceeding its memory limit") {
 		t.Errorf("a match whose logic runs out of memory: %v", m)
 	}
+	// And past its own round time.
+	if status, b := s.call(t, "POST", "/api/games", fmt.Sprintf(`{"name":"slow","image":%q,"limits":{"round_ms":1000}}`, hostile)); status != http.StatusCreated {
+		t.Fatalf("register slow: %d %v", status, b)
+	}
+	status, m = s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"slow","bots":[%q,%q],"settings":{"mode":"slow"}}`, bot, bot))
+	if status != 201 {
+		t.Fatalf("a match of slow: %d %v", status, m)
+	}
+	if m = wait(m["id"].(string)); m["status"] != "failed" || !strings.Contains(fmt.Sprint(m["error"]), "the logic sent nothing more for 1s (its time for a round)") {
+		t.Errorf("a match whose logic is past its round time: %v", m)
+	}
 
 	// A contest of it: the final plays the registered game, its logic's
 	// verdicts are the standings.
@@ -549,15 +560,21 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 	data, port := t.TempDir(), freePort(t)
 	s := startServer(t, bin, data, port)
 	ctx := newBrowser(t, 1280, 900)
-	register := func(name, image string) {
+	// register registers a game in the Admin view; with limits, its
+	// logic's time for a round (ms) and memory (MiB) of its own.
+	register := func(name, image string, limits ...string) {
 		t.Helper()
-		if err := chromedp.Do(ctx,
-			chromedp.Navigate(s.url+"/#/admin"),
+		steps := []chromedp.Action[chromedp.Void]{
+			chromedp.Navigate(s.url + "/#/admin"),
 			chromedp.WaitVisible("#game-form"),
 			chromedp.SetValue("#game-name", name),
 			chromedp.SetValue("#game-image", image),
-			chromedp.Click("#game-register"),
-		); err != nil {
+		}
+		if len(limits) == 2 {
+			steps = append(steps, chromedp.Click("#game-limits summary"), chromedp.WaitVisible("#game-round-ms"),
+				chromedp.SetValue("#game-round-ms", limits[0]), chromedp.SetValue("#game-memory-mib", limits[1]))
+		}
+		if err := chromedp.Do(ctx, append(steps, chromedp.Click("#game-register"))...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -567,7 +584,7 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#admin-error").textContent`))
 		t.Fatalf("registering a game without its image: %v (the page says %q)", err, msg)
 	}
-	register("ttt", logic)
+	register("ttt", logic, "5000", "128")
 	// While its image is checked, the button says so.
 	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#game-register").textContent`)); err != nil || !strings.HasPrefix(text, "Registering") {
 		t.Errorf("the button while ttt is registered: %q (%v)", text, err)
@@ -583,7 +600,8 @@ func TestRegisteringALogicGameInThePage(t *testing.T) {
 		saveArtefact(t, "logic-game-registered.png", png)
 	}
 	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#logic-games tbody").textContent`)); err != nil ||
-		!strings.Contains(text, logic) || !strings.Contains(text, "admin") || strings.Contains(text, "ghost") {
+		!strings.Contains(text, logic) || !strings.Contains(text, "admin") || strings.Contains(text, "ghost") ||
+		!strings.Contains(text, "5 s a round · 128 MiB · 1 CPU · 1024 KiB a message (its own where set)") {
 		t.Errorf("the registered games: %q (%v)", text, err)
 	}
 	// It plays, with its own player.

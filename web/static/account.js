@@ -403,6 +403,17 @@ export class AccountView {
   async registerGame(ev) {
     ev.preventDefault();
     const body = { name: $("#game-name").value.trim(), image: $("#game-image").value.trim() };
+    // The logic's own limits, where the admin gives them.
+    const limits = {};
+    const number = (id, scale, key) => {
+      const v = $(id).value.trim();
+      if (v !== "") limits[key] = Number(v) * scale;
+    };
+    number("#game-round-ms", 1, "round_ms");
+    number("#game-memory-mib", 1 << 20, "memory_bytes");
+    number("#game-cpus", 1, "cpus");
+    number("#game-message-kib", 1 << 10, "message_bytes");
+    if (Object.keys(limits).length) body.limits = limits;
     $("#admin-error").textContent = "";
     try {
       // It may take seconds: the image is checked (session.js' working
@@ -413,7 +424,7 @@ export class AccountView {
       } finally {
         $("#game-register").textContent = "Register";
       }
-      $("#game-name").value = $("#game-image").value = "";
+      for (const id of ["#game-name", "#game-image", "#game-round-ms", "#game-memory-mib", "#game-cpus", "#game-message-kib"]) $(id).value = "";
       $("#admin-error").textContent = "";
       await this.onGames();
     } catch (e) {
@@ -445,12 +456,12 @@ export class AccountView {
           const tr = document.createElement("tr");
           const state = g.offered ? '<span class="good">on offer</span>' : `<span class="bad">not offered</span>: ${escapeHTML(g.problem || "")}`;
           tr.innerHTML = `<td>${g.offered ? `<a href="#/ladder/${encodeURIComponent(g.name)}">${escapeHTML(g.title ? `${g.title} (${g.name})` : g.name)}</a>` : escapeHTML(g.name)}</td>
-            <td><code>${escapeHTML(g.image)}</code></td><td>${g.players || ""}</td><td>${escapeHTML(g.added_by)} · ${when(g.added_at)}</td><td>${state}</td>
+            <td><code>${escapeHTML(g.image)}</code></td><td>${g.players || ""}</td><td class="limits">${limitsText(g)}</td><td>${escapeHTML(g.added_by)} · ${when(g.added_at)}</td><td>${state}</td>
             <td><button type="button" class="small" data-act="remove-game" data-game="${escapeHTML(g.name)}">Remove</button></td>`;
           return tr;
         }),
       );
-      if (!registered.length) $("#logic-games tbody").innerHTML = '<tr><td colspan="6" class="hint">none registered here yet</td></tr>';
+      if (!registered.length) $("#logic-games tbody").innerHTML = '<tr><td colspan="7" class="hint">none registered here yet</td></tr>';
       const own = this.games.filter((g) => !mine.has(g.name)).map((g) => g.name);
       $("#logic-games-fixed").textContent = own.length ? `The server's own games (built in, or set by ARENA_GAMES; not removed here): ${own.join(", ")}.` : "";
     } catch (e) {
@@ -490,6 +501,24 @@ export class AccountView {
       $("#admin-error").textContent = e.message;
     }
   }
+}
+
+// limitsText is a registered game's logic limits as they apply (its own
+// marked), and those its image's labels propose, for the admin to decide.
+function limitsText(g) {
+  const text = (l) =>
+    [
+      l.round_ms && `${l.round_ms / 1000} s a round`,
+      l.memory_bytes && `${Math.round(l.memory_bytes / (1 << 20))} MiB`,
+      l.cpus && `${l.cpus} CPU`,
+      l.message_bytes && `${Math.round(l.message_bytes / 1024)} KiB a message`,
+    ]
+      .filter(Boolean)
+      .join(" · ");
+  const own = Object.keys(g.limits || {}).length ? " <small>(its own where set)</small>" : " <small>(the server's)</small>";
+  let html = g.effective_limits ? escapeHTML(text(g.effective_limits)) + own : "";
+  if (g.proposed_limits) html += `<br><small class="hint">its image proposes: ${escapeHTML(text(g.proposed_limits))}</small>`;
+  return html;
 }
 
 // checkCell is a pushed version's check: its state, a link to its check
