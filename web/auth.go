@@ -89,7 +89,7 @@ func newSessions(st *store.Store, lifetime time.Duration) *scs.SessionManager {
 // but not good (a wrong or revoked token) are refused, never taken for
 // an anonymous visit; a session cookie that is no longer good (expired,
 // ended by a password change, of a disabled account) is dropped and the
-// visit is anonymous.
+// visit is anonymous; one of a session that has ended is left alone.
 func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p, err := s.principal(c)
@@ -128,7 +128,10 @@ func (s *Server) principal(c echo.Context) (accounts.Principal, error) {
 	c.Set(sessionKey, true)
 	name := s.sessions.GetString(ctx, sessionUser)
 	if name == "" {
-		s.dropSession(c)
+		// No such session (ended): the visit is anonymous, and the cookie
+		// is left alone. Its request may have left before a sign-out's
+		// answer and be answered after the next sign-in: clearing the
+		// cookie then would end the new session in the browser.
 		return accounts.Anonymous, nil
 	}
 	if at := time.Unix(0, s.sessions.GetInt64(ctx, sessionAt)); s.now().Sub(at) > s.cfg.SessionLifetime {

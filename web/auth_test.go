@@ -642,6 +642,11 @@ func TestSessionsEnd(t *testing.T) {
 	if me(a1) != nil {
 		t.Error("a signed-out session's cookie still works")
 	}
+	// A request of the ended session, answered after the browser signed
+	// in again, leaves the browser's cookie alone.
+	if res := ms.request(t, "GET", "/api/registry", "", a1...); res.Header.Get("Set-Cookie") != "" {
+		t.Errorf("a request of an ended session sets the cookie: %q", res.Header.Get("Set-Cookie"))
+	}
 	// A password change ends a2, not the session that made it, which
 	// goes on under a new cookie: a copy of the old one is worth nothing.
 	a3 := ms.signIn(t, "alice")
