@@ -814,7 +814,7 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		}
 		a, b := byID[gm.First], byID[gm.Second]
 		req := matches.Request{
-			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Background: true,
+			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background,
 			// Pinned to the images of the freeze; the queue finds the
 			// digests a worker pulls them by.
 			Images:   []string{a.FinalRef, b.FinalRef},

@@ -84,7 +84,7 @@ func TestLadderSubmitsSettlesAndRecovers(t *testing.T) {
 	}
 	for _, r := range q.reqs {
 		// Named by their images' references, pinned to their ids.
-		if !r.Background || !strings.HasPrefix(r.Images[0], "bots/") || r.ImageIDs[0] != "sha256:"+r.Images[0] || r.Seed >= 1<<53 {
+		if r.Priority != matches.Background || !strings.HasPrefix(r.Images[0], "bots/") || r.ImageIDs[0] != "sha256:"+r.Images[0] || r.Seed >= 1<<53 {
 			t.Errorf("request %+v", r)
 		}
 	}

@@ -53,7 +53,13 @@ type Update struct {
 // nothing waiting before counts as never served), each owner's matches in
 // the order they came: round-robin, so one owner's flood of matches
 // delays only their own, and a newcomer's match is the next to start.
-// Background matches (a ladder's) start only when no other waits.
+// Matches start by priority (Request.Priority): those started by hand,
+// then challenges, then background matches (a ladder's), each priority
+// only when no match of a more urgent one waits.
+//
+// A match with people (Request.People) takes no slot: it starts at once
+// beside them, played by the player WithPeople names, at most as many at
+// once as it says.
 type Queue struct {
 	now      func() time.Time
 	player   Player
@@ -62,6 +68,10 @@ type Queue struct {
 	lineMax  int // waiting matches of one owner at most; 0: no limit
 	frameDir string
 	onUpdate func(Update)
+	// people plays the matches with people, at most peopleMax at once
+	// (nil: none is taken).
+	people    Player
+	peopleMax int
 
 	mu sync.Mutex
 	// waiting holds the waiting matches in the order they came.
@@ -72,12 +82,16 @@ type Queue struct {
 	turn    uint64
 	jobs    map[string]*job
 	running int
+	// withPeople counts the matches with people playing.
+	withPeople int
 	closed  bool
 	wg      sync.WaitGroup
 }
 
 type job struct {
-	req     Request
+	req Request
+	// aside is a match with people, played beside the slots.
+	aside   bool
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	state   State
@@ -159,6 +173,13 @@ func WithFrameFiles(dir string) QueueOption { return func(q *Queue) { q.frameDir
 // Background matches are not bounded by it.
 func WithLineMax(n int) QueueOption { return func(q *Queue) { q.lineMax = max(0, n) } }
 
+// WithPeople has p play the matches with people (Request.People), at
+// most n at once, beside the queue's slots: a person's slow turns never
+// hold a slot. Without it, a match with people is refused.
+func WithPeople(p Player, n int) QueueOption {
+	return func(q *Queue) { q.people, q.peopleMax = p, max(0, n) }
+}
+
 // Enqueue adds a match (req.MatchID must be set) and returns its place in
 // the line (1 = next; 0 = started at once). It fails with ErrQueueFull
 // when the line is at its limit, and ErrQueueClosed after Shutdown.
@@ -171,6 +192,9 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 		cancel(ErrQueueClosed)
 		return 0, ErrQueueClosed
 	}
+	if len(req.People) > 0 {
+		return 0, q.startAsideLocked(j)
+	}
 	// Full: the line at its limit, and no slot free (with no slots at
 	// all, never one).
 	if q.max > 0 && len(q.waiting) >= q.max && q.running >= q.slots {
@@ -178,10 +202,10 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 		cancel(ErrQueueFull)
 		return 0, fmt.Errorf("%w: %d matches are waiting", ErrQueueFull, len(q.waiting))
 	}
-	if q.lineMax > 0 && !req.Background {
+	if q.lineMax > 0 && req.Priority != Background {
 		n := 0
 		for _, w := range q.waiting {
-			if w.req.Owner == req.Owner && !w.req.Background {
+			if w.req.Owner == req.Owner && w.req.Priority != Background {
 				n++
 			}
 		}
@@ -209,6 +233,31 @@ func (q *Queue) Enqueue(req Request) (int, error) {
 	return pos, nil
 }
 
+// startAsideLocked starts a match with people at once, beside the
+// slots; q.mu is held, and released.
+func (q *Queue) startAsideLocked(j *job) error {
+	switch {
+	case q.people == nil || q.peopleMax == 0:
+		q.mu.Unlock()
+		j.cancel(ErrQueueFull)
+		return Invalid(errors.New("this server plays no matches with people (ARENA_HUMAN_MATCHES is 0)"))
+	case q.withPeople >= q.peopleMax:
+		n := q.withPeople
+		q.mu.Unlock()
+		j.cancel(ErrQueueFull)
+		return fmt.Errorf("%w: %d matches with people are playing, the most at once (ARENA_HUMAN_MATCHES)", ErrQueueFull, n)
+	}
+	j.aside = true
+	q.jobs[j.req.MatchID] = j
+	q.wg.Add(1)
+	q.withPeople++
+	j.state, j.started = StateStarting, q.now()
+	j.touch()
+	q.mu.Unlock()
+	q.start([]*job{j})
+	return nil
+}
+
 func ownerName(owner string) string {
 	if owner == "" {
 		return "the platform"
@@ -217,18 +266,18 @@ func ownerName(owner string) string {
 }
 
 // orderLocked is the order the waiting matches will start in if no
-// other comes: foreground before background, and within each the
+// other comes: by priority, and within each the
 // owners' lines in turn, starting with the owner served least recently
 // (on a tie, the one whose oldest match came first). After its turn an
 // owner's line goes last, so past the first round this is a plain
 // rotation. q.mu must be held.
 func (q *Queue) orderLocked() []*job {
 	out := make([]*job, 0, len(q.waiting))
-	for _, background := range []bool{false, true} {
+	for _, prio := range []Priority{ByHand, Challenge, Background} {
 		var owners []string
 		lines := map[string][]*job{}
 		for _, j := range q.waiting {
-			if j.req.Background != background {
+			if j.req.Priority != prio {
 				continue
 			}
 			if _, ok := lines[j.req.Owner]; !ok {
@@ -256,8 +305,8 @@ func (q *Queue) orderLocked() []*job {
 func (q *Queue) nextLocked() *job {
 	var best *job
 	for _, j := range q.waiting {
-		if best == nil || j.req.Background != best.req.Background && best.req.Background ||
-			j.req.Background == best.req.Background && q.served[j.req.Owner] < q.served[best.req.Owner] {
+		if best == nil || j.req.Priority < best.req.Priority ||
+			j.req.Priority == best.req.Priority && q.served[j.req.Owner] < q.served[best.req.Owner] {
 			best = j
 		}
 	}
@@ -344,7 +393,11 @@ func (q *Queue) play(j *job) {
 			user(f)
 		}
 	}
-	rep, err := q.player.Play(j.ctx, req)
+	player := q.player
+	if j.aside {
+		player = q.people
+	}
+	rep, err := player.Play(j.ctx, req)
 	u := Update{ID: req.MatchID, State: StateFinished, Replay: rep}
 	if err != nil {
 		u = Update{ID: req.MatchID, State: StateFailed, Err: err}
@@ -357,8 +410,13 @@ func (q *Queue) play(j *job) {
 	}
 	u.At = q.now()
 	q.mu.Lock()
-	q.running--
-	started := q.dispatchLocked()
+	var started []*job
+	if j.aside {
+		q.withPeople--
+	} else {
+		q.running--
+		started = q.dispatchLocked()
+	}
 	q.mu.Unlock()
 	q.start(started)
 	q.notify(u)
@@ -375,13 +433,13 @@ func (q *Queue) notify(u Update) {
 	}
 }
 
-// Backlog counts the matches waiting to start: foreground and
-// background ones.
+// Backlog counts the matches waiting to start: foreground (by hand and
+// challenges) and background ones.
 func (q *Queue) Backlog() (foreground, background int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, j := range q.waiting {
-		if j.req.Background {
+		if j.req.Priority == Background {
 			background++
 		} else {
 			foreground++

@@ -280,7 +280,7 @@ func TestQueueBackground(t *testing.T) {
 	q, u := newQueue(t, l, 1)
 	q.Enqueue(request(t, "run", "bots/held", "bots/held"))
 	bg := request(t, "ladder1", "bots/free", "bots/free")
-	bg.Background = true
+	bg.Priority = matches.Background
 	q.Enqueue(bg)
 	bg.MatchID = "ladder2"
 	q.Enqueue(bg)
@@ -348,7 +348,7 @@ func TestQueueServesOwnersInTurn(t *testing.T) {
 	}
 	// A background match waits behind all of them.
 	bg := request(t, "ladder", "bots/free", "bots/free")
-	bg.Background = true
+	bg.Priority = matches.Background
 	if p, _ := q.Enqueue(bg); p != 203 {
 		t.Errorf("the ladder's match is at %d, want 203", p)
 	}
@@ -489,4 +489,102 @@ func tanksMap(t *testing.T, name string) engine.Map {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// A challenge's match waits behind the matches started by hand and
+// ahead of the background ones, whenever each came.
+func TestQueueChallengesBetweenHandAndBackground(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
+	q, u := newQueue(t, l, 1)
+	q.Enqueue(request(t, "run", "bots/held", "bots/held"))
+	bg := request(t, "ladder", "bots/free", "bots/free")
+	bg.Priority = matches.Background
+	q.Enqueue(bg)
+	ch := request(t, "challenge", "bots/free", "bots/free")
+	ch.Priority, ch.Owner = matches.Challenge, "bob"
+	q.Enqueue(ch)
+	if pos, _ := q.Enqueue(request(t, "manual", "bots/free", "bots/free")); pos != 1 {
+		t.Errorf("the manual match is at %d, want 1", pos)
+	}
+	if _, p, _ := q.Status("challenge"); p != 2 {
+		t.Errorf("the challenge is at %d, want 2", p)
+	}
+	close(hold)
+	var order []string
+	for range 4 {
+		order = append(order, wait(t, u).ID)
+	}
+	if !slices.Equal(order, []string{"run", "manual", "challenge", "ladder"}) {
+		t.Errorf("finished in the order %v", order)
+	}
+}
+
+// playerFunc plays a match with a function.
+type playerFunc func(ctx context.Context, req matches.Request) (*matches.Replay, error)
+
+func (f playerFunc) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
+	return f(ctx, req)
+}
+
+// nobody is a person who never answers.
+type nobody struct{}
+
+func (nobody) Turn() time.Duration { return time.Second }
+func (nobody) Ask(ctx context.Context, _ matches.Question) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A match with people starts at once beside the slots, however full the
+// line, on the people's player; past ARENA_HUMAN_MATCHES it is refused,
+// and a queue with no people's player refuses it.
+func TestQueuePlaysPeopleBesideItsSlots(t *testing.T) {
+	hold := make(chan struct{})
+	l := fake.NewLauncher(map[string]fake.Script{"bots/held": {Hold: hold}, "bots/free": {}})
+	people := make(chan string, 4)
+	release := make(chan struct{})
+	u := &updates{t: t, by: map[string][]matches.State{}, final: make(chan matches.Update, 16)}
+	u.q = matches.NewQueue(orchestrator.New(l), 1, 0, u.add, matches.WithPeople(playerFunc(func(ctx context.Context, req matches.Request) (*matches.Replay, error) {
+		people <- req.MatchID
+		select {
+		case <-release:
+			return nil, errors.New("played")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}), 1))
+	q := u.q
+	t.Cleanup(func() { q.Shutdown(context.Background(), false) })
+	q.Enqueue(request(t, "run", "bots/held", "bots/held"))
+	q.Enqueue(request(t, "waiting", "bots/free", "bots/free"))
+	human := request(t, "human", matches.HumanRef("bob"), "bots/free")
+	human.People = map[int]matches.Person{0: nobody{}}
+	if pos, err := q.Enqueue(human); err != nil || pos != 0 {
+		t.Fatalf("the match with a person is at %d (%v), want started", pos, err)
+	}
+	if id := <-people; id != "human" {
+		t.Fatalf("the people's player played %s", id)
+	}
+	if slots, playing := q.Slots(); slots != 1 || playing != 1 {
+		t.Errorf("%d of %d slots play: the person's match took one", playing, slots)
+	}
+	human.MatchID = "human2"
+	if _, err := q.Enqueue(human); !errors.Is(err, matches.ErrQueueFull) || !strings.Contains(err.Error(), "ARENA_HUMAN_MATCHES") {
+		t.Errorf("a second match with people: %v", err)
+	}
+	close(release)
+	if up := wait(t, u); up.ID != "human" || up.State != matches.StateFailed {
+		t.Errorf("first to end: %s %s", up.ID, up.State)
+	}
+	if _, err := q.Enqueue(human); err != nil {
+		t.Errorf("once the first ended: %v", err)
+	}
+	close(hold)
+
+	plain, _ := newQueue(t, l, 1)
+	human.MatchID = "human3"
+	if _, err := plain.Enqueue(human); !errors.Is(err, matches.ErrInvalid) || !strings.Contains(err.Error(), "no matches with people") {
+		t.Errorf("a queue without a people's player: %v", err)
+	}
 }

@@ -44,9 +44,15 @@ type Request struct {
 	// attempt's containers get names of their own, so they never clash
 	// with an earlier attempt's that may still be there.
 	Attempt int
-	// Background marks a match nobody is waiting for (a ladder's): in a
-	// queue it starts after every waiting match that is not.
-	Background bool
+	// Priority places the match among the waiting ones: those started
+	// by hand first, then challenges, then the background (a ladder's, a
+	// contest's).
+	Priority Priority
+	// People are the seats people play (a seat's image is then
+	// "human:NAME", see HumanRef): their answers come from the platform,
+	// not a container. A match with people plays on the server, beside
+	// the queue's slots (see WithPeople). Never sent to a worker.
+	People map[int]Person `json:"-"`
 	// Owner is who the match is queued for: a queue serves its owners'
 	// lines in turn (see Queue), so one owner's many matches delay only
 	// their own.
@@ -55,6 +61,22 @@ type Request struct {
 	// viewers). It runs on the match's goroutine and must not block.
 	OnFrame func(Frame)
 }
+
+// Priority orders a queue's waiting matches: every waiting match of a
+// lower priority starts before any of a higher one.
+type Priority int
+
+// The priorities, in the order their matches start.
+const (
+	// ByHand is a match someone started and is waiting for.
+	ByHand Priority = iota
+	// Challenge is a challenge's match: someone waits for it, but less
+	// urgently than for a match they started by hand.
+	Challenge
+	// Background is a match nobody is waiting for: a ladder's, a
+	// contest's final or practice.
+	Background
+)
 
 // Check is the request's own validation, which needs no launcher: a game
 // and a map, bots, and a match the game accepts (the number of bots, the

@@ -102,6 +102,9 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome 
 // thawed: frozen, its input waits in its pipe; let run, whatever it does
 // with it is charged to its next answer.
 func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, turn int) outcome {
+	if p, ok := s.bot.(*personBot); ok {
+		return r.servePerson(ctx, s, p, msgs, awaited, turn)
+	}
 	o := outcome{seat: s.n, asked: awaited}
 	if !awaited {
 		deadline := r.o.now().Add(WallCap(r.lim))

@@ -95,6 +95,7 @@ func (o *Orchestrator) Pin(ctx context.Context, req matches.Request, images bool
 			} else {
 				digests[i] = digestFor(img)
 			}
+		case req.People[i] != nil:
 		case !sandbox.IsLocalRef(img.Ref):
 			ids[i], digests[i] = img.ID, digestFor(img)
 		}
@@ -145,6 +146,12 @@ func (o *Orchestrator) prepare(ctx context.Context, req matches.Request, resolve
 		return nil, nil, nil, err
 	}
 	for i, ref := range req.Images {
+		if err := checkPerson(req, i); err != nil {
+			return nil, nil, nil, err
+		}
+		if req.People[i] != nil {
+			continue
+		}
 		if err := o.launcher.Check(ref); err != nil {
 			return nil, nil, nil, matches.Invalid(fmt.Errorf("bot %d: %w", i+1, err))
 		}
@@ -161,6 +168,10 @@ func (o *Orchestrator) prepare(ctx context.Context, req matches.Request, resolve
 	images := make([]sandbox.Image, len(req.Images))
 	absent = make([]string, len(req.Images))
 	for i, ref := range req.Images {
+		if req.People[i] != nil {
+			images[i] = sandbox.Image{Ref: ref}
+			continue
+		}
 		if j := slices.Index(req.Images, ref); j < i {
 			images[i], absent[i] = images[j], absent[j]
 			continue
@@ -189,6 +200,19 @@ func (o *Orchestrator) prepare(ctx context.Context, req matches.Request, resolve
 		}
 	}
 	return match, images, absent, nil
+}
+
+// checkPerson checks seat i's reference against the request's people: a
+// person's seat is named human:NAME, and only a person's is.
+func checkPerson(req matches.Request, i int) error {
+	ref, person := req.Images[i], req.People[i] != nil
+	switch {
+	case person && !matches.IsHumanRef(ref):
+		return matches.Invalid(fmt.Errorf("bot %d: a person's seat is named %sNAME, not %s", i+1, matches.HumanPrefix, ref))
+	case !person && matches.IsHumanRef(ref):
+		return matches.Invalid(fmt.Errorf("bot %d: %s names a person's seat, and no person plays it", i+1, ref))
+	}
+	return nil
 }
 
 // pinned finds the image ref was pinned to by its id; absent, it pulls it

@@ -110,7 +110,7 @@ func (o *Orchestrator) Play(ctx context.Context, req matches.Request) (*matches.
 	r := &run{
 		o: o, log: o.log.With(zap.String("match", matchID)), matchID: matchID, attempt: req.Attempt,
 		match: match, host: host, hosted: hm, seats: seats, lim: lim, base: lim, share: o.budget / int64(len(seats)),
-		rec: newRecorder(match, seats, rep, req.OnFrame),
+		rec: newRecorder(match, seats, rep, req.OnFrame), people: req.People,
 	}
 	defer r.closeAll(ctx)
 
@@ -150,6 +150,8 @@ type run struct {
 	share int64
 	rec   *recorder
 	stops sync.WaitGroup
+	// people are the seats people play.
+	people map[int]matches.Person
 }
 
 // startAll starts every bot at once. A bot that cannot start is
@@ -163,6 +165,10 @@ func (r *run) startAll(ctx context.Context, f framing.Framing) error {
 		name := fmt.Sprintf("arena-%s-%d", r.matchID, s.n)
 		if r.attempt > 1 {
 			name = fmt.Sprintf("arena-%s-%d-%d", r.matchID, r.attempt, s.n)
+		}
+		if p := r.people[s.n]; p != nil {
+			s.bot = newPersonBot(p, r.o.now())
+			continue
 		}
 		wg.Go(func() {
 			bot, err := r.o.launcher.Launch(ctx, sandbox.Spec{

@@ -118,7 +118,7 @@ func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(
 		}
 		return store.Match{}, err
 	}
-	s.log.Info("match queued", zap.String("match", rec.ID), zap.String("owner", req.Owner), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Bool("background", req.Background))
+	s.log.Info("match queued", zap.String("match", rec.ID), zap.String("owner", req.Owner), zap.Strings("bots", req.Images), zap.Int("position", pos), zap.Int("priority", int(req.Priority)))
 	return rec, nil
 }
 
