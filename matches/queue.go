@@ -84,8 +84,8 @@ type Queue struct {
 	running int
 	// withPeople counts the matches with people playing.
 	withPeople int
-	closed  bool
-	wg      sync.WaitGroup
+	closed     bool
+	wg         sync.WaitGroup
 }
 
 type job struct {
