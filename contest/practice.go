@@ -289,3 +289,13 @@ func PracticeBoard(model skill.Model, entrants []Entrant, games []store.Practice
 	}
 	return rows
 }
+
+// EntryVersion is the version an entry of a contest plays now: its final
+// one once pinned, else the one its practice games play (ok false: it
+// has none ready).
+func (c *Contests) EntryVersion(ctx context.Context, e store.ContestEntry) (ref, id string, ok bool) {
+	if e.FinalID != "" {
+		return e.FinalRef, e.FinalID, true
+	}
+	return c.practiceVersion(ctx, e)
+}

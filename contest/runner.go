@@ -269,7 +269,7 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 	}
 	s := old
 	// Lists are replaced, not merged.
-	for _, k := range []string{"maps", "allowed", "tiebreak", "gates"} {
+	for _, k := range []string{"maps", "allowed", "tiebreak", "gates", "reference_bots"} {
 		if _, ok := fields[k]; ok {
 			switch k {
 			case "maps":
@@ -280,6 +280,8 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 				s.TieBreak = nil
 			case "gates":
 				s.Gates = nil
+			case "reference_bots":
+				s.ReferenceBots = nil
 			}
 		}
 	}

@@ -81,6 +81,12 @@ type Spec struct {
 	Rules string `json:"rules,omitempty"`
 	// Gates are the bars a version must clear (gates.go).
 	Gates []Gate `json:"gates,omitempty"`
+	// ReferenceBots are the bots of the game that may still be
+	// challenged during the contest's freeze and final (image
+	// references, as a challenge names them: "arena/tanks-hunter",
+	// "staff/tank:v2"); every other challenge in its game waits for the
+	// contest to be done.
+	ReferenceBots []string `json:"reference_bots,omitempty"`
 }
 
 // Seed is a contest's seed: any uint64, a JSON string or number.
@@ -194,6 +200,14 @@ func (s *Spec) Check(games []engine.Game) error {
 			return invalid("tiebreak: %q is given twice", t)
 		}
 		seen[t] = true
+	}
+	if len(s.ReferenceBots) > 100 {
+		return invalid("reference_bots: at most 100")
+	}
+	for i, ref := range s.ReferenceBots {
+		if s.ReferenceBots[i] = strings.TrimSpace(ref); s.ReferenceBots[i] == "" {
+			return invalid("reference_bots[%d]: an empty image name", i)
+		}
 	}
 	if len(s.Rules) > 20_000 {
 		return invalid("rules: at most 20,000 characters")

@@ -163,7 +163,7 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string, model skill
 		h2h[b][a] += g.Result.Second
 	}
 	for i := range rows {
-		rows[i].Interval = wilson(rows[i].Points-float64(rows[i].Byes), rows[i].Played)
+		rows[i].Interval = Wilson(rows[i].Points-float64(rows[i].Byes), rows[i].Played)
 	}
 	var ratings []skill.Rating
 	if slices.Contains(tieBreaks, Rating) {
@@ -274,8 +274,8 @@ func rate(model skill.Model, idx map[int64]int, n int, games []Played) []skill.R
 	return ratings
 }
 
-// wilson is the 95% Wilson score interval of points/played.
-func wilson(points float64, played int) [2]float64 {
+// Wilson is the 95% Wilson score interval of points/played.
+func Wilson(points float64, played int) [2]float64 {
 	if played == 0 {
 		return [2]float64{0, 1}
 	}

@@ -354,3 +354,35 @@ func versionsWarning(bot string, tags []store.Tag) string {
 	}
 	return fmt.Sprintf("no version of %s is ready yet: its newest is still being checked", bot)
 }
+
+// Freeze is a contest of a game in its freeze or final, and the
+// reference bots that may still be challenged in that game.
+type Freeze struct {
+	ID            int64
+	Name          string
+	ReferenceBots []string
+}
+
+// Freezes lists the contests of a game in their freeze or final: while
+// one is, challenges in the game may name only its reference bots.
+func (c *Contests) Freezes(ctx context.Context, game string) ([]Freeze, error) {
+	all, err := c.deps.Store.Contests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Freeze
+	for _, ct := range all {
+		if ct.Game != game {
+			continue
+		}
+		if ph := Phase(ct, c.deps.Now()); ph != PhaseFreeze && ph != PhaseFinal {
+			continue
+		}
+		s, err := spec(ct)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Freeze{ID: ct.ID, Name: ct.Name, ReferenceBots: s.ReferenceBots})
+	}
+	return out, nil
+}

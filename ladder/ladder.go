@@ -594,3 +594,39 @@ func entryName(e store.Entry) string {
 	}
 	return e.Name
 }
+
+// SubmitRated queues a rated match of entries (by seat) that someone
+// asked for rather than the matchmaker (a ranked challenge): the ladder
+// records it with its note and settles it as its own. then, when set,
+// runs once the match is recorded (the challenge links it).
+func (l *Ladder) SubmitRated(ctx context.Context, req matches.Request, entries []int64, note string, then func(context.Context, store.Match) error) error {
+	seq, err := l.deps.Store.NextLadderSeq(ctx, req.Game.Name())
+	if err != nil {
+		return err
+	}
+	seats := make([]store.LadderSeat, len(entries))
+	for i, id := range entries {
+		seats[i] = store.LadderSeat{Seat: i, EntryID: id}
+	}
+	l.mu.Lock()
+	l.inFlight[req.MatchID] = req.Game.Name()
+	l.mu.Unlock()
+	err = l.deps.Queue.Submit(ctx, req, func(ctx context.Context, m store.Match) error {
+		if err := l.deps.Store.InsertLadderMatch(ctx, m, store.LadderMatch{Seq: seq, Note: note, Seats: seats}); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(ctx, m)
+		}
+		return nil
+	})
+	if err != nil {
+		if serr := l.Settle(context.WithoutCancel(ctx), req.MatchID); serr != nil {
+			l.log.Error("settle a refused ladder match", zap.String("match", req.MatchID), zap.Error(serr))
+		}
+		l.forget(req.MatchID)
+		return err
+	}
+	l.touch()
+	return nil
+}

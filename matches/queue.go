@@ -682,3 +682,16 @@ func (q *Queue) Shutdown(ctx context.Context, finish bool) {
 	}
 	<-done
 }
+
+// Waiting counts an owner's matches waiting in their line (background
+// ones aside), and the most one may have waiting (0: no bound).
+func (q *Queue) Waiting(owner string) (n, most int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, j := range q.waiting {
+		if j.req.Owner == owner && j.req.Priority != Background {
+			n++
+		}
+	}
+	return n, q.lineMax
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,7 +85,7 @@ func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(
 	}
 	pushed := false
 	for i, ref := range req.Images {
-		if ids[i] != "" {
+		if ids[i] != "" || req.People[i] != nil {
 			continue
 		}
 		_, id, ok, err := s.pushedVersion(ctx, ref)
@@ -109,9 +110,11 @@ func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(
 		return store.Match{}, err
 	}
 	s.live.Store(rec.ID, rec)
+	s.holdPeople(req)
 	pos, err := s.queue.Enqueue(req)
 	if err != nil {
 		s.live.Delete(rec.ID)
+		s.endPeople(rec.ID)
 		s.releaseImages(rec.ID)
 		if ferr := s.deps.Store.Finish(context.WithoutCancel(ctx), rec.ID, store.Outcome{Status: string(matches.StateFailed), Error: err.Error()}, s.now()); ferr != nil {
 			s.log.Error("record a match the queue refused", zap.String("match", rec.ID), zap.Error(ferr))
@@ -159,6 +162,7 @@ func (s *Platform) record(u matches.Update) {
 	}
 	if u.State.Final() {
 		s.live.Delete(u.ID)
+		s.endPeople(u.ID)
 		s.releaseImages(u.ID)
 	}
 	// The ladders rate their matches from what was just recorded; a
@@ -170,12 +174,15 @@ func (s *Platform) record(u matches.Update) {
 
 // MatchRequest is a match someone starts: a game on offer (or
 // logic:IMAGE), a map (none: the game's first), a seed (none: a random
-// one), the bots' images by seat and the game's settings.
+// one), the bots' images by seat and the game's settings. People are the
+// seats the requester plays themselves (their Bots are ignored; one at
+// most).
 type MatchRequest struct {
 	Game     string
 	Map      string
 	Seed     *uint64
 	Bots     []string
+	People   []int
 	Settings json.RawMessage
 }
 
@@ -195,15 +202,30 @@ func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r Match
 	if err != nil {
 		return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, "map: %v", err)
 	}
+	r.Bots = slices.Clone(r.Bots)
+	for _, i := range r.People {
+		if i < 0 || i >= len(r.Bots) {
+			return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, "bots: no seat %d", i)
+		}
+		r.Bots[i] = matches.HumanRef(p.Name)
+	}
+	var bots []string // the images, people's seats aside
 	for i, ref := range r.Bots {
+		if slices.Contains(r.People, i) {
+			continue
+		}
 		if strings.TrimSpace(ref) == "" {
 			return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, "bots[%d]: empty image name", i)
 		}
+		if matches.IsHumanRef(ref) {
+			return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, `bots[%d]: %s names a person's seat: play a seat yourself with {"human": true}`, i, ref)
+		}
+		if err := s.MayPlayAll(p, fmt.Sprintf("bots[%d]", i), ref); err != nil {
+			return store.Match{}, nil, err
+		}
+		bots = append(bots, ref)
 	}
-	if err := s.MayPlayAll(p, "bots", r.Bots...); err != nil {
-		return store.Match{}, nil, err
-	}
-	for _, ref := range r.Bots {
+	for _, ref := range bots {
 		if err := s.PushedState(ctx, ref, false); err != nil {
 			return store.Match{}, nil, err
 		}
@@ -217,12 +239,18 @@ func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r Match
 		settings = nil
 	}
 	req := matches.Request{Game: game, Map: m, Seed: seed, Images: r.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: matches.NewMatchID(), Owner: p.Name}
+	if err := s.seatPeople(p, &req, r.People); err != nil {
+		return store.Match{}, nil, err
+	}
 	rec, err = s.Submit(ctx, req, s.deps.Store.Insert)
 	if err != nil {
 		return store.Match{}, nil, err
 	}
 	// A bot labelled for another game plays, but will likely fault: say so.
 	for i, ref := range r.Bots {
+		if slices.Contains(r.People, i) {
+			continue
+		}
 		if labelled := s.gameLabel(ctx, ref); labelled != "" && labelled != game.Name() {
 			warnings = append(warnings, fmt.Sprintf("bots[%d]: image %s is labelled for %s (io.arena.game), not %s: it will likely fault", i, ref, labelled, game.Name()))
 		}

@@ -69,6 +69,10 @@ type Config struct {
 	Registry RegistryConfig
 	// Builds is how uploads are built (with Deps.Builder).
 	Builds BuildsConfig
+	// Challenges is the challenges' policy.
+	Challenges ChallengeConfig
+	// People is the policy of matches people play.
+	People PeopleConfig
 }
 
 // DefaultHosts are the names the server answers to unless told others.
@@ -122,6 +126,8 @@ type Platform struct {
 	// live holds the records of the matches queued here that are not
 	// over, so viewers of a live match never wait on the database.
 	live sync.Map // id → store.Match
+	// people holds the people's seats of the matches playing (people.go).
+	people sync.Map // id → *person
 	// ladder makes ladder matches for the queue and rates them.
 	ladder *ladder.Ladder
 	// contests run the contests' freezes and finals (with the ladders).
@@ -199,7 +205,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	if deps.Player != nil {
 		player = deps.Player
 	}
-	opts := []matches.QueueOption{matches.WithLineMax(cfg.UserQueueMax)}
+	if cfg.People.Turn <= 0 {
+		cfg.People.Turn = DefaultHumanTurn
+	}
+	// A match with people plays here, whoever plays the others.
+	opts := []matches.QueueOption{matches.WithLineMax(cfg.UserQueueMax), matches.WithPeople(deps.Orchestrator, cfg.People.Matches)}
 	if dir, err := liveFrames(deps.Store); err == nil {
 		opts = append(opts, matches.WithFrameFiles(dir))
 	} else {

@@ -25,6 +25,7 @@ var migrations = []string{
 	8:  rosterSchema,
 	9:  gatesSchema,
 	10: gamesPinSchema,
+	11: challengesSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -53,6 +53,7 @@ func newMatrixServer(t *testing.T, cfg Config, opts ...serverOption) *matrixServ
 	opts = append(opts, func(c *platform.Config, _ *platform.Deps) {
 		c.Token = matrixAdminToken
 		c.Allow = []string{"arena/*", "bots/*"}
+		c.People.Matches = 32
 	})
 	ms := &matrixServer{testServer: newTestServer(t, cfg, 1, opts...)}
 	ctx := t.Context()
@@ -198,6 +199,23 @@ func (ms *matrixServer) match(t *testing.T, user string, images ...string) strin
 	return body["id"].(string)
 }
 
+// humanMatch starts a match whose first seat user plays, against a held
+// bot, and returns its id once the seat is asked for turn 1.
+func (ms *matrixServer) humanMatch(t *testing.T, user string) string {
+	t.Helper()
+	_, code := ms.token(t, user)
+	auth := []string{"Authorization", "Bearer " + code}
+	status, body := ms.do(t, "POST", "/api/matches", `{"game":"tanks","bots":[{"human":true},"bots/held"]}`, auth...)
+	if status != http.StatusCreated {
+		t.Fatalf("start a match %s plays: %d %v", user, status, body)
+	}
+	id := body["id"].(string)
+	if status, seat := ms.do(t, "GET", "/api/matches/"+id+"/moves?after=0", "", auth...); status != http.StatusOK || seat["turn"] != 1.0 {
+		t.Fatalf("%s's seat: %d %v", user, status, seat)
+	}
+	return id
+}
+
 // entry registers a tanks ladder entry owned by owner.
 func (ms *matrixServer) entry(t *testing.T, owner string) string {
 	t.Helper()
@@ -241,6 +259,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 	ms.waitFinal(t, finished)
 	running := ms.match(t, "alice", "bots/held", "bots/held")
 	aliceEntry := ms.entry(t, "alice")
+	aliceChallenge, err := ms.p.Challenge(t.Context(), ms.principal(t, "alice"), platform.ChallengeRequest{Bot: "arena/tanks-random", Opponent: platform.Opponent{Bot: "arena/tanks-hunter"}, Games: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The server's binary to download, and a build of alice's.
 	ms.deps.Binary = filepath.Join(t.TempDir(), "arena")
 	os.WriteFile(ms.deps.Binary, []byte("arena"), 0o755)
@@ -379,6 +401,14 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}, "401 202 403 403 202 202 401 401 202"},
 		{"GET", "/api/matches/:id/replay", static("/api/matches/"+finished+"/replay", ""), open},
 		{"GET", "/api/matches/:id/stream", static("/api/matches/"+finished+"/stream", ""), open},
+		// Only the person who plays a seat sees its question and moves.
+		{"GET", "/api/matches/:id/moves", static("/api/matches/"+ms.humanMatch(t, "alice")+"/moves", ""), "401 200 403 403 403 200 401 401 403"},
+		{"POST", "/api/matches/:id/moves", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/matches/" + ms.humanMatch(t, "alice") + "/moves", `{"turn":1,"answer":"[]"}`
+		}, "401 202 403 403 403 202 401 401 403"},
+		{"GET", "/api/challenges", static("/api/challenges?mine=1", ""), signedIn},
+		{"POST", "/api/challenges", static("/api/challenges", `{"bot":"arena/tanks-random","opponent":{"bot":"arena/tanks-hunter"},"games":2}`), "401 201 201 201 201 201 401 401 201"},
+		{"GET", "/api/challenges/:id", static(fmt.Sprintf("/api/challenges/%d", aliceChallenge.ID), ""), "401 200 404 404 200 200 401 401 200"},
 		{"GET", "/api/ladders", static("/api/ladders", ""), open},
 		{"GET", "/api/ladders/:game", static("/api/ladders/tanks", ""), open},
 		{"GET", "/api/ladders/:game/stream", static("/api/ladders/tanks/stream", ""), open},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,8 +31,41 @@ type createRequest struct {
 	Game     string          `json:"game"`
 	Map      string          `json:"map"`
 	Seed     *seedValue      `json:"seed"`
-	Bots     []string        `json:"bots"`
+	Bots     []botField      `json:"bots"`
 	Settings json.RawMessage `json:"settings"`
+}
+
+// botField is a seat of a match request: a bot's image name, or
+// {"human": true} for a seat the visitor plays.
+type botField struct {
+	ref   string
+	human bool
+}
+
+func (b *botField) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '{' {
+		var seat struct {
+			Human bool `json:"human"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&seat); err != nil || !seat.Human {
+			return &badBot{string(data)}
+		}
+		b.human = true
+		return nil
+	}
+	if err := json.Unmarshal(data, &b.ref); err != nil {
+		return &badBot{string(data)}
+	}
+	return nil
+}
+
+// badBot is a seat that is neither an image name nor a person's.
+type badBot struct{ got string }
+
+func (e *badBot) Error() string {
+	return fmt.Sprintf(`bots: a seat is an image name ("NAME/bot:v1") or {"human": true} for a seat you play, not %s`, e.got)
 }
 
 // seedValue is a match's seed as a request gives it: a JSON number, or
@@ -141,6 +175,10 @@ func (s *Server) createMatch(c echo.Context) error {
 		if errors.As(err, &bad) {
 			return badRequest("%v", bad)
 		}
+		var badSeat *badBot
+		if errors.As(err, &badSeat) {
+			return badRequest("%v", badSeat)
+		}
 		return badRequest("request body is not a JSON match request: %v", err)
 	}
 	if dec.More() {
@@ -151,7 +189,15 @@ func (s *Server) createMatch(c echo.Context) error {
 		v := uint64(*body.Seed)
 		seed = &v
 	}
-	rec, warnings, err := s.p.StartMatch(c.Request().Context(), who(c), platform.MatchRequest{Game: body.Game, Map: body.Map, Seed: seed, Bots: body.Bots, Settings: body.Settings})
+	bots := make([]string, len(body.Bots))
+	var people []int
+	for i, b := range body.Bots {
+		bots[i] = b.ref
+		if b.human {
+			people = append(people, i)
+		}
+	}
+	rec, warnings, err := s.p.StartMatch(c.Request().Context(), who(c), platform.MatchRequest{Game: body.Game, Map: body.Map, Seed: seed, Bots: bots, People: people, Settings: body.Settings})
 	if err != nil {
 		return err
 	}

@@ -63,8 +63,14 @@ type Config struct {
 	Public        string
 	AdminPassword string
 	UserQueueMax  int
-	ReadRate      int // -1: no limit
-	TeamsPerUser  int // 0: no bound
+	// Challenges and people's seats (ARENA_CHALLENGES_PER_DAY,
+	// ARENA_LADDER_RANKED_CHALLENGES, ARENA_HUMAN_TURN, ARENA_HUMAN_MATCHES).
+	ChallengesPerDay int
+	RankedChallenges bool
+	HumanTurn        time.Duration
+	HumanMatches     int
+	ReadRate         int // -1: no limit
+	TeamsPerUser     int // 0: no bound
 	// The per-client limits (serve): sign-ups without an invitation an
 	// hour (-1: none), wrong passwords in a row for an account and from a
 	// client, and the proxies that may name the client.
@@ -342,6 +348,38 @@ var settings = []setting{
 		c.UserQueueMax, err = strconv.Atoi(v)
 		if err == nil && c.UserQueueMax < 1 {
 			err = errors.New("must be at least 1")
+		}
+		return err
+	}},
+	{env: "ARENA_CHALLENGES_PER_DAY", flag: "challenges-per-day", def: "20", usage: "challenges one user may make in 24 hours (admins any number); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
+		c.ChallengesPerDay, err = strconv.Atoi(v)
+		if err == nil && c.ChallengesPerDay < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_LADDER_RANKED_CHALLENGES", flag: "ladder-ranked-challenges", def: "off", usage: "on: a challenge between two entries of a ladder may ask to be rated by it; off: challenges are never rated", server: true, set: func(c *Config, v string) error {
+		switch v {
+		case "on":
+			c.RankedChallenges = true
+		case "off":
+			c.RankedChallenges = false
+		default:
+			return errors.New("want on or off")
+		}
+		return nil
+	}},
+	{env: "ARENA_HUMAN_TURN", flag: "human-turn", def: "30s", usage: "the time a person playing a seat has for each move (bots keep their own limits)", server: true, set: func(c *Config, v string) (err error) {
+		c.HumanTurn, err = time.ParseDuration(v)
+		if err == nil && (c.HumanTurn < time.Second || c.HumanTurn > 10*time.Minute) {
+			err = errors.New("must be from 1s to 10m")
+		}
+		return err
+	}},
+	{env: "ARENA_HUMAN_MATCHES", flag: "human-matches", def: "8", usage: "matches with a person playing a seat at once; they play on the server beside the match slots (0: none)", server: true, set: func(c *Config, v string) (err error) {
+		c.HumanMatches, err = strconv.Atoi(v)
+		if err == nil && c.HumanMatches < 0 {
+			err = errors.New("must not be negative")
 		}
 		return err
 	}},

@@ -226,6 +226,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		LogicLimits:      cfg.LogicLimits,
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           platform.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
+		Challenges:       platform.ChallengeConfig{PerDay: cfg.ChallengesPerDay, Ranked: cfg.RankedChallenges},
+		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, platform.Deps{
