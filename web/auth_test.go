@@ -53,7 +53,9 @@ func newMatrixServer(t *testing.T, cfg Config, opts ...serverOption) *matrixServ
 	opts = append(opts, func(c *platform.Config, _ *platform.Deps) {
 		c.Token = matrixAdminToken
 		c.Allow = []string{"arena/*", "bots/*"}
-		c.People.Matches = 32
+		if c.People.Matches == 0 {
+			c.People.Matches = 32
+		}
 	})
 	ms := &matrixServer{testServer: newTestServer(t, cfg, 1, opts...)}
 	ctx := t.Context()
