@@ -97,12 +97,30 @@ function fillBots() {
     fields.push(label);
   }
   $("#bot-fields").replaceChildren(...fields);
+  // The seat the visitor may play themselves: any of the map's first
+  // seats (a match needs its minimum of bots).
+  const seat = $("#my-seat").value;
+  $("#my-seat").replaceChildren(...Array.from({ length: m.min_players }, (_, i) => option(String(i), `bot ${i + 1}` + (g.name === "pacman" ? (i === 0 ? " (the Pac-Man)" : " (the ghosts)") : ""))));
+  if ([...$("#my-seat").options].some((o) => o.value === seat)) $("#my-seat").value = seat;
+  markMySeat();
+}
+
+// markMySeat shows which bot field the visitor plays instead of a bot.
+function markMySeat() {
+  const mine = $("#play-myself").checked ? Number($("#my-seat").value) : -1;
+  document.querySelectorAll("#bot-fields input").forEach((input, i) => {
+    input.disabled = i === mine;
+    input.closest("label").classList.toggle("you", i === mine);
+  });
 }
 
 async function start(ev) {
   ev.preventDefault();
   $("#form-error").textContent = "";
-  const bots = [...document.querySelectorAll("#bot-fields input")].map((i) => i.value.trim()).filter((v) => v !== "");
+  // A seat the visitor plays is {"human": true}; empty optional fields
+  // are left out.
+  const mine = $("#play-myself").checked ? Number($("#my-seat").value) : -1;
+  const bots = [...document.querySelectorAll("#bot-fields input")].map((input, i) => (i === mine ? { human: true } : input.value.trim())).filter((v) => v !== "");
   const body = { game: $("#game").value, map: $("#map").value, bots };
   const seed = $("#seed").value.trim();
   if (seed !== "") {
@@ -277,6 +295,8 @@ async function init() {
   offerGames(games);
   $("#game").addEventListener("change", fillMaps);
   $("#map").addEventListener("change", fillBots);
+  $("#play-myself").addEventListener("change", markMySeat);
+  $("#my-seat").addEventListener("change", markMySeat);
   $("#match-form").addEventListener("submit", start);
   $("#more").addEventListener("click", () => loadHistory(true));
   for (const el of document.querySelectorAll("#history-filters input, #history-filters select")) el.addEventListener("change", () => loadHistory());

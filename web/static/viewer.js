@@ -7,7 +7,8 @@ import { rendererFor } from "./games/index.js";
 import { escapeHTML, botIds, bytes } from "./util.js";
 import { seatColour } from "./games/draw.js";
 import { Charts } from "./charts.js";
-import { api, canChange } from "./session.js";
+import { api, canChange, current } from "./session.js";
+import { PersonSeat } from "./play.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -44,13 +45,29 @@ export class Viewer {
       this.show(i, false);
     });
     document.addEventListener("keydown", (e) => this.key(e));
+    // The seat the visitor plays, if any (play.js).
+    this.seat = new PersonSeat();
+    this.seat.onAsk = (q) => this.askPlayer(q);
     // A game's own viewer may say what its frame shows, for screen
-    // readers: {type: "arena:label", text}. Only the player's frame is
-    // heard, and only that.
+    // readers: {type: "arena:label", text}; one that takes input says so
+    // ({type: "arena:input"}) and sends the moves of the visitor's seat
+    // ({type: "arena:move", answer}). Only the player's frame is heard,
+    // and only while it has not left its page.
     window.addEventListener("message", (e) => {
       const frame = $("#player");
-      if (e.source !== frame.contentWindow || !e.data || e.data.type !== "arena:label") return;
-      frame.title = String(e.data.text).slice(0, 300);
+      if (e.source !== frame.contentWindow || !this.playerReady || !e.data) return;
+      switch (e.data.type) {
+        case "arena:label":
+          frame.title = String(e.data.text).slice(0, 300);
+          break;
+        case "arena:input":
+          this.playerInput = true;
+          if (this.seat.asked) this.askPlayer({ ...this.seat.asked, deadline: new Date(this.seat.asked.deadline).toISOString(), seat: this.seat.match.seat });
+          break;
+        case "arena:move":
+          if (this.playerInput && this.seat.playing()) this.seat.send(String(e.data.answer ?? ""));
+          break;
+      }
     });
     window.addEventListener("resize", () => this.match && this.render());
     $("#fullscreen").addEventListener("click", () => this.fullScreen());
@@ -107,7 +124,16 @@ export class Viewer {
     this.update();
   }
 
+  // askPlayer tells a game's own player that takes input the question
+  // of the visitor's seat.
+  askPlayer(q) {
+    const frame = $("#player");
+    if (!this.playerInput || !this.playerReady || frame.hidden || !frame.contentWindow) return;
+    frame.contentWindow.postMessage({ type: "arena:ask", turn: q.turn, input: q.input, deadline: q.deadline, seat: q.seat }, "*");
+  }
+
   close() {
+    this.seat.stop();
     if (this.source) this.source.close();
     this.source = null;
     if (this.pending) cancelAnimationFrame(this.pending);
@@ -132,6 +158,10 @@ export class Viewer {
     $("#download").hidden = !m.replay;
     if (m.replay) $("#download").href = m.replay;
     $("#cancel").hidden = ["finished", "failed", "cancelled"].includes(m.status) || !canChange(m.owner);
+    // A seat of the visitor's: they play it here while the match lasts.
+    const me = current().user;
+    const mine = me ? m.bots.indexOf("human:" + me.name) : -1;
+    if (mine >= 0 && this.isLive()) this.seat.start(m, mine);
     this.legend();
     this.result();
     if (was !== m.status && this.onChange) this.onChange();
@@ -349,6 +379,7 @@ export class Viewer {
     this.lastPlayerMessage = msg;
     if (frame.getAttribute("src") !== url) {
       this.playerReady = false;
+      this.playerInput = false;
       let loads = 0;
       frame.onload = () => {
         if (++loads > 1) return this.dropPlayer(url);
@@ -368,6 +399,7 @@ export class Viewer {
     const frame = $("#player");
     frame.onload = null;
     this.playerReady = false;
+    this.playerInput = false;
     this.playersLeft.add(url);
     frame.setAttribute("src", "about:blank");
     frame.hidden = true;
