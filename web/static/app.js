@@ -5,6 +5,7 @@ import { Viewer } from "./viewer.js";
 import { LadderView } from "./ladder.js";
 import { ContestsView } from "./contests.js";
 import { AccountView } from "./account.js";
+import { ChallengesView } from "./challenges.js";
 import { escapeHTML, botIds, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
 import { api, load, onChange, signedIn } from "./session.js";
@@ -17,6 +18,7 @@ const viewer = new Viewer({
 });
 const ladders = new LadderView();
 const contests = new ContestsView();
+const challenges = new ChallengesView();
 const images = new ImageSuggestions(api);
 let account = null;
 
@@ -46,6 +48,7 @@ function offerGames(list) {
   history();
   ladders.setGames(games);
   contests.setGames(games);
+  challenges.setGames(games);
   if (account) account.setGames(games);
   // The viewer asks again which games ship a player of their own.
   viewer.players = null;
@@ -253,12 +256,15 @@ function route() {
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   const a = location.hash.match(/^#\/(signin|signup|password|account|mybots|admin)(?:\/(.+))?$/);
   const c = location.hash.match(/^#\/contests?(?:\/(\d+))?(?:\?invite=([A-Za-z0-9_-]+))?$/);
+  const ch = location.hash.match(/^#\/challenges(?:\/(\d+|new))?(?:\?(.*))?$/);
   if (m) viewer.open(m[1], m[2] != null ? Number(m[2]) : null);
   else viewer.close();
   if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
   else ladders.close();
   if (c) contests.open(c[1] != null ? Number(c[1]) : null, c[2] || "");
   else contests.close();
+  if (ch) challenges.open(ch[1] || null, ch[2] || "");
+  else challenges.close();
   account.open(a ? a[1] : null, a && a[2] ? decodeURIComponent(a[2]) : null);
   if (location.hash === "#/matches/mine") {
     $("#history-mine").checked = true;
@@ -273,6 +279,8 @@ function showForm(me) {
   $("#match-form").hidden = !can;
   $("#signin-hint").hidden = can;
   $("#history-mine").closest("label").hidden = me.mode === "local" || !me.user;
+  $("#nav-challenges").hidden = !me.user;
+  $(".play-myself").hidden = !me.user;
   if (can) fillMaps();
   loadHistory();
 }

@@ -3,7 +3,7 @@
 // #/ladder/GAME/entry/ID).
 import { escapeHTML, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
-import { api, onChange, canChange } from "./session.js";
+import { api, onChange, canChange, signedIn } from "./session.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -150,10 +150,12 @@ export class LadderView {
     tr.className = e.state;
     const href = `#/ladder/${encodeURIComponent(this.game)}/entry/${e.id}`;
     const note = e.state === "paused" ? ` <small>paused${e.note ? ": " + escapeHTML(e.note) : ""}</small>` : "";
-    const buttons = canChange(e.owner)
+    let buttons = canChange(e.owner)
       ? `<button type="button" class="small" data-act="${e.state === "paused" ? "resume" : "pause"}">${e.state === "paused" ? "Resume" : "Pause"}</button>
         <button type="button" class="small" data-act="remove">Remove</button>`
       : "";
+    // Anyone signed in may challenge an active entry with a bot of theirs.
+    if (signedIn() && e.state === "active") buttons += ` <a class="challenge" href="#/challenges/new?ladder=${encodeURIComponent(this.game)}&entry=${e.id}">Challenge</a>`;
     tr.innerHTML = `<td>${e.rank}</td>
       <td class="entry"><a href="${href}">${escapeHTML(e.name)}</a>${note}<br><small title="${escapeHTML(e.image_id)}">${escapeHTML(e.image)} · ${escapeHTML(e.image_id.slice(0, 19))}</small></td>
       <td class="owner">${escapeHTML(e.owner || "")}</td>
