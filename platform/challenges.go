@@ -170,6 +170,10 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 		}
 		if err != nil {
 			if i == 0 {
+				// Nothing of it plays: it is not made.
+				if derr := s.deps.Store.DeleteChallenge(context.WithoutCancel(ctx), c.ID); derr != nil {
+					s.log.Error("forget a challenge none of whose games was queued", zap.Int64("challenge", c.ID), zap.Error(derr))
+				}
 				return ChallengeView{}, err
 			}
 			// The games queued play; the view says the others were not.

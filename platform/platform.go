@@ -8,7 +8,9 @@
 // the use cases are one file each: matches.go, checks.go (a pushed
 // version's check before it plays), pulled.go (pushed versions on the
 // engine), registry.go, builds.go, games.go, names.go (who may play or
-// own which image names, and a class roster's import).
+// own which image names, and a class roster's import), challenges.go
+// (a bot against another's, for a number of games), people.go (seats
+// people play).
 package platform
 
 import (

@@ -92,6 +92,12 @@ func (s *Store) CreateChallenge(ctx context.Context, c Challenge) (Challenge, er
 	return c, err
 }
 
+// DeleteChallenge forgets a challenge none of whose games was queued.
+func (s *Store) DeleteChallenge(ctx context.Context, id int64) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM challenges WHERE id = ? AND NOT EXISTS (SELECT 1 FROM challenge_matches WHERE challenge_id = ?)`, id, id)
+	return err
+}
+
 // InsertChallengeMatch records a new match (as Insert does) and, in the
 // same transaction, that it plays game cm of challenge id.
 func (s *Store) InsertChallengeMatch(ctx context.Context, m Match, id int64, cm ChallengeMatch) error {

@@ -31,6 +31,7 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 	bots := dockertest.ExampleBots(t, cli)
 	random, hunter := bots[0], bots[1]
 	runner := dockertest.KitBot(t, cli, "pacman-runner")
+	greedy := dockertest.KitBot(t, cli, "snake-greedy")
 	bin := arenaBinary(t)
 	s := startServer(t, bin, t.TempDir(), freePort(t), "--concurrency", "1", "--human-turn", "10s")
 
@@ -142,8 +143,54 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 	}
 	verify(t, bin, s, pacID)
 
-	// An idle person is faulted after the people's turn (10 s here).
 	must("stop playing the ghosts", chromedp.Evaluate[chromedp.Void](`clearInterval(window.__ghosts)`))
+
+	// Snake: the arrows turn the head, each answer the cell ahead of it
+	// (never an invalid move), until the person's snake is out.
+	snakeID := s.post(t, fmt.Sprintf(`{"game":"snake","bots":[{"human":true},%q]}`, greedy))
+	must("watch the Snake match", chromedp.Navigate(s.url+"/#/match/"+snakeID), chromedp.WaitVisible(chromedp.CSS("#play-panel")))
+	moves := 0
+	for turn := askedTurn(0); turn > 0; turn = askedTurn(turn) {
+		must("turn", chromedp.KeyEvent([]string{kb.ArrowUp, kb.ArrowLeft, kb.ArrowDown, kb.ArrowRight}[(turn/3)%4]))
+		if moves++; moves > 300 {
+			t.Fatal("the Snake match did not end in 300 moves")
+		}
+	}
+	snake := s.waitStatus(t, snakeID, "finished")
+	mine := snake["result"].(map[string]any)["bots"].([]any)[0].(map[string]any)
+	if mine["status"] != "ok" || mine["death_reason"] == "invalid" {
+		t.Errorf("the person's snake: %v", mine)
+	}
+	rep = replayOf(t, s, snakeID)
+	if n := answersLike(rep, 0, `^\{"X":\d+,"Y":\d+\}$`); n != moves {
+		t.Errorf("%d of the person's %d Snake answers are cells", n, moves)
+	}
+	verify(t, bin, s, snakeID)
+
+	// A challenge, from the ladder's Challenge link: the form names the
+	// entry, and the challenge's view counts its games as they end.
+	if status, e := s.call(t, "POST", "/api/ladders/tanks/entries", fmt.Sprintf(`{"name":"hunter","image":%q}`, hunter)); status != http.StatusCreated {
+		t.Fatalf("the hunter's entry: %d %v", status, e)
+	}
+	must("challenge the hunter from the ladder",
+		chromedp.Navigate(s.url+"/#/ladder/tanks"),
+		chromedp.WaitVisible(chromedp.CSS("#leaderboard a.challenge")),
+		chromedp.Click(chromedp.CSS("#leaderboard a.challenge")),
+		chromedp.WaitVisible(chromedp.CSS("#challenge-form")),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#challenge-opponent").value.startsWith("hunter")`, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.SetValue(chromedp.CSS("#challenge-bot"), random),
+		chromedp.SetValue(chromedp.CSS("#challenge-games"), "2"),
+		chromedp.Click(chromedp.CSS("#challenge-submit")),
+		chromedp.Poll[chromedp.Void](`/^#\/challenges\/\d+$/.test(location.hash) && document.querySelectorAll("#challenge-games tbody tr").length === 2`, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll[chromedp.Void](`!document.querySelector("#challenge-summary").textContent.includes("to play")`, chromedp.WithPollingTimeout(3*time.Minute)))
+	if got := eval(`document.querySelector("#challenge-summary").textContent`); !regexp.MustCompile(`: \d won, \d drawn, \d lost`).MatchString(got) || !strings.Contains(got, "2 games") {
+		t.Errorf("the challenge's summary: %q", got)
+	}
+	if got := eval(`[...document.querySelectorAll("#challenge-games tbody tr")].map(r => r.cells[3].textContent).join(" ")`); got != "1 2" {
+		t.Errorf("the challenger's seats: %q, want 1 2", got)
+	}
+
+	// An idle person is faulted after the people's turn (10 s here).
 	idleID := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[{"human":true},%q]}`, hunter))
 	must("watch the idle match", chromedp.Navigate(s.url+"/#/match/"+idleID), chromedp.WaitVisible(chromedp.CSS("#play-panel")))
 	must("the idle match ends", chromedp.Poll[chromedp.Void](`document.querySelector("#result.visible") !== null`, chromedp.WithPollingTimeout(60*time.Second)))
@@ -203,4 +250,104 @@ func verify(t *testing.T, bin string, s *server, id string) {
 	if err != nil || !strings.Contains(string(out), ": ok,") {
 		t.Errorf("arena replay verify %s: %v\n%s", id, err, out)
 	}
+}
+
+// A person plays a logic game on its own player page: the kit's
+// tic-tac-toe player says it takes input, is told each question and
+// sends the clicked cell (arena:move). A move posted by anything but the
+// player's frame (here the page itself) is ignored.
+func TestAPersonPlaysALogicGame(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := logicKit(t, cli)
+	bin := arenaBinary(t)
+	s := startServer(t, bin, t.TempDir(), freePort(t), "--games", "ttt="+logic, "--human-turn", "20s")
+	id := s.post(t, fmt.Sprintf(`{"game":"ttt","bots":[{"human":true},%q]}`, bot))
+
+	ctx := newBrowser(t, 1280, 1100)
+	must, eval := browserSteps(t, ctx)
+	must("watch the match", chromedp.Navigate(s.url+"/#/match/"+id), chromedp.WaitVisible(chromedp.CSS("#player")))
+	seat := func() map[string]any {
+		res, err := http.Get(s.url + "/api/matches/" + id + "/moves")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var st map[string]any
+		json.NewDecoder(res.Body).Decode(&st)
+		if res.StatusCode == http.StatusConflict && strings.Contains(fmt.Sprint(st["error"]), "takes no more moves") {
+			return map[string]any{"over": true}
+		}
+		return st
+	}
+	waitAsked := func(after float64) map[string]any {
+		t.Helper()
+		var st map[string]any
+		poll := func() bool {
+			st = seat()
+			return st["turn"] != nil && st["turn"].(float64) > after || st["over"] == true
+		}
+		for end := time.Now().Add(30 * time.Second); !poll(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("no question after turn %v: %v", after, st)
+			}
+		}
+		return st
+	}
+	st := waitAsked(0)
+	// The player was told (it says so in its label).
+	must("the player is asked", chromedp.Poll[chromedp.Void](`document.querySelector("#player").title.includes("Your move")`, chromedp.WithPollingTimeout(10*time.Second)))
+
+	// A move from elsewhere than the player's frame changes nothing.
+	must("a forged move", chromedp.Evaluate[chromedp.Void](`window.postMessage({type: "arena:move", answer: "0 0"}, "*")`))
+	time.Sleep(time.Second)
+	if again := seat(); again["turn"] != st["turn"] {
+		t.Fatalf("a move posted by the page itself was taken: asked %v, now %v", st["turn"], again["turn"])
+	}
+
+	// Click the first empty cell of each board asked, in the player.
+	clicks := 0
+	for st["over"] != true {
+		var ask struct {
+			Board [][]int `json:"board"`
+		}
+		for _, line := range strings.Split(fmt.Sprint(st["input"]), "\n") {
+			if json.Unmarshal([]byte(line), &ask) == nil && len(ask.Board) == 3 {
+				break
+			}
+		}
+		row, col := -1, -1
+		for r := range ask.Board {
+			for c := range ask.Board[r] {
+				if row < 0 && ask.Board[r][c] < 0 {
+					row, col = r, c
+				}
+			}
+		}
+		if row < 0 {
+			t.Fatalf("no empty cell in the question %v", st)
+		}
+		// The player's canvas: 12 px of margin, a caption, 8 px more.
+		x := eval(fmt.Sprintf(`String(document.querySelector("#player").getBoundingClientRect().left + 12 + 50 + 100 * %d)`, col))
+		y := eval(fmt.Sprintf(`String(document.querySelector("#player").getBoundingClientRect().top + 37 + 50 + 100 * %d)`, row))
+		var fx, fy float64
+		fmt.Sscan(x, &fx)
+		fmt.Sscan(y, &fy)
+		turn := st["turn"].(float64)
+		must(fmt.Sprintf("click cell %d %d", row, col), chromedp.MouseClickXY(fx, fy))
+		clicks++
+		st = waitAsked(turn)
+		if clicks > 9 {
+			t.Fatal("more than 9 moves in a game of tic-tac-toe")
+		}
+	}
+	m := s.waitStatus(t, id, "finished")
+	me := m["result"].(map[string]any)["bots"].([]any)[0].(map[string]any)
+	if me["status"] != "ok" || me["id"] != "human:admin" {
+		t.Errorf("the person's seat: %v", me)
+	}
+	rep := replayOf(t, s, id)
+	if n := answersLike(rep, 0, `^[0-2] [0-2]$`); n != clicks {
+		t.Errorf("%d of the person's %d clicks are in the replay", n, clicks)
+	}
+	verify(t, bin, s, id)
 }

@@ -279,7 +279,7 @@ export class ContestsView {
           act += `<button class="small withdraw" type="button">Withdraw</button>`;
         }
         if (isAdmin() && e.state !== "disqualified") act += ` <button class="small disqualify" type="button">Disqualify</button>`;
-        if (signedIn() && e.state === "entered") act += ` <a class="challenge" href="#/challenges/new?contest=${this.id}&entry=${e.id}">Challenge</a>`;
+        if (signedIn() && e.state === "entered") act += ` <a class="challenge" href="#/challenges/new?contest=${page.id}&entry=${e.id}">Challenge</a>`;
         const fin = e.final || (e.version ? `${e.bot}:${e.version} (chosen)` : open ? "the latest ready at the deadline" : "");
         const warn = e.warning && open ? `<br><small class="bad entry-warning">${escapeHTML(e.warning)}</small>` : "";
         tr.innerHTML = `<td>${e.id}</td><td>${escapeHTML(e.bot)}${e.authors ? `<br><small class="hint">${escapeHTML(e.authors)}</small>` : ""}</td><td>${escapeHTML(e.owner)}</td><td>${escapeHTML(fin)}</td><td>${escapeHTML(e.state)}${e.reason ? `<br><small class="hint">${escapeHTML(e.reason)}</small>` : ""}${warn}</td><td>${act}</td>`;

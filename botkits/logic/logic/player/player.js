@@ -64,9 +64,44 @@ function draw(msg) {
     const why = end.fault ? `, the other's fault: ${end.fault}` : "";
     caption.textContent = `Round ${round}: the match is over, ${marks[end.winner]} won (${who(end.winner)}${why})`;
   }
+  // A person asked for a move is told so until they move.
+  if (asked) caption.textContent = yourMove(asked);
   parent.postMessage({ type: "arena:label", text: "Tic-tac-toe, " + caption.textContent }, "*");
 }
 
+function yourMove(ask) {
+  return `Your move (${marks[ask.seat] || "seat " + ask.seat}): click an empty cell`;
+}
+
+// A person playing a seat: the page tells the player each question
+// ({type: "arena:ask", turn, input, seat}) once the player says it takes
+// input ({type: "arena:input"}); a click on an empty cell answers it as
+// the kit's bot would ({type: "arena:move", answer: "ROW COL"}).
+let asked = null;
+let declared = false;
+
 window.addEventListener("message", (e) => {
-  if (e.data && e.data.type === "arena:frame") draw(e.data);
+  if (!e.data) return;
+  if (e.data.type === "arena:frame") {
+    draw(e.data);
+    // Said once the page talks to the player: it takes input.
+    if (!declared) parent.postMessage({ type: "arena:input" }, "*");
+    declared = true;
+  }
+  if (e.data.type === "arena:ask") {
+    asked = e.data;
+    const caption = document.getElementById("caption");
+    caption.textContent = yourMove(asked);
+    parent.postMessage({ type: "arena:label", text: "Tic-tac-toe, " + caption.textContent }, "*");
+  }
 });
+
+document.getElementById("board").addEventListener("click", (e) => {
+  if (!asked) return;
+  const r = e.target.getBoundingClientRect();
+  const row = Math.floor(((e.clientY - r.top) / r.height) * 3);
+  const col = Math.floor(((e.clientX - r.left) / r.width) * 3);
+  asked = null;
+  parent.postMessage({ type: "arena:move", answer: `${row} ${col}` }, "*");
+});
+
