@@ -181,10 +181,7 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 		err = &overCPU{used: o.cpu + charged, stopped: charged, limit: b.cpu, answered: true}
 	}
 	if err == nil {
-		s.written += int64(len(data))
-		if s.written > r.share {
-			err = &overBudget{share: r.share, budget: r.o.budget}
-		}
+		err = r.charge(s, data)
 	}
 	if err != nil {
 		return r.failed(ctx, s, o, err, "reading its answer", turn)
@@ -201,6 +198,15 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	o.answer = data
 	return o
+}
+
+// charge counts an answer against the seat's share of the replay budget.
+func (r *run) charge(s *seat, data []byte) error {
+	s.written += int64(len(data))
+	if s.written > r.share {
+		return &overBudget{share: r.share, budget: r.o.budget}
+	}
+	return nil
 }
 
 // sampleBefore reads the figures an answer's window starts from: its CPU

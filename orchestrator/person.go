@@ -102,10 +102,7 @@ func (r *run) servePerson(ctx context.Context, s *seat, p *personBot, msgs [][]b
 		err = sandbox.ErrOutputLimit
 	}
 	if err == nil {
-		s.written += int64(len(data))
-		if s.written > r.share {
-			err = &overBudget{share: r.share, budget: r.o.budget}
-		}
+		err = r.charge(s, data)
 	}
 	if err != nil {
 		return r.failed(ctx, s, o, err, "reading its answer", turn)
