@@ -162,7 +162,7 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 		t.Errorf("the person's snake: %v", mine)
 	}
 	rep = replayOf(t, s, snakeID)
-	if n := answersLike(rep, 0, `^\{"X":\d+,"Y":\d+\}$`); n != moves {
+	if n := answersLike(rep, 0, `^\{"X":-?\d+,"Y":-?\d+\}$`); n != moves {
 		t.Errorf("%d of the person's %d Snake answers are cells", n, moves)
 	}
 	verify(t, bin, s, snakeID)

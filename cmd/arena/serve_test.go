@@ -690,13 +690,24 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 			t.Errorf("%s: the Pac-Man board shows %q, want an early turn (the first level)", size.name, pb.Label)
 		}
 		// No page scrolls sideways.
-		for _, hash := range []string{"#/", "#/ladder/tanks", "#/contests", "#/admin", "#/match/" + tanksMatch} {
+		// (Last, a match the visitor plays: the play panel with its pad.)
+		human := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[{"human":true},%q]}`, bots[1]))
+		for _, hash := range []string{"#/", "#/ladder/tanks", "#/contests", "#/challenges", "#/admin", "#/match/" + tanksMatch, "#/match/" + human} {
 			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "`+hash+`"`), chromedp.Sleep(300*time.Millisecond)); err != nil {
 				t.Fatal(err)
 			}
 			if w, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.documentElement.scrollWidth - window.innerWidth`)); err != nil || w > 0 {
 				t.Errorf("%s: %s scrolls %.0f px sideways (%v)", size.name, hash, w, err)
 			}
+		}
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.querySelectorAll("#play-panel:not([hidden]) .pad button").length === 5`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Errorf("%s: the play panel's pad: %v", size.name, err)
+		}
+		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			saveArtefact(t, fmt.Sprintf("play-%s.png", size.name), png)
+		}
+		if status, body := s.call(t, "DELETE", "/api/matches/"+human, ""); status != 202 {
+			t.Errorf("cancel the match the visitor plays: %d %v", status, body)
 		}
 		if size.name == "desktop" {
 			// 41 cells of at least 14 px, and the margins.
