@@ -207,7 +207,6 @@ func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r Match
 		if i < 0 || i >= len(r.Bots) {
 			return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, "bots: no seat %d", i)
 		}
-		r.Bots[i] = matches.HumanRef(p.Name)
 	}
 	var bots []string // the images, people's seats aside
 	for i, ref := range r.Bots {

@@ -217,3 +217,26 @@ func TestRankedChallenges(t *testing.T) {
 		t.Errorf("a ranked challenge of a bot not on the ladder: %d %v", status, body)
 	}
 }
+
+// A challenge must fit in its maker's line of waiting matches
+// (ARENA_USER_QUEUE_MAX): one that does not is refused whole, 429,
+// before any of its games is queued.
+func TestAChallengeFitsInItsMakersLine(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) { c.UserQueueMax = 3 })
+	_, tok := ms.token(t, "bob")
+	bob := []string{"Authorization", "Bearer " + tok}
+	// Bob's held match takes the one slot; two more of his wait.
+	ms.match(t, "bob", "bots/held", "bots/held")
+	ms.match(t, "bob", "bots/held", "bots/held")
+	ms.match(t, "bob", "bots/held", "bots/held")
+	status, body := ms.do(t, "POST", "/api/challenges", `{"bot":"arena/tanks-random","opponent":{"bot":"arena/tanks-hunter"},"games":2}`, bob...)
+	if status != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(body["error"]), "ARENA_USER_QUEUE_MAX") {
+		t.Errorf("a challenge past bob's line: %d %v", status, body)
+	}
+	if _, list := ms.do(t, "GET", "/api/challenges?mine=1", "", bob...); len(list["challenges"].([]any)) != 0 {
+		t.Errorf("a refused challenge was kept: %v", list)
+	}
+	if status, body := ms.do(t, "POST", "/api/challenges", `{"bot":"arena/tanks-random","opponent":{"bot":"arena/tanks-hunter"},"games":1}`, bob...); status != http.StatusCreated {
+		t.Errorf("a challenge that fits: %d %v", status, body)
+	}
+}

@@ -96,14 +96,13 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 	if me["status"] != "ok" || me["id"] != "human:admin" || played < 3 {
 		t.Errorf("the person's seat after %d moves: %v", played, me)
 	}
-	rep := replayOf(t, s, tanksID)
+	rep := replayOf(t, bin, s, tanksID)
 	if n := answersLike(rep, 0, `^\[\{"Type":[01],"Direction":[0-3]\}\]$`); n < played/2 {
 		t.Errorf("%d of the person's %d answers are Tanks actions", n, played)
 	}
 	if shots := answersLike(rep, 0, `"Type":1`); shots == 0 {
 		t.Error("no shot was recorded")
 	}
-	verify(t, bin, s, tanksID)
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(80)); err == nil {
 		saveArtefact(t, "play-tanks.png", shot)
 	}
@@ -137,11 +136,10 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 	if ghosts["status"] != "ok" {
 		t.Errorf("the ghosts' seat: %v", ghosts)
 	}
-	rep = replayOf(t, s, pacID)
+	rep = replayOf(t, bin, s, pacID)
 	if n, all := answersLike(rep, 1, `^\{"role":1,"action":"[0-4] [0-4] [0-4]"\}$`), answersLike(rep, 1, ``); n == 0 || n != all {
 		t.Errorf("%d of the ghosts' %d answers move three ghosts", n, all)
 	}
-	verify(t, bin, s, pacID)
 
 	must("stop playing the ghosts", chromedp.Evaluate[chromedp.Void](`clearInterval(window.__ghosts)`))
 
@@ -161,11 +159,10 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 	if mine["status"] != "ok" || mine["death_reason"] == "invalid" {
 		t.Errorf("the person's snake: %v", mine)
 	}
-	rep = replayOf(t, s, snakeID)
+	rep = replayOf(t, bin, s, snakeID)
 	if n := answersLike(rep, 0, `^\{"X":-?\d+,"Y":-?\d+\}$`); n != moves {
 		t.Errorf("%d of the person's %d Snake answers are cells", n, moves)
 	}
-	verify(t, bin, s, snakeID)
 
 	// A challenge, from the ladder's Challenge link: the form names the
 	// entry, and the challenge's view counts its games as they end.
@@ -200,11 +197,12 @@ func TestAPersonPlaysInTheBrowser(t *testing.T) {
 	if got := eval(status); got != "The match is over." {
 		t.Errorf("the idle person's panel says %q", got)
 	}
-	verify(t, bin, s, idleID)
+	replayOf(t, bin, s, idleID)
 }
 
-// replayOf downloads a match's replay.
-func replayOf(t *testing.T, s *server, id string) *matches.Replay {
+// replayOf downloads a match's replay and checks it with arena replay
+// verify.
+func replayOf(t *testing.T, bin string, s *server, id string) *matches.Replay {
 	t.Helper()
 	res, err := http.Get(s.url + "/api/matches/" + id + "/replay")
 	if err != nil {
@@ -215,6 +213,14 @@ func replayOf(t *testing.T, s *server, id string) *matches.Replay {
 	var rep matches.Replay
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatalf("replay of %s: %v", id, err)
+	}
+	file := filepath.Join(t.TempDir(), id+".json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "replay", "verify", file).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), ": ok,") {
+		t.Errorf("arena replay verify %s: %v\n%s", id, err, out)
 	}
 	return &rep
 }
@@ -231,25 +237,6 @@ func answersLike(rep *matches.Replay, seat int, pattern string) int {
 		}
 	}
 	return n
-}
-
-// verify checks a match's replay with arena replay verify.
-func verify(t *testing.T, bin string, s *server, id string) {
-	t.Helper()
-	res, err := http.Get(s.url + "/api/matches/" + id + "/replay")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	file := filepath.Join(t.TempDir(), id+".json")
-	data, _ := io.ReadAll(res.Body)
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "replay", "verify", file).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), ": ok,") {
-		t.Errorf("arena replay verify %s: %v\n%s", id, err, out)
-	}
 }
 
 // A person plays a logic game on its own player page: the kit's
@@ -345,9 +332,8 @@ func TestAPersonPlaysALogicGame(t *testing.T) {
 	if me["status"] != "ok" || me["id"] != "human:admin" {
 		t.Errorf("the person's seat: %v", me)
 	}
-	rep := replayOf(t, s, id)
+	rep := replayOf(t, bin, s, id)
 	if n := answersLike(rep, 0, `^[0-2] [0-2]$`); n != clicks {
 		t.Errorf("%d of the person's %d clicks are in the replay", n, clicks)
 	}
-	verify(t, bin, s, id)
 }
