@@ -3,7 +3,8 @@
 // behaviours, e.g. "delay=60ms" or "exit-at=5". Turns count from 1.
 //
 //	delay=D            wait D before every answer (sleeping: no CPU time)
-//	cpu=D              compute for D of CPU time before every answer
+//	cpu=D              compute for D of CPU time before every answer (STALL lines
+//	                   on stderr when the machine held its CPU; see burn)
 //	first-delay=D      wait D before the first answer (a slow start)
 //	garbage-at=N       answer turn N with a line that is not JSON
 //	invalid-utf8-at=N  answer turn N with bytes that are not UTF-8
@@ -53,6 +54,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"arena/sandbox/probe"
 )
@@ -288,14 +291,28 @@ func fillUpTo(path string, limit int64) (int64, error) {
 }
 
 // burn computes until the process has used d more of CPU time.
+//
+// A chunk of its work takes about half a millisecond of CPU. When its
+// thread's CPU clock says one took far longer, the machine charged the
+// thread for time it did not compute (a virtual CPU held by its host
+// while the guest counts it as running): the bot says so on stderr,
+// "STALL <µs>", so a test can tell the machine's stall from a verdict of
+// Arena's.
 func burn(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	thread := func() time.Duration {
+		var ts unix.Timespec
+		unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+		return time.Duration(ts.Nano())
 	}
 	// Its CPU time is read every ~0.5 ms of computing, not every few µs:
 	// a real bot computes without system calls, and under gVisor each
@@ -303,8 +320,12 @@ func burn(d time.Duration) {
 	until := cpu() + d
 	x := uint64(1)
 	for cpu() < until {
+		before := thread()
 		for i := 0; i < 500_000; i++ {
 			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if took := thread() - before; took > 5*time.Millisecond {
+			fmt.Fprintf(os.Stderr, "STALL %d\n", took.Microseconds())
 		}
 	}
 	sink = x
