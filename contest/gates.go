@@ -260,7 +260,7 @@ func (c *Contests) playGates(ctx context.Context, ct store.Contest, s Spec, game
 		if gm.Seat == 1 {
 			images, ids = []string{gt.Against, gm.Ref}, []string{refID, gm.Version}
 		}
-		req := matches.Request{Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background, Images: images, ImageIDs: ids}
+		req := matches.Request{Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background, Kind: matches.KindGate, Images: images, ImageIDs: ids}
 		err = c.deps.Queue.Submit(ctx, req, func(ctx context.Context, m store.Match) error {
 			return c.deps.Store.InsertGateMatch(ctx, m, gm)
 		})

@@ -143,7 +143,7 @@ func (c *Contests) practice(ctx context.Context, ct store.Contest) error {
 		return err
 	}
 	req := matches.Request{
-		Game: g, Map: m, Seed: binary.BigEndian.Uint64(rnd[:8]) >> 11, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background,
+		Game: g, Map: m, Seed: binary.BigEndian.Uint64(rnd[:8]) >> 11, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background, Kind: matches.KindPractice,
 		Images: []string{a.ref, b.ref}, ImageIDs: []string{a.id, b.id},
 	}
 	err = c.deps.Queue.Submit(ctx, req, func(ctx context.Context, rec store.Match) error {

@@ -816,7 +816,7 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 		}
 		a, b := byID[gm.First], byID[gm.Second]
 		req := matches.Request{
-			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background,
+			Game: g, Map: m, Seed: gm.Seed, Limits: s.Limits(), MatchID: matches.NewMatchID(), Priority: matches.Background, Kind: matches.KindContest,
 			// Pinned to the images of the freeze; the queue finds the
 			// digests a worker pulls them by.
 			Images:   []string{a.FinalRef, b.FinalRef},

@@ -566,7 +566,7 @@ func (l *Ladder) start(ctx context.Context, g engine.Game) error {
 		seats[i] = store.LadderSeat{Seat: i, EntryID: id}
 	}
 	id := matches.NewMatchID()
-	req := matches.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, ImageIDs: ids, Limits: l.cfg.Limits, MatchID: id, Priority: matches.Background}
+	req := matches.Request{Game: g, Map: m, Seed: rng.Uint64() >> 11, Images: images, ImageIDs: ids, Limits: l.cfg.Limits, MatchID: id, Priority: matches.Background, Kind: matches.KindLadder}
 	l.mu.Lock()
 	l.inFlight[id] = g.Name()
 	l.mu.Unlock()

@@ -1,7 +1,6 @@
 package matches
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -51,11 +49,20 @@ type Replay struct {
 }
 
 // MoveReplay saves a replay whose File holds it at path, by moving the
-// file there (the same file system), synced first; a replay in memory is
-// written as WriteReplay does.
+// file there (the same file system), synced first, or when path ends in
+// .zst by writing it there compressed and removing the file; a replay in
+// memory is written as WriteReplay does.
 func MoveReplay(path string, r *Replay) error {
 	if r.File == "" {
 		return WriteReplay(path, r)
+	}
+	if strings.HasSuffix(path, Compressed) {
+		if err := copyReplay(path, r.File); err != nil {
+			return fmt.Errorf("keep the replay: %w", err)
+		}
+		os.Remove(r.File)
+		r.File = ""
+		return nil
 	}
 	f, err := os.Open(r.File)
 	if err != nil {
@@ -340,35 +347,10 @@ func encodeReplay(w io.Writer, r *Replay) error {
 
 // WriteReplay saves a replay atomically: a reader never sees half a file,
 // and a failure leaves none behind. It is encoded straight to the file,
-// not into memory first.
-func WriteReplay(path string, r *Replay) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// not into memory first; compressed when path ends in .zst.
+func WriteReplay(path string, r *Replay) error {
+	err := writeFile(path, func(w io.Writer) error { return encodeReplay(w, r) })
 	if err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 64<<10)
-	if err := encodeReplay(w, r); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write replay: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write replay: %w", err)
 	}
 	return nil
@@ -414,11 +396,16 @@ func ReplayFrames(r io.Reader, from int, f func(i int, frame json.RawMessage) er
 	return errors.New("not a replay: it has no frames")
 }
 
-// ReadReplay loads a replay file.
+// ReadReplay loads a replay file, plain or compressed.
 func ReadReplay(path string) (*Replay, error) {
-	data, err := os.ReadFile(path)
+	f, err := OpenReplay(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a replay: %w", path, err)
 	}
 	var r Replay
 	if err := json.Unmarshal(data, &r); err != nil {

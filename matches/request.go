@@ -48,6 +48,10 @@ type Request struct {
 	// by hand first, then challenges, then the background (a ladder's, a
 	// contest's).
 	Priority Priority
+	// Kind says what the match is for (KindHand when empty): the queue
+	// counts its waiting matches by it, and the platform keeps or
+	// expires its replay by it.
+	Kind Kind
 	// People are the seats people play (a seat's image is then
 	// "human:NAME", see HumanRef): their answers come from the platform,
 	// not a container. A match with people plays on the server, beside
@@ -77,6 +81,38 @@ const (
 	// contest's final or practice.
 	Background
 )
+
+// Kind is what a match is for.
+type Kind string
+
+// The kinds of match.
+const (
+	// KindHand is a match someone started by hand (a person's seat too).
+	KindHand Kind = "hand"
+	// KindChallenge is a challenge's game.
+	KindChallenge Kind = "challenge"
+	// KindLadder is a ladder's match (a ranked challenge too).
+	KindLadder Kind = "ladder"
+	// KindCheck is the check a pushed bot plays before it is ready.
+	KindCheck Kind = "check"
+	// KindPractice is a contest's practice match.
+	KindPractice Kind = "practice"
+	// KindGate is a contest's gate game (against its reference bots).
+	KindGate Kind = "gate"
+	// KindContest is a game of a contest's rounds or final.
+	KindContest Kind = "contest"
+)
+
+// Kinds are the kinds of match, in a fixed order.
+var Kinds = []Kind{KindHand, KindChallenge, KindLadder, KindCheck, KindPractice, KindGate, KindContest}
+
+// OrHand returns k, or KindHand when k is empty.
+func (k Kind) OrHand() Kind {
+	if k == "" {
+		return KindHand
+	}
+	return k
+}
 
 // Check is the request's own validation, which needs no launcher: a game
 // and a map, bots, and a match the game accepts (the number of bots, the

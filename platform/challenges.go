@@ -157,7 +157,7 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 			slices.Reverse(entries)
 		}
 		req := matches.Request{Game: game, Map: m, Seed: seed, Images: images, ImageIDs: ids, Limits: s.cfg.Limits,
-			MatchID: matches.NewMatchID(), Priority: matches.Challenge, Owner: p.Name}
+			MatchID: matches.NewMatchID(), Priority: matches.Challenge, Kind: matches.KindChallenge, Owner: p.Name}
 		cm := store.ChallengeMatch{Idx: i, MatchID: req.MatchID, Seat: seat, Map: mapName, Seed: seed}
 		if r.Ranked {
 			err = s.ladder.SubmitRated(ctx, req, entries, fmt.Sprintf("challenge %d by %s", c.ID, p.Name), func(ctx context.Context, _ store.Match) error {

@@ -1,12 +1,10 @@
 package platform
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -192,7 +190,7 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 		}
 	}
 	req := matches.Request{Game: game, Map: m, Seed: matches.RandomSeed(), Images: images, ImageIDs: ids,
-		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy}
+		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy, Kind: matches.KindCheck}
 	c.game = game.Name()
 	s.checks.inFlight.Store(id, c)
 	if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
@@ -301,14 +299,14 @@ func checkVerdict(r matches.Result, seat int) (state, reason string) {
 // checkStderr is the last of what a seat's bot wrote to stderr in a
 // finished match (its last checkStderrMax bytes), read from its replay.
 func (s *Platform) checkStderr(id string, seat int) string {
-	f, err := os.Open(s.deps.Store.ReplayPath(id))
+	f, err := s.deps.Store.OpenReplay(id)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
 	var tail []byte
 	cut := false
-	matches.ReplayFrames(bufio.NewReader(f), 0, func(_ int, raw json.RawMessage) error {
+	matches.ReplayFrames(f, 0, func(_ int, raw json.RawMessage) error {
 		var fr struct {
 			Bots []matches.FrameBot `json:"bots"`
 		}

@@ -237,7 +237,7 @@ func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r Match
 	if string(settings) == "null" {
 		settings = nil
 	}
-	req := matches.Request{Game: game, Map: m, Seed: seed, Images: r.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: matches.NewMatchID(), Owner: p.Name}
+	req := matches.Request{Game: game, Map: m, Seed: seed, Images: r.Bots, Settings: settings, Limits: s.cfg.Limits, MatchID: matches.NewMatchID(), Owner: p.Name, Kind: matches.KindHand}
 	if err := s.seatPeople(p, &req, r.People); err != nil {
 		return store.Match{}, nil, err
 	}

@@ -75,6 +75,8 @@ type Config struct {
 	Challenges ChallengeConfig
 	// People is the policy of matches people play.
 	People PeopleConfig
+	// Replays is how long replays are kept.
+	Replays ReplayConfig
 }
 
 // DefaultHosts are the names the server answers to unless told others.
@@ -318,6 +320,7 @@ func (s *Platform) Start() {
 		<-done
 	}()
 	s.runBuilds()
+	s.untilShutdown(s.expireRegularly)
 	if s.registry != nil {
 		// Pushed versions whose check the last stop cut, or that could
 		// not be checked, are checked now, once the registry answers

@@ -26,6 +26,7 @@ var migrations = []string{
 	9:  gatesSchema,
 	10: gamesPinSchema,
 	11: challengesSchema,
+	12: replaysSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -2,7 +2,9 @@ package store
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,14 +66,24 @@ func TestMigrateFromThePreviousRelease(t *testing.T) {
 	if m.Owner != "admin" || m.Ladder || m.Status != "finished" || !m.HasReplay || m.Seed != 1<<64-1 || !strings.Contains(string(m.Result), "tanks-hunter") {
 		t.Errorf("the finished match: %+v", m)
 	}
-	if b, err := os.ReadFile(s.ReplayPath(m.ID)); err != nil || len(b) == 0 {
+	// Its replay, as that release wrote it (plain JSON), still opens.
+	if f, err := s.OpenReplay(m.ID); err != nil {
 		t.Errorf("its replay: %v", err)
+	} else {
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil || !json.Valid(b) {
+			t.Errorf("its replay: %d bytes, %v", len(b), err)
+		}
+	}
+	if m.Kind != "hand" {
+		t.Errorf("the match by hand is of kind %q", m.Kind)
 	}
 	if m, _ := s.Get(ctx, "aaaaaaaaaaa2"); m.Owner != "admin" || m.Error == "" || string(m.Settings) != `{"max_rounds":5}` {
 		t.Errorf("the failed match: %+v", m)
 	}
-	if m, _ := s.Get(ctx, "bbbbbbbbbbb1"); m.Owner != "" || !m.Ladder {
-		t.Errorf("the ladder's match: owner %q, ladder %v", m.Owner, m.Ladder)
+	if m, _ := s.Get(ctx, "bbbbbbbbbbb1"); m.Owner != "" || !m.Ladder || m.Kind != "ladder" {
+		t.Errorf("the ladder's match: owner %q, ladder %v, kind %q", m.Owner, m.Ladder, m.Kind)
 	}
 	if mine, _, _ := s.List(ctx, Filter{Owners: []string{"admin"}, NoLadder: true}, 0, 10); len(mine) != 2 {
 		t.Errorf("the admin's matches: %d, want 2", len(mine))

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,8 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"arena/matches"
+
 	"github.com/alexedwards/scs/sqlite3store"
-	"github.com/moby/sys/atomicwriter"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"arena/internal/errs"
@@ -40,8 +42,12 @@ type Match struct {
 	CreatedAt  time.Time
 	StartedAt  time.Time
 	FinishedAt time.Time
-	// HasReplay is true once the replay file is saved.
-	HasReplay bool
+	// HasReplay is true once the replay file is saved, until it
+	// expires (ReplayExpired; see ExpireReplays).
+	HasReplay     bool
+	ReplayExpired bool
+	// Kind is what the match is for (matches.Kind).
+	Kind string
 	// Owner is who started the match: a user's name ("admin" for what
 	// was started before accounts, or by anyone in local mode); empty for
 	// a ladder's match, which Ladder marks.
@@ -145,8 +151,12 @@ type execer interface {
 
 func insertMatch(ctx context.Context, db execer, m Match) error {
 	bots, _ := json.Marshal(m.Bots)
-	_, err := db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at, owner, ladder) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt), m.Owner, m.Ladder)
+	kind := m.Kind
+	if kind == "" {
+		kind = string(matches.KindHand)
+	}
+	_, err := db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at, owner, ladder, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt), m.Owner, m.Ladder, kind)
 	if err != nil {
 		return fmt.Errorf("record match %s: %w", m.ID, err)
 	}
@@ -190,7 +200,7 @@ func (s *Store) Finish(ctx context.Context, id string, o Outcome, at time.Time) 
 			saved = true
 		}
 	case o.Replay != nil:
-		if replayErr = atomicwriter.WriteFile(s.ReplayPath(id), o.Replay, 0o644); replayErr != nil {
+		if replayErr = matches.WriteReplayBytes(s.ReplayPath(id), o.Replay); replayErr != nil {
 			replayErr = fmt.Errorf("save the replay of match %s: %w", id, replayErr)
 		} else {
 			saved = true
@@ -204,14 +214,16 @@ func (s *Store) Finish(ctx context.Context, id string, o Outcome, at time.Time) 
 	return errors.Join(replayErr, err)
 }
 
-const columns = `seq, id, status, game, map, seed, bots, settings, error, result, replay, created_at, started_at, finished_at, owner, ladder`
+const columns = `seq, id, status, game, map, seed, bots, settings, error, result, replay, created_at, started_at, finished_at, owner, ladder, kind`
 
 func scan(row interface{ Scan(...any) error }) (Match, error) {
 	var m Match
 	var seed, bots, settings, result, created, started, finished string
-	if err := row.Scan(&m.Seq, &m.ID, &m.Status, &m.Game, &m.Map, &seed, &bots, &settings, &m.Error, &result, &m.HasReplay, &created, &started, &finished, &m.Owner, &m.Ladder); err != nil {
+	var replay int
+	if err := row.Scan(&m.Seq, &m.ID, &m.Status, &m.Game, &m.Map, &seed, &bots, &settings, &m.Error, &result, &replay, &created, &started, &finished, &m.Owner, &m.Ladder, &m.Kind); err != nil {
 		return Match{}, err
 	}
+	m.HasReplay, m.ReplayExpired = replay == replaySaved, replay == replayExpired
 	m.Seed, _ = strconv.ParseUint(seed, 10, 64)
 	_ = json.Unmarshal([]byte(bots), &m.Bots)
 	if settings != "" {
@@ -325,7 +337,29 @@ func (s *Store) textColumn(ctx context.Context, what, query string, args ...any)
 // Dir is the data folder.
 func (s *Store) Dir() string { return s.dir }
 
-// ReplayPath is where a match's replay file lives (written by Finish).
+// ReplayPath is where a match's replay file is written (by Finish),
+// compressed; see OpenReplay for reading one.
 func (s *Store) ReplayPath(id string) string {
-	return filepath.Join(s.dir, "replays", id+".json")
+	return filepath.Join(s.dir, "replays", id+".json"+matches.Compressed)
+}
+
+// ReplayFile is the file that holds a match's replay: the compressed one,
+// or the plain JSON an earlier release wrote; os.ErrNotExist if neither.
+func (s *Store) ReplayFile(id string) (string, error) {
+	for _, p := range []string{s.ReplayPath(id), filepath.Join(s.dir, "replays", id+".json")} {
+		if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return p, err
+		}
+	}
+	return "", fmt.Errorf("the replay of match %s: %w", id, os.ErrNotExist)
+}
+
+// OpenReplay opens a match's replay as JSON, whichever form it was
+// written in.
+func (s *Store) OpenReplay(id string) (io.ReadCloser, error) {
+	p, err := s.ReplayFile(id)
+	if err != nil {
+		return nil, err
+	}
+	return matches.OpenReplay(p)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,8 +36,12 @@ func TestStore(t *testing.T) {
 	if err := s.Finish(ctx, "aaaaaaaaaaaa", Outcome{Status: "finished", Result: result, Replay: []byte(`{"replay":1}`)}, t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(s.ReplayPath("aaaaaaaaaaaa")); err != nil || string(b) != `{"replay":1}` {
+	if f, err := s.OpenReplay("aaaaaaaaaaaa"); err != nil {
+		t.Errorf("replay file: %v", err)
+	} else if b, err := io.ReadAll(f); err != nil || string(b) != `{"replay":1}` {
 		t.Errorf("replay file: %q, %v", b, err)
+	} else {
+		f.Close()
 	}
 	m, err := s.Get(ctx, "aaaaaaaaaaaa")
 	if err != nil {

@@ -391,6 +391,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "/api/games", fmt.Sprintf(`{"name":%q,"image":"kit/ttt-logic"}`, ms.fresh("game"))
 		}, "401 403 403 403 201 403 401 401 201"},
 		{"GET", "/api/games/registered", static("/api/games/registered", ""), adminRead},
+		{"GET", "/api/disk", static("/api/disk", ""), adminRead},
 		{"DELETE", "/api/games/:name", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			return "/api/games/" + registered(t), ""
 		}, "401 403 403 403 204 403 401 401 204"},

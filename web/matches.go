@@ -2,10 +2,12 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -108,6 +110,12 @@ type matchView struct {
 	Error      string          `json:"error,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Replay     string          `json:"replay,omitempty"`
+	// ReplayExpired says its replay was removed after ARENA_KEEP_REPLAYS
+	// (its result stays).
+	ReplayExpired bool `json:"replay_expired,omitempty"`
+	// Kind is what the match is for: hand, challenge, ladder, check,
+	// practice, gate or contest.
+	Kind string `json:"kind,omitempty"`
 	// Owner is who started the match (none for a ladder's).
 	Owner string `json:"owner,omitempty"`
 	// Ladder names the ladder entries by seat, for a ladder's match.
@@ -116,7 +124,8 @@ type matchView struct {
 
 func (s *Server) view(m store.Match) matchView {
 	v := matchView{ID: m.ID, Status: m.Status, Game: m.Game, Map: m.Map, Seed: m.Seed, SeedText: strconv.FormatUint(m.Seed, 10), Bots: m.Bots,
-		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result, Owner: m.Owner}
+		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result, Owner: m.Owner,
+		ReplayExpired: m.ReplayExpired, Kind: m.Kind}
 	if !m.StartedAt.IsZero() {
 		v.StartedAt = &m.StartedAt
 	}
@@ -292,9 +301,46 @@ func (s *Server) getReplay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if m.ReplayExpired {
+		return notFound("match %s has no replay: it expired (%s replays are kept %s; see ARENA_KEEP_REPLAYS)", m.ID, m.Kind, s.p.KeepReplays())
+	}
 	if !m.HasReplay {
 		return notFound("match %s has no replay (it is %s)", m.ID, s.view(m).Status)
 	}
-	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="arena-%s-%s.json"`, m.Game, m.ID))
-	return c.File(s.deps.Store.ReplayPath(m.ID))
+	f, err := s.deps.Store.OpenReplay(m.ID)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := c.Response().Header()
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="arena-%s-%s.json"`, m.Game, m.ID))
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	// Kept compressed, sent as JSON: gzipped on the way where the client
+	// takes it.
+	if !acceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
+		c.Response().WriteHeader(http.StatusOK)
+		_, err = io.Copy(c.Response(), f)
+		return err
+	}
+	h.Set(echo.HeaderContentEncoding, "gzip")
+	c.Response().WriteHeader(http.StatusOK)
+	gz, _ := gzip.NewWriterLevel(c.Response(), gzip.BestSpeed)
+	if _, err := io.Copy(gz, f); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// acceptsGzip reports whether an Accept-Encoding header takes gzip.
+func acceptsGzip(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		q := strings.TrimSpace(params)
+		return !(strings.HasPrefix(q, "q=0") && strings.Trim(strings.TrimPrefix(q, "q="), "0.") == "")
+	}
+	return false
 }

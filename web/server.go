@@ -266,6 +266,7 @@ func (s *Server) routes() *echo.Echo {
 	api.POST("/games", s.registerGame, s.guardChanges, s.adminOnly)
 	api.GET("/games/registered", s.listRegisteredGames, s.guardChanges, s.adminOnly)
 	api.DELETE("/games/:name", s.removeGame, s.guardChanges, s.adminOnly)
+	api.GET("/disk", s.getDisk, s.guardChanges, s.adminOnly)
 	api.GET("/images", s.listImages, s.signedIn)
 	api.GET("/matches", s.listMatches, read...)
 	api.POST("/matches", s.createMatch, starts...)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -117,10 +116,10 @@ func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) err
 	if m.HasReplay {
 		// Frame by frame from the file: a long replay is never in memory
 		// whole, however many watch it.
-		f, err := os.Open(s.deps.Store.ReplayPath(id))
+		f, err := s.deps.Store.OpenReplay(id)
 		if err == nil {
 			gone := errors.New("the viewer left")
-			err = matches.ReplayFrames(bufio.NewReaderSize(f, 64<<10), next, func(i int, frame json.RawMessage) error {
+			err = matches.ReplayFrames(f, next, func(i int, frame json.RawMessage) error {
 				out.event("frame", i, frame)
 				if out.buf.Len() > 256<<10 && out.flush() != nil {
 					return gone

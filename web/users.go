@@ -205,3 +205,13 @@ func (s *Server) patchUser(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, viewUser(u))
 }
+
+// getDisk is GET /api/disk (admins): the bytes the replays, the database
+// and the registry hold, and how long replays are kept.
+func (s *Server) getDisk(c echo.Context) error {
+	u, err := s.p.DiskUsage(c.Request().Context(), who(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, u)
+}

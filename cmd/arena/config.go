@@ -69,8 +69,11 @@ type Config struct {
 	RankedChallenges bool
 	HumanTurn        time.Duration
 	HumanMatches     int
-	ReadRate         int // -1: no limit
-	TeamsPerUser     int // 0: no bound
+	// KeepReplays is how long the replays of ladder, practice, check and
+	// challenge matches are kept (ARENA_KEEP_REPLAYS; 0: for ever).
+	KeepReplays  time.Duration
+	ReadRate     int // -1: no limit
+	TeamsPerUser int // 0: no bound
 	// The per-client limits (serve): sign-ups without an invitation an
 	// hour (-1: none), wrong passwords in a row for an account and from a
 	// client, and the proxies that may name the client.
@@ -381,6 +384,10 @@ var settings = []setting{
 		if err == nil && c.HumanMatches < 0 {
 			err = errors.New("must not be negative")
 		}
+		return err
+	}},
+	{env: "ARENA_KEEP_REPLAYS", flag: "keep-replays", def: "30d", usage: "how long the replays of ladder, practice, check and challenge matches are kept after they finish (their results and ratings stay): days (30d) or a duration (12h); 0: for ever", server: true, set: func(c *Config, v string) (err error) {
+		c.KeepReplays, err = parseDays(v)
 		return err
 	}},
 	{env: "ARENA_TEAMS_PER_USER", flag: "teams-per-user", def: "5", usage: "teams one user may make (each has quotas of its own; admins make any number); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
@@ -877,4 +884,21 @@ func logicLimit(c *Config, err error, v float64) error {
 		return errors.New("must be positive")
 	}
 	return c.LogicLimits.Check()
+}
+
+// parseDays reads a span as days ("30d") or a Go duration ("12h"); "0"
+// is none.
+func parseDays(v string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 {
+			return 0, errors.New("want a number of days (30d), a duration (12h) or 0")
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, errors.New("want a number of days (30d), a duration (12h) or 0")
+	}
+	return d, nil
 }

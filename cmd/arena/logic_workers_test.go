@@ -217,7 +217,7 @@ func TestALogicGamePlaysOnAJoinedWorker(t *testing.T) {
 
 	// The server's replay of the registered game names its logic: it
 	// verifies and reruns with no more said.
-	replay := filepath.Join(data, "replays", first+".json")
+	replay := filepath.Join(data, "replays", first+".json.zst")
 	rep, err := matches.ReadReplay(replay)
 	if err != nil || rep.Logic == nil || rep.Logic.Image != logic || !strings.HasPrefix(rep.Logic.ImageID, "sha256:") {
 		t.Fatalf("the replay's logic: %+v (%v)", rep, err)

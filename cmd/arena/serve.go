@@ -228,6 +228,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Ladder:           platform.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
 		Challenges:       platform.ChallengeConfig{PerDay: cfg.ChallengesPerDay, Ranked: cfg.RankedChallenges},
 		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches},
+		Replays:          platform.ReplayConfig{Keep: cfg.KeepReplays},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, platform.Deps{

@@ -469,9 +469,23 @@ export class AccountView {
     }
   }
 
+  // loadDisk says what the data folder holds.
+  async loadDisk() {
+    try {
+      const d = await api("/api/disk");
+      const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`;
+      $("#disk").textContent =
+        `Replays ${mib(d.replays_bytes)} (${d.replay_files} files; ladder, practice, check and challenge replays kept ${d.keep_replays}) · ` +
+        `database ${mib(d.database_bytes)} · registry ${mib(d.registry_bytes)}`;
+    } catch (e) {
+      $("#disk").textContent = e.message;
+    }
+  }
+
   async loadAdmin() {
     if (!isAdmin()) return;
     this.loadGames();
+    this.loadDisk();
     $("#admin-accounts").hidden = current().mode !== "accounts";
     if (current().mode !== "accounts") return;
     try {

@@ -154,7 +154,7 @@ export class Viewer {
     $("#match-title").textContent = `${m.game} · ${m.map} · seed ${m.seed_text ?? m.seed}` + (m.ladder ? " · ladder" : "");
     const st = $("#match-status");
     st.className = `status ${m.status}`;
-    st.textContent = m.status + (m.position ? ` (#${m.position} in line)` : "");
+    st.textContent = m.status + (m.position ? ` (#${m.position} in line)` : "") + (m.replay_expired ? " · replay expired (its result stays)" : "");
     $("#download").hidden = !m.replay;
     if (m.replay) $("#download").href = m.replay;
     $("#cancel").hidden = ["finished", "failed", "cancelled"].includes(m.status) || !canChange(m.owner);

@@ -1,0 +1,140 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"arena/accounts"
+	"arena/internal/errs"
+	"arena/matches"
+	"arena/store"
+)
+
+// ReplayConfig is how long replays are kept.
+type ReplayConfig struct {
+	// Keep is how long the replays of the matches nobody started by hand
+	// are kept after they finish (ExpiringKinds); 0 keeps them for ever.
+	// Their rows, results and ratings stay.
+	Keep time.Duration
+	// Every is how often expired replays are removed (0: an hour).
+	Every time.Duration
+}
+
+// ExpiringKinds are the matches whose replays expire: a ladder's, a
+// contest's practice, a pushed bot's check and a challenge's. Those
+// started by hand (a person's seat too), contest games and gate games
+// are kept for ever.
+var ExpiringKinds = []matches.Kind{matches.KindLadder, matches.KindPractice, matches.KindCheck, matches.KindChallenge}
+
+// KeepReplays says how long the replays of ExpiringKinds are kept.
+func (s *Platform) KeepReplays() string {
+	if s.cfg.Replays.Keep <= 0 {
+		return "for ever"
+	}
+	return s.cfg.Replays.Keep.String()
+}
+
+// ExpireReplays removes the replays of ExpiringKinds that are older than
+// the setting, in batches; it returns how many it removed.
+func (s *Platform) ExpireReplays(ctx context.Context) (int, error) {
+	if s.cfg.Replays.Keep <= 0 {
+		return 0, nil
+	}
+	kinds := make([]string, len(ExpiringKinds))
+	for i, k := range ExpiringKinds {
+		kinds[i] = string(k)
+	}
+	before := s.now().Add(-s.cfg.Replays.Keep)
+	total := 0
+	var freed int64
+	for ctx.Err() == nil {
+		n, f, err := s.deps.Store.ExpireReplays(ctx, kinds, before, 500)
+		total, freed = total+n, freed+f
+		if err != nil {
+			return total, err
+		}
+		if n < 500 {
+			break
+		}
+	}
+	if total > 0 {
+		s.log.Info("expired replays removed", zap.Int("replays", total), zap.String("freed", mib(freed)), zap.String("kept", s.KeepReplays()))
+	}
+	return total, ctx.Err()
+}
+
+// expireRegularly removes expired replays at start and then every
+// ReplayConfig.Every.
+func (s *Platform) expireRegularly(ctx context.Context) {
+	every := s.cfg.Replays.Every
+	if every <= 0 {
+		every = time.Hour
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if _, err := s.ExpireReplays(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Error("remove expired replays", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// DiskUsage is what the data folder and the registry hold.
+type DiskUsage struct {
+	store.DiskUsage
+	// Registry is the bytes of the registry's blobs on this disk (0 with
+	// the blobs in an object store, or no registry).
+	Registry int64 `json:"registry_bytes"`
+	// KeepReplays is how long the replays that expire are kept.
+	KeepReplays string `json:"keep_replays"`
+}
+
+// DiskUsage measures the data folder: the replays, the database and the
+// registry's blobs when they are on this disk. Admins only.
+func (s *Platform) DiskUsage(ctx context.Context, p accounts.Principal) (DiskUsage, error) {
+	if !p.Admin() {
+		return DiskUsage{}, errs.New(errs.ErrDenied, "only an admin may see the disk's use")
+	}
+	u, err := s.deps.Store.Usage()
+	if err != nil {
+		return DiskUsage{}, err
+	}
+	out := DiskUsage{DiskUsage: u, KeepReplays: s.KeepReplays()}
+	if r := s.cfg.Registry; r.Enabled && r.Storage == nil && r.Dir != "" {
+		out.Registry, err = dirBytes(ctx, r.Dir)
+	}
+	return out, err
+}
+
+// dirBytes adds up the sizes of the files under dir (none: 0).
+func dirBytes(ctx context.Context, dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
+}
