@@ -57,7 +57,8 @@ func (s *Store) ExpireReplays(ctx context.Context, kinds []string, before time.T
 		if _, err := s.db.ExecContext(ctx, `UPDATE matches SET replay = ? WHERE id = ? AND replay = ?`, replayExpired, id, replaySaved); err != nil {
 			return n, freed, fmt.Errorf("expire the replay of match %s: %w", id, err)
 		}
-		for _, p := range []string{s.ReplayPath(id), filepath.Join(s.dir, "replays", id+".json")} {
+		for _, name := range ReplayNames(id) {
+			p := filepath.Join(s.dir, "replays", name)
 			if fi, err := os.Stat(p); err == nil {
 				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return n, freed, fmt.Errorf("expire the replay of match %s: %w", id, err)

@@ -340,13 +340,14 @@ func (s *Store) Dir() string { return s.dir }
 // ReplayPath is where a match's replay file is written (by Finish),
 // compressed; see OpenReplay for reading one.
 func (s *Store) ReplayPath(id string) string {
-	return filepath.Join(s.dir, "replays", id+".json"+matches.Compressed)
+	return filepath.Join(s.dir, "replays", ReplayNames(id)[0])
 }
 
 // ReplayFile is the file that holds a match's replay: the compressed one,
 // or the plain JSON an earlier release wrote; os.ErrNotExist if neither.
 func (s *Store) ReplayFile(id string) (string, error) {
-	for _, p := range []string{s.ReplayPath(id), filepath.Join(s.dir, "replays", id+".json")} {
+	for _, name := range ReplayNames(id) {
+		p := filepath.Join(s.dir, "replays", name)
 		if _, err := os.Stat(p); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return p, err
 		}

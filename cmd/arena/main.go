@@ -86,6 +86,8 @@ Usage:
   arena users import FILE [SERVER]    make a class's accounts and teams from a roster CSV (admins)
   arena logout [SERVER]               revoke and forget the token of arena login
   arena cleanup [--all]               remove containers left by Arena runs that died
+  arena backup DEST                   back up the data folder while the server runs
+  arena restore SRC                   restore a backup into an empty data folder
   arena join-token [--rotate]         print the token a worker joins this server's NATS with
   arena nats --config FILE [flags]    run a NATS server (JetStream), alone or as a cluster node
   arena healthcheck [URL]             ask a running server's /healthz (exit 0 when healthy)
@@ -156,6 +158,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReplay(ctx, rest, stdout, stderr)
 	case "cleanup":
 		err = cmdCleanup(ctx, rest, stdout, stderr)
+	case "backup":
+		err = cmdBackup(ctx, rest, stdout, stderr)
+	case "restore":
+		err = cmdRestore(ctx, rest, stdout, stderr)
 	case "ladder":
 		err = cmdLadder(ctx, rest, stdout, stderr)
 	case "registry":
@@ -181,7 +187,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, logout, cleanup, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, logout, cleanup, backup, restore, nats, healthcheck, help)", cmd)
 	}
 	if err == nil {
 		return exitOK
@@ -237,6 +243,9 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fs.Usage()
 	case "cleanup":
 		fs, _, _ := cleanupFlags(stdout)
+		fs.Usage()
+	case "backup", "restore":
+		fs, _ := backupFlags(stdout, args[0])
 		fs.Usage()
 	case "join-token":
 		return cmdJoinToken([]string{"-h"}, stdout, stdout)
