@@ -104,7 +104,7 @@ func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(
 		return store.Match{}, err
 	}
 	s.holdImages(req.MatchID, req.ImageIDs)
-	rec := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner}
+	rec := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner, Kind: string(req.Kind.OrHand())}
 	if err := insert(ctx, rec); err != nil {
 		s.releaseImages(rec.ID)
 		return store.Match{}, err

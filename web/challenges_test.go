@@ -81,6 +81,9 @@ func TestChallenges(t *testing.T) {
 		if want := []any{"arena/tanks-random", "alice/tank:v1"}; i%2 == 1 && fmt.Sprint(m["bots"]) != fmt.Sprint([]any{want[1], want[0]}) || i%2 == 0 && fmt.Sprint(m["bots"]) != fmt.Sprint(want) {
 			t.Errorf("game %d plays %v", i, m["bots"])
 		}
+		if m["kind"] != "challenge" {
+			t.Errorf("game %d is of kind %v", i, m["kind"])
+		}
 	}
 	done := ms.challengeDone(t, c["id"], bob...)
 	if n := done["wins"].(float64) + done["draws"].(float64) + done["losses"].(float64) + done["void"].(float64); n != 4 || done["void"] != 0.0 {

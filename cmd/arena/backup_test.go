@@ -146,9 +146,13 @@ func TestBackupDuringALadderAndRestore(t *testing.T) {
 	if len(ms) != m.Matches {
 		t.Errorf("%d matches on the restored server, the backup counted %d", len(ms), m.Matches)
 	}
-	withReplay := 0
+	withReplay, kinds := 0, map[any]int{}
 	for _, v := range ms {
 		match := v.(map[string]any)
+		kinds[match["kind"]]++
+		if match["ladder"] != nil && match["kind"] != "ladder" {
+			t.Errorf("a ladder's match of kind %v", match["kind"])
+		}
 		if match["replay"] == nil {
 			continue
 		}
@@ -162,6 +166,9 @@ func TestBackupDuringALadderAndRestore(t *testing.T) {
 		if res.StatusCode != 200 || !json.Valid(body) {
 			t.Errorf("the replay of %v over HTTP: %d, %d bytes", match["id"], res.StatusCode, len(body))
 		}
+	}
+	if kinds["ladder"] == 0 || kinds["check"] != 1 {
+		t.Errorf("the restored matches' kinds: %v", kinds)
 	}
 	if withReplay != m.Replays {
 		t.Errorf("%d restored matches offer a replay, the backup kept %d", withReplay, m.Replays)
