@@ -67,6 +67,7 @@ type Queue struct {
 	max      int // waiting matches at most; 0: no limit
 	lineMax  int // waiting matches of one owner at most; 0: no limit
 	frameDir string
+	onFrame  func(req *Request, f Frame)
 	onUpdate func(Update)
 	// people plays the matches with people, at most peopleMax at once
 	// (nil: none is taken).
@@ -167,6 +168,13 @@ type QueueOption func(*Queue)
 // with only their places in memory: a long match's frames cost a server
 // no memory, however many follow it.
 func WithFrameFiles(dir string) QueueOption { return func(q *Queue) { q.frameDir = dir } }
+
+// WithFrameHook has f see every frame of every match as it is recorded
+// (with the match's request), on the match's goroutine: it must not
+// block.
+func WithFrameHook(f func(req *Request, fr Frame)) QueueOption {
+	return func(q *Queue) { q.onFrame = f }
+}
 
 // WithLineMax bounds the matches one owner may have waiting (0: no
 // bound); past it, Enqueue fails with ErrQueueFull naming the owner.
@@ -389,6 +397,9 @@ func (q *Queue) play(j *job) {
 		if first {
 			q.notify(Update{ID: req.MatchID, State: StateRunning, At: q.now()})
 		}
+		if q.onFrame != nil {
+			q.onFrame(&req, f)
+		}
 		if user != nil {
 			user(f)
 		}
@@ -446,6 +457,17 @@ func (q *Queue) Backlog() (foreground, background int) {
 		}
 	}
 	return foreground, background
+}
+
+// WaitingByKind counts the matches waiting to start by their kind.
+func (q *Queue) WaitingByKind() map[Kind]int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := map[Kind]int{}
+	for _, j := range q.waiting {
+		out[j.req.Kind.OrHand()]++
+	}
+	return out
 }
 
 // Status returns a match's state and, while it waits, its place in the

@@ -237,6 +237,7 @@ func (s *Platform) finishBuild(rec *Build, digest string, err error) {
 	if err != nil {
 		rec.State, rec.Error = "failed", err.Error()
 	}
+	s.metrics.Builds.WithLabelValues(rec.State).Inc()
 }
 
 // Builds says whether the server builds uploads: it has a builder and

@@ -136,6 +136,7 @@ func (q ladderQueue) Submit(ctx context.Context, req matches.Request, insert fun
 // record keeps the history in step with the queue: each state change,
 // and the end with its result and replay.
 func (s *Platform) record(u matches.Update) {
+	s.observeUpdate(u)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	log := s.log.With(zap.String("match", u.ID))

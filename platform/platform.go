@@ -29,6 +29,7 @@ import (
 	"arena/judger"
 	"arena/ladder"
 	"arena/matches"
+	"arena/metrics"
 	"arena/registry"
 	"arena/store"
 )
@@ -115,8 +116,10 @@ type Deps struct {
 	// Logic checks the image of a logic game an admin registers (nil: no
 	// game can be registered).
 	Logic LogicChecker
-	Log   *zap.Logger
-	Now   func() time.Time
+	// Metrics are the server's metrics (nil: a set of the platform's own).
+	Metrics *metrics.Set
+	Log     *zap.Logger
+	Now     func() time.Time
 }
 
 // Platform is Arena's use cases: New builds it, Recover readies it after
@@ -130,6 +133,10 @@ type Platform struct {
 	// live holds the records of the matches queued here that are not
 	// over, so viewers of a live match never wait on the database.
 	live sync.Map // id → store.Match
+	// metrics are the server's metrics (metrics.go); started holds when
+	// each match playing started (startedAt).
+	metrics   *metrics.Set
+	startedAt sync.Map // id → time.Time
 	// people holds the people's seats of the matches playing (people.go).
 	people sync.Map // id → *person
 	// ladder makes ladder matches for the queue and rates them.
@@ -197,7 +204,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	if cfg.Registry.PulledGrace <= 0 {
 		cfg.Registry.PulledGrace = defaultPulledGrace
 	}
-	s := &Platform{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, stopping: make(chan struct{}),
+	if deps.Metrics == nil {
+		deps.Metrics = metrics.New()
+	}
+	s := &Platform{cfg: cfg, deps: deps, log: deps.Log, now: deps.Now, stopping: make(chan struct{}), metrics: deps.Metrics,
 		images:     accounts.Images{Allow: cfg.Allow, Examples: examples(cfg.DefaultBots)},
 		registered: map[string]bool{}, unoffered: map[string]string{}, players: map[string]map[string][]byte{}}
 	for name, files := range deps.Players {
@@ -219,6 +229,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	} else {
 		s.log.Warn("live frames are kept in memory", zap.Error(err))
 	}
+	opts = append(opts, matches.WithFrameHook(s.observeFrame))
 	s.queue = matches.NewQueue(player, deps.Concurrency, cfg.QueueMax, s.record, opts...)
 	inFlight := cfg.Ladder.InFlight
 	if inFlight <= 0 {
@@ -246,6 +257,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 		},
 	})
 	if !cfg.Registry.Enabled {
+		s.registerGauges()
 		return s, nil
 	}
 	reg, err := registry.New(ctx, registry.Config{Dir: cfg.Registry.Dir, Storage: cfg.Registry.Storage}, registry.Deps{
@@ -265,6 +277,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	}
 	s.registry = reg
 	s.newBuilds()
+	s.registerGauges()
 	return s, nil
 }
 

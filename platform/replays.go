@@ -105,6 +105,11 @@ func (s *Platform) DiskUsage(ctx context.Context, p accounts.Principal) (DiskUsa
 	if !p.Admin() {
 		return DiskUsage{}, errs.New(errs.ErrDenied, "only an admin may see the disk's use")
 	}
+	return s.diskUsage(ctx)
+}
+
+// diskUsage measures the data folder (see DiskUsage).
+func (s *Platform) diskUsage(ctx context.Context) (DiskUsage, error) {
 	u, err := s.deps.Store.Usage()
 	if err != nil {
 		return DiskUsage{}, err

@@ -221,3 +221,17 @@ func (d *Docker) Warm(img Image) int {
 	defer d.pool.mu.Unlock()
 	return len(d.pool.warm[img.ID])
 }
+
+// WarmTotal counts the warm containers ready, for every image.
+func (d *Docker) WarmTotal() int {
+	if d.pool == nil {
+		return 0
+	}
+	d.pool.mu.Lock()
+	defer d.pool.mu.Unlock()
+	n := 0
+	for _, w := range d.pool.warm {
+		n += len(w)
+	}
+	return n
+}

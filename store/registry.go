@@ -209,3 +209,12 @@ func (s *Store) PinnedImages(ctx context.Context) ([]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// RegistryCounts counts the registry's repositories and tags.
+func (s *Store) RegistryCounts(ctx context.Context) (repositories, tags int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT repository), COUNT(*) FROM registry_tags`).Scan(&repositories, &tags)
+	if err != nil {
+		err = fmt.Errorf("count the registry's tags: %w", err)
+	}
+	return repositories, tags, err
+}

@@ -392,6 +392,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}, "401 403 403 403 201 403 401 401 201"},
 		{"GET", "/api/games/registered", static("/api/games/registered", ""), adminRead},
 		{"GET", "/api/disk", static("/api/disk", ""), adminRead},
+		{"GET", "/metrics", static("/metrics", ""), adminRead},
 		{"DELETE", "/api/games/:name", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			return "/api/games/" + registered(t), ""
 		}, "401 403 403 403 204 403 401 401 204"},

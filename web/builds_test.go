@@ -157,6 +157,23 @@ func TestBuildsFromUploads(t *testing.T) {
 	if status, _ := doJSON(t, req); status != http.StatusForbidden {
 		t.Errorf("an upload from another site: %d", status)
 	}
+	// The metrics count the builds by outcome, the check's match, the
+	// registry's repository.
+	_, admin := ms.token(t, "admin")
+	text := scrape(t, ms.url, "Authorization", "Bearer "+admin)
+	for series, want := range map[string]float64{`arena_builds_total{outcome="pushed"}`: 1, `arena_builds_total{outcome="failed"}`: 1,
+		`arena_matches_ended_total{game="tanks",kind="check",status="finished"}`: 1, "arena_registry_repositories": 1} {
+		if got, ok := metric(text, series); !ok || got != want {
+			t.Errorf("%s = %v (%v), want %v", series, got, ok, want)
+		}
+	}
+	if status, _ := doJSON(t, func() *http.Request {
+		r, _ := http.NewRequest("GET", ms.url+"/metrics", nil)
+		r.Header.Set("Authorization", "Bearer "+alice)
+		return r
+	}()); status != http.StatusForbidden {
+		t.Errorf("alice reads the metrics: %d", status)
+	}
 }
 
 func tarGzOf(t *testing.T, files map[string]string) []byte {

@@ -208,6 +208,11 @@ func (s *Server) routes() *echo.Echo {
 			if v.Error != nil {
 				fields = append(fields, zap.Error(v.Error))
 			}
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			s.p.Metrics().HTTPRequests.WithLabelValues(route, v.Method, strconv.Itoa(v.Status)).Inc()
 			if v.Status >= 500 {
 				s.log.Error("request", fields...)
 			} else {
@@ -267,6 +272,7 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/games/registered", s.listRegisteredGames, s.guardChanges, s.adminOnly)
 	api.DELETE("/games/:name", s.removeGame, s.guardChanges, s.adminOnly)
 	api.GET("/disk", s.getDisk, s.guardChanges, s.adminOnly)
+	e.GET("/metrics", echo.WrapHandler(s.p.Metrics().Handler()), s.adminOnly)
 	api.GET("/images", s.listImages, s.signedIn)
 	api.GET("/matches", s.listMatches, read...)
 	api.POST("/matches", s.createMatch, starts...)

@@ -71,9 +71,12 @@ type Config struct {
 	HumanMatches     int
 	// KeepReplays is how long the replays of ladder, practice, check and
 	// challenge matches are kept (ARENA_KEEP_REPLAYS; 0: for ever).
-	KeepReplays  time.Duration
-	ReadRate     int // -1: no limit
-	TeamsPerUser int // 0: no bound
+	KeepReplays time.Duration
+	// MetricsListen serves GET /metrics without sign-in on an address of
+	// its own (ARENA_METRICS_LISTEN; empty: none).
+	MetricsListen string
+	ReadRate      int // -1: no limit
+	TeamsPerUser  int // 0: no bound
 	// The per-client limits (serve): sign-ups without an invitation an
 	// hour (-1: none), wrong passwords in a row for an account and from a
 	// client, and the proxies that may name the client.
@@ -389,6 +392,15 @@ var settings = []setting{
 	{env: "ARENA_KEEP_REPLAYS", flag: "keep-replays", def: "30d", usage: "how long the replays of ladder, practice, check and challenge matches are kept after they finish (their results and ratings stay): days (30d) or a duration (12h); 0: for ever", server: true, set: func(c *Config, v string) (err error) {
 		c.KeepReplays, err = parseDays(v)
 		return err
+	}},
+	{env: "ARENA_METRICS_LISTEN", flag: "metrics-listen", def: "", usage: "an address (HOST:PORT) where GET /metrics is served without sign-in, for a Prometheus on a private network; empty: only the page's port serves it, to an admin", server: true, set: func(c *Config, v string) error {
+		if v != "" {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return errors.New("want HOST:PORT, e.g. 10.0.0.5:9106")
+			}
+		}
+		c.MetricsListen = v
+		return nil
 	}},
 	{env: "ARENA_TEAMS_PER_USER", flag: "teams-per-user", def: "5", usage: "teams one user may make (each has quotas of its own; admins make any number); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
 		c.TeamsPerUser, err = strconv.Atoi(v)

@@ -4,7 +4,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,7 +29,8 @@ func TestAWorkerJoinsWithOneCommand(t *testing.T) {
 	bin := arenaBinary(t)
 	data := t.TempDir()
 	natsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	s := startServer(t, bin, data, freePort(t), "--concurrency", "0", "--nats-listen", natsAddr)
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startServer(t, bin, data, freePort(t), "--concurrency", "0", "--nats-listen", natsAddr, "--metrics-listen", metricsAddr)
 	url := "nats://" + natsAddr
 	joinToken := func(args ...string) string {
 		t.Helper()
@@ -40,11 +44,25 @@ func TestAWorkerJoinsWithOneCommand(t *testing.T) {
 	if !strings.HasPrefix(tok, "ARENA-1-") {
 		t.Fatalf("token %q", tok)
 	}
+	// The metrics, on their own address, without sign-in: no worker yet.
+	if v, ok := scrapedMetric(t, metricsAddr, `arena_workers{state="joined"}`); !ok || v != 0 {
+		t.Errorf("workers joined before any: %v %v", v, ok)
+	}
 	wdata := t.TempDir()
 	w := startProc(t, "w1", bin, "worker", "--nats", url, "--join", tok, "--data", wdata, "--name", "w1", "--concurrency", "1", "--log-level", "info")
 	id := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bot, bot))
 	if m := s.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
 		t.Fatalf("match %s: %v", id, m)
+	}
+	// The worker joined and played it: the metrics moved.
+	for series, want := range map[string]float64{`arena_workers{state="joined"}`: 1, `arena_matches_ended_total{game="tanks",kind="hand",status="finished"}`: 1,
+		`arena_matches_started_total{game="tanks",kind="hand"}`: 1, `arena_containers{state="playing"}`: 0} {
+		if v, ok := scrapedMetric(t, metricsAddr, series); !ok || v != want {
+			t.Errorf("%s = %v (%v), want %v", series, v, ok, want)
+		}
+	}
+	if v, _ := scrapedMetric(t, metricsAddr, `arena_answer_seconds_count{game="tanks"}`); v < 2 {
+		t.Errorf("%v answers counted", v)
 	}
 	w.cmd.Process.Signal(syscall.SIGTERM)
 	w.cmd.Wait()
@@ -101,6 +119,25 @@ func TestAWorkerJoinsWithOneCommand(t *testing.T) {
 		nc.Close()
 		t.Error("an outsider connected")
 	}
+}
+
+// scrapedMetric scrapes the metrics served on addr without sign-in
+// (ARENA_METRICS_LISTEN) and returns one series' value.
+func scrapedMetric(t *testing.T, addr, series string) (float64, bool) {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }
 
 func waitExit(p *proc, within time.Duration) error {

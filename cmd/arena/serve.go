@@ -25,6 +25,7 @@ import (
 	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/matches"
+	"arena/metrics"
 	"arena/orchestrator"
 	"arena/platform"
 	"arena/sandbox"
@@ -133,6 +134,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	orch := orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...)
+	met := metrics.New()
+	containerGauges(met, cli, d, owner)
 
 	// Matches go through NATS JetStream: the embedded server unless
 	// ARENA_NATS names a cluster. This host plays ARENA_CONCURRENCY of
@@ -244,6 +247,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Builder:      bld,
 		Players:      players,
 		Logic:        logicImgs.check,
+		Metrics:      met,
 		Log:          log,
 	})
 	if err != nil {
@@ -283,6 +287,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The players' saves of images no game offered now uses.
 	logicImgs.prune()
 
+	workerGauges(met, ns.disp)
+	if cfg.MetricsListen != "" {
+		stop, err := serveMetrics(cfg.MetricsListen, met, log)
+		if err != nil {
+			return platformErr(err)
+		}
+		defer stop()
+		fmt.Fprintf(stderr, "arena: metrics on http://%s/metrics (no sign-in: keep the address private)\n", cfg.MetricsListen)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()
 	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %d match(es) at a time here)\n", addr, auth, cfg.Data, cfg.Concurrency)
