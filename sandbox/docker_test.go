@@ -510,3 +510,63 @@ func TestWarmPool(t *testing.T) {
 	}
 	dockertest.NoContainersLeft(t, cli, match)
 }
+
+// A bounded pool (WithPoolMax): never more warm containers in all than
+// the bound; the image that plays most lately keeps its own, and a
+// newcomer takes the place of the one that played least recently.
+func TestABoundedWarmPool(t *testing.T) {
+	cli := dockertest.Client(t)
+	owner, err := sandbox.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(t)), sandbox.WithPool(2, time.Minute), sandbox.WithPoolMax(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	var imgs []sandbox.Image
+	for _, args := range []string{"probe", "delay=1ms", "delay=2ms"} {
+		img, err := d.Image(t.Context(), dockertest.TestBot(t, cli, args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	match := fmt.Sprintf("poolmax%d", time.Now().UnixNano())
+	t.Cleanup(func() { dockertest.NoContainersLeft(t, cli, match) })
+	n := 0
+	start := func(img sandbox.Image) {
+		n++
+		c, err := d.Start(t.Context(), sandbox.Spec{Image: img, Name: fmt.Sprintf("arena-%s-b%d", match, n), MatchID: match, BotID: fmt.Sprintf("b%d", n), MaxMessageBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close(context.Background())
+	}
+	// Wait until the pool holds what is wanted, never more than 3 meanwhile.
+	holds := func(want ...int) {
+		t.Helper()
+		poll.Until(t, 30*time.Second, func() error {
+			got := []int{d.Warm(imgs[0]), d.Warm(imgs[1]), d.Warm(imgs[2])}
+			if total := d.WarmTotal(); total > 3 {
+				t.Fatalf("%d warm containers, over the bound of 3 (%v)", total, got)
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("warm by image %v, want %v", got, want)
+			}
+			return nil
+		})
+	}
+	start(imgs[0])
+	start(imgs[0])
+	holds(2, 0, 0)
+	start(imgs[1]) // one place left: it gets one
+	holds(2, 1, 0)
+	start(imgs[2]) // it has played as much as the second, more recently
+	holds(2, 0, 1)
+	start(imgs[1])
+	start(imgs[1])
+	start(imgs[1]) // now it plays most: it takes the others' places
+	holds(1, 2, 0)
+}

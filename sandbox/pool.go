@@ -29,15 +29,18 @@ type poolControl struct {
 	Env []string `json:"env"`
 }
 
-// pool keeps warm containers per image.
+// pool keeps warm containers per image, at most max in all (see
+// WithPoolMax).
 type pool struct {
 	d    *Docker
 	size int           // warm containers per image in use; 0: no pool
+	max  int           // warm and booting containers in all; 0: no bound
 	idle time.Duration // an image unused this long loses its warm ones
 
 	mu      sync.Mutex
 	warm    map[string][]*Container // by image id
 	used    map[string]time.Time    // last take, by image id
+	takes   map[string]float64      // takes lately (halved every idle/4), by image id
 	filling map[string]int          // boots in flight, by image id
 	closed  bool
 	seq     atomic.Uint64
@@ -55,7 +58,21 @@ func WithPool(size int, idle time.Duration) Option {
 	return func(d *Docker) {
 		if size > 0 {
 			d.pool = &pool{d: d, size: size, idle: idle, warm: map[string][]*Container{}, used: map[string]time.Time{},
-				filling: map[string]int{}, stop: make(chan struct{}), gone: make(chan struct{})}
+				takes: map[string]float64{}, filling: map[string]int{}, stop: make(chan struct{}), gone: make(chan struct{})}
+		}
+	}
+}
+
+// WithPoolMax bounds the warm containers of WithPool in all (0: no
+// bound): a contest's many images share them. When the bound is
+// reached, an image that plays more often lately takes a warm container
+// of one that plays less (on a tie, of the one that played least
+// recently); an image that plays no more often than the others gets none
+// and starts its bots anew. Give it after WithPool.
+func WithPoolMax(n int) Option {
+	return func(d *Docker) {
+		if d.pool != nil {
+			d.pool.max = max(0, n)
 		}
 	}
 }
@@ -80,6 +97,7 @@ func (p *pool) take(s Spec) *Container {
 	}
 	id := s.Image.ID
 	p.used[id] = time.Now()
+	p.takes[id]++
 	var c *Container
 	if w := p.warm[id]; len(w) > 0 {
 		c, p.warm[id] = w[0], w[1:]
@@ -89,9 +107,12 @@ func (p *pool) take(s Spec) *Container {
 }
 
 // refillLocked boots containers until the image has size warm or
-// booting; p.mu must be held.
+// booting, within the bound; p.mu must be held.
 func (p *pool) refillLocked(img Image) {
 	for n := len(p.warm[img.ID]) + p.filling[img.ID]; n < p.size; n++ {
+		if p.max > 0 && p.totalLocked() >= p.max && !p.evictLocked(img.ID) {
+			return
+		}
 		p.filling[img.ID]++
 		p.wg.Go(func() {
 			c, err := p.d.boot(context.Background(), Spec{Image: img, Name: fmt.Sprintf("arena-pool-%d-%d", os.Getpid(), p.seq.Add(1)),
@@ -112,6 +133,41 @@ func (p *pool) refillLocked(img Image) {
 	}
 }
 
+// totalLocked counts the warm and booting containers; p.mu must be held.
+func (p *pool) totalLocked() int {
+	n := 0
+	for _, w := range p.warm {
+		n += len(w)
+	}
+	for _, f := range p.filling {
+		n += f
+	}
+	return n
+}
+
+// evictLocked removes a warm container of the image that plays least
+// (lately; on a tie, least recently) to make room for one of id, if that
+// image plays less than id; p.mu must be held.
+func (p *pool) evictLocked(id string) bool {
+	victim := ""
+	for v, w := range p.warm {
+		if v == id || len(w) == 0 {
+			continue
+		}
+		if victim == "" || p.takes[v] < p.takes[victim] || p.takes[v] == p.takes[victim] && p.used[v].Before(p.used[victim]) {
+			victim = v
+		}
+	}
+	if victim == "" || p.takes[victim] > p.takes[id] || p.takes[victim] == p.takes[id] && !p.used[victim].Before(p.used[id]) {
+		return false
+	}
+	w := p.warm[victim]
+	c := w[len(w)-1]
+	p.warm[victim] = w[:len(w)-1]
+	p.wg.Go(func() { c.Close(context.Background()) })
+	return true
+}
+
 // run removes the warm containers of images unused for idle, every so
 // often, until close.
 func (p *pool) run() {
@@ -129,7 +185,11 @@ func (p *pool) run() {
 					stale = append(stale, p.warm[id]...)
 					delete(p.warm, id)
 					delete(p.used, id)
+					delete(p.takes, id)
 				}
+			}
+			for id := range p.takes {
+				p.takes[id] /= 2
 			}
 			p.mu.Unlock()
 			for _, c := range stale {

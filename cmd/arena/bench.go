@@ -122,7 +122,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
 	cli, d, local, err := sandboxes(ctx, cfg, log, stderr, strings.Contains(o.bots+","+o.opponents, sandbox.LocalPrefix),
-		sandbox.WithPool(cfg.Pool, poolIdle))
+		sandbox.WithPool(cfg.Pool, poolIdle), sandbox.WithPoolMax(cfg.PoolMax))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -30,7 +31,8 @@ import (
 // 45 random bots, 10 bots that crash: rejected by their checks), 100
 // entries, a Swiss final at the deadline. It reports each phase's time,
 // the final's games a second against the bare container lifecycle of the
-// same bots (arena bench --baseline), and the server's peak memory. Too
+// same bots (arena bench --baseline), the server's peak memory and the
+// most warm containers it kept during the final (ARENA_POOL_MAX). Too
 // long for the suite: make bench runs it. ARENA_BENCH_CLASS (100) sets the
 // class's size, ARENA_BENCH_SWISS_ROUNDS the final's rounds (0: the
 // format's own, ⌈log₂ n⌉ + 2).
@@ -154,6 +156,23 @@ func BenchmarkAClass(b *testing.B) {
 		}
 		time.Sleep(time.Until(freeze))
 		start = time.Now()
+		// The warm pool during the final, from the server's metrics.
+		peakWarm := 0.0
+		sampled := make(chan struct{})
+		stopSampling := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if v, ok := metricOf(admin, `arena_containers{state="warm"}`); ok {
+					peakWarm = max(peakWarm, v)
+				}
+				select {
+				case <-stopSampling:
+					return
+				case <-time.After(2 * time.Second):
+				}
+			}
+		}()
 		var board map[string]any
 		poll.Until(b, 3*time.Hour, func() error {
 			_, board = admin.call(b, "GET", path+"/standings", "")
@@ -163,6 +182,8 @@ func BenchmarkAClass(b *testing.B) {
 			return nil
 		})
 		final := time.Since(start)
+		close(stopSampling)
+		<-sampled
 		games := 0
 		for _, g := range board["games"].([]any) {
 			if st := g.(map[string]any)["state"]; st == "scored" || st == "void" {
@@ -179,9 +200,21 @@ func BenchmarkAClass(b *testing.B) {
 		b.ReportMetric(rate, "games/s")
 		b.ReportMetric(bare, "bare-games/s")
 		b.ReportMetric(float64(peak)/(1<<20), "MiB-server-peak")
-		b.Logf("a class of %d: sign-ups %.1fs; pushes to the last check %.1fs (%d ready, %d rejected); freeze to standings %.1fs, %d games, %.2f games/s (the bare lifecycle of the same bots: %.2f games' worth/s, %.0f%%); the server's peak memory %.0f MiB",
-			size, signups.Seconds(), checks.Seconds(), ready, rejected, final.Seconds(), games, rate, bare, 100*rate/bare, float64(peak)/(1<<20))
+		b.ReportMetric(peakWarm, "warm-containers-peak")
+		b.Logf("a class of %d: sign-ups %.1fs; pushes to the last check %.1fs (%d ready, %d rejected); freeze to standings %.1fs, %d games, %.2f games/s (the bare lifecycle of the same bots: %.2f games' worth/s, %.0f%%); the server's peak memory %.0f MiB; warm containers at most %.0f during the final",
+			size, signups.Seconds(), checks.Seconds(), ready, rejected, final.Seconds(), games, rate, bare, 100*rate/bare, float64(peak)/(1<<20), peakWarm)
 	}
+}
+
+// metricOf reads one series of the server's metrics, as c (an admin).
+func metricOf(c *webClient, series string) (float64, bool) {
+	res, err := c.Get(c.url + "/metrics")
+	if err != nil {
+		return 0, false
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return seriesValue(string(body), series)
 }
 
 // envInt reads a whole-number setting of a benchmark, or def.

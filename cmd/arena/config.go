@@ -43,6 +43,7 @@ type Config struct {
 	Concurrency     int
 	VerifyAtOnce    int // ARENA_LOGIC_VERIFY
 	Pool            int
+	PoolMax         int    // warm containers in all; 0: no bound
 	Pull            string // "never" or "missing"
 	Allow           []string
 	Token           string
@@ -279,6 +280,13 @@ var settings = []setting{
 		c.Pool, err = strconv.Atoi(v)
 		if err == nil && (c.Pool < 0 || c.Pool > 16) {
 			err = errors.New("must be from 0 to 16")
+		}
+		return err
+	}},
+	{env: "ARENA_POOL_MAX", flag: "pool-max", def: "16", usage: "warm containers kept in all, for every image together: the images that play most often lately get them (0: no bound)", set: func(c *Config, v string) (err error) {
+		c.PoolMax, err = strconv.Atoi(v)
+		if err == nil && c.PoolMax < 0 {
+			err = errors.New("must not be negative")
 		}
 		return err
 	}},

@@ -131,7 +131,13 @@ func scrapedMetric(t *testing.T, addr, series string) (float64, bool) {
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	for _, line := range strings.Split(string(body), "\n") {
+	return seriesValue(string(body), series)
+}
+
+// seriesValue finds one series (its labels in name order, as the format
+// writes them) in a scrape of Prometheus's text format.
+func seriesValue(scrape, series string) (float64, bool) {
+	for _, line := range strings.Split(scrape, "\n") {
 		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			return f, err == nil

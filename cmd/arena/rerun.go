@@ -39,7 +39,7 @@ Flags:
 // (rerun, a logic's verify): the sandbox's, not a match's time limits or
 // the warm pool.
 func replaySetting(s setting) bool {
-	return !s.server && s.only == "" && !slices.Contains([]string{"timeout", "warmup", "pool"}, s.flag)
+	return !s.server && s.only == "" && !slices.Contains([]string{"timeout", "warmup", "pool", "pool-max"}, s.flag)
 }
 
 func rerunFlags(out io.Writer) (*flag.FlagSet, *int, *int, *time.Duration, *string, map[string]*string) {

@@ -108,7 +108,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer listener.Close()
 
-	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle)}
+	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle), sandbox.WithPoolMax(cfg.PoolMax)}
 	if cfg.Pull == "missing" {
 		extra = append(extra, sandbox.WithPullMissing())
 	}

@@ -109,7 +109,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer nc.Close()
 
-	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle)}
+	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle), sandbox.WithPoolMax(cfg.PoolMax)}
 	if o.pull {
 		extra = append(extra, sandbox.WithPullMissing())
 	}
