@@ -103,4 +103,35 @@ func TestReplaysOnDisk(t *testing.T) {
 	if disk["replay_files"].(float64) != 1 {
 		t.Errorf("disk after: %v", disk)
 	}
+
+	// A replay an earlier release wrote, plain JSON under ID.json, is
+	// served and streamed to the viewer as before.
+	earlier := "0ea41e400002"
+	if err := ts.store.Insert(ctx, store.Match{ID: earlier, Status: "queued", Game: "tanks", Map: "classic", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Finish(ctx, earlier, store.Outcome{Status: "finished", Result: json.RawMessage(`{"turns":1}`), Replay: bodies[1]}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(ts.store.ReplayPath(earlier))
+	if err := os.WriteFile(strings.TrimSuffix(ts.store.ReplayPath(earlier), ".zst"), bodies[1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := ts.send(t, "GET", "/api/matches/"+earlier+"/replay", "", "Accept-Encoding", "identity")
+	served, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(served) != string(bodies[1]) {
+		t.Errorf("the earlier release's replay: %d, %d bytes of %d", res.StatusCode, len(served), len(bodies[1]))
+	}
+	res = ts.send(t, "GET", "/api/matches/"+earlier+"/stream", "")
+	frames := 0
+	for _, e := range readEvents(t, res.Body) {
+		if e.name == "frame" {
+			frames++
+		}
+	}
+	res.Body.Close()
+	if frames != len(rep.Frames) {
+		t.Errorf("the earlier release's replay streamed %d frames of %d", frames, len(rep.Frames))
+	}
 }
