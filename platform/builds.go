@@ -225,7 +225,23 @@ func (s *Platform) buildAndPush(ctx context.Context, rec *Build, req sourcebuild
 		return "", err
 	}
 	fmt.Fprintf(log, "pushed %s@%s: its check follows (My bots)\n", rec.Repository, digest)
+	s.keepSource(ctx, rec, req.Source, digest)
 	return digest, nil
+}
+
+// keepSource keeps the upload with the version it built, for the
+// similarity report; it counts against the owner's quota and goes with
+// the version (store/sources.go).
+func (s *Platform) keepSource(ctx context.Context, rec *Build, src sourcebuild.Source, digest string) {
+	var buf bytes.Buffer
+	if err := sourcebuild.TarGz(src.Files, &buf); err != nil {
+		s.log.Warn("pack an upload to keep it", zap.String("build", rec.ID), zap.Error(err))
+		return
+	}
+	ns, _, _ := strings.Cut(rec.Repository, "/")
+	if _, err := s.deps.Store.KeepSource(ctx, digest, ns, buf.Bytes(), s.now()); err != nil {
+		s.log.Error("keep an upload with its version", zap.String("build", rec.ID), zap.Error(err))
+	}
 }
 
 func (s *Platform) finishBuild(rec *Build, digest string, err error) {

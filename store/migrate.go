@@ -27,6 +27,7 @@ var migrations = []string{
 	10: gamesPinSchema,
 	11: challengesSchema,
 	12: replaysSchema,
+	13: sourcesSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

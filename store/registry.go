@@ -173,7 +173,8 @@ func (s *Store) tags(ctx context.Context, where string, args ...any) ([]Tag, err
 type Usage struct {
 	Repositories, Tags int
 	// Bytes counts each manifest's image once, however many tags name it
-	// (layers shared between images are counted with each).
+	// (layers shared between images are counted with each), and the
+	// uploads kept with the versions they built (sources.go).
 	Bytes int64
 }
 
@@ -183,6 +184,12 @@ func (s *Store) RegistryUsage(ctx context.Context, owner string) (Usage, error) 
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT repository), COUNT(*) FROM registry_tags WHERE owner = ?`, owner).Scan(&u.Repositories, &u.Tags)
 	if err == nil {
 		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM (SELECT DISTINCT digest, size FROM registry_tags WHERE owner = ?)`, owner).Scan(&u.Bytes)
+	}
+	if err == nil {
+		// The uploads kept with their versions count too (sources.go).
+		var kept int64
+		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM sources WHERE owner = ?`, owner).Scan(&kept)
+		u.Bytes += kept
 	}
 	if err != nil {
 		return Usage{}, fmt.Errorf("registry usage of %s: %w", owner, err)

@@ -157,6 +157,19 @@ func TestBuildsFromUploads(t *testing.T) {
 	if status, _ := doJSON(t, req); status != http.StatusForbidden {
 		t.Errorf("an upload from another site: %d", status)
 	}
+	// The upload is kept with its version, counted against alice's quota,
+	// and goes with it.
+	digest := fmt.Sprint(done["digest"])
+	archive, kept, err := ms.store.Source(t.Context(), digest)
+	if err != nil || !kept {
+		t.Fatalf("the upload of %s is not kept: %v", digest, err)
+	}
+	if src, err := sourcebuild.Read(archive, sourcebuild.DefaultLimits); err != nil || !src.Has("bot.py") || !src.Has("tanks.py") {
+		t.Errorf("the kept upload: %+v, %v", src, err)
+	}
+	if u, _ := ms.store.RegistryUsage(t.Context(), "alice"); u.Bytes < int64(len(archive)) {
+		t.Errorf("alice's usage %d leaves out her kept upload's %d bytes", u.Bytes, len(archive))
+	}
 	// The metrics count the builds by outcome, the check's match, the
 	// registry's repository.
 	_, admin := ms.token(t, "admin")
@@ -173,6 +186,12 @@ func TestBuildsFromUploads(t *testing.T) {
 		return r
 	}()); status != http.StatusForbidden {
 		t.Errorf("alice reads the metrics: %d", status)
+	}
+	if status, _ := ms.do(t, "DELETE", "/api/registry/repositories/alice/built", "", auth...); status != http.StatusNoContent {
+		t.Fatalf("alice deletes her repository: %d", status)
+	}
+	if _, kept, _ := ms.store.Source(t.Context(), digest); kept {
+		t.Errorf("the upload stayed after its version went")
 	}
 }
 
