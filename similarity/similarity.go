@@ -233,9 +233,9 @@ type Pair struct {
 }
 
 // Common is how many sources a fingerprint may appear in before it is
-// taken for an idiom, not a copy: more than half of them, and more than
-// ten (MOSS's -m).
-func Common(sources int) int { return max(10, sources/2) }
+// taken for what they all start from or an idiom, not a copy: half of
+// them, and at least two (among three sources, what all three share).
+func Common(sources int) int { return max(2, sources/2) }
 
 // Report compares every two sources, less what base (the starter kits)
 // holds and the idioms most of them share, and returns the pairs that

@@ -457,6 +457,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET", "/api/contests/:id/export", static(contestPath+"/export?format=csv", ""), open},
 		{"GET", "/api/contests/:id/class", static(contestPath+"/class?format=csv", ""), adminRead},
 		{"GET", "/api/contests/:id/grades", static(contestPath+"/grades?format=csv", ""), adminRead},
+		{"GET", "/api/contests/:id/similarity", static(contestPath+"/similarity?format=csv", ""), adminRead},
+		// No version of these is pushed: an admin is told so (404).
+		{"GET", "/api/similarity", static("/api/similarity?versions=a/b:c,d/e:f", ""), "401 403 403 403 404 403 401 401 404"},
 		{"POST", "/api/contests/:id/gates/run", static(contestPath+"/gates/run", "{}"), "401 400 400 400 400 400 401 401 400"},
 		// Past who may push to alice/, the body (JSON here) is refused.
 		{"POST", "/api/builds", static("/api/builds?repository=alice/built&game=tanks", "{}"), "401 415 403 403 415 415 401 401 415"},

@@ -307,6 +307,8 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/contests/:id/export", s.exportContest, read...)
 	api.GET("/contests/:id/class", s.contestClass, s.signedIn)
 	api.GET("/contests/:id/grades", s.contestGrades, s.signedIn)
+	api.GET("/contests/:id/similarity", s.contestSimilarity, s.guardChanges, s.adminOnly)
+	api.GET("/similarity", s.getSimilarity, s.guardChanges, s.adminOnly)
 	api.POST("/contests/:id/gates/run", s.runGates, starts...)
 	// The registry's own: the visitor's images, deleting, collecting.
 	api.GET("/registry", s.getRegistry, s.signedIn)

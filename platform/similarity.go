@@ -1,0 +1,192 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"arena/accounts"
+	"arena/internal/errs"
+	"arena/similarity"
+	"arena/sourcebuild"
+	"arena/store"
+)
+
+// SimilarityNote is what every similarity report says first.
+const SimilarityNote = "A score says how much of two bots' sources is alike once names, comments, spacing, " +
+	"the starter kit and what most of the bots share are left out. It is a reason to look at the two, " +
+	"side by side, never a verdict."
+
+// SimilarityReport is the pairs of versions whose sources look alike,
+// the most alike first.
+type SimilarityReport struct {
+	Note     string              `json:"note"`
+	Versions []SimilarityVersion `json:"versions"`
+	Pairs    []SimilarityPair    `json:"pairs"`
+}
+
+// SimilarityVersion is a version compared (or not, and why).
+type SimilarityVersion struct {
+	Version  string `json:"version"`
+	Owner    string `json:"owner"`
+	Digest   string `json:"digest,omitempty"`
+	Compared bool   `json:"compared"`
+	Why      string `json:"why,omitempty"`
+}
+
+// SimilarityPair is two versions and what they share: the regions of
+// each, with their lines.
+type SimilarityPair struct {
+	A        string             `json:"a"`
+	B        string             `json:"b"`
+	Score    float64            `json:"score"`
+	Shared   int                `json:"shared"`
+	RegionsA []SimilarityRegion `json:"regions_a"`
+	RegionsB []SimilarityRegion `json:"regions_b"`
+}
+
+// SimilarityRegion is a run of lines of a file, with the lines.
+type SimilarityRegion struct {
+	similarity.Span
+	Lines []string `json:"lines"`
+}
+
+// similarityPairsMax bounds the pairs a report lists.
+const similarityPairsMax = 100
+
+// Similarity compares the kept uploads of versions named
+// repository:tag. Admins only.
+func (s *Platform) Similarity(ctx context.Context, p accounts.Principal, versions []string) (SimilarityReport, error) {
+	if !p.Admin() {
+		return SimilarityReport{}, errs.New(errs.ErrDenied, "only an admin may compare bots")
+	}
+	if len(versions) < 2 {
+		return SimilarityReport{}, errs.New(errs.ErrInvalid, "versions: name two or more, REPOSITORY:TAG,…")
+	}
+	if len(versions) > 500 {
+		return SimilarityReport{}, errs.New(errs.ErrInvalid, "versions: 500 at most")
+	}
+	var tags []store.Tag
+	for _, v := range versions {
+		repo, tag, ok := strings.Cut(strings.TrimSpace(v), ":")
+		if !ok || repo == "" || tag == "" {
+			return SimilarityReport{}, errs.Errorf(errs.ErrInvalid, "versions: %q is not REPOSITORY:TAG", v)
+		}
+		t, found, err := s.deps.Store.TagOf(ctx, repo, tag)
+		if err != nil {
+			return SimilarityReport{}, err
+		}
+		if !found {
+			return SimilarityReport{}, errs.Errorf(errs.ErrNotFound, "versions: no pushed version %s", v)
+		}
+		tags = append(tags, t)
+	}
+	return s.similarity(ctx, tags)
+}
+
+// ContestSimilarity compares the final versions of a contest's entries.
+// Admins only.
+func (s *Platform) ContestSimilarity(ctx context.Context, p accounts.Principal, id int64) (SimilarityReport, error) {
+	if !p.Admin() {
+		return SimilarityReport{}, errs.New(errs.ErrDenied, "only an admin may compare bots")
+	}
+	if _, err := s.deps.Store.Contest(ctx, id); err != nil {
+		return SimilarityReport{}, err
+	}
+	entries, err := s.deps.Store.ContestEntries(ctx, id)
+	if err != nil {
+		return SimilarityReport{}, err
+	}
+	var tags []store.Tag
+	for _, e := range entries {
+		if e.FinalID == "" {
+			continue
+		}
+		// The tag that named the final version when it was pinned, else
+		// any tag that names that image.
+		repo, tag, _ := strings.Cut(e.FinalRef, ":")
+		t, found, err := s.deps.Store.TagOf(ctx, repo, tag)
+		if err != nil {
+			return SimilarityReport{}, err
+		}
+		if !found || t.ImageID != e.FinalID {
+			all, err := s.deps.Store.TagsOfImage(ctx, e.FinalID)
+			if err != nil {
+				return SimilarityReport{}, err
+			}
+			if len(all) == 0 {
+				continue
+			}
+			t = all[0]
+		}
+		tags = append(tags, t)
+	}
+	if len(tags) == 0 {
+		return SimilarityReport{Note: SimilarityNote, Versions: []SimilarityVersion{}, Pairs: []SimilarityPair{}}, nil
+	}
+	return s.similarity(ctx, tags)
+}
+
+// similarity compares the kept uploads of tags.
+func (s *Platform) similarity(ctx context.Context, tags []store.Tag) (SimilarityReport, error) {
+	rep := SimilarityReport{Note: SimilarityNote, Versions: []SimilarityVersion{}, Pairs: []SimilarityPair{}}
+	var sources []similarity.Source
+	files := map[string]map[string][]string{} // version → file → lines
+	for _, t := range tags {
+		v := SimilarityVersion{Version: t.Repository + ":" + t.Tag, Owner: t.Owner, Digest: t.Digest}
+		archive, kept, err := s.deps.Store.Source(ctx, t.Digest)
+		if err != nil {
+			return SimilarityReport{}, err
+		}
+		var src sourcebuild.Source
+		if kept {
+			src, err = sourcebuild.Read(archive, sourcebuild.DefaultLimits)
+		}
+		switch {
+		case !kept:
+			v.Why = "no upload kept: pushed with docker, not built from its sources here"
+		case err != nil:
+			v.Why = fmt.Sprintf("its kept upload does not read: %v", err)
+		default:
+			v.Compared = true
+			one := similarity.Source{ID: v.Version}
+			files[v.Version] = map[string][]string{}
+			for _, f := range src.Files {
+				if similarity.Language(f.Name) == "" {
+					continue
+				}
+				one.Files = append(one.Files, similarity.File{Name: f.Name, Data: f.Data})
+				files[v.Version][f.Name] = strings.Split(string(f.Data), "\n")
+			}
+			sources = append(sources, one)
+		}
+		rep.Versions = append(rep.Versions, v)
+	}
+	if err := ctx.Err(); err != nil {
+		return SimilarityReport{}, errors.Join(err, errs.New(errs.ErrUnavailable, "the report was cut short"))
+	}
+	for i, pair := range similarity.Report(sources, nil) {
+		if i == similarityPairsMax {
+			break
+		}
+		rep.Pairs = append(rep.Pairs, SimilarityPair{A: pair.A, B: pair.B, Score: pair.Score, Shared: pair.Shared,
+			RegionsA: regions(files[pair.A], pair.Match.A), RegionsB: regions(files[pair.B], pair.Match.B)})
+	}
+	return rep, nil
+}
+
+// regions gives spans their lines.
+func regions(files map[string][]string, spans []similarity.Span) []SimilarityRegion {
+	out := []SimilarityRegion{}
+	for _, sp := range spans {
+		lines := files[sp.File]
+		first, last := max(1, sp.First), min(len(lines), sp.Last)
+		r := SimilarityRegion{Span: sp, Lines: []string{}}
+		if first <= last {
+			r.Lines = lines[first-1 : last]
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package web
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"arena/platform"
+)
+
+// The similarity report (admins):
+//
+//	GET /api/similarity?versions=REPO:TAG,REPO:TAG,…   any versions
+//	GET /api/contests/{id}/similarity[?format=csv]      a contest's final versions
+
+func (s *Server) getSimilarity(c echo.Context) error {
+	var versions []string
+	for _, v := range strings.Split(c.QueryParam("versions"), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			versions = append(versions, v)
+		}
+	}
+	rep, err := s.p.Similarity(c.Request().Context(), who(c), versions)
+	if err != nil {
+		return err
+	}
+	return writeSimilarity(c, rep, "similarity")
+}
+
+func (s *Server) contestSimilarity(c echo.Context) error {
+	id, err := contestID(c)
+	if err != nil {
+		return err
+	}
+	rep, err := s.p.ContestSimilarity(c.Request().Context(), who(c), id)
+	if err != nil {
+		return err
+	}
+	return writeSimilarity(c, rep, fmt.Sprintf("contest-%d-similarity", id))
+}
+
+// writeSimilarity sends a report as JSON, or its pairs as CSV.
+func writeSimilarity(c echo.Context, rep platform.SimilarityReport, name string) error {
+	switch c.QueryParam("format") {
+	case "", "json":
+		return c.JSON(http.StatusOK, rep)
+	case "csv":
+		h := c.Response().Header()
+		h.Set("Content-Type", "text/csv; charset=utf-8")
+		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, name))
+		c.Response().WriteHeader(http.StatusOK)
+		w := csv.NewWriter(c.Response())
+		w.Write([]string{"a", "b", "score", "shared"})
+		for _, p := range rep.Pairs {
+			w.Write([]string{p.A, p.B, strconv.FormatFloat(p.Score, 'f', 3, 64), strconv.Itoa(p.Shared)})
+		}
+		w.Flush()
+		return w.Error()
+	default:
+		return badRequest("format: %q: json or csv", c.QueryParam("format"))
+	}
+}
