@@ -113,6 +113,7 @@ export class ContestsView {
       }),
     );
     $("#contest-class-filter").addEventListener("change", () => this.loadClass());
+    $("#contest-similarity-run").addEventListener("click", () => this.loadSimilarity());
     $("#contest-gates-run").addEventListener("click", (e) => this.runGates(e));
     $("#contest-invite-renew").addEventListener("click", (e) => this.staff(e, "PATCH", "", () => ({ new_invite: true })));
     this.timer = null;
@@ -291,6 +292,7 @@ export class ContestsView {
     $("#contest-json").href = `/api/contests/${id}/export?format=json`;
     $("#contest-staff").hidden = !isAdmin();
     $("#contest-grades-csv").href = `/api/contests/${id}/grades?format=csv`;
+    $("#contest-similarity-csv").href = `/api/contests/${id}/similarity?format=csv`;
     if (isAdmin()) this.loadClass();
     this.gates(page, board);
     const names = Object.fromEntries(page.entries.map((e) => [e.id, e.final || e.bot]));
@@ -314,6 +316,45 @@ export class ContestsView {
         }),
       );
     }
+  }
+
+  // loadSimilarity shows staff the final versions most alike, and a
+  // pair's shared regions side by side.
+  async loadSimilarity() {
+    const id = this.id;
+    $("#contest-similarity-note").textContent = "comparing…";
+    $("#contest-similarity-pair").hidden = true;
+    try {
+      const rep = await api(`/api/contests/${id}/similarity`);
+      if (id !== this.id) return;
+      const skipped = rep.versions.filter((v) => !v.compared);
+      $("#contest-similarity-note").textContent =
+        rep.note + (skipped.length ? ` Not compared: ${skipped.map((v) => `${v.version} (${v.why})`).join("; ")}.` : "") + (rep.pairs.length ? "" : " No two share anything.");
+      $("#contest-similarity tbody").replaceChildren(
+        ...rep.pairs.map((p, i) => {
+          const tr = document.createElement("tr");
+          tr.innerHTML = `<td><meter min="0" max="1" value="${p.score}"></meter> ${p.score.toFixed(2)}</td><td>${escapeHTML(p.a)}</td><td>${escapeHTML(p.b)}</td><td>${p.shared}</td><td><button class="small" type="button">Side by side</button></td>`;
+          tr.querySelector("button").addEventListener("click", () => this.showPair(rep.pairs[i]));
+          return tr;
+        }),
+      );
+    } catch (e) {
+      $("#contest-similarity-note").textContent = "";
+      this.error(e);
+    }
+  }
+
+  // showPair shows the regions two versions share, each side's lines
+  // numbered.
+  showPair(p) {
+    const side = (name, regions) =>
+      `<div><h5>${escapeHTML(name)}</h5>${regions
+        .map((r) => `<p class="hint">${escapeHTML(r.file)}, lines ${r.first}–${r.last}</p><pre>${r.lines.map((l, k) => `<span class="ln">${r.first + k}</span> ${escapeHTML(l)}`).join("\n")}</pre>`)
+        .join("")}</div>`;
+    const box = $("#contest-similarity-pair");
+    box.innerHTML = side(p.a, p.regions_a) + side(p.b, p.regions_b);
+    box.hidden = false;
+    box.scrollIntoView({ block: "nearest" });
   }
 
   // loadClass shows staff the class: who may enter, entered or not, and
