@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"arena/accounts"
+	"arena/botkits"
 	"arena/internal/errs"
 	"arena/similarity"
 	"arena/sourcebuild"
@@ -166,7 +167,7 @@ func (s *Platform) similarity(ctx context.Context, tags []store.Tag) (Similarity
 	if err := ctx.Err(); err != nil {
 		return SimilarityReport{}, errors.Join(err, errs.New(errs.ErrUnavailable, "the report was cut short"))
 	}
-	for i, pair := range similarity.Report(sources, nil) {
+	for i, pair := range similarity.Report(sources, kitSources()) {
 		if i == similarityPairsMax {
 			break
 		}
@@ -174,6 +175,15 @@ func (s *Platform) similarity(ctx context.Context, tags []store.Tag) (Similarity
 			RegionsA: regions(files[pair.A], pair.Match.A), RegionsB: regions(files[pair.B], pair.Match.B)})
 	}
 	return rep, nil
+}
+
+// kitSources are the starter kits' files, which count for no one.
+func kitSources() []similarity.File {
+	var out []similarity.File
+	for _, f := range botkits.Files() {
+		out = append(out, similarity.File{Name: f.Name, Data: f.Data})
+	}
+	return out
 }
 
 // regions gives spans their lines.

@@ -31,10 +31,68 @@ func TestTheSimilarityReport(t *testing.T) {
 		return string(data)
 	}
 	kit := read("tanks.py")
-	alices := read("snake_greedy.py")
-	bobs := strings.NewReplacer("Board", "Grid", "free_at", "opens", "mine", "ours", "theirs", "foe", "near", "close_by",
-		"# ", "# note: ", "    ", "  ").Replace(alices)
-	carols := read("pacman_runner.py")
+	// Alice's own strategy; bob's copy of it, disguised; carol's own.
+	alices := `import tanks
+
+# Alice's plan: keep away from the zone's edge, fire along rows.
+class Planner:
+    def __init__(self, state):
+        self.state = state
+        self.history = []
+
+    def danger(self, cell):
+        x, y = cell
+        edge = min(x, y, self.state.width - 1 - x, self.state.height - 1 - y)
+        return max(0, self.state.zone_radius - edge)
+
+    def targets(self, me):
+        found = []
+        for enemy in self.state.enemies():
+            if enemy.x == me.x or enemy.y == me.y:
+                found.append((abs(enemy.x - me.x) + abs(enemy.y - me.y), enemy))
+        found.sort(key=lambda pair: pair[0])
+        return [enemy for _, enemy in found]
+
+    def step(self, me):
+        shots = self.targets(me)
+        if shots:
+            self.history.append(("fire", shots[0].x, shots[0].y))
+            return tanks.fire_at(me, shots[0])
+        options = sorted(tanks.moves(me), key=lambda move: self.danger(move.cell))
+        best = options[0]
+        for move in options[1:]:
+            if self.danger(move.cell) == self.danger(best.cell) and move.cell not in self.history:
+                best = move
+        self.history.append(best.cell)
+        return best
+
+def play(state):
+    me = state.me()
+    return Planner(state).step(me)
+`
+	bobs := strings.NewReplacer("Planner", "Brain", "history", "seen", "danger", "risk", "targets", "aims", "found", "hits",
+		"options", "choices", "best", "pick", "# Alice's plan: keep away from the zone's edge, fire along rows.", "# my own bot",
+		"    ", "  ").Replace(alices)
+	carols := `import tanks
+
+def score(state, cell, depth):
+    if depth == 0:
+        return len(state.free_around(cell))
+    total = 0
+    for nxt in state.free_around(cell):
+        total += score(state, nxt, depth - 1) / 4
+    return total + state.bonus(cell)
+
+def play(state):
+    me = state.me()
+    ranked = []
+    for move in tanks.moves(me):
+        ranked.append((score(state, move.cell, 3), move))
+    ranked.sort(key=lambda item: -item[0])
+    if state.can_fire(me) and state.enemy_in_line(me):
+        return tanks.fire(me)
+    return ranked[0][1] if ranked else tanks.stay(me)
+`
 	build := func(user, bot string) {
 		t.Helper()
 		_, tok := ms.token(t, user)
@@ -66,12 +124,15 @@ func TestTheSimilarityReport(t *testing.T) {
 		t.Fatalf("the report: %d %v", status, rep)
 	}
 	pairs := rep["pairs"].([]any)
+	if len(pairs) == 0 {
+		t.Fatalf("no pairs: %v", rep)
+	}
 	first := pairs[0].(map[string]any)
 	if first["a"] != "alice/bot:v1" || first["b"] != "bob/bot:v1" || first["score"].(float64) < 0.9 {
 		t.Errorf("the first pair: %v", first)
 	}
 	regions := first["regions_b"].([]any)
-	if len(regions) == 0 || regions[0].(map[string]any)["file"] != "bot.py" || len(regions[0].(map[string]any)["lines"].([]any)) < 10 {
+	if len(regions) == 0 || regions[0].(map[string]any)["file"] != "bot.py" || len(regions[0].(map[string]any)["lines"].([]any)) < 20 {
 		t.Errorf("bob's regions: %v", regions)
 	}
 	for _, p := range pairs[1:] {
@@ -82,6 +143,12 @@ func TestTheSimilarityReport(t *testing.T) {
 	for _, v := range rep["versions"].([]any) {
 		if v := v.(map[string]any); v["compared"] != true {
 			t.Errorf("not compared: %v", v)
+		}
+	}
+	// Two versions alone: the kit file both carry counts for no one.
+	if _, two := ms.do(t, "GET", "/api/similarity?versions=alice/bot:v1,carol/bot:v1", "", admin...); len(two["pairs"].([]any)) > 0 {
+		if p := two["pairs"].([]any)[0].(map[string]any); p["score"].(float64) > 0.25 {
+			t.Errorf("alice and carol alone score %v: the kit counted", p["score"])
 		}
 	}
 	// As CSV.
