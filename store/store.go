@@ -18,12 +18,11 @@ import (
 	"sync"
 	"time"
 
-	"arena/matches"
-
 	"github.com/alexedwards/scs/sqlite3store"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"arena/internal/errs"
+	"arena/matches"
 )
 
 // Match is one match as the history keeps it.
