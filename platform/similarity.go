@@ -1,9 +1,11 @@
 package platform
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"arena/accounts"
@@ -15,9 +17,9 @@ import (
 )
 
 // SimilarityNote is what every similarity report says first.
-const SimilarityNote = "A score says how much of two bots' sources is alike once names, comments, spacing, " +
-	"the starter kit and what most of the bots share are left out. It is a reason to look at the two, " +
-	"side by side, never a verdict."
+const SimilarityNote = "A score says how much of two bots is alike: their sources once names, comments, spacing, " +
+	"the starter kits and what most of the bots share are left out, or, for bots pushed with docker, the files " +
+	"their images add. It is a reason to look at the two, side by side, never a verdict."
 
 // SimilarityReport is the pairs of versions whose sources look alike,
 // the most alike first.
@@ -27,24 +29,29 @@ type SimilarityReport struct {
 	Pairs    []SimilarityPair    `json:"pairs"`
 }
 
-// SimilarityVersion is a version compared (or not, and why).
+// SimilarityVersion is a version compared (By: its "source", kept with
+// it, or its "image", for one pushed with docker) or not, and why.
 type SimilarityVersion struct {
 	Version  string `json:"version"`
 	Owner    string `json:"owner"`
 	Digest   string `json:"digest,omitempty"`
 	Compared bool   `json:"compared"`
+	By       string `json:"by,omitempty"`
 	Why      string `json:"why,omitempty"`
 }
 
-// SimilarityPair is two versions and what they share: the regions of
-// each, with their lines.
+// SimilarityPair is two versions and what they share: compared By their
+// sources, the regions of each with their lines; by their images, the
+// files both add (the same content), each side's path.
 type SimilarityPair struct {
 	A        string             `json:"a"`
 	B        string             `json:"b"`
+	By       string             `json:"by"`
 	Score    float64            `json:"score"`
 	Shared   int                `json:"shared"`
-	RegionsA []SimilarityRegion `json:"regions_a"`
-	RegionsB []SimilarityRegion `json:"regions_b"`
+	RegionsA []SimilarityRegion `json:"regions_a,omitempty"`
+	RegionsB []SimilarityRegion `json:"regions_b,omitempty"`
+	Files    [][2]string        `json:"files,omitempty"`
 }
 
 // SimilarityRegion is a run of lines of a file, with the lines.
@@ -133,6 +140,7 @@ func (s *Platform) ContestSimilarity(ctx context.Context, p accounts.Principal, 
 func (s *Platform) similarity(ctx context.Context, tags []store.Tag) (SimilarityReport, error) {
 	rep := SimilarityReport{Note: SimilarityNote, Versions: []SimilarityVersion{}, Pairs: []SimilarityPair{}}
 	var sources []similarity.Source
+	var images []similarity.Image
 	files := map[string]map[string][]string{} // version → file → lines
 	for _, t := range tags {
 		v := SimilarityVersion{Version: t.Repository + ":" + t.Tag, Owner: t.Owner, Digest: t.Digest}
@@ -145,12 +153,21 @@ func (s *Platform) similarity(ctx context.Context, tags []store.Tag) (Similarity
 			src, err = sourcebuild.Read(archive, sourcebuild.DefaultLimits)
 		}
 		switch {
+		case !kept && s.registry != nil:
+			// Pushed with docker: compared by what its image adds.
+			img, err := s.registry.Image(ctx, t.Repository, t.Digest)
+			if err != nil {
+				v.Why = fmt.Sprintf("its image does not read: %v", err)
+				break
+			}
+			v.Compared, v.By = true, "image"
+			images = append(images, similarity.Image{ID: v.Version, Image: img})
 		case !kept:
-			v.Why = "no upload kept: pushed with docker, not built from its sources here"
+			v.Why = "no upload kept, and no registry to read its image from"
 		case err != nil:
 			v.Why = fmt.Sprintf("its kept upload does not read: %v", err)
 		default:
-			v.Compared = true
+			v.Compared, v.By = true, "source"
 			one := similarity.Source{ID: v.Version}
 			files[v.Version] = map[string][]string{}
 			for _, f := range src.Files {
@@ -167,13 +184,21 @@ func (s *Platform) similarity(ctx context.Context, tags []store.Tag) (Similarity
 	if err := ctx.Err(); err != nil {
 		return SimilarityReport{}, errors.Join(err, errs.New(errs.ErrUnavailable, "the report was cut short"))
 	}
-	for i, pair := range similarity.Report(sources, kitSources()) {
-		if i == similarityPairsMax {
-			break
-		}
-		rep.Pairs = append(rep.Pairs, SimilarityPair{A: pair.A, B: pair.B, Score: pair.Score, Shared: pair.Shared,
+	for _, pair := range similarity.Report(sources, kitSources()) {
+		rep.Pairs = append(rep.Pairs, SimilarityPair{A: pair.A, B: pair.B, By: "source", Score: pair.Score, Shared: pair.Shared,
 			RegionsA: regions(files[pair.A], pair.Match.A), RegionsB: regions(files[pair.B], pair.Match.B)})
 	}
+	if len(images) > 1 {
+		pairs, err := similarity.ImageReport(images)
+		if err != nil {
+			return SimilarityReport{}, err
+		}
+		for _, pair := range pairs {
+			rep.Pairs = append(rep.Pairs, SimilarityPair{A: pair.A, B: pair.B, By: "image", Score: pair.Score, Shared: pair.Shared, Files: pair.Files})
+		}
+	}
+	slices.SortStableFunc(rep.Pairs, func(x, y SimilarityPair) int { return cmp.Compare(y.Score, x.Score) })
+	rep.Pairs = rep.Pairs[:min(len(rep.Pairs), similarityPairsMax)]
 	return rep, nil
 }
 

@@ -25,11 +25,7 @@ import (
 // returns the image's id (its config's digest), which the engine gives
 // the loaded image.
 func (r *Registry) Export(ctx context.Context, repo, digest string, w io.Writer) (string, error) {
-	ref, err := name.NewDigest(exportHost+"/"+repo+"@"+digest, name.Insecure)
-	if err != nil {
-		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
-	}
-	img, err := remote.Image(ref, remote.WithContext(ctx), remote.WithAuth(authn.Anonymous), remote.WithTransport(&inProcess{r: r}))
+	ref, img, err := r.image(ctx, repo, digest)
 	if err != nil {
 		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
 	}
@@ -41,6 +37,25 @@ func (r *Registry) Export(ctx context.Context, repo, digest string, w io.Writer)
 		return "", fmt.Errorf("registry: export %s@%s: %w", repo, digest, err)
 	}
 	return id.String(), nil
+}
+
+// Image is the image repo@digest (a manifest's digest), read as the
+// platform from the registry's storage; its layers are read when asked.
+func (r *Registry) Image(ctx context.Context, repo, digest string) (v1.Image, error) {
+	_, img, err := r.image(ctx, repo, digest)
+	if err != nil {
+		return nil, fmt.Errorf("registry: read %s@%s: %w", repo, digest, err)
+	}
+	return img, nil
+}
+
+func (r *Registry) image(ctx context.Context, repo, digest string) (name.Digest, v1.Image, error) {
+	ref, err := name.NewDigest(exportHost+"/"+repo+"@"+digest, name.Insecure)
+	if err != nil {
+		return name.Digest{}, nil, err
+	}
+	img, err := remote.Image(ref, remote.WithContext(ctx), remote.WithAuth(authn.Anonymous), remote.WithTransport(&inProcess{r: r}))
+	return ref, img, err
 }
 
 // exportHost is the name the in-process transport answers to.

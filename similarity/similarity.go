@@ -233,9 +233,10 @@ type Pair struct {
 }
 
 // Common is how many sources a fingerprint may appear in before it is
-// taken for what they all start from or an idiom, not a copy: half of
-// them, and at least two (among three sources, what all three share).
-func Common(sources int) int { return max(2, sources/2) }
+// taken for an idiom or what they all start from, not a copy: half of
+// them, and at least ten (MOSS's -m): a few bots that share something
+// are what the report is for.
+func Common(sources int) int { return max(10, sources/2) }
 
 // Report compares every two sources, less what base (the starter kits)
 // holds and the idioms most of them share, and returns the pairs that

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"archive/tar"
 	"bytes"
 	"fmt"
 	"io"
@@ -167,5 +168,52 @@ def play(state):
 		if status, body := ms.do(t, "GET", "/api/similarity?"+q, "", admin...); status/100 != 4 || !strings.Contains(fmt.Sprint(body["error"]), want) {
 			t.Errorf("%s: %d %v, want %q", q, status, body, want)
 		}
+	}
+}
+
+// Versions pushed with docker are compared by the files their images
+// add: bob's push of alice's very image, under his name, is flagged with
+// the file both carry; carol's own program is not.
+func TestTheSimilarityReportComparesPushedImages(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
+	ms.useEngine(nil)
+	tarOf := func(files map[string]string) string {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for name, content := range files {
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg})
+			tw.Write([]byte(content))
+		}
+		tw.Close()
+		return buf.String()
+	}
+	alices := newImage(t, map[string]string{"io.arena.game": "tanks"}, tarOf(map[string]string{"bot": "ELF alice's program, which plays tanks her way"}))
+	carols := newImage(t, map[string]string{"io.arena.game": "tanks"}, tarOf(map[string]string{"bot": "ELF carol's program, another way to play tanks"}))
+	for _, p := range []struct {
+		user, repo string
+		im         image
+	}{{"alice", "alice/bot", alices}, {"bob", "bob/copy", alices}, {"carol", "carol/bot", carols}} {
+		_, tok := ms.token(t, p.user)
+		if status, body := ms.push(t, p.user, tok, p.repo, "v1", p.im); status != http.StatusCreated {
+			t.Fatalf("%s pushes: %d %s", p.user, status, body)
+		}
+	}
+	_, adminTok := ms.token(t, "admin")
+	status, rep := ms.do(t, "GET", "/api/similarity?versions=alice/bot:v1,bob/copy:v1,carol/bot:v1", "", "Authorization", "Bearer "+adminTok)
+	if status != 200 {
+		t.Fatalf("the report: %d %v", status, rep)
+	}
+	for _, v := range rep["versions"].([]any) {
+		if v := v.(map[string]any); v["compared"] != true || v["by"] != "image" {
+			t.Errorf("a pushed version: %v", v)
+		}
+	}
+	pairs := rep["pairs"].([]any)
+	if len(pairs) != 1 {
+		t.Fatalf("pairs: %v", pairs)
+	}
+	p := pairs[0].(map[string]any)
+	if p["a"] != "alice/bot:v1" || p["b"] != "bob/copy:v1" || p["by"] != "image" || p["score"] != 1.0 || fmt.Sprint(p["files"]) != "[[/bot /bot]]" {
+		t.Errorf("the pair: %v", p)
 	}
 }

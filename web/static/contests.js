@@ -333,7 +333,7 @@ export class ContestsView {
       $("#contest-similarity tbody").replaceChildren(
         ...rep.pairs.map((p, i) => {
           const tr = document.createElement("tr");
-          tr.innerHTML = `<td><meter min="0" max="1" value="${p.score}"></meter> ${p.score.toFixed(2)}</td><td>${escapeHTML(p.a)}</td><td>${escapeHTML(p.b)}</td><td>${p.shared}</td><td><button class="small" type="button">Side by side</button></td>`;
+          tr.innerHTML = `<td><meter min="0" max="1" value="${p.score}"></meter> ${p.score.toFixed(2)}</td><td>${escapeHTML(p.a)}</td><td>${escapeHTML(p.b)}</td><td>${p.shared} ${p.by === "image" ? "files" : "fingerprints"}</td><td><button class="small" type="button">Side by side</button></td>`;
           tr.querySelector("button").addEventListener("click", () => this.showPair(rep.pairs[i]));
           return tr;
         }),
@@ -347,11 +347,19 @@ export class ContestsView {
   // showPair shows the regions two versions share, each side's lines
   // numbered.
   showPair(p) {
+    const box = $("#contest-similarity-pair");
+    if (p.by === "image") {
+      box.innerHTML = `<div><h5>Files both images add (the same content)</h5><table><thead><tr><th>${escapeHTML(p.a)}</th><th>${escapeHTML(p.b)}</th></tr></thead><tbody>${p.files
+        .map((f) => `<tr><td><code>${escapeHTML(f[0])}</code></td><td><code>${escapeHTML(f[1])}</code></td></tr>`)
+        .join("")}</tbody></table></div>`;
+      box.hidden = false;
+      box.scrollIntoView({ block: "nearest" });
+      return;
+    }
     const side = (name, regions) =>
       `<div><h5>${escapeHTML(name)}</h5>${regions
         .map((r) => `<p class="hint">${escapeHTML(r.file)}, lines ${r.first}–${r.last}</p><pre>${r.lines.map((l, k) => `<span class="ln">${r.first + k}</span> ${escapeHTML(l)}`).join("\n")}</pre>`)
         .join("")}</div>`;
-    const box = $("#contest-similarity-pair");
     box.innerHTML = side(p.a, p.regions_a) + side(p.b, p.regions_b);
     box.hidden = false;
     box.scrollIntoView({ block: "nearest" });
