@@ -111,23 +111,14 @@ func (s *Platform) ContestSimilarity(ctx context.Context, p accounts.Principal, 
 		if e.FinalID == "" {
 			continue
 		}
-		// The tag that named the final version when it was pinned, else
-		// any tag that names that image.
-		repo, tag, _ := strings.Cut(e.FinalRef, ":")
-		t, found, err := s.deps.Store.TagOf(ctx, repo, tag)
-		if err != nil {
-			return SimilarityReport{}, err
+		// The version pinned at the deadline, by its manifest's digest.
+		repo, digest, ok := strings.Cut(e.FinalDigest, "@")
+		if !ok {
+			continue
 		}
-		if !found || t.ImageID != e.FinalID {
-			all, err := s.deps.Store.TagsOfImage(ctx, e.FinalID)
-			if err != nil {
-				return SimilarityReport{}, err
-			}
-			if len(all) == 0 {
-				continue
-			}
-			t = all[0]
-		}
+		ns, _, _ := strings.Cut(repo, "/")
+		_, tag, _ := strings.Cut(e.FinalRef, ":")
+		t := store.Tag{Repository: repo, Tag: tag, Owner: ns, Digest: digest, ImageID: e.FinalID}
 		tags = append(tags, t)
 	}
 	if len(tags) == 0 {

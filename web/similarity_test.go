@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"arena/orchestrator/fake"
 	"arena/platform"
 )
 
@@ -176,7 +177,7 @@ def play(state):
 // the file both carry; carol's own program is not.
 func TestTheSimilarityReportComparesPushedImages(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
-	ms.useEngine(nil)
+	playable := fakePulls(t, ms)
 	tarOf := func(files map[string]string) string {
 		var buf bytes.Buffer
 		tw := tar.NewWriter(&buf)
@@ -187,8 +188,8 @@ func TestTheSimilarityReportComparesPushedImages(t *testing.T) {
 		tw.Close()
 		return buf.String()
 	}
-	alices := newImage(t, map[string]string{"io.arena.game": "tanks"}, tarOf(map[string]string{"bot": "ELF alice's program, which plays tanks her way"}))
-	carols := newImage(t, map[string]string{"io.arena.game": "tanks"}, tarOf(map[string]string{"bot": "ELF carol's program, another way to play tanks"}))
+	alices := playable(tarOf(map[string]string{"bot": "ELF alice's program, which plays tanks her way"}), fake.Script{})
+	carols := playable(tarOf(map[string]string{"bot": "ELF carol's program, another way to play tanks"}), fake.Script{})
 	for _, p := range []struct {
 		user, repo string
 		im         image
