@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 
+	"arena/dispatch"
 	"arena/internal/dockertest"
 	"arena/internal/poll"
 	"arena/sandbox"
@@ -330,6 +332,26 @@ func TestWorkersInContainersThroughANATSCluster(t *testing.T) {
 	// many long matches as workers, posted at once, are played one by each
 	// (a worker plays one at a time).
 	t.Run("every worker plays again", func(t *testing.T) {
+		// Back means heard from: each says again how many it takes.
+		poll.Until(t, 60*time.Second, func() error {
+			res, err := http.Get(s.url + "/healthz")
+			if err != nil {
+				return err
+			}
+			defer res.Body.Close()
+			var h struct {
+				Workers []dispatch.WorkerStanding `json:"workers"`
+			}
+			if err := json.NewDecoder(res.Body).Decode(&h); err != nil {
+				return err
+			}
+			for name := range workers {
+				if !slices.ContainsFunc(h.Workers, func(w dispatch.WorkerStanding) bool { return w.Name == name && w.Slots > 0 }) {
+					return fmt.Errorf("%s is not back: %+v", name, h.Workers)
+				}
+			}
+			return nil
+		})
 		var ids []string
 		for range workers {
 			ids = append(ids, post(slow[1]))
