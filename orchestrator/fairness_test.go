@@ -204,8 +204,8 @@ func quantiles(ds []time.Duration) string {
 // virtual CPU while the guest's kernel counts the bot as running on it
 // (this machine reports no steal time). The bot sees that itself, a chunk
 // of its work taking far more CPU than it does, and says so; such an
-// answer is the machine's, logged and left out, and a few of them are
-// all a run may have.
+// answer is the machine's, logged and left out (a fault in it too), and
+// at most one answer in five may be one.
 func TestFairTimingUnderLoad(t *testing.T) {
 	cli := dockertest.Client(t)
 	cores := runtime.NumCPU()
@@ -219,8 +219,10 @@ func TestFairTimingUnderLoad(t *testing.T) {
 	for _, stall := range f.stalls {
 		t.Logf("the machine held a bot's CPU: %s", stall)
 	}
-	if len(f.stalls) > 5 {
-		t.Errorf("the machine held the bots' CPU during %d answers: too unsteady a host to measure fairness on", len(f.stalls))
+	// A stall that faulted no one costs nothing; one answer in five
+	// stalled is a host too unsteady to measure fairness on.
+	if answers := len(f.cpu["cpu_20ms"]) + len(f.cpu["cpu_60ms"]) + len(f.stalls); len(f.stalls)*5 > answers {
+		t.Errorf("the machine held the bots' CPU during %d of %d answers: too unsteady a host to measure fairness on", len(f.stalls), answers)
 	}
 	for i, b := range f.slow {
 		if b.Status != engine.StatusTimeout || b.FaultTurn != 2 || !strings.Contains(b.FaultDetail, "of CPU time") {
