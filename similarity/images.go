@@ -126,16 +126,7 @@ func ImageReport(images []Image) ([]ImagePair, error) {
 		}
 	}
 	slices.SortFunc(pairs, func(x, y ImagePair) int {
-		switch {
-		case x.Score != y.Score:
-			if x.Score > y.Score {
-				return -1
-			}
-			return 1
-		case x.Shared != y.Shared:
-			return y.Shared - x.Shared
-		}
-		return strings.Compare(x.A+" "+x.B, y.A+" "+y.B)
+		return mostAlikeFirst(x.Score, y.Score, x.Shared, y.Shared, x.A+" "+x.B, y.A+" "+y.B)
 	})
 	return pairs, nil
 }

@@ -11,6 +11,7 @@
 package similarity
 
 import (
+	"cmp"
 	"hash/fnv"
 	"path"
 	"slices"
@@ -274,16 +275,19 @@ func Report(sources []Source, base []File) []Pair {
 		pairs = append(pairs, Pair{A: sources[p[0]].ID, B: sources[p[1]].ID, Match: Compare(fps[p[0]], fps[p[1]])})
 	}
 	slices.SortFunc(pairs, func(x, y Pair) int {
-		switch {
-		case x.Score != y.Score:
-			if x.Score > y.Score {
-				return -1
-			}
-			return 1
-		case x.Shared != y.Shared:
-			return y.Shared - x.Shared
-		}
-		return strings.Compare(x.A+" "+x.B, y.A+" "+y.B)
+		return mostAlikeFirst(x.Score, y.Score, x.Shared, y.Shared, x.A+" "+x.B, y.A+" "+y.B)
 	})
 	return pairs
+}
+
+// mostAlikeFirst orders pairs: the higher score first, then the more
+// shared, then by name.
+func mostAlikeFirst(xScore, yScore float64, xShared, yShared int, xName, yName string) int {
+	switch {
+	case xScore != yScore:
+		return cmp.Compare(yScore, xScore)
+	case xShared != yShared:
+		return yShared - xShared
+	}
+	return strings.Compare(xName, yName)
 }
