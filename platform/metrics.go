@@ -85,10 +85,7 @@ func (s *Platform) observeUpdate(u matches.Update) {
 		return
 	}
 	rec := v.(store.Match)
-	kind := rec.Kind
-	if kind == "" {
-		kind = string(matches.KindHand)
-	}
+	kind := string(matches.Kind(rec.Kind).OrHand())
 	switch {
 	case u.State == matches.StateRunning:
 		s.metrics.MatchesStarted.WithLabelValues(rec.Game, kind).Inc()

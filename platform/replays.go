@@ -3,8 +3,6 @@ package platform
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,13 +15,14 @@ import (
 
 // ReplayConfig is how long replays are kept.
 type ReplayConfig struct {
-	// Keep is how long the replays of the matches nobody started by hand
-	// are kept after they finish (ExpiringKinds); 0 keeps them for ever.
-	// Their rows, results and ratings stay.
+	// Keep is how long the replays of ExpiringKinds are kept after
+	// their matches finish; 0 keeps them for ever. Their rows, results
+	// and ratings stay.
 	Keep time.Duration
-	// Every is how often expired replays are removed (0: an hour).
-	Every time.Duration
 }
+
+// expireEvery is how often expired replays are removed.
+const expireEvery = time.Hour
 
 // ExpiringKinds are the matches whose replays expire: a ladder's, a
 // contest's practice, a pushed bot's check and a challenge's. Those
@@ -69,13 +68,9 @@ func (s *Platform) ExpireReplays(ctx context.Context) (int, error) {
 }
 
 // expireRegularly removes expired replays at start and then every
-// ReplayConfig.Every.
+// expireEvery.
 func (s *Platform) expireRegularly(ctx context.Context) {
-	every := s.cfg.Replays.Every
-	if every <= 0 {
-		every = time.Hour
-	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(expireEvery)
 	defer t.Stop()
 	for {
 		if _, err := s.ExpireReplays(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -116,30 +111,7 @@ func (s *Platform) diskUsage(ctx context.Context) (DiskUsage, error) {
 	}
 	out := DiskUsage{DiskUsage: u, KeepReplays: s.KeepReplays()}
 	if r := s.cfg.Registry; r.Enabled && r.Storage == nil && r.Dir != "" {
-		out.Registry, err = dirBytes(ctx, r.Dir)
+		out.Registry, _, err = store.FolderBytes(r.Dir)
 	}
 	return out, err
-}
-
-// dirBytes adds up the sizes of the files under dir (none: 0).
-func dirBytes(ctx context.Context, dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n, err
 }

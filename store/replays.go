@@ -26,9 +26,8 @@ UPDATE matches SET kind = 'check' WHERE id IN (SELECT check_match FROM registry_
 CREATE INDEX matches_expiry ON matches(replay, kind, finished_at);
 `
 
-// The states of a match's replay (matches.replay).
+// The states of a match's replay (matches.replay; 0: none).
 const (
-	replayNone    = 0
 	replaySaved   = 1
 	replayExpired = 2
 )
@@ -81,22 +80,8 @@ type DiskUsage struct {
 // Usage measures the replays folder and the database (with its WAL).
 func (s *Store) Usage() (DiskUsage, error) {
 	var u DiskUsage
-	err := filepath.WalkDir(filepath.Join(s.dir, "replays"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			u.Replays += fi.Size()
-			if !strings.HasPrefix(d.Name(), ".") {
-				u.Files++
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	var err error
+	if u.Replays, u.Files, err = FolderBytes(filepath.Join(s.dir, "replays")); err != nil {
 		return u, fmt.Errorf("measure the replays: %w", err)
 	}
 	for _, name := range []string{"arena.db", "arena.db-wal", "arena.db-shm"} {
@@ -105,4 +90,29 @@ func (s *Store) Usage() (DiskUsage, error) {
 		}
 	}
 	return u, nil
+}
+
+// FolderBytes adds up the sizes of the files under dir and counts those
+// that are not temporary (dot files); a folder that is not there holds
+// nothing.
+func FolderBytes(dir string) (bytes int64, files int, err error) {
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			bytes += fi.Size()
+			if !strings.HasPrefix(d.Name(), ".") {
+				files++
+			}
+		}
+		return nil
+	})
+	return bytes, files, err
 }

@@ -150,12 +150,8 @@ type execer interface {
 
 func insertMatch(ctx context.Context, db execer, m Match) error {
 	bots, _ := json.Marshal(m.Bots)
-	kind := m.Kind
-	if kind == "" {
-		kind = string(matches.KindHand)
-	}
 	_, err := db.ExecContext(ctx, `INSERT INTO matches (id, status, game, map, seed, bots, settings, created_at, owner, ladder, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt), m.Owner, m.Ladder, kind)
+		m.ID, m.Status, m.Game, m.Map, strconv.FormatUint(m.Seed, 10), string(bots), string(m.Settings), stamp(m.CreatedAt), m.Owner, m.Ladder, string(matches.Kind(m.Kind).OrHand()))
 	if err != nil {
 		return fmt.Errorf("record match %s: %w", m.ID, err)
 	}

@@ -86,16 +86,6 @@ func cmdRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // folderSize adds up the sizes of a folder's files.
 func folderSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err == nil {
-			n += info.Size()
-		}
-		return err
-	})
+	n, _, err := store.FolderBytes(dir)
 	return n, err
 }
