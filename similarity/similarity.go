@@ -29,6 +29,11 @@ const (
 	W = 4
 )
 
+// MaxFileBytes bounds a source file compared: a bigger one (generated
+// tables, a vendored library) is left out, and a hostile upload cannot
+// keep a lexer busy for minutes.
+const MaxFileBytes = 1 << 20
+
 // File is a source file: its path in the upload and its content.
 type File struct {
 	Name string
@@ -64,7 +69,7 @@ type token struct {
 // literals "L"; keywords, operators and punctuation as they are.
 func tokens(f File) []token {
 	lang := Language(f.Name)
-	if lang == "" {
+	if lang == "" || len(f.Data) > MaxFileBytes {
 		return nil
 	}
 	lexer := lexers.Get(lang)

@@ -1,6 +1,7 @@
 package similarity
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,10 +152,15 @@ class Memory:
 	}
 }
 
-// A file in no compared language, or too short, gives no fingerprint.
+// A file in no compared language, too short or too big gives no
+// fingerprint.
 func TestWhatIsNotCompared(t *testing.T) {
 	if fp := Fingerprint([]File{{Name: "README.md", Data: []byte("# a long readme, with words and more words and more")}, {Name: "a.py", Data: []byte("x = 1")}}); len(fp) != 0 {
 		t.Errorf("%d fingerprints", len(fp))
+	}
+	huge := bytes.Repeat([]byte("x = [1, 2, 3]  # a line\n"), MaxFileBytes/20)
+	if fp := Fingerprint([]File{{Name: "table.py", Data: huge}}); len(huge) <= MaxFileBytes || len(fp) != 0 {
+		t.Errorf("a file of %d bytes gave %d fingerprints", len(huge), len(fp))
 	}
 	if m := Compare(Fingerprints{}, Fingerprint(kit(t, "python/snake_greedy.py"))); m.Score != 0 || m.Shared != 0 {
 		t.Errorf("against nothing: %+v", m)
