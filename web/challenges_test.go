@@ -128,6 +128,31 @@ func TestChallenges(t *testing.T) {
 		t.Errorf("a ranked challenge on a server without: %d %v", status, body)
 	}
 
+	// Carol challenges alice's entry in an open contest: it plays the
+	// entry's version; alice sees it; a withdrawn entry is refused.
+	spring, err := ms.p.Contests().Create(t.Context(), contest.Spec{Name: "Spring", Game: "tanks", Maps: []string{"classic"}, FreezeAt: ms.clock.Now().Add(time.Hour)}, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, e = ms.do(t, "POST", fmt.Sprintf("/api/contests/%d/entries", spring.ID), `{"bot":"alice/tank:v1"}`, alice...)
+	if status != http.StatusCreated {
+		t.Fatalf("alice enters Spring: %d %v", status, e)
+	}
+	springEntry := fmt.Sprint(e["id"])
+	status, c3 := ms.do(t, "POST", "/api/challenges", fmt.Sprintf(`{"bot":"arena/tanks-random","opponent":{"contest":%d,"entry":%s},"games":2}`, spring.ID, springEntry), carol...)
+	if status != http.StatusCreated || c3["opponent_bot"] != "alice/tank:v1" || c3["opponent_owner"] != "alice" || c3["opponent"] != fmt.Sprintf("contest %d entry %s", spring.ID, springEntry) {
+		t.Fatalf("carol challenges alice's contest entry: %d %v", status, c3)
+	}
+	if done := ms.challengeDone(t, c3["id"], alice...); done["wins"].(float64)+done["draws"].(float64)+done["losses"].(float64) != 2 {
+		t.Errorf("the contest entry's challenge, as alice sees it: %v", done)
+	}
+	if status, body := ms.do(t, "PATCH", fmt.Sprintf("/api/contests/%d/entries/%s", spring.ID, springEntry), `{"withdraw":true}`, alice...); status != http.StatusOK {
+		t.Fatalf("alice withdraws: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", "/api/challenges", fmt.Sprintf(`{"bot":"arena/tanks-random","opponent":{"contest":%d,"entry":%s},"games":1}`, spring.ID, springEntry), carol...); status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "withdrawn") {
+		t.Errorf("a challenge of a withdrawn entry: %d %v", status, body)
+	}
+
 	// Bad challenges say what is wrong.
 	for _, bad := range []struct{ body, want string }{
 		{`{"bot":"arena/tanks-random","opponent":{"bot":"alice/tank"},"games":21}`, "games: 21: 1 to 20"},
