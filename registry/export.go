@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -131,10 +132,16 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		pr.CloseWithError(req.Context().Err())
 		return nil, req.Context().Err()
 	}
+	// The length the registry said, as a server's answer carries it: a
+	// push of a tag that exists reads the manifest there and wants it.
+	length, err := strconv.ParseInt(w.sent.Get("Content-Length"), 10, 64)
+	if err != nil {
+		length = -1
+	}
 	return &http.Response{
 		Status: fmt.Sprintf("%d %s", w.code, http.StatusText(w.code)), StatusCode: w.code,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.sent, Body: pr, ContentLength: -1, Request: req,
+		Header: w.sent, Body: pr, ContentLength: length, Request: req,
 	}, nil
 }
 

@@ -110,7 +110,7 @@ func TestExport(t *testing.T) {
 }
 
 // An image pushed in-process as an account is that account's push: its
-// namespaces only, recorded as pushed by it.
+// namespaces only, recorded as pushed by it; a tag may be pushed again.
 func TestPushAsAnAccount(t *testing.T) {
 	ctx := context.Background()
 	var pushed []string
@@ -133,7 +133,15 @@ func TestPushAsAnAccount(t *testing.T) {
 	if _, err := r.Push(ctx, alice, "bob/built", "v1", img); err == nil || !strings.Contains(err.Error(), "DENIED") {
 		t.Errorf("alice's push to bob/: %v", err)
 	}
-	if len(pushed) != 1 || pushed[0] != "alice/built:v1 by alice" {
+	// A tag pushed again with another image (a rebuild under one tag).
+	again, err := random.Image(1000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if digest, err := r.Push(ctx, alice, "alice/built", "v1", again); err != nil {
+		t.Errorf("alice's second push of v1: %s %v", digest, err)
+	}
+	if len(pushed) != 2 || pushed[0] != "alice/built:v1 by alice" || pushed[1] != pushed[0] {
 		t.Errorf("pushes recorded: %v", pushed)
 	}
 	// From outside, nobody is alice without her token.
