@@ -28,6 +28,7 @@ var migrations = []string{
 	11: challengesSchema,
 	12: replaysSchema,
 	13: sourcesSchema,
+	14: sourcesPinnedSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -31,6 +31,23 @@ WHEN NOT EXISTS (SELECT 1 FROM registry_tags WHERE digest = OLD.digest)
 BEGIN DELETE FROM sources WHERE digest = OLD.digest; END;
 `
 
+// sourcesPinnedSchema (schema version 14) keeps the source of a version
+// a contest's entry plays as its final, as the registry keeps its image:
+// staff compare the versions pinned at the deadline, pushed again since
+// or not. Contests' entries are never deleted.
+const sourcesPinnedSchema = `
+DROP TRIGGER sources_go_with_a_deleted_tag;
+DROP TRIGGER sources_go_with_a_moved_tag;
+CREATE TRIGGER sources_go_with_a_deleted_tag AFTER DELETE ON registry_tags
+WHEN NOT EXISTS (SELECT 1 FROM registry_tags WHERE digest = OLD.digest)
+AND NOT EXISTS (SELECT 1 FROM contest_entries WHERE substr(final_digest, instr(final_digest, '@') + 1) = OLD.digest)
+BEGIN DELETE FROM sources WHERE digest = OLD.digest; END;
+CREATE TRIGGER sources_go_with_a_moved_tag AFTER UPDATE OF digest ON registry_tags
+WHEN NOT EXISTS (SELECT 1 FROM registry_tags WHERE digest = OLD.digest)
+AND NOT EXISTS (SELECT 1 FROM contest_entries WHERE substr(final_digest, instr(final_digest, '@') + 1) = OLD.digest)
+BEGIN DELETE FROM sources WHERE digest = OLD.digest; END;
+`
+
 // KeepSource keeps the upload a version was built from (archive, a
 // .tar.gz), if a tag names the version; false when none does (it went
 // meanwhile).

@@ -17,6 +17,9 @@ import (
 type fakeEngine struct {
 	launcher *fake.Launcher
 	script   func(ref string) (fake.Script, error)
+	// ids, when set (pulledByConfig), gives a pulled image
+	// (HOST/REPO@DIGEST) its id; else the fake launcher's of its tag.
+	ids func(pull string) string
 
 	mu      sync.Mutex
 	pulled  []string
@@ -36,12 +39,31 @@ func (ms *testServer) useEngine(script func(ref string) (fake.Script, error)) *f
 	return ms.engine
 }
 
+// pulledByConfig gives the images the engine pulls the id a Docker
+// engine does, their config's digest, as the registry recorded it: a
+// contest's freeze checks the id of the version it pins.
+func (ms *testServer) pulledByConfig() {
+	ms.engine.mu.Lock()
+	defer ms.engine.mu.Unlock()
+	ms.engine.ids = func(pull string) string {
+		repo, digest, _ := strings.Cut(pull, "@")
+		_, repo, _ = strings.Cut(repo, "/")
+		tags, _ := ms.store.Tags(context.Background())
+		for _, t := range tags {
+			if t.Repository == repo && t.Digest == digest {
+				return t.ImageID
+			}
+		}
+		return ""
+	}
+}
+
 func (e *fakeEngine) Pull(_ context.Context, pull, tag, _ string) error {
 	if !strings.Contains(pull, "@sha256:") || !platform.HeldTag(tag) {
 		return fmt.Errorf("pull %s as %s: not by digest, or not a held tag", pull, tag)
 	}
 	e.mu.Lock()
-	script := e.script
+	script, ids := e.script, e.ids
 	e.mu.Unlock()
 	if script == nil {
 		return fmt.Errorf("pull %s: the test engine pulls nothing yet", pull)
@@ -49,6 +71,9 @@ func (e *fakeEngine) Pull(_ context.Context, pull, tag, _ string) error {
 	s, err := script(pull)
 	if err != nil {
 		return err
+	}
+	if ids != nil && s.ID == "" {
+		s.ID = ids(pull)
 	}
 	e.launcher.Add(tag, s)
 	e.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"arena/internal/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
 )
@@ -25,6 +26,7 @@ func TestTheSimilarityReport(t *testing.T) {
 	b := &fakeBuilder{}
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = b }))
 	ms.useEngine(nil)
+	ms.pulledByConfig()
 	read := func(name string) string {
 		data, err := os.ReadFile(filepath.Join("..", "botkits", "python", name))
 		if err != nil {
@@ -169,6 +171,47 @@ def play(state):
 		if status, body := ms.do(t, "GET", "/api/similarity?"+q, "", admin...); status/100 != 4 || !strings.Contains(fmt.Sprint(body["error"]), want) {
 			t.Errorf("%s: %d %v, want %q", q, status, body, want)
 		}
+	}
+
+	// A contest's report compares the versions its entries pinned at the
+	// deadline: bob pushes v1 again after it, and the report still reads
+	// the version his entry plays.
+	freeze := ms.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	status, ct := ms.do(t, "POST", "/api/contests", `{"name":"Cup","game":"tanks","maps":["classic"],"freeze_at":"`+freeze+`"}`, admin...)
+	if status != http.StatusCreated {
+		t.Fatalf("the contest: %d %v", status, ct)
+	}
+	path := fmt.Sprintf("/api/contests/%v", ct["id"])
+	for _, user := range []string{"alice", "bob", "carol"} {
+		_, tok := ms.token(t, user)
+		if status, e := ms.do(t, "POST", path+"/entries", `{"bot":"`+user+`/bot"}`, "Authorization", "Bearer "+tok); status != http.StatusCreated {
+			t.Fatalf("%s enters: %d %v", user, status, e)
+		}
+	}
+	if status, _ := ms.do(t, "GET", path+"/similarity", "", "Authorization", "Bearer "+bobTok); status != http.StatusForbidden {
+		t.Errorf("bob reads the contest's report: %d", status)
+	}
+	ms.clock.skip(time.Hour + time.Second)
+	poll.Until(t, 30*time.Second, func() error {
+		if _, p := ms.do(t, "GET", path, ""); p["phase"] == "practice" || p["phase"] == "freeze" {
+			return fmt.Errorf("the contest is in %v", p["phase"])
+		}
+		return nil
+	})
+	build("bob", carols) // bob/bot:v1 again, after the deadline
+	status, rep = ms.do(t, "GET", path+"/similarity", "", admin...)
+	if status != 200 || len(rep["versions"].([]any)) != 3 {
+		_, page := ms.do(t, "GET", path, "", admin...)
+		t.Fatalf("the contest's report: %d %v\nthe contest: %v", status, rep, page)
+	}
+	if first := rep["pairs"].([]any)[0].(map[string]any); first["a"] != "alice/bot:v1" || first["b"] != "bob/bot:v1" || first["score"].(float64) < 0.9 {
+		t.Errorf("the contest's first pair: %v", first)
+	}
+	res = ms.send(t, "GET", path+"/similarity?format=csv", "", admin...)
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.HasPrefix(string(body), "a,b,score,shared\nalice/bot:v1,bob/bot:v1,") {
+		t.Errorf("the contest's CSV: %q", body)
 	}
 }
 

@@ -9,6 +9,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -99,6 +100,9 @@ type Script struct {
 	StoppedCPU time.Duration
 	// Digest is the image's registry digest (REPO@sha256:…), if any.
 	Digest string
+	// ID is the image's id, as an engine gives a pulled image its
+	// config's digest; empty: ImageID of its reference.
+	ID string
 	// Labels are the image's labels, as Image gives them.
 	Labels map[string]string
 	// Switch makes the bot one the orchestrator can let run between its
@@ -146,7 +150,7 @@ func (l *Launcher) Image(_ context.Context, ref string) (sandbox.Image, error) {
 	if !ok {
 		return sandbox.Image{}, fmt.Errorf("%w: image %s is not known to the fake launcher", matches.ErrImageNotFound, ref)
 	}
-	img := sandbox.Image{Ref: ref, ID: ImageID(target), Game: s.Game, Labels: s.Labels}
+	img := sandbox.Image{Ref: ref, ID: cmp.Or(s.ID, ImageID(target)), Game: s.Game, Labels: s.Labels}
 	if s.Digest != "" {
 		img.Digests = []string{s.Digest}
 	}
@@ -203,7 +207,7 @@ func (l *Launcher) script(ref string) (Script, bool) {
 		return s, true
 	}
 	for r, s := range l.scripts {
-		if ImageID(r) == ref {
+		if ImageID(r) == ref || s.ID == ref {
 			return s, true
 		}
 	}
