@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,10 +33,16 @@ var ExpiringKinds = []matches.Kind{matches.KindLadder, matches.KindPractice, mat
 
 // KeepReplays says how long the replays of ExpiringKinds are kept.
 func (s *Platform) KeepReplays() string {
-	if s.cfg.Replays.Keep <= 0 {
+	keep := s.cfg.Replays.Keep
+	switch {
+	case keep <= 0:
 		return "for ever"
+	case keep == 24*time.Hour:
+		return "1 day"
+	case keep%(24*time.Hour) == 0:
+		return fmt.Sprintf("%d days", keep/(24*time.Hour))
 	}
-	return s.cfg.Replays.Keep.String()
+	return keep.String()
 }
 
 // ExpireReplays removes the replays of ExpiringKinds that are older than

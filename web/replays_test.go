@@ -81,7 +81,7 @@ func TestReplaysOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, disk := ts.do(t, "GET", "/api/disk", "")
-	if disk["replay_files"].(float64) != 2 || disk["replays_bytes"].(float64) == 0 || disk["database_bytes"].(float64) == 0 || disk["keep_replays"] != "720h0m0s" {
+	if disk["replay_files"].(float64) != 2 || disk["replays_bytes"].(float64) == 0 || disk["database_bytes"].(float64) == 0 || disk["keep_replays"] != "30 days" {
 		t.Errorf("disk: %v", disk)
 	}
 	ts.clock.skip(31 * 24 * time.Hour)
