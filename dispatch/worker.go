@@ -31,6 +31,11 @@ type WorkerConfig struct {
 	Name string
 	// Concurrency is how many matches it plays at once (at least 1).
 	Concurrency int
+	// MaxConcurrency, above Concurrency, lets it play up to that many
+	// while the host's CPUs idle (see autoslots.go); CPU reads the host's
+	// CPU time (nil: ProcStat).
+	MaxConcurrency int
+	CPU            CPUTimes
 	// Games are the games it can play.
 	Games []engine.Game
 	// Player plays a match on this host (the orchestrator).
@@ -83,6 +88,8 @@ type Worker struct {
 	fetches singleflight.Group
 	// playingChanged: the matches it plays changed (see reportSlots).
 	playingChanged chan struct{}
+	// slots are the matches it takes at once now (see autoslots.go).
+	slots *slotGate
 	// fetched are the images fetched from the server on the engine, by
 	// id, with when each was last used; removing the removals of them
 	// under way, each closed as it ends; refused those whose removal the
@@ -121,6 +128,7 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}
+	cfg.MaxConcurrency = max(cfg.MaxConcurrency, cfg.Concurrency)
 	if cfg.InlineMax <= 0 {
 		cfg.InlineMax = 512 << 10
 	}
@@ -154,8 +162,8 @@ func NewWorker(nc *nats.Conn, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{cfg: cfg, nc: nc, js: js, log: cfg.Log.With(zap.String("worker", cfg.Name)), running: map[string]delivery{}, early: map[string]time.Time{},
-		playingChanged: make(chan struct{}, 1),
-		fetched:        map[string]time.Time{}, removing: map[string]chan struct{}{}, refused: map[string]bool{}, prune: make(chan struct{}, 1)}, nil
+		playingChanged: make(chan struct{}, 1), slots: newSlotGate(cfg.Concurrency),
+		fetched: map[string]time.Time{}, removing: map[string]chan struct{}{}, refused: map[string]bool{}, prune: make(chan struct{}, 1)}, nil
 }
 
 // Run takes and plays matches until ctx ends; then it takes no more, lets
@@ -209,12 +217,26 @@ func (w *Worker) Run(ctx context.Context) error {
 			<-pruneDone
 		}()
 	}
+	if w.cfg.MaxConcurrency > w.cfg.Concurrency {
+		adaptCtx, stopAdapt := context.WithCancel(ctx)
+		adaptDone := make(chan struct{})
+		go func() {
+			defer close(adaptDone)
+			w.adaptSlots(adaptCtx)
+		}()
+		defer func() {
+			stopAdapt()
+			<-adaptDone
+		}()
+	}
 	play, stopPlay := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopPlay(nil)
 	var wg sync.WaitGroup
-	for range w.cfg.Concurrency {
+	for i := range w.cfg.MaxConcurrency {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			// Taker i takes matches while the worker has more than i
+			// slots (all of them, unless they follow the host).
+			for w.slots.wait(ctx, i) {
 				msg, err := cons.Next(jetstream.FetchContext(ctx), jetstream.FetchHeartbeat(pullHeartbeat))
 				if err != nil {
 					if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
@@ -257,7 +279,7 @@ func (w *Worker) reportSlots(ctx context.Context, stop <-chan struct{}) {
 	defer t.Stop()
 	ended := ctx.Done()
 	for {
-		slots := w.cfg.Concurrency
+		slots := w.slots.get()
 		if ctx.Err() != nil {
 			slots = 0
 		}

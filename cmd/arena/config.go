@@ -41,6 +41,7 @@ type Config struct {
 	Port            int
 	Data            string
 	Concurrency     int
+	ConcurrencyMax  int // ARENA_CONCURRENCY_MAX; at most Concurrency: fixed
 	VerifyAtOnce    int // ARENA_LOGIC_VERIFY
 	Pool            int
 	PoolMax         int    // warm containers in all; 0: no bound
@@ -197,6 +198,17 @@ var settings = []setting{
 		c.Concurrency, err = strconv.Atoi(v)
 		if err == nil && c.Concurrency < 0 {
 			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_CONCURRENCY_MAX", flag: "concurrency-max", def: "", usage: "above ARENA_CONCURRENCY: play up to this many matches at once on this host while its CPUs idle (bots that wait more than they think), one more or fewer every 5 s; empty: ARENA_CONCURRENCY always", server: true, set: func(c *Config, v string) (err error) {
+		if v == "" {
+			c.ConcurrencyMax = 0
+			return nil
+		}
+		c.ConcurrencyMax, err = strconv.Atoi(v)
+		if err == nil && c.ConcurrencyMax < 1 {
+			err = errors.New("must be at least 1")
 		}
 		return err
 	}},
@@ -921,4 +933,17 @@ func parseDays(v string) (time.Duration, error) {
 		return 0, errors.New("want a number of days (30d), a duration (12h) or 0")
 	}
 	return d, nil
+}
+
+// slotRange is how many matches this host plays at once: base always, up
+// to most while its CPUs idle (ARENA_CONCURRENCY_MAX).
+func (c Config) slotRange() (base, most int, err error) {
+	base, most = c.Concurrency, max(c.Concurrency, c.ConcurrencyMax)
+	if c.ConcurrencyMax > 0 && c.ConcurrencyMax < c.Concurrency {
+		return 0, 0, fmt.Errorf("setting --concurrency-max / ARENA_CONCURRENCY_MAX = %d is below ARENA_CONCURRENCY = %d: give it %d or more, or leave it empty", c.ConcurrencyMax, c.Concurrency, c.Concurrency)
+	}
+	if c.ConcurrencyMax > 0 && c.Concurrency == 0 {
+		return 0, 0, errors.New("setting --concurrency-max / ARENA_CONCURRENCY_MAX needs ARENA_CONCURRENCY of 1 or more: with 0 this host plays no match")
+	}
+	return base, most, nil
 }

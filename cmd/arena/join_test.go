@@ -123,7 +123,7 @@ func TestAWorkerJoinsWithOneCommand(t *testing.T) {
 
 // scrapedMetric scrapes the metrics served on addr without sign-in
 // (ARENA_METRICS_LISTEN) and returns one series' value.
-func scrapedMetric(t *testing.T, addr, series string) (float64, bool) {
+func scrapedMetric(t testing.TB, addr, series string) (float64, bool) {
 	t.Helper()
 	res, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {

@@ -119,7 +119,7 @@ func (n *natsSide) inFlight(cfg Config) int {
 	case n.remote:
 		return 64
 	default:
-		return max(1, cfg.Concurrency)
+		return max(1, cfg.Concurrency, cfg.ConcurrencyMax)
 	}
 }
 
@@ -136,9 +136,9 @@ func (n *natsSide) close() {
 }
 
 // localWorker plays matches of the work queue in this process.
-func localWorker(ctx context.Context, nc *nats.Conn, name string, concurrency int, player matches.Player, reap func(context.Context, string) error, log *zap.Logger) (stop func(), err error) {
+func localWorker(ctx context.Context, nc *nats.Conn, name string, concurrency, most int, player matches.Player, reap func(context.Context, string) error, log *zap.Logger) (stop func(), err error) {
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
-		Name: name, Concurrency: concurrency, Games: games(), Player: player, Reap: reap, Log: log.Named("worker"),
+		Name: name, Concurrency: concurrency, MaxConcurrency: most, Games: games(), Player: player, Reap: reap, Log: log.Named("worker"),
 	})
 	if err != nil {
 		return nil, err

@@ -83,6 +83,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	_, most, err := cfg.slotRange()
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	if cfg.Concurrency == 0 && cfg.NATS == "" && cfg.NATSListen == "" {
 		return usageErr("setting --concurrency / ARENA_CONCURRENCY = 0 leaves every match to workers of other hosts, which need a way in: set ARENA_NATS_LISTEN (or ARENA_NATS)")
 	}
@@ -185,7 +189,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err := janitor.RemoveLostMatch(ctx, id)
 			return err
 		}
-		if stopWorker, err = localWorker(ctx, ns.nc, ownWorker, cfg.Concurrency, orch, reapLost, log); err != nil {
+		if stopWorker, err = localWorker(ctx, ns.nc, ownWorker, cfg.Concurrency, most, orch, reapLost, log); err != nil {
 			return platformErr(err)
 		}
 	}
@@ -298,7 +302,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()
-	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %d match(es) at a time here)\n", addr, auth, cfg.Data, cfg.Concurrency)
+	at := fmt.Sprintf("%d match(es) at a time here", cfg.Concurrency)
+	if most > cfg.Concurrency {
+		at = fmt.Sprintf("%d to %d matches at a time here, as its CPUs idle", cfg.Concurrency, most)
+	}
+	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %s)\n", addr, auth, cfg.Data, at)
 	switch {
 	case cfg.NATS != "":
 		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", trust.Redact(cfg.NATS))

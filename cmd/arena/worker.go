@@ -64,7 +64,7 @@ Flags (each also read from its ARENA_* environment variable):
 // workerSettings are the settings of the table (config.go) a worker
 // reads besides every command's: where NATS is, its data folder (for its
 // key), how many matches it plays at once and its pull policy.
-var workerSettings = []string{"nats", "nats-ca", "data", "concurrency", "pull"}
+var workerSettings = []string{"nats", "nats-ca", "data", "concurrency", "concurrency-max", "pull"}
 
 type workerOpts struct {
 	nats, name string
@@ -98,6 +98,10 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	n := cfg.Concurrency
 	if n < 1 {
 		return usageErr("setting --concurrency / ARENA_CONCURRENCY = %d: a worker plays at least 1 match at a time", n)
+	}
+	_, most, err := cfg.slotRange()
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
@@ -141,7 +145,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		stop(fmt.Errorf("NATS closed the connection (the worker's key revoked, or the worker quarantined?): %v", c.LastError()))
 	})
 	w, err := dispatch.NewWorker(nc, dispatch.WorkerConfig{
-		Name: o.name, Concurrency: n, Games: games(), Grace: o.grace, Log: log,
+		Name: o.name, Concurrency: n, MaxConcurrency: most, Games: games(), Grace: o.grace, Log: log,
 		Spool:  filepath.Join(o.data, "outgoing"),
 		Player: orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...),
 		Images: engineImages{cli},
