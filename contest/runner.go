@@ -36,6 +36,10 @@ type Deps struct {
 	// Labels reads an image's io.arena.game and
 	// org.opencontainers.image.authors labels.
 	Labels func(ctx context.Context, id string) (game, authors string)
+	// Notify tells an entry's owner (a user or a team) what happened:
+	// the deadline (final false) or the final standings (final true);
+	// nil: nobody is told.
+	Notify func(ctx context.Context, owner string, final bool, text, link string, fields map[string]any)
 	Log    *zap.Logger
 	Now    func() time.Time
 }
@@ -596,8 +600,52 @@ func (c *Contests) freeze(ctx context.Context, ct store.Contest) error {
 	started, err := c.deps.Store.StartFinal(ctx, ct.ID, entries, storeGames(schedule), c.deps.Now())
 	if started {
 		c.log.Info("contest frozen: the final starts", zap.Int64("contest", ct.ID), zap.Int("entries", len(playing)), zap.Int("games", len(schedule)))
+		c.notifyFreeze(ctx, ct, entries)
 	}
 	return err
+}
+
+// notifyFreeze tells each entrant what plays the final.
+func (c *Contests) notifyFreeze(ctx context.Context, ct store.Contest, entries []store.ContestEntry) {
+	if c.deps.Notify == nil {
+		return
+	}
+	for _, e := range entries {
+		text := ""
+		switch e.State {
+		case store.EntryEntered:
+			what := e.Image
+			if e.FinalRef != "" {
+				what = e.FinalRef
+			}
+			text = fmt.Sprintf("Contest %d (%s): the deadline has passed; your entry %d plays the final with %s.", ct.ID, ct.Name, e.ID, what)
+		case store.EntryNoVersion:
+			text = fmt.Sprintf("Contest %d (%s): the deadline has passed; your entry %d plays no final: %s.", ct.ID, ct.Name, e.ID, e.Reason)
+		default:
+			continue
+		}
+		c.deps.Notify(ctx, e.Owner, false, text, fmt.Sprintf("#/contest/%d", ct.ID), map[string]any{"contest": ct.ID, "entry": e.ID, "state": e.State, "version": e.FinalRef})
+	}
+}
+
+// notifyFinal tells each entrant their place in the final standings.
+func (c *Contests) notifyFinal(ctx context.Context, ct store.Contest) {
+	if c.deps.Notify == nil {
+		return
+	}
+	board, err := c.Standings(ctx, ct.ID)
+	if err != nil {
+		c.log.Warn("contest: the standings to tell", zap.Int64("contest", ct.ID), zap.Error(err))
+		return
+	}
+	for _, r := range board.Rows {
+		place := fmt.Sprintf("placed %d of %d with %g points (%d won, %d drawn, %d lost)", r.Rank, len(board.Rows), r.Points, r.Wins, r.Draws, r.Losses)
+		if r.Rank == 0 {
+			place = "is disqualified"
+		}
+		text := fmt.Sprintf("Contest %d (%s) is over: your entry %d %s.", ct.ID, ct.Name, r.Entry, place)
+		c.deps.Notify(ctx, r.Owner, true, text, fmt.Sprintf("#/contest/%d", ct.ID), map[string]any{"contest": ct.ID, "entry": r.Entry, "rank": r.Rank, "points": r.Points})
+	}
 }
 
 // storeGames are a schedule's games as the store keeps them: a bye (no
@@ -800,6 +848,7 @@ func (c *Contests) play(ctx context.Context, ct store.Contest) error {
 			return err
 		}
 		c.log.Info("contest done: the standings are final", zap.Int64("contest", ct.ID))
+		c.notifyFinal(ctx, ct)
 		return nil
 	}
 	for i := range games {

@@ -82,7 +82,10 @@ type Deps struct {
 	// (io.arena.game; "" if none): an image labelled for another game
 	// is refused.
 	Game func(ctx context.Context, ref string) (string, error)
-	Log  *zap.Logger
+	// Faulted, when set, is told of each entry that faulted (status:
+	// timeout, crash, …) in a match as it is settled.
+	Faulted func(ctx context.Context, e store.Entry, status, matchID string)
+	Log     *zap.Logger
 	Now  func() time.Time
 }
 
@@ -336,6 +339,7 @@ var errNotOver = errors.New("the match is not over")
 // match, is left alone.
 func (l *Ladder) Settle(ctx context.Context, id string) error {
 	var verdict Verdict
+	var seated []store.Entry
 	settled, err := l.deps.Store.SettleLadderMatch(ctx, id, l.now(), func(lm store.LadderMatch, m store.Match, entries []store.Entry) (store.Settlement, error) {
 		if !matches.State(m.Status).Final() {
 			return store.Settlement{}, errNotOver
@@ -343,6 +347,7 @@ func (l *Ladder) Settle(ctx context.Context, id string) error {
 		var err error
 		var set store.Settlement
 		verdict, set, err = l.rate(lm, m, entries)
+		seated = entries
 		return set, err
 	})
 	switch {
@@ -357,6 +362,13 @@ func (l *Ladder) Settle(ctx context.Context, id string) error {
 	l.forget(id)
 	if settled {
 		l.log.Info("ladder match settled", zap.String("match", id), zap.Ints("places", verdict.Places), zap.String("void", verdict.Void))
+		if l.deps.Faulted != nil && verdict.Void == "" {
+			for i, st := range verdict.Statuses {
+				if i < len(seated) && st != "" && st != string(engine.StatusOK) {
+					l.deps.Faulted(ctx, seated[i], st, id)
+				}
+			}
+		}
 	}
 	l.touch()
 	l.wake()

@@ -482,7 +482,8 @@ func (s *Platform) challengeView(ctx context.Context, p accounts.Principal, c st
 			return ChallengeView{}, err
 		}
 		g.Status = m.Status
-		if st, pos, ok := s.queue.Status(cm.MatchID); ok {
+		// What the store says is over is (the queue may not know yet).
+		if st, pos, ok := s.queue.Status(cm.MatchID); ok && !matches.State(m.Status).Final() {
 			g.Status, g.Position = string(st), pos
 		}
 		if !matches.State(g.Status).Final() {
@@ -523,4 +524,28 @@ func (s *Platform) challengeView(ctx context.Context, p accounts.Principal, c st
 	}
 	v.Interval = contest.Wilson(points, decided)
 	return v, nil
+}
+
+// notifyChallenge tells both sides of a challenge that it is over, once
+// the last of its games (matchID) is.
+func (s *Platform) notifyChallenge(ctx context.Context, matchID string) {
+	id, err := s.deps.Store.ChallengeOf(ctx, matchID)
+	if err != nil {
+		return // not a challenge's game (or the store failed: nothing to say)
+	}
+	c, err := s.deps.Store.Challenge(ctx, id)
+	if err != nil {
+		return
+	}
+	v, err := s.challengeView(ctx, accounts.Principal{Name: c.CreatedBy}, c)
+	if err != nil || v.Pending > 0 || len(c.Matches) < c.Games {
+		return
+	}
+	text := fmt.Sprintf("Challenge %d is over: %s's %s against %s, %d won, %d drawn, %d lost", c.ID, c.CreatedBy, c.Bot, c.OpponentBot, v.Wins, v.Draws, v.Losses)
+	if v.Void > 0 {
+		text += fmt.Sprintf(", %d void", v.Void)
+	}
+	fields := map[string]any{"challenge": c.ID, "bot": c.Bot, "opponent_bot": c.OpponentBot, "wins": v.Wins, "draws": v.Draws, "losses": v.Losses, "void": v.Void}
+	people := append([]string{c.CreatedBy}, s.peopleOf(ctx, c.OpponentOwner)...)
+	s.notifyAll(ctx, people, NotifyChallenge, text+".", fmt.Sprintf("#/challenges/%d", c.ID), fields)
 }

@@ -38,7 +38,7 @@ const CheckTurns = 5
 const checkStderrMax = 4 << 10
 
 // tagCheck is a check match in flight: the version it checks.
-type tagCheck struct{ repo, tag, digest, game string }
+type tagCheck struct{ repo, tag, digest, game, by string }
 
 func (c tagCheck) key() string { return c.repo + ":" + c.tag + "@" + c.digest }
 
@@ -121,7 +121,7 @@ func (s *Platform) release(c tagCheck) {
 // cannot be checked stays pending, with the reason.
 func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	log := s.log.With(zap.String("repository", t.Repository), zap.String("tag", t.Tag), zap.String("digest", t.Digest))
-	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest}
+	c := tagCheck{repo: t.Repository, tag: t.Tag, digest: t.Digest, by: t.PushedBy}
 	queued := false
 	defer func() {
 		if !queued {
@@ -237,6 +237,7 @@ func (s *Platform) observeCheck(u matches.Update) {
 	}
 	s.log.Info("pushed bot checked", zap.String("repository", c.repo), zap.String("tag", c.tag), zap.String("match", u.ID),
 		zap.String("state", out.State), zap.String("reason", out.Reason))
+	s.notifyCheck(ctx, c, out)
 	if current && out.State == store.TagReady {
 		// Not on the queue's path: following may pull the image.
 		s.goCheck(func(ctx context.Context) { s.followTag(ctx, c) })
@@ -268,6 +269,25 @@ func (s *Platform) followTag(ctx context.Context, c tagCheck) {
 			s.log.Info("ladder entry follows its tag", zap.String("game", e.Game), zap.String("name", e.Name), zap.Int64("from", e.ID), zap.Int64("to", ne.ID), zap.Int("version", ne.Version))
 		}
 	}
+}
+
+// notifyCheck tells whoever pushed a version its check's verdict.
+func (s *Platform) notifyCheck(ctx context.Context, c tagCheck, out store.Tag) {
+	ref := c.repo + ":" + c.tag
+	var text string
+	switch out.State {
+	case store.TagReady:
+		text = ref + " is ready: it passed its check match."
+		if out.Reason != "" {
+			text = ref + " is ready, though " + out.Reason + "."
+		}
+	case store.TagRejected:
+		text = ref + " was rejected by its check match: " + out.Reason + ". Push a fixed version."
+	default:
+		return
+	}
+	s.Notify(ctx, c.by, NotifyCheck, text, "#/mybots", map[string]any{"repository": c.repo, "tag": c.tag, "digest": c.digest,
+		"state": out.State, "reason": out.Reason, "match": out.CheckMatch})
 }
 
 // checkVerdict judges the bot of a seat by its check match: rejected

@@ -165,6 +165,7 @@ func (s *Platform) record(u matches.Update) {
 		s.live.Delete(u.ID)
 		s.endPeople(u.ID)
 		s.releaseImages(u.ID)
+		s.notifyChallenge(ctx, u.ID)
 	}
 	// The ladders rate their matches from what was just recorded; a
 	// pushed version's check is decided.

@@ -78,6 +78,8 @@ type Config struct {
 	People PeopleConfig
 	// Replays is how long replays are kept.
 	Replays ReplayConfig
+	// Notify is the notifications' policy (notify.go).
+	Notify NotifyConfig
 }
 
 // DefaultHosts are the names the server answers to unless told others.
@@ -151,6 +153,8 @@ type Platform struct {
 	registry *registry.Registry
 	// checks are the pushed versions' checks (checks.go).
 	checks checks
+	// notify is the webhook calls waiting (notify.go).
+	notify notifier
 	// pulls are the pushed versions on the engine (pulled.go).
 	pulls pulls
 	// gamesMu orders the registrations and removals of logic games
@@ -214,6 +218,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 		s.players[name] = files
 	}
 	s.checks.init()
+	s.initNotify()
 	s.pulls.init()
 	var player matches.Player = deps.Orchestrator
 	if deps.Player != nil {
@@ -247,6 +252,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 			img, err := deps.Orchestrator.Image(ctx, id)
 			return img.Game, err
 		},
+		Faulted: s.notifyEntryFault,
 	})
 	s.contests = contest.New(contest.Config{InFlight: inFlight}, contest.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("contests"), Now: deps.Now,
@@ -254,6 +260,13 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 		Labels: func(ctx context.Context, id string) (string, string) {
 			img, _ := deps.Orchestrator.Image(ctx, id)
 			return img.Game, img.Authors
+		},
+		Notify: func(ctx context.Context, owner string, final bool, text, link string, fields map[string]any) {
+			kind := NotifyContestFreeze
+			if final {
+				kind = NotifyContestFinal
+			}
+			s.notifyAll(ctx, s.peopleOf(ctx, owner), kind, text, link, fields)
 		},
 	})
 	if !cfg.Registry.Enabled {
@@ -334,6 +347,8 @@ func (s *Platform) Start() {
 	}()
 	s.runBuilds()
 	s.untilShutdown(s.expireRegularly)
+	s.untilShutdown(s.expireNotifications)
+	s.untilShutdown(s.deliverWebhooks)
 	if s.registry != nil {
 		// Pushed versions whose check the last stop cut, or that could
 		// not be checked, are checked now, once the registry answers

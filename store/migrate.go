@@ -29,6 +29,7 @@ var migrations = []string{
 	12: replaysSchema,
 	13: sourcesSchema,
 	14: sourcesPinnedSchema,
+	15: notificationsSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

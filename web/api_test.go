@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -127,16 +128,18 @@ func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOpti
 	if pc.Registry.Enabled && pc.Registry.Dir == "" {
 		pc.Registry.Dir = t.TempDir()
 	}
-	p, err := platform.New(t.Context(), pc, pd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(cfg, Deps{Platform: p, Store: st, Accounts: accts, Log: log, Now: clock.Now})
 	// The real server: its timeouts and connection cap are under test.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pc.Notify.Own = append(pc.Notify.Own, netip.MustParseAddrPort(ln.Addr().String()))
+	p, err := platform.New(t.Context(), pc, pd)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	s := New(cfg, Deps{Platform: p, Store: st, Accounts: accts, Log: log, Now: clock.Now})
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 	t.Cleanup(func() {

@@ -321,6 +321,20 @@ func TestAuthorizationMatrix(t *testing.T) {
 			pw := password(account(v))
 			return "/api/me/password", fmt.Sprintf(`{"old":%q,"new":%q}`, pw, pw)
 		}, "401 204 204 204 204 403 401 401 403"},
+		{"GET", "/api/notifications", static("/api/notifications", ""), signedIn},
+		{"POST", "/api/notifications/read", static("/api/notifications/read", `{}`), signedIn},
+		{"GET", "/api/me/webhook", static("/api/me/webhook", ""), signedIn},
+		{"PUT", "/api/me/webhook", static("/api/me/webhook", `{"url":"https://93.184.216.34/hook"}`), signedIn},
+		{"DELETE", "/api/me/webhook", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			user := account(v)
+			if v == "admintoken" {
+				user = "admin" // the admin token acts as the admin
+			}
+			if err := ms.store.SetWebhook(t.Context(), store.Webhook{User: user, URL: "https://93.184.216.34/hook", Secret: "s"}); err != nil {
+				t.Fatal(err)
+			}
+			return "/api/me/webhook", ""
+		}, "401 204 204 204 204 204 401 401 204"},
 		{"POST", "/api/users", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			_, code, err := ms.accounts.CreateInvite(t.Context(), ms.principal(t, "admin"))
 			if err != nil {

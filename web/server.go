@@ -246,6 +246,12 @@ func (s *Server) routes() *echo.Echo {
 	// Who one is, and the way in.
 	api.GET("/me", s.me)
 	api.PUT("/me/password", s.changePassword, account...)
+	// Notifications, and the visitor's webhook.
+	api.GET("/notifications", s.listNotifications, account...)
+	api.POST("/notifications/read", s.readNotifications, append(changes, account...)...)
+	api.GET("/me/webhook", s.getWebhook, account...)
+	api.PUT("/me/webhook", s.putWebhook, append(changes, account...)...)
+	api.DELETE("/me/webhook", s.deleteWebhook, append(changes, account...)...)
 	api.POST("/users", s.signUp, s.accountsOnly)
 	api.POST("/session", s.signIn, s.accountsOnly)
 	api.DELETE("/session", s.signOut, s.accountsOnly)

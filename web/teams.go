@@ -1,12 +1,14 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"arena/platform"
 	"arena/store"
 )
 
@@ -98,9 +100,12 @@ func (s *Server) inviteMember(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.deps.Accounts.InviteMember(ctx, who(c), c.Param("name"), strings.TrimSpace(body.User)); err != nil {
+	user, team := strings.TrimSpace(body.User), c.Param("name")
+	if err := s.deps.Accounts.InviteMember(ctx, who(c), team, user); err != nil {
 		return err
 	}
+	s.p.Notify(ctx, user, platform.NotifyTeamInvite, fmt.Sprintf("%s invites you into team %s: accept or decline on your account page.", who(c).Name, team),
+		"#/account", map[string]any{"team": team, "by": who(c).Name})
 	t, err := s.deps.Store.Team(ctx, c.Param("name"))
 	if err != nil {
 		return err

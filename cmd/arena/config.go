@@ -86,6 +86,9 @@ type Config struct {
 	AccountTries   int
 	ClientTries    int
 	TrustedProxies []netip.Prefix
+	// WebhookAllow are the private networks webhooks may reach
+	// (ARENA_WEBHOOK_ALLOW).
+	WebhookAllow []netip.Prefix
 	// The registry (serve): served or not, the address this host's engine
 	// pulls from, and the quotas per owner.
 	Registry         bool
@@ -462,22 +465,13 @@ var settings = []setting{
 		return nil
 	}},
 	{env: "ARENA_TRUSTED_PROXIES", flag: "trusted-proxies", def: "", usage: "comma-separated addresses or CIDRs of the proxies in front of the server: only a connection from one may name the client (X-Forwarded-For, Forwarded) and the scheme (X-Forwarded-Proto); empty: none", server: true, set: func(c *Config, v string) error {
-		c.TrustedProxies = nil
-		for _, f := range strings.Split(v, ",") {
-			if f = strings.TrimSpace(f); f == "" {
-				continue
-			}
-			p, err := netip.ParsePrefix(f)
-			if err != nil {
-				a, aerr := netip.ParseAddr(f)
-				if aerr != nil {
-					return fmt.Errorf("%q is neither an address nor a CIDR", f)
-				}
-				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
-			}
-			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
-		}
-		return nil
+		var err error
+		c.TrustedProxies, err = prefixes(v)
+		return err
+	}},
+	{env: "ARENA_WEBHOOK_ALLOW", flag: "webhook-allow", def: "", usage: "comma-separated addresses or CIDRs of private, loopback or link-local networks people's webhooks may reach (e.g. a chat server on the LAN); empty: none, only public addresses (the server's own never)", server: true, set: func(c *Config, v string) (err error) {
+		c.WebhookAllow, err = prefixes(v)
+		return err
 	}},
 	{env: "ARENA_HOSTS", flag: "hosts", def: "", usage: "comma-separated host names the server answers to (Host header); * for any; empty: localhost, 127.0.0.1, ::1 and --host", server: true, set: func(c *Config, v string) error {
 		c.Hosts = nil
@@ -946,4 +940,24 @@ func (c Config) slotRange() (base, most int, err error) {
 		return 0, 0, errors.New("setting --concurrency-max / ARENA_CONCURRENCY_MAX needs ARENA_CONCURRENCY of 1 or more: with 0 this host plays no match")
 	}
 	return base, most, nil
+}
+
+// prefixes reads comma-separated addresses or CIDRs.
+func prefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q is neither an address nor a CIDR", f)
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

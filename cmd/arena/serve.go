@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,6 +237,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Challenges:       platform.ChallengeConfig{PerDay: cfg.ChallengesPerDay, Ranked: cfg.RankedChallenges},
 		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches},
 		Replays:          platform.ReplayConfig{Keep: cfg.KeepReplays},
+		Notify:           platform.NotifyConfig{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, platform.Deps{
@@ -434,4 +436,33 @@ func serverHosts(cfg Config) []string {
 		hosts = append(hosts, cfg.Host)
 	}
 	return hosts
+}
+
+// ownAddresses are the addresses this server answers on (the page's, the
+// metrics', NATS's), never a webhook's: a host name stands for its
+// addresses, an empty host for every address of this host.
+func ownAddresses(cfg Config) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, hp := range []string{net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), cfg.MetricsListen, cfg.NATSListen} {
+		host, port, err := net.SplitHostPort(hp)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			continue
+		}
+		addrs := []netip.Addr{netip.IPv4Unspecified()}
+		if host != "" {
+			if a, err := netip.ParseAddr(host); err == nil {
+				addrs = []netip.Addr{a}
+			} else if found, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host); err == nil && len(found) > 0 {
+				addrs = found
+			}
+		}
+		for _, a := range addrs {
+			out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(n)))
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import { Viewer } from "./viewer.js";
 import { LadderView } from "./ladder.js";
 import { ContestsView } from "./contests.js";
 import { AccountView } from "./account.js";
+import { Notifications } from "./notify.js";
 import { ChallengesView } from "./challenges.js";
 import { escapeHTML, botIds, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
@@ -21,6 +22,7 @@ const contests = new ContestsView();
 const challenges = new ChallengesView();
 const images = new ImageSuggestions(api);
 let account = null;
+let notifications = null;
 
 function option(value, text) {
   const o = document.createElement("option");
@@ -266,6 +268,10 @@ function route() {
   if (ch) challenges.open(ch[1] || null, ch[2] || "");
   else challenges.close();
   account.open(a ? a[1] : null, a && a[2] ? decodeURIComponent(a[2]) : null);
+  if (notifications) {
+    notifications.open(location.hash === "#/notifications");
+    if (a && a[1] === "account") notifications.loadWebhook();
+  }
   if (location.hash === "#/matches/mine") {
     $("#history-mine").checked = true;
     loadHistory();
@@ -300,6 +306,7 @@ async function init() {
     offerGames(await api("/api/games"));
     fillMaps();
   });
+  notifications = new Notifications();
   offerGames(games);
   $("#game").addEventListener("change", fillMaps);
   $("#map").addEventListener("change", fillBots);
