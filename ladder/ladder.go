@@ -86,7 +86,7 @@ type Deps struct {
 	// timeout, crash, …) in a match as it is settled.
 	Faulted func(ctx context.Context, e store.Entry, status, matchID string)
 	Log     *zap.Logger
-	Now  func() time.Time
+	Now     func() time.Time
 }
 
 // Ladder runs the ladders of every game.
