@@ -6,6 +6,7 @@
 import { rendererFor } from "./games/index.js";
 import { escapeHTML, botIds, bytes } from "./util.js";
 import { seatColour } from "./games/draw.js";
+import { parse as parseNotes, draw as drawNotes } from "./games/annotate.js";
 import { Charts } from "./charts.js";
 import { api, canChange, current } from "./session.js";
 import { PersonSeat } from "./play.js";
@@ -103,6 +104,10 @@ export class Viewer {
     this.incoming = [];
     this.ids = this.names = null;
     this.firstBoard = false;
+    // The seats whose bots drew annotations, and those hidden.
+    this.notesSeen = new Set();
+    this.notesOff = new Set();
+    $("#annotations").hidden = true;
     this.charts.reset();
     this.match = { id, status: "", bots: [] };
     $("#result").className = "result";
@@ -335,8 +340,12 @@ export class Viewer {
       case "f":
         this.fullScreen();
         break;
-      default:
-        return;
+      default: {
+        // A seat's number shows or hides its bot's annotations.
+        const seat = Number(e.key) - 1;
+        if (!/^[1-9]$/.test(e.key) || !this.notesSeen || !this.notesSeen.has(seat)) return;
+        this.showNotes(seat, this.notesOff.has(seat));
+      }
     }
     e.preventDefault();
   }
@@ -369,13 +378,19 @@ export class Viewer {
   // toPlayer shows the game's own viewer page, in a sandboxed iframe (an
   // origin of its own: it can read nothing of this page or the server),
   // and hands it the frame by postMessage: {type: "arena:frame", index,
-  // count, frame, ids}. Its page loads once: a second load is the player
+  // count, frame, ids, annotations} (annotations: each seat's items drawn
+  // this turn, games/annotate.js). Its page loads once: a second load is the player
   // gone to another page (it navigated itself), and it is torn down.
   toPlayer(url, f) {
     const frame = $("#player");
     $("#board").hidden = true;
     frame.hidden = false;
-    const msg = { type: "arena:frame", index: this.index, count: this.frames.length, frame: f, ids: this.ids || [] };
+    const annotations = {};
+    for (const b of f.bots || []) {
+      const items = parseNotes(b.stderr).items;
+      if (items.length) annotations[b.seat] = items;
+    }
+    const msg = { type: "arena:frame", index: this.index, count: this.frames.length, frame: f, ids: this.ids || [], annotations };
     this.lastPlayerMessage = msg;
     if (frame.getAttribute("src") !== url) {
       this.playerReady = false;
@@ -422,11 +437,62 @@ export class Viewer {
     $("#player-note").hidden = !player;
     // What the board shows, for screen readers; a renderer may say more.
     canvas.setAttribute("aria-label", `${this.match.game}: turn ${f.turn} of ${this.frames.length ? this.frames[this.frames.length - 1].turn : f.turn}`);
-    r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });
+    const at = r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });
+    if (at && at.at) this.annotate(canvas, f, at);
     if (!this.firstBoard) {
       this.firstBoard = true;
       performance.mark("arena:first-board"); // for the viewer's benchmark
     }
+  }
+
+  // annotate draws over the board what the bots said they were thinking
+  // this turn (games/annotate.js), but the seats hidden; what does not
+  // read is left to the turn's panel.
+  annotate(canvas, f, at) {
+    let drawn = 0;
+    let bad = 0;
+    try {
+      const g = canvas.getContext("2d");
+      for (const b of f.bots || []) {
+        const notes = parseNotes(b.stderr);
+        bad += notes.bad;
+        if (!notes.items.length) continue;
+        if (!this.notesSeen.has(b.seat)) {
+          this.notesSeen.add(b.seat);
+          this.noteControls();
+        }
+        if (this.notesOff.has(b.seat)) continue;
+        drawNotes(g, notes.items, at, seatColour(b.seat));
+        drawn += notes.items.length;
+      }
+    } catch (e) {
+      console.error("annotations:", e);
+    }
+    canvas.dataset.annotations = drawn;
+    canvas.dataset.annotationsBad = bad;
+  }
+
+  // noteControls offers a checkbox (and a key, the seat's number) for
+  // each bot that annotates.
+  noteControls() {
+    const box = $("#annotations");
+    box.hidden = false;
+    box.replaceChildren(document.createTextNode("Annotations: "));
+    for (const seat of [...this.notesSeen].sort((a, b) => a - b)) {
+      const label = document.createElement("label");
+      label.title = `key ${seat + 1}`;
+      label.innerHTML = `<input type="checkbox" data-seat="${seat}"${this.notesOff.has(seat) ? "" : " checked"}> <span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(this.label((this.ids || [])[seat] || `seat ${seat + 1}`))} <small class="hint">(${seat + 1})</small> `;
+      label.querySelector("input").addEventListener("change", (e) => this.showNotes(seat, e.target.checked));
+      box.append(label);
+    }
+  }
+
+  showNotes(seat, on) {
+    if (on) this.notesOff.delete(seat);
+    else this.notesOff.add(seat);
+    const box = $(`#annotations input[data-seat="${seat}"]`);
+    if (box) box.checked = on;
+    this.draw();
   }
 
   update() {

@@ -18,6 +18,8 @@
 //	fill-tmp-at=N      write /tmp until refused, at turn N, then go on
 //	write-root-at=N    try to write to / at turn N, then go on
 //	stderr-flood       write 1 MiB to stderr every turn
+//	bad-annotations    write annotation lines (#arena …) that do not read, or
+//	                   draw nothing sane, every turn
 //	max-answer=N       answer an N-byte valid answer every turn ("[", spaces, "]")
 //	drip-at=N          at turn N, write one byte a millisecond, never a newline, forever
 //	spin               keep one CPU busy all the time
@@ -112,6 +114,7 @@ func main() {
 		forever()
 	}
 	_, flood := opts["stderr-flood"]
+	_, badNotes := opts["bad-annotations"]
 	_, probing := opts["probe"]
 	_, inotifyCheck := opts["inotify-check"]
 	if _, ok := opts["inotify-hog"]; ok {
@@ -172,6 +175,12 @@ func main() {
 		}
 		if flood {
 			os.Stderr.Write(bytes.Repeat([]byte("e"), 1<<20))
+		}
+		if badNotes {
+			fmt.Fprint(os.Stderr, "#arena {not json\n",
+				`#arena {"draw":"everything"}`+"\n",
+				`#arena {"draw":[{"circle":"x"},{"line":[[1]]},7,null,{"circle":[1e999,2]},{"at":[1,1]},{"cell":[2,2],"color":"red;}</style><script>alert(1)</script>"}]}`+"\n",
+				"#arena "+strings.Repeat("[", 3000)+"\n")
 		}
 		answer := "[]"
 		if n := at("max-answer"); n > 2 {

@@ -567,5 +567,7 @@ export const pacman = {
     // ---- The header: level and round, the two sides, skills and events.
     headerStrip(g, canvas.width, head.height);
     head.draw(g);
+    // Where a bot's annotations go: [row, column], a cell's centre.
+    return { at: (x, y) => [px(y) + cell / 2, py(x) + cell / 2], cell };
   },
 };

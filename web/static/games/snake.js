@@ -371,5 +371,7 @@ export const snake = {
     // The header: round and shrink countdown, then each snake.
     headerStrip(g, canvas.width, head.height);
     head.draw(g);
+    // Where a bot's annotations go: [row, column], a cell's centre.
+    return { at: (x, y) => [px(y) + cell / 2, py(x) + cell / 2], cell };
   },
 };

@@ -144,6 +144,8 @@ export const tanks = {
       g.fillText(label, lx, ly);
     }
     drawKey(g, canvas.width, oy + bh + 4);
+    // Where a bot's annotations go: its coordinates, a cell's centre.
+    return { at: (x, y) => [px(x) + cell / 2, py(y) + cell / 2], cell };
   },
 };
 
