@@ -25,7 +25,9 @@ import (
 // final versions on the contest's page: both copies are listed first,
 // "Side by side" shows alice's and bob's regions with their line numbers
 // beside each other at 1280 px and one above the other on a phone, the
-// image pair the file both add. The Admin page says what the disk holds.
+// image pair the file both add. Alice's bell tells her of her version's
+// check, and she sets a webhook on her account page. The Admin page says
+// what the disk holds.
 func TestCopiedBotsInTheBrowser(t *testing.T) {
 	dockertest.Standins(t)
 	cli := dockertest.Client(t)
@@ -234,6 +236,45 @@ def safest_cells(state, limit):
 	if got := eval(`[...document.querySelectorAll("#contest-similarity-pair tbody tr")].map(r => r.textContent).join(" ")`); got == "" {
 		t.Errorf("the image pair lists no file: %s", eval(`document.querySelector("#contest-similarity-pair").textContent`))
 	}
+
+	// Alice's bell: her version's check; read on its page, marked read;
+	// her webhook set on the account page, its secret shown once.
+	must("sign in as alice", chromedp.EmulateViewport(1280, 900),
+		chromedp.Click(chromedp.CSS("#signout")),
+		chromedp.Poll[chromedp.Void](`!!document.querySelector('#account-menu a[href="#/signin"]')`, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Navigate(s.url+"/#/signin"),
+		chromedp.WaitVisible(chromedp.CSS("#signin-form")),
+		chromedp.SetValue(chromedp.CSS("#signin-name"), "alice"),
+		chromedp.SetValue(chromedp.CSS("#signin-password"), "alice-password"),
+		chromedp.Click(chromedp.CSS("#signin-submit")),
+		chromedp.Poll[chromedp.Void](`!document.querySelector("#bell").hidden && document.querySelector("#bell-count").textContent === "1"`, chromedp.WithPollingTimeout(20*time.Second)))
+	must("open the notifications", chromedp.Click(chromedp.CSS("#bell")),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#notification-list li.unread").length === 1`, chromedp.WithPollingTimeout(10*time.Second)))
+	if got := eval(`document.querySelector("#notification-list").textContent`); !strings.Contains(got, "alice/tank:v1 is ready") {
+		t.Errorf("alice's notifications: %q", got)
+	}
+	must("mark them read", chromedp.Click(chromedp.CSS("#notifications-read")),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#bell-count").hidden && document.querySelectorAll("#notification-list li.unread").length === 0`, chromedp.WithPollingTimeout(10*time.Second)))
+	must("set a webhook", chromedp.Navigate(s.url+"/#/account"),
+		chromedp.WaitVisible(chromedp.CSS("#webhook-form")),
+		chromedp.SetValue(chromedp.CSS("#webhook-url"), "https://93.184.216.34/arena"),
+		chromedp.Click(chromedp.CSS(`#webhook-form button[type="submit"]`)),
+		chromedp.Poll[chromedp.Void](`/^[0-9a-f]{64}$/.test(document.querySelector("#webhook-secret").textContent) && !document.querySelector("#webhook-current").hidden`, chromedp.WithPollingTimeout(10*time.Second)))
+	if got := eval(`document.querySelector("#webhook-url-now").textContent`); got != "https://93.184.216.34/arena" {
+		t.Errorf("the webhook shown: %q", got)
+	}
+	must("a webhook on loopback is refused", chromedp.SetValue(chromedp.CSS("#webhook-url"), "http://127.0.0.1:9/hook"),
+		chromedp.Click(chromedp.CSS(`#webhook-form button[type="submit"]`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#webhook-error").textContent.includes("ARENA_WEBHOOK_ALLOW")`, chromedp.WithPollingTimeout(10*time.Second)))
+	shot("notifications-account.png")
+	must("sign in as the admin again", chromedp.Click(chromedp.CSS("#signout")),
+		chromedp.Poll[chromedp.Void](`!!document.querySelector('#account-menu a[href="#/signin"]')`, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Navigate(s.url+"/#/signin"),
+		chromedp.WaitVisible(chromedp.CSS("#signin-form")),
+		chromedp.SetValue(chromedp.CSS("#signin-name"), "admin"),
+		chromedp.SetValue(chromedp.CSS("#signin-password"), "the-admin-password"),
+		chromedp.Click(chromedp.CSS("#signin-submit")),
+		chromedp.Poll[chromedp.Void](`(document.querySelector("#account-name") || {}).textContent === "admin"`, chromedp.WithPollingTimeout(20*time.Second)))
 
 	// The Admin page says what the data folder holds.
 	must("the Admin page's disk line", chromedp.EmulateViewport(1280, 900),
