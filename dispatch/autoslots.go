@@ -27,9 +27,9 @@ const (
 	autoWindow = 5
 	// autoGrowIdle: at least this share of the host's CPU time idle over
 	// a window, every slot playing in most of it: one slot more.
-	autoGrowIdle = 0.35
+	autoGrowIdle = 0.40
 	// autoShrinkIdle: less idle than this: one slot fewer.
-	autoShrinkIdle = 0.15
+	autoShrinkIdle = 0.20
 )
 
 // CPUTimes reads the host's CPU time since boot, all CPUs: the time busy
@@ -37,7 +37,8 @@ const (
 type CPUTimes func() (busy, total uint64, err error)
 
 // ProcStat reads the host's CPU time from /proc/stat (in clock ticks):
-// idle and I/O wait are not busy.
+// all but idle is busy, I/O wait included (starting and removing
+// containers waits on the disk: a host waiting so has no room for more).
 func ProcStat() (busy, total uint64, err error) {
 	f, err := os.Open("/proc/stat")
 	if err != nil {
@@ -66,8 +67,8 @@ func parseCPULine(line string) (busy, total uint64, err error) {
 			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", line, err)
 		}
 		total += v
-		if i == 3 || i == 4 { // idle, iowait
-			idle += v
+		if i == 3 { // idle
+			idle = v
 		}
 	}
 	return total - idle, total, nil

@@ -17,21 +17,21 @@ func TestTheSlotsRule(t *testing.T) {
 		want        int
 	}{
 		{1, 5, 0.9, 2},  // full and idle: grow
-		{1, 4, 0.35, 2}, // four looks of five full is full
+		{1, 4, 0.40, 2}, // four looks of five full is full
 		{1, 3, 0.9, 1},  // a slot was free: no need
 		{4, 5, 0.9, 4},  // at the bound
-		{3, 5, 0.2, 3},  // busy enough: stay
+		{3, 5, 0.3, 3},  // busy enough: stay
 		{3, 5, 0.1, 2},  // too busy: shrink
 		{1, 5, 0.0, 1},  // never below the base
-		{2, 0, 0.14, 1}, // shrink when busy, even with slots free
+		{2, 0, 0.19, 1}, // shrink when busy, even with slots free
 	} {
 		if got := nextSlots(c.slots, 1, 4, c.full, c.idle); got != c.want {
 			t.Errorf("nextSlots(%d slots, %d full looks, %.2f idle) = %d, want %d", c.slots, c.full, c.idle, got, c.want)
 		}
 	}
 	busy, total, err := parseCPULine("cpu  100 5 50 800 40 3 2 0 0 0\n")
-	if err != nil || busy != 160 || total != 1000 {
-		t.Errorf("parseCPULine: busy %d of %d, %v; want 160 of 1000", busy, total, err)
+	if err != nil || busy != 200 || total != 1000 {
+		t.Errorf("parseCPULine: busy %d of %d, %v; want 200 of 1000 (I/O wait is busy)", busy, total, err)
 	}
 	if _, _, err := parseCPULine("intr 1 2 3"); err == nil {
 		t.Error("a line that is not the CPUs' was read")

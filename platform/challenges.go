@@ -537,9 +537,14 @@ func (s *Platform) notifyChallenge(ctx context.Context, matchID string) {
 	if err != nil {
 		return
 	}
+	s.notify.once.Lock()
+	defer s.notify.once.Unlock()
 	v, err := s.challengeView(ctx, accounts.Principal{Name: c.CreatedBy}, c)
 	if err != nil || v.Pending > 0 || len(c.Matches) < c.Games {
 		return
+	}
+	if told, err := s.deps.Store.Notified(ctx, c.CreatedBy, NotifyChallenge, "challenge", c.ID, time.Time{}); err != nil || told {
+		return // its last two games ended together
 	}
 	text := fmt.Sprintf("Challenge %d is over: %s's %s against %s, %d won, %d drawn, %d lost", c.ID, c.CreatedBy, c.Bot, c.OpponentBot, v.Wins, v.Draws, v.Losses)
 	if v.Void > 0 {

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -85,6 +86,9 @@ const notifyHeldMax = 200
 type notifier struct {
 	calls  chan webhookCall
 	client *http.Client
+	// once serializes the notifications told once (a challenge over, an
+	// entry's first fault of the day): two matches may end together.
+	once sync.Mutex
 }
 
 type webhookCall struct {
@@ -434,6 +438,8 @@ func (s *Platform) expireNotifications(ctx context.Context) {
 // first time it does in a day (UTC).
 func (s *Platform) notifyEntryFault(ctx context.Context, e store.Entry, status, matchID string) {
 	day := s.now().UTC().Truncate(24 * time.Hour)
+	s.notify.once.Lock()
+	defer s.notify.once.Unlock()
 	for _, person := range s.peopleOf(ctx, e.Owner) {
 		if told, err := s.deps.Store.Notified(ctx, person, NotifyEntryFault, "entry", e.ID, day); err != nil || told {
 			continue
