@@ -13,7 +13,8 @@ import (
 )
 
 // A kit bot that draws what it thinks (the Go kit's bot: a ring around
-// its tank, a line to the nearest enemy) shows it on the board; a bot
+// its tank, a line to the nearest enemy) shows it on the board, as the
+// kit's Snake and Pac-Man bots do on theirs; a bot
 // writing annotations that do not read breaks nothing, its lines counted
 // and drawn as nothing (but the one sane cell, in its own colour); a
 // seat's number key and its box hide and show its bot's; the replay
@@ -71,6 +72,26 @@ func TestAnnotationsOnTheBoard(t *testing.T) {
 	// read among it.
 	if got := eval(`document.querySelector("#turn-panel").textContent`); !strings.Contains(got, "#arena {not json") {
 		t.Errorf("the turn's panel lacks the line that did not read: %.300s", got)
+	}
+
+	// The other boards: the Go kit's greedy snake lines up its next cell,
+	// its Pac-Man rings itself and shades where a ghost may go.
+	for _, g := range []struct{ game, a, b string }{
+		{"snake", dockertest.KitBot(t, cli, "snake-greedy"), dockertest.KitBot(t, cli, "snake-greedy")},
+		{"pacman", dockertest.KitBot(t, cli, "pacman-runner"), dockertest.KitBot(t, cli, "pacman-ghosts")},
+	} {
+		id := s.post(t, fmt.Sprintf(`{"game":%q,"bots":[%q,%q]}`, g.game, g.a, g.b))
+		if m := s.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
+			t.Fatalf("the %s match: %v", g.game, m)
+		}
+		must("open the "+g.game+" match at turn 3", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`?turn=3"`),
+			chromedp.Poll[chromedp.Void](`/^Turn 3 \//.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#board").dataset.annotations) > 0`, chromedp.WithPollingTimeout(30*time.Second)))
+		if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
+			saveArtefact(t, "annotations-"+g.game+".png", shot)
+		}
+	}
+	if errs := eval(`window.__errors.join("; ")`); errs != "" {
+		t.Errorf("the page's errors: %s", errs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"arena-botkit/draw"
 	"arena-botkit/pacman"
 )
 
@@ -20,6 +21,13 @@ func main() {
 
 func turn(g *pacman.Game) int {
 	danger := dangerous(g)
+	// On the board (the viewer's Annotations): the cells a ghost may
+	// reach this round, and where we stand.
+	for p := range danger {
+		draw.Cell(p.X, p.Y, "#dc2626", "")
+	}
+	draw.Circle(g.Pacman.X, g.Pacman.Y, "", "")
+	defer draw.Flush()
 	// The portal ends the level: go there only when no bean is left in
 	// reach.
 	walkable := func(p pacman.Point) bool {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 
+	"arena-botkit/draw"
 	"arena-botkit/snake"
 )
 
@@ -146,6 +147,7 @@ func (o option) better(p option) bool {
 func turn(s *snake.State) snake.Point {
 	b := newBoard(s)
 	head := s.Head()
+	defer draw.Flush() // what it drew, on the board (the viewer's Annotations)
 	strong := stronger(s)
 	var best *option
 	for _, n := range head.Neighbours() {
@@ -165,6 +167,7 @@ func turn(s *snake.State) snake.Point {
 		return head.Neighbours()[0] // every move loses: any neighbour will do
 	}
 	fmt.Fprintf(os.Stderr, "to %v item dist %d room %d\n", best.to, best.dist, best.room)
+	draw.Line(head.X, head.Y, best.to.X, best.to.Y, "", fmt.Sprintf("room %d", best.room))
 	return best.to
 }
 
