@@ -26,7 +26,7 @@ import (
 // "Side by side" shows alice's and bob's regions with their line numbers
 // beside each other at 1280 px and one above the other on a phone, the
 // image pair the file both add. Alice's bell tells her of her version's
-// check, and she sets a webhook on her account page. The Admin page says
+// check and of the deadline, and she sets a webhook on her account page. The Admin page says
 // what the disk holds.
 func TestCopiedBotsInTheBrowser(t *testing.T) {
 	dockertest.Standins(t)
@@ -237,7 +237,8 @@ def safest_cells(state, limit):
 		t.Errorf("the image pair lists no file: %s", eval(`document.querySelector("#contest-similarity-pair").textContent`))
 	}
 
-	// Alice's bell: her version's check; read on its page, marked read;
+	// Alice's bell: her version's check and the contest's deadline; read
+	// on its page, marked read;
 	// her webhook set on the account page, its secret shown once.
 	must("sign in as alice", chromedp.EmulateViewport(1280, 900),
 		chromedp.Click(chromedp.CSS("#signout")),
@@ -247,10 +248,10 @@ def safest_cells(state, limit):
 		chromedp.SetValue(chromedp.CSS("#signin-name"), "alice"),
 		chromedp.SetValue(chromedp.CSS("#signin-password"), "alice-password"),
 		chromedp.Click(chromedp.CSS("#signin-submit")),
-		chromedp.Poll[chromedp.Void](`!document.querySelector("#bell").hidden && document.querySelector("#bell-count").textContent === "1"`, chromedp.WithPollingTimeout(20*time.Second)))
+		chromedp.Poll[chromedp.Void](`!document.querySelector("#bell").hidden && document.querySelector("#bell-count").textContent === "2"`, chromedp.WithPollingTimeout(20*time.Second)))
 	must("open the notifications", chromedp.Click(chromedp.CSS("#bell")),
-		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#notification-list li.unread").length === 1`, chromedp.WithPollingTimeout(10*time.Second)))
-	if got := eval(`document.querySelector("#notification-list").textContent`); !strings.Contains(got, "alice/tank:v1 is ready") {
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#notification-list li.unread").length === 2`, chromedp.WithPollingTimeout(10*time.Second)))
+	if got := eval(`document.querySelector("#notification-list").textContent`); !strings.Contains(got, "alice/tank:v1 is ready") || !strings.Contains(got, "the deadline has passed; your entry 1 plays the final with alice/tank:v1") {
 		t.Errorf("alice's notifications: %q", got)
 	}
 	must("mark them read", chromedp.Click(chromedp.CSS("#notifications-read")),
