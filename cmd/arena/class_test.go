@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
 	"arena/internal/poll"
@@ -99,23 +97,7 @@ func TestAClassInTheBrowser(t *testing.T) {
 
 	// Ann pushes the crashing bot, cat the good one (for team lab1); ben
 	// pushes nothing.
-	push := func(user, repo, local string) {
-		t.Helper()
-		c := signedIn(t, s.url, user, user+"-password")
-		_, tok := c.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
-		cfg := t.TempDir()
-		if out, err := dockerCLI(t, cfg, tok["token"].(string), "login", host, "-u", user, "--password-stdin"); err != nil {
-			t.Fatalf("%s logs in: %v\n%s", user, err, out)
-		}
-		ref := fmt.Sprintf("%s/%s:v1", host, repo)
-		if err := cli.ImageTag(t.Context(), local, ref); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
-		if out, err := dockerCLI(t, cfg, "", "push", ref); err != nil {
-			t.Fatalf("%s pushes: %v\n%s", user, err, out)
-		}
-	}
+	push := func(user, repo, local string) { dockerPushAs(t, cli, s, host, user, repo, local) }
 	push("ann", "ann/tank", crash)
 	push("cat", "lab1/tank", good)
 	for _, want := range []struct{ user, state string }{{"ann", "rejected"}, {"cat", "ready"}} {

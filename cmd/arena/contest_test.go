@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
 	"arena/internal/poll"
@@ -211,20 +209,7 @@ func TestAContestInTheBrowser(t *testing.T) {
 		if status, body := admin.call(t, "POST", "/api/users", fmt.Sprintf(`{"name":%q,"password":"%s-password"}`, who.user, who.user)); status != 201 {
 			t.Fatalf("make %s: %d %v", who.user, status, body)
 		}
-		c := signedIn(t, s.url, who.user, who.user+"-password")
-		_, tok := c.call(t, "POST", "/api/tokens", `{"name":"docker"}`)
-		cfg := t.TempDir()
-		if out, err := dockerCLI(t, cfg, tok["token"].(string), "login", host, "-u", who.user, "--password-stdin"); err != nil {
-			t.Fatalf("%s logs in: %v\n%s", who.user, err, out)
-		}
-		ref := fmt.Sprintf("%s/%s/tank:v1", host, who.user)
-		if err := cli.ImageTag(t.Context(), who.image, ref); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
-		if out, err := dockerCLI(t, cfg, "", "push", ref); err != nil {
-			t.Fatalf("%s pushes: %v\n%s", who.user, err, out)
-		}
+		dockerPushAs(t, cli, s, host, who.user, who.user+"/tank", who.image)
 	}
 
 	ctx := newBrowser(t, 1280, 1000)

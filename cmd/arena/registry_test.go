@@ -25,6 +25,26 @@ import (
 	"arena/sourcebuild"
 )
 
+// dockerPushAs pushes the local image to the server's registry at host as
+// repo:v1, with docker login and push as user (whose password is
+// USER-password) does; the tag it made is removed when the test ends.
+func dockerPushAs(t testing.TB, cli *client.Client, s *server, host, user, repo, local string) {
+	t.Helper()
+	_, tok := signedIn(t, s.url, user, user+"-password").call(t, "POST", "/api/tokens", `{"name":"docker"}`)
+	cfg := t.TempDir()
+	if out, err := dockerCLI(t, cfg, tok["token"].(string), "login", host, "-u", user, "--password-stdin"); err != nil {
+		t.Fatalf("%s logs in: %v\n%s", user, err, out)
+	}
+	ref := fmt.Sprintf("%s/%s:v1", host, repo)
+	if err := cli.ImageTag(t.Context(), local, ref); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
+	if out, err := dockerCLI(t, cfg, "", "push", ref); err != nil {
+		t.Fatalf("%s pushes: %v\n%s", user, err, out)
+	}
+}
+
 // dockerCLI runs the docker command with a configuration folder of its own
 // (its logins), and returns what it printed.
 func dockerCLI(t testing.TB, config, stdin string, args ...string) (string, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
 	"arena/internal/poll"
@@ -34,9 +32,9 @@ func TestCopiedBotsInTheBrowser(t *testing.T) {
 	bin := arenaBinary(t)
 	port := freePort(t)
 	host := fmt.Sprintf("127.0.0.1:%d", port)
-	s := startServer(t, bin, t.TempDir(), port, "--auth", "accounts", "--admin-password", "the-admin-password", "--ladder", "off")
+	s := startServer(t, bin, t.TempDir(), port, "--auth", "accounts", "--admin-password", "admin-password", "--ladder", "off")
 	t.Cleanup(func() { removeHeld(cli, host) })
-	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	admin := signedIn(t, s.url, "admin", "admin-password")
 	users := []string{"alice", "bob", "carol", "dave"}
 	for _, u := range users {
 		if status, body := admin.call(t, "POST", "/api/users", fmt.Sprintf(`{"name":%q,"password":"%s-password"}`, u, u)); status != 201 {
@@ -117,19 +115,7 @@ def safest_cells(state, limit):
 	hunter := "arena-test/similar-hunter:labelled"
 	dockertest.Build(t, cli, hunter, "FROM "+dockertest.ExampleBots(t, cli)[1]+"\nLABEL io.arena.game=tanks\n", nil)
 	for _, u := range []string{"carol", "dave"} {
-		_, tok := signedIn(t, s.url, u, u+"-password").call(t, "POST", "/api/tokens", `{"name":"docker"}`)
-		cfg := t.TempDir()
-		if out, err := dockerCLI(t, cfg, tok["token"].(string), "login", host, "-u", u, "--password-stdin"); err != nil {
-			t.Fatalf("%s logs in: %v\n%s", u, err, out)
-		}
-		ref := fmt.Sprintf("%s/%s/tank:v1", host, u)
-		if err := cli.ImageTag(t.Context(), hunter, ref); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
-		if out, err := dockerCLI(t, cfg, "", "push", ref); err != nil {
-			t.Fatalf("%s pushes: %v\n%s", u, err, out)
-		}
+		dockerPushAs(t, cli, s, host, u, u+"/tank", hunter)
 	}
 
 	// A contest all four enter; its deadline passes.
@@ -171,13 +157,22 @@ def safest_cells(state, limit):
 			saveArtefact(t, name, png)
 		}
 	}
-	must("sign in as the admin",
-		chromedp.Navigate(s.url+"/#/signin"),
-		chromedp.WaitVisible(chromedp.CSS("#signin-form")),
-		chromedp.SetValue(chromedp.CSS("#signin-name"), "admin"),
-		chromedp.SetValue(chromedp.CSS("#signin-password"), "the-admin-password"),
-		chromedp.Click(chromedp.CSS("#signin-submit")),
-		chromedp.Poll[chromedp.Void](`(document.querySelector("#account-name") || {}).textContent === "admin"`, chromedp.WithPollingTimeout(20*time.Second)))
+	// signIn signs in on the page's form, the visitor signed out first
+	// (out).
+	signIn := func(what, name string, out bool, then chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		var steps []chromedp.Action[chromedp.Void]
+		if out {
+			steps = append(steps, chromedp.Click(chromedp.CSS("#signout")),
+				chromedp.Poll[chromedp.Void](`!!document.querySelector('#account-menu a[href="#/signin"]')`, chromedp.WithPollingTimeout(20*time.Second)))
+		}
+		steps = append(steps, chromedp.Navigate(s.url+"/#/signin"), chromedp.WaitVisible(chromedp.CSS("#signin-form")),
+			chromedp.SetValue(chromedp.CSS("#signin-name"), name), chromedp.SetValue(chromedp.CSS("#signin-password"), name+"-password"),
+			chromedp.Click(chromedp.CSS("#signin-submit")), then)
+		must(what, steps...)
+	}
+	adminIn := chromedp.Poll[chromedp.Void](`(document.querySelector("#account-name") || {}).textContent === "admin"`, chromedp.WithPollingTimeout(20*time.Second))
+	signIn("sign in as the admin", "admin", false, adminIn)
 	must("compare the final versions",
 		chromedp.Navigate(fmt.Sprintf("%s/#/contest/%v", s.url, ct["id"])),
 		chromedp.WaitVisible(chromedp.CSS("#contest-similarity-run")),
@@ -240,15 +235,8 @@ def safest_cells(state, limit):
 	// Alice's bell: her version's check and the contest's deadline; read
 	// on its page, marked read;
 	// her webhook set on the account page, its secret shown once.
-	must("sign in as alice", chromedp.EmulateViewport(1280, 900),
-		chromedp.Click(chromedp.CSS("#signout")),
-		chromedp.Poll[chromedp.Void](`!!document.querySelector('#account-menu a[href="#/signin"]')`, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Navigate(s.url+"/#/signin"),
-		chromedp.WaitVisible(chromedp.CSS("#signin-form")),
-		chromedp.SetValue(chromedp.CSS("#signin-name"), "alice"),
-		chromedp.SetValue(chromedp.CSS("#signin-password"), "alice-password"),
-		chromedp.Click(chromedp.CSS("#signin-submit")),
-		chromedp.Poll[chromedp.Void](`!document.querySelector("#bell").hidden && document.querySelector("#bell-count").textContent === "2"`, chromedp.WithPollingTimeout(20*time.Second)))
+	must("a wide screen again", chromedp.EmulateViewport(1280, 900))
+	signIn("sign in as alice", "alice", true, chromedp.Poll[chromedp.Void](`!document.querySelector("#bell").hidden && document.querySelector("#bell-count").textContent === "2"`, chromedp.WithPollingTimeout(20*time.Second)))
 	must("open the notifications", chromedp.Click(chromedp.CSS("#bell")),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#notification-list li.unread").length === 2`, chromedp.WithPollingTimeout(10*time.Second)))
 	if got := eval(`document.querySelector("#notification-list").textContent`); !strings.Contains(got, "alice/tank:v1 is ready") || !strings.Contains(got, "the deadline has passed; your entry 1 plays the final with alice/tank:v1") {
@@ -268,14 +256,7 @@ def safest_cells(state, limit):
 		chromedp.Click(chromedp.CSS(`#webhook-form button[type="submit"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#webhook-error").textContent.includes("ARENA_WEBHOOK_ALLOW")`, chromedp.WithPollingTimeout(10*time.Second)))
 	shot("notifications-account.png")
-	must("sign in as the admin again", chromedp.Click(chromedp.CSS("#signout")),
-		chromedp.Poll[chromedp.Void](`!!document.querySelector('#account-menu a[href="#/signin"]')`, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Navigate(s.url+"/#/signin"),
-		chromedp.WaitVisible(chromedp.CSS("#signin-form")),
-		chromedp.SetValue(chromedp.CSS("#signin-name"), "admin"),
-		chromedp.SetValue(chromedp.CSS("#signin-password"), "the-admin-password"),
-		chromedp.Click(chromedp.CSS("#signin-submit")),
-		chromedp.Poll[chromedp.Void](`(document.querySelector("#account-name") || {}).textContent === "admin"`, chromedp.WithPollingTimeout(20*time.Second)))
+	signIn("sign in as the admin again", "admin", true, adminIn)
 
 	// The Admin page says what the data folder holds.
 	must("the Admin page's disk line", chromedp.EmulateViewport(1280, 900),
