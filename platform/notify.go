@@ -1,23 +1,14 @@
 package platform
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/netip"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +16,7 @@ import (
 	"arena/accounts"
 	"arena/internal/errs"
 	"arena/store"
+	"arena/webhook"
 )
 
 // Notifications: what happened to a person's things (a version checked,
@@ -34,10 +26,7 @@ import (
 // a JSON body carrying "text" (Slack) and "content" (Discord) and the
 // event's fields, signed with HMAC-SHA256 of the body under the secret
 // shown once when the webhook was set (X-Arena-Signature: sha256=HEX),
-// tried again with back-off. A webhook may not reach the server's own
-// addresses, nor private, loopback or link-local ones unless
-// NotifyConfig.Allow admits them; the address is checked as it is
-// dialled, so a name that resolves anew (DNS rebinding) gains nothing.
+// tried again with back-off, where package webhook lets it go.
 
 // Kinds of notification.
 const (
@@ -54,12 +43,8 @@ type NotifyConfig struct {
 	// Keep is how long notifications and webhook calls are kept (30
 	// days when 0).
 	Keep time.Duration
-	// Allow are the private, loopback and link-local networks a webhook
-	// may reach (ARENA_WEBHOOK_ALLOW); others are refused.
-	Allow []netip.Prefix
-	// Own are the server's own addresses (its page's, its metrics'), never
-	// a webhook's: an unspecified address stands for each of the host's.
-	Own []netip.AddrPort
+	// Webhooks is where people's webhooks may go (package webhook).
+	Webhooks webhook.Policy
 	// Backoff is the wait before a failed call is tried again (1 s when
 	// 0), doubled at each try, Tries the tries in all (5 when 0).
 	Backoff time.Duration
@@ -76,16 +61,13 @@ func (c NotifyConfig) keep() time.Duration {
 // notifyCallMax bounds the webhook calls waiting or under way.
 const notifyCallMax = 256
 
-// webhookTimeout bounds one call to a webhook.
-const webhookTimeout = 10 * time.Second
-
 // notifyHeldMax bounds the notifications a list shows.
 const notifyHeldMax = 200
 
 // notifier is the webhook calls waiting (see deliverWebhooks).
 type notifier struct {
 	calls  chan webhookCall
-	client *http.Client
+	client *webhook.Client
 	// once serializes the notifications told once (a challenge over, an
 	// entry's first fault of the day): two matches may end together.
 	once sync.Mutex
@@ -100,20 +82,7 @@ type webhookCall struct {
 
 func (s *Platform) initNotify() {
 	s.notify.calls = make(chan webhookCall, notifyCallMax)
-	dialer := &net.Dialer{Timeout: webhookTimeout, Control: func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return err
-		}
-		return s.webhookAddress(ap)
-	}}
-	s.notify.client = &http.Client{
-		Timeout: webhookTimeout,
-		Transport: &http.Transport{Proxy: nil, DialContext: dialer.DialContext, MaxIdleConns: 16, IdleConnTimeout: time.Minute,
-			TLSHandshakeTimeout: webhookTimeout, ResponseHeaderTimeout: webhookTimeout},
-		// A redirect is an answer, not a way somewhere else.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	s.notify.client = webhook.New(s.cfg.Notify.Webhooks)
 }
 
 // Notify tells user what happened: a notification, and a call to their
@@ -212,51 +181,27 @@ func (s *Platform) callWebhook(ctx context.Context, c webhookCall) {
 	if tries <= 0 {
 		tries = 5
 	}
-	mac := hmac.New(sha256.New, []byte(c.secret))
-	mac.Write(c.body)
-	signature := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 	d := c.d
 	for d.Attempts < tries {
 		d.Attempts++
-		d.Status, d.Error = 0, ""
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(c.body))
-		if err != nil {
-			d.State, d.Error = store.DeliveryFailed, err.Error()
+		status, err := s.notify.client.Post(ctx, d.URL, c.secret, c.body, c.kind, d.ID)
+		d.Status, d.Error = status, ""
+		if err == nil {
+			d.State = store.DeliveryDelivered
 			break
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("User-Agent", "Arena-Webhook")
-		req.Header.Set("X-Arena-Event", c.kind)
-		req.Header.Set("X-Arena-Delivery", strconv.FormatInt(d.ID, 10))
-		req.Header.Set("X-Arena-Signature", signature)
-		res, err := s.notify.client.Do(req)
-		if err == nil {
-			res.Body.Close()
-			d.Status = res.StatusCode
-			if res.StatusCode/100 == 2 {
-				d.State = store.DeliveryDelivered
-				break
-			}
-			d.Error = "answered " + res.Status
-		} else {
-			d.Error = err.Error()
-			var refused *refusedAddress
-			if errors.As(err, &refused) {
-				d.State = store.DeliveryFailed // not worth trying again
-				break
-			}
+		d.State, d.Error = store.DeliveryFailed, err.Error()
+		var refused *webhook.Refused
+		if errors.As(err, &refused) || d.Attempts >= tries {
+			break // not worth trying again
 		}
-		d.State = store.DeliveryFailed
-		if d.Attempts < tries {
-			d.State = store.DeliveryPending
-			d.At = s.now()
-			s.deps.Store.RecordDelivery(context.WithoutCancel(ctx), d)
-			select {
-			case <-ctx.Done():
-				d.State, d.Error = store.DeliveryFailed, d.Error+" (the server stopped before the next try)"
-				d.Attempts = tries
-			case <-time.After(backoff << (d.Attempts - 1)):
-			}
+		d.State, d.At = store.DeliveryPending, s.now()
+		s.deps.Store.RecordDelivery(context.WithoutCancel(ctx), d)
+		select {
+		case <-ctx.Done():
+			d.State, d.Error = store.DeliveryFailed, d.Error+" (the server stopped before the next try)"
+			d.Attempts = tries
+		case <-time.After(backoff << (d.Attempts - 1)):
 		}
 	}
 	d.At = s.now()
@@ -266,59 +211,6 @@ func (s *Platform) callWebhook(ctx context.Context, c webhookCall) {
 	if d.State != store.DeliveryDelivered {
 		s.log.Info("webhook call failed", zap.String("user", d.User), zap.Int64("delivery", d.ID), zap.String("error", d.Error))
 	}
-}
-
-// refusedAddress is an address a webhook may not reach.
-type refusedAddress struct {
-	addr netip.AddrPort
-	why  string
-}
-
-func (e *refusedAddress) Error() string {
-	return fmt.Sprintf("a webhook may not reach %s: %s", e.addr, e.why)
-}
-
-// webhookAddress says whether a webhook may reach ap.
-func (s *Platform) webhookAddress(ap netip.AddrPort) error {
-	addr := ap.Addr().Unmap()
-	for _, own := range s.cfg.Notify.Own {
-		if own.Port() == ap.Port() && (own.Addr().Unmap() == addr || own.Addr().IsUnspecified() && hostAddress(addr)) {
-			return &refusedAddress{ap, "it is this server's own address"}
-		}
-	}
-	if !special(addr) {
-		return nil
-	}
-	for _, p := range s.cfg.Notify.Allow {
-		if p.Contains(addr) {
-			return nil
-		}
-	}
-	return &refusedAddress{ap, "a private, loopback or link-local address (ARENA_WEBHOOK_ALLOW admits such networks)"}
-}
-
-// special addresses are not the public internet's.
-func special(a netip.Addr) bool {
-	return !a.IsGlobalUnicast() || a.IsPrivate() || cgnat.Contains(a) || a.IsLoopback() || a.IsLinkLocalUnicast()
-}
-
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// hostAddress says whether a is one of this host's addresses.
-func hostAddress(a netip.Addr) bool {
-	if a.IsLoopback() || a.IsUnspecified() {
-		return true
-	}
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return true // unknown: take it for one
-	}
-	for _, ia := range addrs {
-		if p, err := netip.ParsePrefix(ia.String()); err == nil && p.Addr().Unmap() == a {
-			return true
-		}
-	}
-	return false
 }
 
 // Notifications are a person's newest notifications and how many are
@@ -369,30 +261,9 @@ func (s *Platform) SetWebhook(ctx context.Context, p accounts.Principal, rawURL 
 	if !p.SignedIn() {
 		return "", errs.New(errs.ErrUnauthenticated, "sign in to set a webhook")
 	}
-	u, err := url.Parse(rawURL)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-		return "", errs.Errorf(errs.ErrInvalid, "url: %q is not an http(s) address, e.g. https://hooks.slack.com/services/…", rawURL)
-	case u.User != nil:
-		return "", errs.New(errs.ErrInvalid, "url: put no name or password in it: the signature (X-Arena-Signature) proves the call is Arena's")
-	case len(rawURL) > 2048:
-		return "", errs.New(errs.ErrInvalid, "url: 2048 characters at most")
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	n, _ := strconv.ParseUint(port, 10, 16)
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(lctx, "ip", u.Hostname())
-	if err != nil || len(addrs) == 0 {
-		return "", errs.Errorf(errs.ErrInvalid, "url: %s does not resolve: %v", u.Hostname(), err)
-	}
-	for _, a := range addrs {
-		if err := s.webhookAddress(netip.AddrPortFrom(a, uint16(n))); err != nil {
-			return "", errs.Errorf(errs.ErrInvalid, "url: %v", err)
-		}
+	u, err := s.cfg.Notify.Webhooks.CheckURL(ctx, rawURL)
+	if err != nil {
+		return "", errs.Errorf(errs.ErrInvalid, "url: %v", err)
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {

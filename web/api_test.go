@@ -133,7 +133,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOpti
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc.Notify.Own = append(pc.Notify.Own, netip.MustParseAddrPort(ln.Addr().String()))
+	pc.Notify.Webhooks.Own = append(pc.Notify.Webhooks.Own, netip.MustParseAddrPort(ln.Addr().String()))
 	p, err := platform.New(t.Context(), pc, pd)
 	if err != nil {
 		ln.Close()

@@ -30,7 +30,7 @@ import (
 // is. Nobody reads another's notifications.
 func TestNotificationsAndWebhooks(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), func(c *platform.Config, _ *platform.Deps) {
-		c.Notify.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Notify.Webhooks.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 		c.Notify.Backoff = 20 * time.Millisecond
 	})
 	tanksImage := fakePulls(t, ms)

@@ -32,6 +32,7 @@ import (
 	"arena/sandbox"
 	"arena/store"
 	"arena/web"
+	"arena/webhook"
 )
 
 // defaultBots are the page's suggestions: the example bots.
@@ -237,7 +238,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Challenges:       platform.ChallengeConfig{PerDay: cfg.ChallengesPerDay, Ranked: cfg.RankedChallenges},
 		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches},
 		Replays:          platform.ReplayConfig{Keep: cfg.KeepReplays},
-		Notify:           platform.NotifyConfig{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)},
+		Notify:           platform.NotifyConfig{Webhooks: webhook.Policy{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)}},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, platform.Deps{
