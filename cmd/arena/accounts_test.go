@@ -119,10 +119,13 @@ func TestAccountsInTheBrowser(t *testing.T) {
 	signIn("alice", "alices-password")
 
 	must("open the ladder", chromedp.Navigate(s.url+"/#/ladder/tanks"), chromedp.WaitVisible(chromedp.CSS("#entry-form")))
+	// The button is pressed in the page: the image field's suggestions
+	// (a datalist) may be open over it, and a click at its place would
+	// land on them.
 	must("register alice's tank",
 		chromedp.SetValue(chromedp.CSS("#entry-name"), "alices-tank"),
 		chromedp.SetValue(chromedp.CSS("#entry-image"), mine),
-		chromedp.Click(chromedp.CSS("#register")))
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#register").click()`))
 	row := `[...document.querySelectorAll("#leaderboard tbody tr")].find(tr => tr.textContent.includes("alices-tank"))`
 	poll("alice's entry, hers to remove", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector("td.owner").textContent === "alice" && !!r.querySelector('button[data-act="remove"]'); })()`, row))
 	must("open My bots", chromedp.Navigate(s.url+"/#/mybots"), chromedp.WaitVisible(chromedp.CSS("#mybots-entries")))
