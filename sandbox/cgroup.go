@@ -111,7 +111,7 @@ func (l cgroupLocator) forGroup(legacy map[string]string, unified string, memLim
 			a.watchOOMv1(l.root, legacy["memory"], memDir)
 			a.openTiming(filepath.Join(l.root, "cpuacct", legacy["cpuacct"], "cgroup.procs"),
 				filepath.Join(l.root, "cpu", legacy["cpu"], "cpu.stat"), "throttled_time", time.Nanosecond,
-				filepath.Join(l.root, "cpuacct", legacy["cpuacct"], "tasks"), "")
+				filepath.Join(l.root, "cpuacct", legacy["cpuacct"], "tasks"), hybridPressure(l.root, unified))
 			a.procRoot = l.procRoot
 			if group, ok := legacy["freezer"]; ok {
 				holdFreezerV1(l.root)
@@ -170,9 +170,10 @@ type accounting struct {
 	frozenWord, thawedWord []byte
 	freezeMethod           string
 	// Waiting for a CPU: the cgroup's throttled time (cpu.stat), and the
-	// time its runnable threads waited for a CPU: on v1 the sum of their
-	// run delays (/proc/<tid>/schedstat of the threads in tasks), on v2
-	// the cgroup's CPU pressure. The threads (tasks, cgroup.threads) also
+	// time its runnable threads waited for a CPU: the cgroup's CPU
+	// pressure on v2 (and on v1 where the host mounts the unified
+	// hierarchy beside it, see hybridPressure), else the sum of its
+	// threads' run delays (/proc/<tid>/schedstat of the threads in tasks). The threads (tasks, cgroup.threads) also
 	// tell whether the bot is runnable now.
 	throttleFile  *os.File
 	throttleKey   string
@@ -218,6 +219,27 @@ func (a *accounting) openTiming(procs, cpuStat, throttleKey string, throttleScal
 	if pressure != "" {
 		a.pressureFile, _ = os.Open(pressure)
 	}
+	if a.pressureFile != nil {
+		if _, err := a.readPressure(); err != nil { // PSI off
+			a.pressureFile.Close()
+			a.pressureFile = nil
+		}
+	}
+}
+
+// hybridPressure is the cpu.pressure of a v1 bot's cgroup in the unified
+// hierarchy that hybrid hosts mount beside v1 (root/unified, no
+// controllers, but the kernel's pressure figures): one read where v1
+// needs one per thread (readRunDelay). Empty where there is none.
+func hybridPressure(root, unified string) string {
+	if unified == "" || unified == "/" {
+		return ""
+	}
+	p := filepath.Join(root, "unified", unified, "cpu.pressure")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // freeze stops every process of the cgroup where it is; thaw lets them
@@ -372,24 +394,23 @@ func (a *accounting) sample() (Sample, bool) {
 	return s, true
 }
 
-// readPressure reads the total of "some" in a cpu.pressure file (µs).
+// readPressure reads the total of "some" in a cpu.pressure file (µs):
+// its first line, "some avg10=… total=N".
 func (a *accounting) readPressure() (time.Duration, error) {
 	n, err := a.pressureFile.ReadAt(a.buf[:], 0)
 	if n == 0 && err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(a.buf[:n]), "\n") {
-		if !strings.HasPrefix(line, "some ") {
-			continue
-		}
-		for _, f := range strings.Fields(line) {
-			if v, ok := strings.CutPrefix(f, "total="); ok {
-				us, err := strconv.ParseInt(v, 10, 64)
-				return time.Duration(us) * time.Microsecond, err
-			}
-		}
+	line, _, _ := bytes.Cut(a.buf[:n], []byte("\n"))
+	if !bytes.HasPrefix(line, []byte("some ")) {
+		return 0, errors.New("no some line in cpu.pressure")
 	}
-	return 0, errors.New("no some total in cpu.pressure")
+	_, v, ok := bytes.Cut(line, []byte(" total="))
+	if !ok {
+		return 0, errors.New("no some total in cpu.pressure")
+	}
+	us, err := strconv.ParseInt(string(v), 10, 64)
+	return time.Duration(us) * time.Microsecond, err
 }
 
 // readRunDelay sums the run delays of the cgroup's threads: the time each

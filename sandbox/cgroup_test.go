@@ -61,6 +61,52 @@ func TestAccountingV1(t *testing.T) {
 	}
 }
 
+// A v1 host that mounts the unified hierarchy beside it (hybrid) keeps
+// each cgroup's CPU pressure there: the wait is read from it, one file,
+// not from every thread's run delay; without it (or with PSI off) the
+// run delays stay the source.
+func TestAccountingV1ReadsAHybridHostsPressure(t *testing.T) {
+	root, proc := t.TempDir(), t.TempDir()
+	writeTree(t, proc, map[string]string{
+		"42/cgroup": "4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n0::/docker/abc\n",
+	})
+	v1 := map[string]string{
+		"cpuacct/docker/abc/cpuacct.usage":            "1500000000\n",
+		"cpuacct/docker/abc/cgroup.procs":             "",
+		"cpuacct/docker/abc/tasks":                    "",
+		"cpu/docker/abc/cpu.stat":                     "nr_periods 9\nnr_throttled 1\nthrottled_time 2000000\n",
+		"memory/docker/abc/memory.max_usage_in_bytes": "7340032\n",
+		"memory/docker/abc/memory.oom_control":        "oom_kill 0\n",
+		"memory/docker/abc/cgroup.event_control":      "",
+	}
+	writeTree(t, root, v1)
+	l := cgroupLocator{root: root, procRoot: proc, mode: cgroups.Legacy}
+	a := l.forPID(42, 256<<20)
+	if s, ok := a.sample(); !ok || !s.WaitKnown || s.Wait != 2*time.Millisecond {
+		t.Errorf("without the unified hierarchy: %+v %v, want the throttled 2ms and no run delay", s, ok)
+	}
+	a.close()
+
+	writeTree(t, root, map[string]string{
+		"unified/docker/abc/cpu.pressure": "some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=99\n",
+	})
+	a = l.forPID(42, 256<<20)
+	defer a.close()
+	if a.pressureFile == nil {
+		t.Fatal("the unified hierarchy's cpu.pressure is not read")
+	}
+	if s, ok := a.sample(); !ok || !s.WaitKnown || s.Wait != 2*time.Millisecond+1234*time.Microsecond {
+		t.Errorf("sample = %+v %v, want 2ms throttled + 1234µs of pressure", s, ok)
+	}
+
+	writeTree(t, root, map[string]string{"unified/docker/abc/cpu.pressure": "garbage\n"})
+	b := l.forPID(42, 256<<20)
+	defer b.close()
+	if b.pressureFile != nil {
+		t.Error("an unreadable cpu.pressure is kept as the wait's source")
+	}
+}
+
 func TestAccountingV2(t *testing.T) {
 	root, proc := t.TempDir(), t.TempDir()
 	writeTree(t, proc, map[string]string{"7/cgroup": "0::/system.slice/docker-abc.scope\n"})
