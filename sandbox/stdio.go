@@ -99,8 +99,8 @@ type framer struct {
 	out    chan frame
 	done   <-chan struct{}
 	// answered, when set, runs as each message arrives, before it is
-	// queued; what it returns, if anything, runs once the message is
-	// queued, on its own (the runner freezes the bot there).
+	// queued; what it returns, if anything, runs on its own (the runner
+	// freezes the bot there), not before the message's reader.
 	answered func() func()
 }
 
@@ -127,15 +127,17 @@ func (f *framer) Write(p []byte) (int, error) {
 		if now.IsZero() {
 			now = time.Now()
 		}
-		var freeze func()
 		if f.answered != nil {
-			freeze = f.answered()
+			if freeze := f.answered(); freeze != nil {
+				// Started before the message is queued: a goroutine
+				// started after would take this thread's next turn
+				// from the reader the message wakes, and the freezer's
+				// write would come before the answer is read.
+				go freeze()
+			}
 		}
 		if !f.emit(frame{data: msg, at: now}) {
 			return 0, ErrClosed
-		}
-		if freeze != nil {
-			go freeze()
 		}
 	}
 }
