@@ -60,6 +60,12 @@ type Bot interface {
 // cannot is frozen at each, when it can be frozen at all.
 type freezeSwitch interface{ FreezeAtAnswers(on bool) }
 
+// frozenFigurer is a bot whose freeze after an answer reads its figures
+// (sandbox.Container, sandbox.Process): they stand while it is frozen.
+type frozenFigurer interface {
+	FrozenFigures() (sandbox.Sample, int64, bool)
+}
+
 // stdioPather is a bot that says how its stdio travels (optional).
 type stdioPather interface{ StdioPath() string }
 

@@ -38,6 +38,10 @@ type outcome struct {
 	wait    time.Duration // runnable but waiting for a CPU, or throttled
 	waitOK  bool
 	memPeak int64
+	// before is what the bot had used as it was asked; late says that its
+	// wait and memory peak are read once every answer is in (settle).
+	before sandbox.Sample
+	late   bool
 }
 
 // replies are the game's replies, one per awaited seat in await order.
@@ -91,10 +95,40 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome 
 	wg.Wait()
 	for _, o := range served {
 		if o.seat >= 0 {
+			if o.late {
+				r.settle(r.seats[o.seat], &o)
+			}
 			outs = append(outs, o)
 		}
 	}
 	return outs
+}
+
+// settle completes the figures of an answer of a bot frozen at its
+// answers: its wait and memory peak as its freeze read them, off the
+// answer's path (the freeze follows the answer), or read now where that
+// freeze is not made yet.
+func (r *run) settle(s *seat, o *outcome) {
+	after, peak, ok := sandbox.Sample{}, int64(0), false
+	if f, is := s.bot.(frozenFigurer); is {
+		after, peak, ok = f.FrozenFigures()
+	}
+	if !ok {
+		if after, ok = s.bot.Sample(); !ok {
+			s.lastOK = false // read it afresh when asked again
+			return
+		}
+		if m, is := s.bot.(memPeaker); is {
+			peak, _ = m.MemPeak()
+		}
+	}
+	s.last = after
+	o.memPeak = peak
+	if after.WaitKnown && o.before.WaitKnown {
+		o.wait, o.waitOK = min(max(0, after.Wait-o.before.Wait), o.took), true
+		s.wait += o.wait
+		s.waitKnown = true
+	}
 }
 
 // serve sends a seat its messages and, when awaited, thaws it and reads
@@ -160,9 +194,20 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	data, err := r.await(ctx, s, b, before)
 	// One window for every figure: from start to the answer read, CPU and
-	// waiting sampled at its two ends.
+	// waiting sampled at its two ends. A bot frozen at its answers has
+	// only its CPU time read here (it decides whether the answer stands):
+	// its freeze, off the answer's path, reads the rest (settle).
 	o.took = r.o.now().Sub(start)
-	if after, ok := s.bot.Sample(); ok && cpuKnown {
+	_, late := s.bot.(frozenFigurer)
+	o.late = late && s.frozenFrom > 0 && err == nil && cpuKnown
+	if o.late {
+		if cpu, ok := s.bot.CPUTime(); ok {
+			o.cpu, o.cpuOK, o.stopped, o.before = max(0, cpu-before.CPU), true, charged, before
+			s.lastCPU, s.lastOK = cpu, true
+		} else {
+			o.late = false
+		}
+	} else if after, ok := s.bot.Sample(); ok && cpuKnown {
 		o.cpu, o.cpuOK = max(0, after.CPU-before.CPU), true
 		o.stopped = charged
 		s.lastCPU, s.last, s.lastOK = after.CPU, after, true
@@ -170,12 +215,14 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 			o.wait, o.waitOK = min(max(0, after.Wait-before.Wait), o.took), true
 		}
 	}
-	if m, ok := s.bot.(memPeaker); ok {
-		if peak, ok := m.MemPeak(); ok {
-			o.memPeak = peak
+	if !o.late {
+		if m, ok := s.bot.(memPeaker); ok {
+			if peak, ok := m.MemPeak(); ok {
+				o.memPeak = peak
+			}
+		} else if u := s.bot.Usage(); u.Source != "" {
+			o.memPeak = u.MemPeakBytes
 		}
-	} else if u := s.bot.Usage(); u.Source != "" {
-		o.memPeak = u.MemPeakBytes
 	}
 	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu+charged > b.cpu {
 		err = &overCPU{used: o.cpu + charged, stopped: charged, limit: b.cpu, answered: true}
@@ -219,6 +266,12 @@ func (r *run) charge(s *seat, data []byte) error {
 func (r *run) sampleBefore(s *seat) (sandbox.Sample, bool) {
 	if !s.lastOK {
 		return s.bot.Sample()
+	}
+	if f, ok := s.bot.(frozenFigurer); ok && s.frozenFrom > 0 {
+		// Frozen since its freeze read its figures: they are its figures now.
+		if b, _, ok := f.FrozenFigures(); ok {
+			return b, true
+		}
 	}
 	cpu, ok := s.bot.CPUTime()
 	if !ok {

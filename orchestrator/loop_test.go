@@ -468,8 +468,19 @@ func TestCPUWhileStoppedIsCharged(t *testing.T) {
 		if a.Status != engine.StatusOK || a.StoppedCPUMS != 2 || a.Timing != "cpu time, frozen between answers from turn 2, having run there" {
 			t.Errorf("bot: %s (%s), stopped %v ms, timing %q", a.Status, a.FaultDetail, a.StoppedCPUMS, a.Timing)
 		}
-		if fb := record(t, rep, 2, 0); fb.StoppedCPUUS != 2000 {
-			t.Errorf("turn 2: stopped %d µs, want 2000", fb.StoppedCPUUS)
+		if fb := record(t, rep, 1, 0); fb.MemPeakBytes != 1<<20 {
+			t.Errorf("turn 1: memory %d, want 1 MiB read at its answer", fb.MemPeakBytes)
+		}
+		// Frozen at its answers from turn 2, its wait and memory are
+		// those its freeze read, off the answer's path.
+		for turn := 2; turn <= 3; turn++ {
+			if fb := record(t, rep, turn, 0); fb.StoppedCPUUS != 2000*int64(3-turn) || fb.MemPeakBytes != 2<<20 || fb.WaitUS == nil || fb.CPUUS == nil {
+				t.Errorf("turn %d: stopped %d µs, memory %d, wait %v, cpu %v; want %d, 2 MiB as its freeze read it, a wait and a CPU time",
+					turn, fb.StoppedCPUUS, fb.MemPeakBytes, fb.WaitUS, fb.CPUUS, 2000*(3-turn))
+			}
+		}
+		if fb := record(t, rep, 3, 1); fb.MemPeakBytes != 1<<20 {
+			t.Errorf("turn 3, the bot let run: memory %d, want 1 MiB read at its answer", fb.MemPeakBytes)
 		}
 		for _, b := range l.Bots() { // started at once, in any order
 			if frozen := b.FrozenAtAnswers(); frozen != (b.Spec().BotID == "bots/a") {

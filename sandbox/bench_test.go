@@ -108,7 +108,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 // as the orchestrator plays it: each bot's CPU time read and the bot
 // thawed, the state written to both, both answers read, their figures
 // read. "let-run" lets both run between answers; "one-frozen" freezes one
-// at its answers, as a bot that ran between answers is.
+// at its answers, as a bot that ran between answers is: its figures are
+// those its freeze read, but its CPU time at its answer, and where the
+// freeze has not read them when the turn ends they are read then.
 func BenchmarkTwoBotTurn(b *testing.B) {
 	cli, _, ref, owner := echoImage(b)
 	d, err := sandbox.NewDocker(cli, sandbox.DefaultPolicy(), owner, sandbox.WithFIFO(dockertest.FIFO(b)))
@@ -139,9 +141,12 @@ func BenchmarkTwoBotTurn(b *testing.B) {
 			}
 			turn := func() {
 				var wg sync.WaitGroup
-				for _, c := range bots {
+				for k, c := range bots {
+					late := frozen && k == 0
 					wg.Go(func() {
-						c.CPUTime()
+						if _, _, ok := c.FrozenFigures(); !ok || !late {
+							c.CPUTime()
+						}
 						c.Thaw()
 						deadline := time.Now().Add(5 * time.Second)
 						if err := c.Send(line, deadline); err != nil {
@@ -152,11 +157,19 @@ func BenchmarkTwoBotTurn(b *testing.B) {
 							b.Error(err)
 							return
 						}
+						if late {
+							c.CPUTime()
+							return
+						}
 						c.Sample()
 						c.MemPeak()
 					})
 				}
 				wg.Wait()
+				if _, _, ok := bots[0].FrozenFigures(); frozen && !ok {
+					bots[0].Sample()
+					bots[0].MemPeak()
+				}
 			}
 			for i := 0; i < 200; i++ { // warm up
 				turn()

@@ -30,6 +30,13 @@ type freezer struct {
 	frozen bool
 	// pending: a freeze is due and not made yet; a thaw cancels it.
 	pending bool
+	// at are the bot's figures as the freeze left it (when atOK): they
+	// hold while it stays frozen (see FrozenFigures). thaws counts the
+	// thaws, so that figures read across one are dropped.
+	at     Sample
+	atPeak int64
+	atOK   bool
+	thaws  int
 }
 
 // answered runs as a message of the bot arrives: the first after a thaw
@@ -51,16 +58,44 @@ func (f *freezer) answered() func() {
 }
 
 // freezeDue makes the freeze answered made due, unless a thaw or a
-// release came first.
+// release came first; then it reads the bot's figures, off the answer's
+// path and without holding up a thaw: figures read across a thaw are
+// dropped.
 func (f *freezer) freezeDue() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if !f.pending || f.gone {
+		f.mu.Unlock()
 		return
 	}
 	f.pending = false
 	f.frozen = true // a freeze that failed halfway is undone too
-	f.acct.freeze()
+	err := f.acct.freeze()
+	thaws := f.thaws
+	f.mu.Unlock()
+	if err != nil {
+		return
+	}
+	at, ok := f.acct.sample()
+	var peak int64
+	if ok {
+		peak, ok = f.acct.memPeak()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.frozen && f.thaws == thaws && !f.gone {
+		f.at, f.atPeak, f.atOK = at, peak, ok
+	}
+}
+
+// frozenFigures returns the figures the bot's freeze left it with, while
+// that freeze holds.
+func (f *freezer) frozenFigures() (Sample, int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.frozen || !f.atOK || f.gone {
+		return Sample{}, 0, false
+	}
+	return f.at, f.atPeak, true
 }
 
 // isFrozen reports whether a freeze of this freezer's holds the bot.
@@ -82,7 +117,8 @@ func (f *freezer) thaw() error {
 		return errFreezer(why)
 	}
 	f.armed.Store(true)
-	f.pending = false
+	f.pending, f.atOK = false, false
+	f.thaws++
 	if !f.frozen {
 		return nil
 	}
@@ -97,7 +133,7 @@ func (f *freezer) release() {
 	if !f.gone && f.acct != nil {
 		f.acct.thaw()
 	}
-	f.gone, f.pending = true, false
+	f.gone, f.pending, f.atOK = true, false, false
 }
 
 // FreezeAtAnswers says whether the bot is frozen at each answer (the
@@ -120,6 +156,17 @@ func (c *Container) Thaw() error { return c.freezer.thaw() }
 // Frozen reports whether the bot is frozen now: it answered, was frozen
 // since, and was not thawed again.
 func (c *Container) Frozen() bool { return c.freezer.isFrozen() }
+
+// FrozenFigures returns what the bot had used when the freeze after its
+// last answer stopped it: CPU time, wait and memory peak, read by that
+// freeze, off the answer's path. They hold until it is thawed. False
+// while that freeze is not made (or was not due), or its figures could
+// not be read: then read them (Sample, MemPeak).
+func (c *Container) FrozenFigures() (Sample, int64, bool) { return c.freezer.frozenFigures() }
+
+// FrozenFigures returns the figures the last freeze left (see
+// Container.FrozenFigures).
+func (p *Process) FrozenFigures() (Sample, int64, bool) { return p.freezer.frozenFigures() }
 
 // Freezing says how the bot is stopped between answers: "the cgroup
 // freezer", or signals and why; empty where it is not stopped.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // testFreezer is a freezer whose cgroup freezer file is a plain file:
@@ -80,5 +81,51 @@ func TestABotLetRunIsNotFrozen(t *testing.T) {
 	}
 	if got := written(); got != "" {
 		t.Errorf("a bot let run: %q written, want nothing", got)
+	}
+}
+
+// The freeze reads the bot's figures once it is made, off the answer's
+// path; they stand while the bot stays frozen, and are gone at its thaw
+// or when no freeze was made.
+func TestTheFreezeReadsTheFigures(t *testing.T) {
+	f, _ := testFreezer(t)
+	dir := t.TempDir()
+	open := func(name, content string) *os.File {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { file.Close() })
+		return file
+	}
+	f.acct.cpuFile, f.acct.cpuScale = open("cpuacct.usage", "1500000000\n"), time.Nanosecond
+	f.acct.memFile = open("memory.max_usage_in_bytes", "7340032\n")
+	if _, _, ok := f.frozenFigures(); ok {
+		t.Fatal("figures before any freeze")
+	}
+	f.thaw()
+	freeze := f.answered()
+	if _, _, ok := f.frozenFigures(); ok {
+		t.Fatal("figures before the freeze was made")
+	}
+	freeze()
+	os.WriteFile(filepath.Join(dir, "cpuacct.usage"), []byte("9000000000\n"), 0o644)
+	s, peak, ok := f.frozenFigures()
+	if !ok || s.CPU != 1500*time.Millisecond || peak != 7340032 {
+		t.Fatalf("figures of the freeze = %+v, %d, %v; want 1.5s, 7340032, true", s, peak, ok)
+	}
+	f.thaw()
+	if _, _, ok := f.frozenFigures(); ok {
+		t.Error("figures of a freeze that was thawed")
+	}
+	freeze = f.answered()
+	f.thaw()
+	freeze()
+	if _, _, ok := f.frozenFigures(); ok {
+		t.Error("figures of a freeze that was cancelled")
 	}
 }

@@ -95,20 +95,30 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 	return out, nil
 }
 
-// turnAccounting is what the orchestrator does around an answer: before
-// it, read the bot's CPU time and thaw it (a thaw of a bot let run
-// between answers writes nothing; one frozen at its answers is frozen
-// again as its answer arrives); after it, read its figures and its
-// memory peak.
-func turnAccounting(c *sandbox.Container) (before, after func() error) {
+// turnAccounting is what the orchestrator does around an answer
+// (orchestrator's serve and settle): before it, read the bot's CPU time
+// and thaw it (a thaw of a bot let run between answers writes nothing);
+// after it, read its figures and its memory peak. A bot frozen at its
+// answers is frozen again as its answer arrives, and that freeze, off the
+// answer's path, reads its figures: before its next answer they are
+// taken from there, and after it only its CPU time is read.
+func turnAccounting(c *sandbox.Container, frozen bool) (before, after func() error) {
 	before = func() error {
-		if _, ok := c.CPUTime(); !ok {
-			return errors.New("the bot's figures cannot be read")
+		if _, _, ok := c.FrozenFigures(); !ok || !frozen {
+			if _, ok := c.CPUTime(); !ok {
+				return errors.New("the bot's figures cannot be read")
+			}
 		}
 		c.Thaw() // without a freezer, nothing to do
 		return nil
 	}
 	after = func() error {
+		if frozen {
+			if _, ok := c.CPUTime(); !ok {
+				return errors.New("the bot's figures cannot be read")
+			}
+			return nil
+		}
 		if _, ok := c.Sample(); !ok {
 			return errors.New("the bot's figures cannot be read")
 		}
@@ -118,13 +128,20 @@ func turnAccounting(c *sandbox.Container) (before, after func() error) {
 	return before, after
 }
 
-// untilFrozen waits, untimed, until the bot is frozen after its answer,
-// as it is in a match by the time the other bots have answered (at most
-// 20 ms: a bot that cannot be frozen is asked again all the same).
+// untilFrozen waits, untimed, until the bot is frozen after its answer
+// and its freeze has read its figures, as in a match by the time the
+// other bots have answered (at most 20 ms: a bot that cannot be frozen
+// is asked again all the same; its figures are then read here, as the
+// orchestrator's settle reads them).
 func untilFrozen(c *sandbox.Container) func() {
 	return func() {
-		for end := time.Now().Add(20 * time.Millisecond); !c.Frozen() && time.Now().Before(end); {
+		frozen := func() bool { _, _, ok := c.FrozenFigures(); return ok }
+		for end := time.Now().Add(20 * time.Millisecond); !frozen() && time.Now().Before(end); {
 			runtime.Gosched()
+		}
+		if !frozen() { // as the orchestrator's settle
+			c.Sample()
+			c.MemPeak()
 		}
 	}
 }

@@ -252,6 +252,19 @@ func (s switching) FreezeAtAnswers(on bool) {
 	s.freezes = on
 }
 
+// FrozenFigures are the figures a freeze after its answer would have
+// read, while the bot is frozen at its answers: those of Sample, and a
+// memory peak of 2 MiB (Usage says 1 MiB, so a record tells which it
+// was given).
+func (s switching) FrozenFigures() (sandbox.Sample, int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.freezes || s.answers == 0 {
+		return sandbox.Sample{}, 0, false
+	}
+	return sandbox.Sample{CPU: s.cpuLocked(), Wait: s.wait, WaitKnown: true}, 2 << 20, true
+}
+
 // FrozenAtAnswers says whether the bot is frozen at its answers now.
 func (b *Bot) FrozenAtAnswers() bool {
 	b.mu.Lock()
