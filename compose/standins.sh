@@ -58,6 +58,40 @@ import() {
   echo "standins: built $tag"
 }
 
+# The roots of the missing stand-ins are debootstrapped at once, before
+# the images are made one by one: each spends most of its time waiting on
+# the mirror or the disk, and together they take about as long as the
+# longest alone.
+jobs=()
+want() { # TAG VERSION NAME PACKAGES
+  if ! have "$1" "$2"; then
+    rootfs "$3" "$4" >/dev/null &
+    jobs+=($!)
+  fi
+}
+go_version="$script_hash-$(cat go.mod go.sum botkits/go/go.mod botkits/go/go.sum 2>/dev/null | sha256sum | cut -c1-12)-$(go env GOVERSION)"
+want golang:1.26-trixie "$go_version" go "ca-certificates,git"
+# The Go stand-in's module cache and a warm build cache, so that building
+# Arena and the Go bots in the compose test takes seconds, not minutes
+# (the real image starts cold): made meanwhile.
+extras="$cache/golang-extras"
+if ! have golang:1.26-trixie "$go_version"; then
+  rm -rf "$extras" && mkdir -p "$extras/mod" "$extras/go-build"
+  (
+    set -e
+    GOMODCACHE="$extras/mod" GOFLAGS=-mod=mod go mod download
+    GOCACHE="$extras/go-build" CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/arena
+    cd botkits/go && GOCACHE="$extras/go-build" CGO_ENABLED=0 go build -trimpath -o /dev/null ./tanks-random
+  ) >"$cache/golang-extras.log" 2>&1 || { echo "standins: the Go caches failed, see $cache/golang-extras.log" >&2; exit 1; } &
+  jobs+=($!)
+fi
+want python:3.14-slim-trixie "$script_hash" python "python3"
+want node:24-trixie-slim "$script_hash" node "nodejs"
+want gcc:15-trixie "$script_hash" gcc "g++,libc6-dev,make"
+for j in "${jobs[@]}"; do
+  wait "$j" || exit 1
+done
+
 # Go: the machine's own toolchain and the modules go.mod requires, so that
 # builds work offline. It trusts the host's certificate authorities too (as
 # the real image trusts the public ones), so that a module missing from that
@@ -65,27 +99,23 @@ import() {
 # The real image: Go 1.26 on Debian trixie. The stand-in holds the host's
 # Go (go1.26.x), so its version matches the tag's.
 tag=golang:1.26-trixie
-version="$script_hash-$(cat go.mod go.sum botkits/go/go.mod botkits/go/go.sum 2>/dev/null | sha256sum | cut -c1-12)-$(go env GOVERSION)"
+version=$go_version
 if ! have $tag "$version"; then
   base=$(rootfs go "ca-certificates,git")
   dir="$cache/golang-image"
   rm -rf "$dir" && mkdir -p "$dir"
   cp -a "$base/." "$dir/"
-  mkdir -p "$dir/usr/local" "$dir/go/pkg/mod"
+  mkdir -p "$dir/usr/local" "$dir/go/pkg" "$dir/root/.cache"
   cp -a "$(go env GOROOT)" "$dir/usr/local/go"
   if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
     cp /etc/ssl/certs/ca-certificates.crt "$dir/etc/ssl/certs/ca-certificates.crt"
   fi
-  GOMODCACHE="$dir/go/pkg/mod" GOFLAGS=-mod=mod go mod download
-  # A warm build cache, so that building Arena and the Go bots in the
-  # compose test takes seconds, not minutes (the real image starts cold).
-  mkdir -p "$dir/root/.cache/go-build"
-  GOCACHE="$dir/root/.cache/go-build" CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/arena
-  (cd botkits/go && GOCACHE="$dir/root/.cache/go-build" CGO_ENABLED=0 go build -trimpath -o /dev/null ./tanks-random)
+  mv "$extras/mod" "$dir/go/pkg/mod"
+  mv "$extras/go-build" "$dir/root/.cache/go-build"
   import "$dir" $tag "$version" \
     "ENV PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
     "ENV GOPATH=/go" "ENV GOTOOLCHAIN=local" "WORKDIR /go"
-  rm -rf "$dir"
+  rm -rf "$dir" "$extras"
 fi
 
 # The real image: Python 3.14 on Debian trixie (supported until 2030).
