@@ -236,7 +236,7 @@ func TestALogicGame(t *testing.T) {
 	// A bot that does not answer in the round's time (1 s, the logic's
 	// round config), one that crashes: the logic hears TLE and RE, and
 	// its verdict is the result.
-	res, stderr, code = run("--game", game, bot, sleeper)
+	res, stderr, code = run("--game", game, "--warmup", "5s", bot, sleeper) // the sleeper's warm-up is waited for
 	if code != 0 || res.Bots[1].Status != "timeout" || res.Bots[0].Score != 1 || len(res.Winners) != 1 {
 		t.Errorf("against a bot that sleeps: exit %d, %+v\n%s", code, res, stderr)
 	}
@@ -334,7 +334,9 @@ func TestALogicGameOnTheServer(t *testing.T) {
 	os.MkdirAll(filepath.Join(data, "players"), 0o700)
 	os.WriteFile(filepath.Join(data, "players", "base-0123.tar"), []byte("stale"), 0o600)
 	registered := "ttt=" + logic + ",bad=" + hostile + ",plain=" + plain + ",spy=" + spy
-	s := startServer(t, bin, data, freePort(t), "--games", registered)
+	// The sleeper's first answer is waited for in every match it plays:
+	// a warm-up of 5 s, not the game's 20.
+	s := startServer(t, bin, data, freePort(t), "--games", registered, "--warmup", "5s")
 	res, err := http.Get(s.url + "/api/games")
 	if err != nil {
 		t.Fatal(err)
