@@ -118,17 +118,31 @@ func (r *run) settle(s *seat, o *outcome) {
 			s.lastOK = false // read it afresh when asked again
 			return
 		}
-		if m, is := s.bot.(memPeaker); is {
-			peak, _ = m.MemPeak()
-		}
+		peak = memPeakOf(s.bot)
 	}
 	s.last = after
 	o.memPeak = peak
-	if after.WaitKnown && o.before.WaitKnown {
-		o.wait, o.waitOK = min(max(0, after.Wait-o.before.Wait), o.took), true
+	if o.wait, o.waitOK = waited(o.before, after, o.took); o.waitOK {
 		s.wait += o.wait
 		s.waitKnown = true
 	}
+}
+
+// waited is the wait of an answer between two samples, at most took.
+func waited(before, after sandbox.Sample, took time.Duration) (time.Duration, bool) {
+	if !after.WaitKnown || !before.WaitKnown {
+		return 0, false
+	}
+	return min(max(0, after.Wait-before.Wait), took), true
+}
+
+// memPeakOf reads the bot's memory peak so far (0: unknown).
+func memPeakOf(bot Bot) int64 {
+	if m, ok := bot.(memPeaker); ok {
+		peak, _ := m.MemPeak()
+		return peak
+	}
+	return bot.Usage().MemPeakBytes
 }
 
 // serve sends a seat its messages and, when awaited, thaws it and reads
@@ -211,18 +225,10 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 		o.cpu, o.cpuOK = max(0, after.CPU-before.CPU), true
 		o.stopped = charged
 		s.lastCPU, s.last, s.lastOK = after.CPU, after, true
-		if after.WaitKnown && before.WaitKnown {
-			o.wait, o.waitOK = min(max(0, after.Wait-before.Wait), o.took), true
-		}
+		o.wait, o.waitOK = waited(before, after, o.took)
 	}
 	if !o.late {
-		if m, ok := s.bot.(memPeaker); ok {
-			if peak, ok := m.MemPeak(); ok {
-				o.memPeak = peak
-			}
-		} else if u := s.bot.Usage(); u.Source != "" {
-			o.memPeak = u.MemPeakBytes
-		}
+		o.memPeak = memPeakOf(s.bot)
 	}
 	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu+charged > b.cpu {
 		err = &overCPU{used: o.cpu + charged, stopped: charged, limit: b.cpu, answered: true}

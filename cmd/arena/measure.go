@@ -103,10 +103,11 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 // answer's path, reads its figures: before its next answer they are
 // taken from there, and after it only its CPU time is read.
 func turnAccounting(c *sandbox.Container, frozen bool) (before, after func() error) {
+	errNoFigures := errors.New("the bot's figures cannot be read")
 	before = func() error {
 		if _, _, ok := c.FrozenFigures(); !ok || !frozen {
 			if _, ok := c.CPUTime(); !ok {
-				return errors.New("the bot's figures cannot be read")
+				return errNoFigures
 			}
 		}
 		c.Thaw() // without a freezer, nothing to do
@@ -115,12 +116,12 @@ func turnAccounting(c *sandbox.Container, frozen bool) (before, after func() err
 	after = func() error {
 		if frozen {
 			if _, ok := c.CPUTime(); !ok {
-				return errors.New("the bot's figures cannot be read")
+				return errNoFigures
 			}
 			return nil
 		}
 		if _, ok := c.Sample(); !ok {
-			return errors.New("the bot's figures cannot be read")
+			return errNoFigures
 		}
 		c.MemPeak()
 		return nil
