@@ -173,8 +173,9 @@ type accounting struct {
 	// time its runnable threads waited for a CPU: the cgroup's CPU
 	// pressure on v2 (and on v1 where the host mounts the unified
 	// hierarchy beside it, see hybridPressure), else the sum of its
-	// threads' run delays (/proc/<tid>/schedstat of the threads in tasks). The threads (tasks, cgroup.threads) also
-	// tell whether the bot is runnable now.
+	// threads' run delays (/proc/<tid>/schedstat of the threads in
+	// tasks). The threads (tasks, cgroup.threads) also tell whether the
+	// bot is runnable now.
 	throttleFile  *os.File
 	throttleKey   string
 	throttleScale time.Duration
@@ -230,16 +231,13 @@ func (a *accounting) openTiming(procs, cpuStat, throttleKey string, throttleScal
 // hybridPressure is the cpu.pressure of a v1 bot's cgroup in the unified
 // hierarchy that hybrid hosts mount beside v1 (root/unified, no
 // controllers, but the kernel's pressure figures): one read where v1
-// needs one per thread (readRunDelay). Empty where there is none.
+// needs one per thread (readRunDelay). openTiming does without it where
+// the host has none.
 func hybridPressure(root, unified string) string {
 	if unified == "" || unified == "/" {
 		return ""
 	}
-	p := filepath.Join(root, "unified", unified, "cpu.pressure")
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
+	return filepath.Join(root, "unified", unified, "cpu.pressure")
 }
 
 // freeze stops every process of the cgroup where it is; thaw lets them
