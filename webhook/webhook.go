@@ -88,9 +88,7 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("port %q: %w", port, err)
 	}
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(lctx, "ip", u.Hostname())
+	addrs, err := Lookup(ctx, u.Hostname())
 	if err != nil || len(addrs) == 0 {
 		return nil, fmt.Errorf("%s does not resolve: %v", u.Hostname(), err)
 	}
@@ -100,6 +98,14 @@ func (p Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 		}
 	}
 	return u, nil
+}
+
+// Lookup resolves a host name within 5 s: neither a URL being set nor
+// a server starting waits on a DNS that does not answer.
+func Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
 
 // special addresses are not the public internet's.

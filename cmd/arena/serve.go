@@ -457,7 +457,7 @@ func ownAddresses(cfg Config) []netip.AddrPort {
 		if host != "" {
 			if a, err := netip.ParseAddr(host); err == nil {
 				addrs = []netip.Addr{a}
-			} else if found, err := lookupHost(host); err == nil && len(found) > 0 {
+			} else if found, err := webhook.Lookup(context.Background(), host); err == nil && len(found) > 0 {
 				addrs = found
 			}
 		}
@@ -466,12 +466,4 @@ func ownAddresses(cfg Config) []netip.AddrPort {
 		}
 	}
 	return out
-}
-
-// lookupHost resolves a host name, within 5 s (a server starting does not
-// wait on a DNS that does not answer).
-func lookupHost(host string) ([]netip.Addr, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
