@@ -362,6 +362,12 @@ func (a *accounting) noFreezing(why string) {
 // canFreeze says whether the cgroup can be frozen, and if not why.
 func (a *accounting) canFreeze() (bool, string) { return a.procsPath != "", a.freezeUnavailable }
 
+// waitPerThread says whether the wait is read thread by thread (each
+// thread's run delay): no pressure file, but the list of threads.
+func (a *accounting) waitPerThread() bool {
+	return a.pressureFile == nil && a.tasksPath != "" && a.procRoot != ""
+}
+
 // sample reads the CPU time and the waiting time.
 func (a *accounting) sample() (Sample, bool) {
 	cpu, ok := a.cpu()
@@ -433,14 +439,24 @@ func (a *accounting) readRunDelay() (time.Duration, error) {
 			delete(a.sched, tid)
 			continue
 		}
-		fields := strings.Fields(string(stat[:n]))
-		if len(fields) >= 2 {
-			if v, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
-				total += v
-			}
-		}
+		total += runDelay(stat[:n])
 	}
 	return time.Duration(total), nil
+}
+
+// runDelay is the second figure of a schedstat line, "<on CPU>
+// <run delay> <slices>" (ns): 0 where there is none.
+func runDelay(line []byte) int64 {
+	_, rest, _ := bytes.Cut(line, []byte(" "))
+	field, _, _ := bytes.Cut(bytes.TrimSpace(rest), []byte(" "))
+	var v int64
+	for _, c := range field {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v
 }
 
 // taskListEvery is how often readRunDelay lists the cgroup's threads.
