@@ -60,10 +60,13 @@ type Bot interface {
 // cannot is frozen at each, when it can be frozen at all.
 type freezeSwitch interface{ FreezeAtAnswers(on bool) }
 
-// frozenFigurer is a bot whose freeze after an answer reads its figures
-// (sandbox.Container, sandbox.Process): they stand while it is frozen.
-type frozenFigurer interface {
-	FrozenFigures() (sandbox.Sample, int64, bool)
+// answerFigurer is a bot whose figures may be read after its answers,
+// off their path (sandbox.Container, sandbox.Process): by the freeze that
+// follows each, or with no freeze where its wait is slow to read. A
+// frozen bot's stand until it is thawed.
+type answerFigurer interface {
+	FiguresAfterAnswers() bool
+	AnswerFigures() (sandbox.Sample, int64, bool)
 }
 
 // stdioPather is a bot that says how its stdio travels (optional).

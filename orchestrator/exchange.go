@@ -104,14 +104,14 @@ func (r *run) exchange(ctx context.Context, st engine.Step, turn int) []outcome 
 	return outs
 }
 
-// settle completes the figures of an answer of a bot frozen at its
-// answers: its wait and memory peak as its freeze read them, off the
-// answer's path (the freeze follows the answer), or read now where that
-// freeze is not made yet.
+// settle completes the figures of an answer of a bot whose figures are
+// read after its answers (a bot frozen at them, or whose wait is slow to
+// read): its wait and memory peak as read off the answer's path, or read
+// now where that read is not made yet.
 func (r *run) settle(s *seat, o *outcome) {
 	after, peak, ok := sandbox.Sample{}, int64(0), false
-	if f, is := s.bot.(frozenFigurer); is {
-		after, peak, ok = f.FrozenFigures()
+	if f, is := s.bot.(answerFigurer); is {
+		after, peak, ok = f.AnswerFigures()
 	}
 	if !ok {
 		if after, ok = s.bot.Sample(); !ok {
@@ -208,12 +208,13 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	data, err := r.await(ctx, s, b, before)
 	// One window for every figure: from start to the answer read, CPU and
-	// waiting sampled at its two ends. A bot frozen at its answers has
-	// only its CPU time read here (it decides whether the answer stands):
-	// its freeze, off the answer's path, reads the rest (settle).
+	// waiting sampled at its two ends. A bot whose figures are read after
+	// its answers (frozen at them, or whose wait is slow to read) has only
+	// its CPU time read here (it decides whether the answer stands): the
+	// rest is read off the answer's path (settle).
 	o.took = r.o.now().Sub(start)
-	_, late := s.bot.(frozenFigurer)
-	o.late = late && s.frozenFrom > 0 && err == nil && cpuKnown
+	f, late := s.bot.(answerFigurer)
+	o.late = late && err == nil && cpuKnown && f.FiguresAfterAnswers()
 	if o.late {
 		if cpu, ok := s.bot.CPUTime(); ok {
 			o.cpu, o.cpuOK, o.stopped, o.before = max(0, cpu-before.CPU), true, charged, before
@@ -273,9 +274,9 @@ func (r *run) sampleBefore(s *seat) (sandbox.Sample, bool) {
 	if !s.lastOK {
 		return s.bot.Sample()
 	}
-	if f, ok := s.bot.(frozenFigurer); ok && s.frozenFrom > 0 {
+	if f, ok := s.bot.(answerFigurer); ok && s.frozenFrom > 0 {
 		// Frozen since its freeze read its figures: they are its figures now.
-		if b, _, ok := f.FrozenFigures(); ok {
+		if b, _, ok := f.AnswerFigures(); ok {
 			return b, true
 		}
 	}

@@ -141,10 +141,9 @@ func BenchmarkTwoBotTurn(b *testing.B) {
 			}
 			turn := func() {
 				var wg sync.WaitGroup
-				for k, c := range bots {
-					late := frozen && k == 0
+				for _, c := range bots {
 					wg.Go(func() {
-						if _, _, ok := c.FrozenFigures(); !ok || !late {
+						if _, _, ok := c.AnswerFigures(); !ok || !c.Frozen() {
 							c.CPUTime()
 						}
 						c.Thaw()
@@ -157,7 +156,7 @@ func BenchmarkTwoBotTurn(b *testing.B) {
 							b.Error(err)
 							return
 						}
-						if late {
+						if c.FiguresAfterAnswers() {
 							c.CPUTime()
 							return
 						}
@@ -166,9 +165,11 @@ func BenchmarkTwoBotTurn(b *testing.B) {
 					})
 				}
 				wg.Wait()
-				if _, _, ok := bots[0].FrozenFigures(); frozen && !ok {
-					bots[0].Sample()
-					bots[0].MemPeak()
+				for _, c := range bots {
+					if _, _, ok := c.AnswerFigures(); c.FiguresAfterAnswers() && !ok {
+						c.Sample()
+						c.MemPeak()
+					}
 				}
 			}
 			for i := 0; i < 200; i++ { // warm up

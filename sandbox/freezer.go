@@ -15,12 +15,20 @@ import (
 // charging what it uses then to its next answer: a freeze and a thaw wake
 // every thread of the bot twice a turn, which costs more than the round
 // trip of the answer itself.
+//
+// The freeze also reads the bot's figures (its wait and memory peak), off
+// the answer's path. So does the runner of a bot not frozen whose wait is
+// read thread by thread (a gVisor sandbox's some 50 threads; cgroup v1
+// without the unified hierarchy's pressure files): see
+// Container.FiguresAfterAnswers.
 
-// freezer freezes and thaws one bot.
+// freezer freezes and thaws one bot, and reads its figures after its
+// answers.
 type freezer struct {
 	acct *accounting
 	// armed: the bot was thawed to answer (it is answering); at its
-	// answer it is frozen unless letRun.
+	// answer it is frozen unless letRun or it cannot be, and its figures
+	// are read where afterAnswers says so.
 	armed  atomic.Bool
 	letRun atomic.Bool
 	mu     sync.Mutex
@@ -28,10 +36,11 @@ type freezer struct {
 	gone bool
 	// frozen: a freeze of this freezer's holds the bot.
 	frozen bool
-	// pending: a freeze is due and not made yet; a thaw cancels it.
+	// pending: a freeze (or a read of the figures) is due and not made
+	// yet; a thaw cancels it.
 	pending bool
-	// at are the bot's figures as the freeze left it (when atOK): they
-	// hold while it stays frozen (see FrozenFigures). thaws counts the
+	// at are the bot's figures as read after its answer (when atOK): they
+	// hold until it is thawed again (see answerFigures). thaws counts the
 	// thaws, so that figures read across one are dropped.
 	at     Sample
 	atPeak int64
@@ -39,18 +48,32 @@ type freezer struct {
 	thaws  int
 }
 
+// freezes says whether the bot is frozen at its answers.
+func (f *freezer) freezes() bool {
+	ok, _ := f.acct.canFreeze()
+	return ok && !f.letRun.Load()
+}
+
+// afterAnswers says whether the bot's figures are read after each
+// answer, off its path: by its freeze, or, where its wait is read thread
+// by thread, with no freeze.
+func (f *freezer) afterAnswers() bool {
+	return f.acct != nil && (f.freezes() || f.acct.waitPerThread())
+}
+
 // answered runs as a message of the bot arrives: the first after a thaw
-// makes a freeze due, unless the bot is let run. It returns the freeze,
-// to run once the answer is passed on (nil when none is due): the
-// answer does not wait for the freezer's write, and the bot's next
-// input, if it comes first, cancels the freeze.
+// makes a freeze due (and the read of the figures that follows it), or
+// that read alone (see afterAnswers). It returns what is due, to run once
+// the answer is passed on (nil when nothing is): the answer does not wait
+// for the freezer's write or the reads, and the bot's next input, if it
+// comes first, cancels them.
 func (f *freezer) answered() func() {
-	if !f.armed.CompareAndSwap(true, false) || f.letRun.Load() {
+	if !f.armed.CompareAndSwap(true, false) || !f.afterAnswers() {
 		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.gone || f.acct == nil {
+	if f.gone {
 		return nil
 	}
 	f.pending = true
@@ -60,7 +83,8 @@ func (f *freezer) answered() func() {
 // freezeDue makes the freeze answered made due, unless a thaw or a
 // release came first; then it reads the bot's figures, off the answer's
 // path and without holding up a thaw: figures read across a thaw are
-// dropped.
+// dropped. A bot let run, or that cannot be frozen, just has its figures
+// read.
 func (f *freezer) freezeDue() {
 	f.mu.Lock()
 	if !f.pending || f.gone {
@@ -68,13 +92,15 @@ func (f *freezer) freezeDue() {
 		return
 	}
 	f.pending = false
-	f.frozen = true // a freeze that failed halfway is undone too
-	err := f.acct.freeze()
+	if f.freezes() {
+		f.frozen = true // a freeze that failed halfway is undone too
+		if err := f.acct.freeze(); err != nil {
+			f.mu.Unlock()
+			return
+		}
+	}
 	thaws := f.thaws
 	f.mu.Unlock()
-	if err != nil {
-		return
-	}
 	at, ok := f.acct.sample()
 	var peak int64
 	if ok {
@@ -82,17 +108,17 @@ func (f *freezer) freezeDue() {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.frozen && f.thaws == thaws && !f.gone {
+	if f.thaws == thaws && !f.gone {
 		f.at, f.atPeak, f.atOK = at, peak, ok
 	}
 }
 
-// frozenFigures returns the figures the bot's freeze left it with, while
-// that freeze holds.
-func (f *freezer) frozenFigures() (Sample, int64, bool) {
+// answerFigures returns the figures read after the bot's last answer,
+// until it is thawed again.
+func (f *freezer) answerFigures() (Sample, int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.frozen || !f.atOK || f.gone {
+	if !f.atOK || f.gone {
 		return Sample{}, 0, false
 	}
 	return f.at, f.atPeak, true
@@ -113,12 +139,12 @@ func (f *freezer) thaw() error {
 	if f.gone || f.acct == nil {
 		return nil
 	}
-	if ok, why := f.acct.canFreeze(); !ok {
-		return errFreezer(why)
-	}
 	f.armed.Store(true)
 	f.pending, f.atOK = false, false
 	f.thaws++
+	if ok, why := f.acct.canFreeze(); !ok {
+		return errFreezer(why)
+	}
 	if !f.frozen {
 		return nil
 	}
@@ -157,16 +183,28 @@ func (c *Container) Thaw() error { return c.freezer.thaw() }
 // since, and was not thawed again.
 func (c *Container) Frozen() bool { return c.freezer.isFrozen() }
 
-// FrozenFigures returns what the bot had used when the freeze after its
-// last answer stopped it: CPU time, wait and memory peak, read by that
-// freeze, off the answer's path. They hold until it is thawed. False
-// while that freeze is not made (or was not due), or its figures could
-// not be read: then read them (Sample, MemPeak).
-func (c *Container) FrozenFigures() (Sample, int64, bool) { return c.freezer.frozenFigures() }
+// AnswerFigures returns what the bot had used shortly after its last
+// answer — CPU time, wait and memory peak —, read off the answer's path
+// where FiguresAfterAnswers says so: by the freeze that stopped it (the
+// figures it keeps while frozen), or with no freeze. They hold until it is
+// thawed. False while that read is not made, or its figures could not be
+// read: then read them (Sample, MemPeak).
+func (c *Container) AnswerFigures() (Sample, int64, bool) { return c.freezer.answerFigures() }
 
-// FrozenFigures returns the figures the last freeze left (see
-// Container.FrozenFigures).
-func (p *Process) FrozenFigures() (Sample, int64, bool) { return p.freezer.frozenFigures() }
+// AnswerFigures returns the figures read after the last answer (see
+// Container.AnswerFigures).
+func (p *Process) AnswerFigures() (Sample, int64, bool) { return p.freezer.answerFigures() }
+
+// FiguresAfterAnswers says whether the bot's wait and memory peak are read
+// after each answer, off its path (AnswerFigures), so that its answers need
+// only their CPU time read: a bot frozen at its answers (its freeze reads
+// them), or one whose wait is read thread by thread (gVisor's; cgroup v1
+// without the unified hierarchy's pressure files).
+func (c *Container) FiguresAfterAnswers() bool { return c.freezer.afterAnswers() }
+
+// FiguresAfterAnswers says whether the figures are read after each answer
+// (see Container.FiguresAfterAnswers).
+func (p *Process) FiguresAfterAnswers() bool { return p.freezer.afterAnswers() }
 
 // Freezing says how the bot is stopped between answers: "the cgroup
 // freezer", or signals and why; empty where it is not stopped.
@@ -218,7 +256,7 @@ func (f *freezer) runnable() bool {
 		return false
 	}
 	busy, stopped := f.acct.threads()
-	if stopped && f.armed.Load() {
+	if ok, _ := f.acct.canFreeze(); ok && stopped && f.armed.Load() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if f.armed.Load() && !f.gone {

@@ -104,28 +104,103 @@ func TestTheFreezeReadsTheFigures(t *testing.T) {
 	}
 	f.acct.cpuFile, f.acct.cpuScale = open("cpuacct.usage", "1500000000\n"), time.Nanosecond
 	f.acct.memFile = open("memory.max_usage_in_bytes", "7340032\n")
-	if _, _, ok := f.frozenFigures(); ok {
+	if _, _, ok := f.answerFigures(); ok {
 		t.Fatal("figures before any freeze")
 	}
 	f.thaw()
 	freeze := f.answered()
-	if _, _, ok := f.frozenFigures(); ok {
+	if _, _, ok := f.answerFigures(); ok {
 		t.Fatal("figures before the freeze was made")
 	}
 	freeze()
 	os.WriteFile(filepath.Join(dir, "cpuacct.usage"), []byte("9000000000\n"), 0o644)
-	s, peak, ok := f.frozenFigures()
+	s, peak, ok := f.answerFigures()
 	if !ok || s.CPU != 1500*time.Millisecond || peak != 7340032 {
 		t.Fatalf("figures of the freeze = %+v, %d, %v; want 1.5s, 7340032, true", s, peak, ok)
 	}
 	f.thaw()
-	if _, _, ok := f.frozenFigures(); ok {
+	if _, _, ok := f.answerFigures(); ok {
 		t.Error("figures of a freeze that was thawed")
 	}
 	freeze = f.answered()
 	f.thaw()
 	freeze()
-	if _, _, ok := f.frozenFigures(); ok {
+	if _, _, ok := f.answerFigures(); ok {
 		t.Error("figures of a freeze that was cancelled")
+	}
+}
+
+// A bot that cannot be frozen but whose wait is read thread by thread (a
+// gVisor sandbox) has its figures read after its answer, with no freeze;
+// they hold until it is asked again.
+func TestFiguresAfterTheAnswerOfABotNotFrozen(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	open := func(p string) *os.File {
+		file, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { file.Close() })
+		return file
+	}
+	a := &accounting{procRoot: filepath.Join(dir, "proc"), tasksPath: write("tasks", "7\n8\n"), cpuScale: time.Nanosecond}
+	a.noFreezing("under gVisor the bot's processes are not the host's to stop")
+	a.cpuFile = open(write("cpuacct.usage", "2000000000\n"))
+	a.memFile = open(write("memory.max_usage_in_bytes", "4194304\n"))
+	write("proc/7/schedstat", "100 3000000 5\n")
+	write("proc/8/schedstat", "200 1000000 9\n")
+	f := &freezer{acct: a}
+
+	if !f.afterAnswers() {
+		t.Fatal("a bot whose wait is read thread by thread: its figures are not read after its answers")
+	}
+	if err := f.thaw(); err == nil {
+		t.Fatal("a bot that cannot be frozen was thawed without saying so")
+	}
+	read := f.answered()
+	if read == nil {
+		t.Fatal("nothing due at the answer")
+	}
+	if _, _, ok := f.answerFigures(); ok {
+		t.Fatal("figures before they were read")
+	}
+	read()
+	s, peak, ok := f.answerFigures()
+	if !ok || s.CPU != 2*time.Second || s.Wait != 4*time.Millisecond || !s.WaitKnown || peak != 4194304 || f.isFrozen() {
+		t.Fatalf("figures = %+v, %d, %v (frozen %v); want 2s, 4ms waited, 4194304, true, not frozen", s, peak, ok, f.isFrozen())
+	}
+	f.thaw()
+	if _, _, ok := f.answerFigures(); ok {
+		t.Error("figures of the last answer after the bot was asked again")
+	}
+
+	// Where the cgroup has a pressure file, the wait is one read: at the answer.
+	a.pressureFile = open(write("cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"))
+	if f.afterAnswers() {
+		t.Error("a bot whose wait is one read has its figures read after its answers")
+	}
+}
+
+func TestRunDelay(t *testing.T) {
+	for line, want := range map[string]int64{
+		"100 3000000 5\n": 3000000,
+		"100 42\n":        42,
+		"100\n":           0,
+		"":                0,
+		"1 x2 3\n":        0,
+	} {
+		if got := runDelay([]byte(line)); got != want {
+			t.Errorf("runDelay(%q) = %d, want %d", line, got, want)
+		}
 	}
 }

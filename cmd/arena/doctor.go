@@ -219,9 +219,9 @@ func measureRoundTrips(ctx context.Context, cfg Config, cli *client.Client, owne
 			ct := c.(*sandbox.Container)
 			ct.FreezeAtAnswers(frozen)
 			p := &paths[len(paths)-1]
-			p.before, p.after = turnAccounting(ct, frozen)
-			if frozen {
-				p.idle = untilFrozen(ct)
+			p.before, p.after = turnAccounting(ct)
+			if ct.FiguresAfterAnswers() {
+				p.idle = untilFigures(ct)
 			}
 		}
 	}

@@ -98,14 +98,15 @@ func batch(ctx context.Context, p echoPath, line []byte, n int) ([]time.Duration
 // turnAccounting is what the orchestrator does around an answer
 // (orchestrator's serve and settle): before it, read the bot's CPU time
 // and thaw it (a thaw of a bot let run between answers writes nothing);
-// after it, read its figures and its memory peak. A bot frozen at its
-// answers is frozen again as its answer arrives, and that freeze, off the
-// answer's path, reads its figures: before its next answer they are
-// taken from there, and after it only its CPU time is read.
-func turnAccounting(c *sandbox.Container, frozen bool) (before, after func() error) {
+// after it, read its figures and its memory peak. A bot whose figures are
+// read after its answers, off their path (frozen at its answers, or whose
+// wait is read thread by thread: sandbox.Container.FiguresAfterAnswers),
+// has only its CPU time read after its answer; a frozen bot's figures
+// before its next answer are those its freeze read.
+func turnAccounting(c *sandbox.Container) (before, after func() error) {
 	errNoFigures := errors.New("the bot's figures cannot be read")
 	before = func() error {
-		if _, _, ok := c.FrozenFigures(); !ok || !frozen {
+		if _, _, ok := c.AnswerFigures(); !ok || !c.Frozen() {
 			if _, ok := c.CPUTime(); !ok {
 				return errNoFigures
 			}
@@ -114,7 +115,7 @@ func turnAccounting(c *sandbox.Container, frozen bool) (before, after func() err
 		return nil
 	}
 	after = func() error {
-		if frozen {
+		if c.FiguresAfterAnswers() {
 			if _, ok := c.CPUTime(); !ok {
 				return errNoFigures
 			}
@@ -129,18 +130,17 @@ func turnAccounting(c *sandbox.Container, frozen bool) (before, after func() err
 	return before, after
 }
 
-// untilFrozen waits, untimed, until the bot is frozen after its answer
-// and its freeze has read its figures, as in a match by the time the
-// other bots have answered (at most 20 ms: a bot that cannot be frozen
-// is asked again all the same; its figures are then read here, as the
-// orchestrator's settle reads them).
-func untilFrozen(c *sandbox.Container) func() {
+// untilFigures waits, untimed, until the bot's figures are read after its
+// answer (and it is frozen, if it is frozen at its answers), as in a match
+// by the time the other bots have answered (at most 20 ms: then they are
+// read here, as the orchestrator's settle reads them).
+func untilFigures(c *sandbox.Container) func() {
 	return func() {
-		frozen := func() bool { _, _, ok := c.FrozenFigures(); return ok }
-		for end := time.Now().Add(20 * time.Millisecond); !frozen() && time.Now().Before(end); {
+		read := func() bool { _, _, ok := c.AnswerFigures(); return ok }
+		for end := time.Now().Add(20 * time.Millisecond); !read() && time.Now().Before(end); {
 			runtime.Gosched()
 		}
-		if !frozen() { // as the orchestrator's settle
+		if !read() { // as the orchestrator's settle
 			c.Sample()
 			c.MemPeak()
 		}

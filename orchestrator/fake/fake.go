@@ -252,11 +252,15 @@ func (s switching) FreezeAtAnswers(on bool) {
 	s.freezes = on
 }
 
-// FrozenFigures are the figures a freeze after its answer would have
+// FiguresAfterAnswers says whether its figures are read after its
+// answers: while it is frozen at them.
+func (s switching) FiguresAfterAnswers() bool { return s.FrozenAtAnswers() }
+
+// AnswerFigures are the figures a freeze after its answer would have
 // read, while the bot is frozen at its answers: those of Sample, and a
 // memory peak of 2 MiB (Usage says 1 MiB, so a record tells which it
 // was given).
-func (s switching) FrozenFigures() (sandbox.Sample, int64, bool) {
+func (s switching) AnswerFigures() (sandbox.Sample, int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.freezes || s.answers == 0 {
