@@ -39,6 +39,7 @@ func contestRows(b map[string]any) []string {
 // server that was never interrupted. The standings rank the bots in
 // their known order.
 func TestAContestFinalSurvivesKill9(t *testing.T) {
+	t.Parallel() // see docs/tests.md
 	cli := dockertest.Client(t)
 	bin := arenaBinary(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
@@ -194,6 +195,7 @@ entries_per_person: 4
 // standings show alice's hunter first; a visitor who is not signed in
 // reads the public page and its standings.
 func TestAContestInTheBrowser(t *testing.T) {
+	t.Parallel() // see docs/tests.md
 	cli := dockertest.Client(t)
 	labelled := func(tag, from string) string {
 		dockertest.Build(t, cli, tag, "FROM "+from+"\nLABEL io.arena.game=tanks\nLABEL org.opencontainers.image.authors=\"the author <author@example.org>\"\n", nil)

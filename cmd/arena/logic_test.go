@@ -147,6 +147,7 @@ func roundCost(b *testing.B, logic, bot, short, long string) {
 // crashes, hangs or talks garbage fails the match (exit 1, its reason
 // said), and nothing is left behind.
 func TestALogicGame(t *testing.T) {
+	t.Parallel() // see docs/tests.md
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
 	sleeper, hostile := misbehaving(t, cli, bot)
@@ -171,8 +172,10 @@ func TestALogicGame(t *testing.T) {
 				t.Fatalf("arena run's result: %v\n%s", err, out)
 			}
 		}
-		if left := dockertest.ArenaContainers(t, cli, res.MatchID); code == 0 && len(left) > 0 {
-			t.Errorf("%d containers left behind", len(left))
+		// Nothing left by the run, whatever its end (matched by its owner,
+		// the process: other tests' containers may be running).
+		if left := containersOf(t, cli, cmd.Process.Pid); len(left) > 0 {
+			t.Errorf("arena run %v: %d containers left behind", args, len(left))
 		}
 		return res, stderr.String(), code
 	}
@@ -255,7 +258,6 @@ func TestALogicGame(t *testing.T) {
 		"memory": "the logic stopped before the end of the match: output closed; it was killed for exceeding its memory limit",
 		"slow":   "the game's logic failed: the logic sent nothing more for 1s (its time for a round)",
 	} {
-		before := len(dockertest.ArenaContainers(t, cli, ""))
 		round := "10000"
 		if mode == "slow" {
 			round = "1000"
@@ -263,9 +265,6 @@ func TestALogicGame(t *testing.T) {
 		_, stderr, code := run("--game", "logic:"+hostile, "--settings", `{"mode":"`+mode+`"}`, "--logic-memory", "64m", "--logic-round-ms", round, bot, bot)
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("a logic that %s: exit %d, stderr:\n%s\nwant %s", mode, code, stderr, want)
-		}
-		if after := len(dockertest.ArenaContainers(t, cli, "")); after > before {
-			t.Errorf("a logic that %s: %d containers left behind", mode, after-before)
 		}
 	}
 
@@ -315,6 +314,7 @@ addEventListener("message", async (e) => {
 // ladder; a match whose logic fails is failed, and its ladder rates no
 // one for it; arena ladder rates the logic game's ladder again.
 func TestALogicGameOnTheServer(t *testing.T) {
+	t.Parallel() // see docs/tests.md
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
 	sleeper, hostile := misbehaving(t, cli, bot)

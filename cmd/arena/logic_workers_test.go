@@ -63,6 +63,7 @@ func (f *forgingPlayer) Play(ctx context.Context, req matches.Request) (*matches
 // the match is played again by the honest one. The server's replay of a
 // registered game records its logic: arena replay verify and rerun it.
 func TestALogicGamePlaysOnAJoinedWorker(t *testing.T) {
+	t.Parallel() // see docs/tests.md
 	cli := dockertest.Client(t)
 	logic, bot := logicKit(t, cli)
 	// A bot that loses at once (it crashes): the matches are short.
