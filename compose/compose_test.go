@@ -167,6 +167,51 @@ func checkResult(t *testing.T, m map[string]any) {
 var arenaImages = []string{"arena/arena:latest", "arena/tanks-random:latest", "arena/tanks-hunter:latest",
 	"arena/snake-greedy:latest", "arena/snake-random:latest", "arena/pacman-runner:latest", "arena/pacman-ghosts:latest"}
 
+// build is an image the test builds with docker build while it plays
+// others' matches: done is closed once it is built (err, out and took say
+// how).
+type build struct {
+	tag, dir string
+	args     []string
+	done     chan struct{}
+	out      string
+	err      error
+	took     time.Duration
+}
+
+// buildAll starts the builds, at most n at once, in their order: the
+// engine's builder spends most of a kit's build committing layers, so a
+// few at once share the two CPUs better than one after another.
+func buildAll(builds []*build, n int) {
+	slots := make(chan struct{}, n)
+	for _, b := range builds {
+		b.done = make(chan struct{})
+	}
+	go func() {
+		for _, b := range builds {
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; close(b.done) }()
+				cmd := exec.Command("docker", append(append([]string{"build", "-q", "-t", b.tag}, b.args...), b.dir)...)
+				cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
+				start := time.Now()
+				out, err := cmd.CombinedOutput()
+				b.out, b.err, b.took = string(out), err, time.Since(start)
+			}()
+		}
+	}()
+}
+
+// wait waits for the build and fails the test if it failed.
+func (b *build) wait(t *testing.T) {
+	t.Helper()
+	<-b.done
+	t.Logf("docker build -t %s %s (%.0fs)", b.tag, strings.Join(b.args, " "), b.took.Seconds())
+	if b.err != nil {
+		t.Fatalf("docker build -t %s %s: %v\n%s", b.tag, strings.Join(b.args, " "), b.err, tail(b.out, 4000))
+	}
+}
+
 func TestDockerCompose(t *testing.T) {
 	cli := dockertest.Client(t)
 	ctx := context.Background()
@@ -185,6 +230,81 @@ func TestDockerCompose(t *testing.T) {
 	t.Cleanup(func() {
 		if !downed {
 			exec.Command(compose[0], composeArgs("-p", project, "down", "-v")...).Run()
+		}
+	})
+	// The kits' images (their base images are the stand-ins, not
+	// Arena's): built from now on, a few at once, while compose builds
+	// and the matches below play.
+	kits, _ := filepath.Glob(filepath.Join(dockertest.Root(), "botkits", "*", "Dockerfile"))
+	if len(kits) < 4 {
+		t.Errorf("%d starter kits, want Go, Python, C++ and JavaScript", len(kits))
+	}
+	var kitBuilds []*build
+	for _, dockerfile := range kits {
+		kit := filepath.Base(filepath.Dir(dockerfile))
+		kitBuilds = append(kitBuilds, &build{tag: project + "/kit-" + kit, dir: filepath.Dir(dockerfile)})
+	}
+	// The kits' bots for the other games: the C/C++ Snake player interface
+	// (built from an example algorithm with the one-command build), and
+	// every kit's Snake and Pac-Man bots but Go's (the example bots).
+	others := []struct {
+		kit, dockerfile, arg, game, opponent string
+	}{
+		{"cpp", "Dockerfile.snake", "ALGO=examples/greedy.c", "snake", "arena/snake-random"},
+		{"python", "Dockerfile", "BOT=snake_greedy.py", "snake", "arena/snake-random"},
+		{"javascript", "Dockerfile", "BOT=snake_greedy.js", "snake", "arena/snake-random"},
+		{"python", "Dockerfile", "BOT=pacman_runner.py", "pacman", "arena/pacman-ghosts"},
+		{"python", "Dockerfile", "BOT=pacman_ghosts.py", "pacman", "arena/pacman-runner"},
+		{"javascript", "Dockerfile", "BOT=pacman_runner.js", "pacman", "arena/pacman-ghosts"},
+		{"javascript", "Dockerfile", "BOT=pacman_ghosts.js", "pacman", "arena/pacman-runner"},
+		{"cpp", "Dockerfile.pacman", "BOT=pacman/runner.cpp", "pacman", "arena/pacman-ghosts"},
+		{"cpp", "Dockerfile.pacman", "BOT=pacman/ghosts.cpp", "pacman", "arena/pacman-runner"},
+	}
+	var otherBuilds []*build
+	for i, o := range others {
+		dir := filepath.Join(dockertest.Root(), "botkits", o.kit)
+		// GAME labels the Go, Python and JavaScript images; the C++
+		// Dockerfiles label theirs by themselves.
+		args := []string{"-f", filepath.Join(dir, o.dockerfile), "--build-arg", o.arg}
+		if o.kit != "cpp" {
+			args = append(args, "--build-arg", "GAME="+o.game)
+		}
+		otherBuilds = append(otherBuilds, &build{tag: fmt.Sprintf("%s/kit-%s-%s-%d", project, o.kit, o.game, i), dir: dir, args: args})
+	}
+	// A dependency added the way each language's users add one, following
+	// the kit's README, where this machine can fetch it: a Go module
+	// through the module proxy (go get on a copy of the Go kit, then the
+	// kit's Dockerfile downloads it), and a C library from Debian (the C++
+	// kit's Dockerfile installs libjansson-dev with apt and links it). pip
+	// and npm registries are out of reach here: those are documented only.
+	goKit := filepath.Join(t.TempDir(), "go")
+	run(t, nil, "cp", "-a", filepath.Join("botkits", "go"), goKit)
+	if err := os.MkdirAll(filepath.Join(goKit, "deps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "cp", filepath.Join("compose", "testdata", "gomodule", "main.go"), filepath.Join(goKit, "deps", "main.go"))
+	runIn(t, goKit, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}, "go", "get", "github.com/emirpasic/gods@v1.18.1")
+	runIn(t, goKit, []string{"GOWORK=off"}, "go", "mod", "tidy")
+	cKit := filepath.Join(t.TempDir(), "cpp")
+	run(t, nil, "cp", "-a", filepath.Join("botkits", "cpp"), cKit)
+	run(t, nil, "cp", filepath.Join("compose", "testdata", "clib", "bot.cpp"), filepath.Join(cKit, "bot.cpp"))
+	deps := []struct {
+		name, dir string
+		args      []string
+	}{
+		{"go-module", goKit, []string{"--build-arg", "BOT=deps"}},
+		{"c-library", cKit, []string{"--build-arg", "DEB_PACKAGES=libjansson-dev", "--build-arg", "LDLIBS=-ljansson"}},
+	}
+	var depBuilds []*build
+	for _, d := range deps {
+		depBuilds = append(depBuilds, &build{tag: project + "/kit-deps-" + d.name, dir: d.dir, args: d.args})
+	}
+	all := append(append(append([]*build{}, kitBuilds...), otherBuilds...), depBuilds...)
+	buildAll(all, 3)
+	t.Cleanup(func() {
+		for _, b := range all { // none left building when the test ends
+			<-b.done
+			cli.ImageRemove(ctx, b.tag, image.RemoveOptions{Force: true})
 		}
 	})
 	run(t, env, compose[0], composeArgs("up", "-d", "--build")...)
@@ -262,85 +382,27 @@ func TestDockerCompose(t *testing.T) {
 		}
 	}
 
-	// Each starter kit builds with its own Dockerfile and plays.
-	kits, _ := filepath.Glob(filepath.Join(dockertest.Root(), "botkits", "*", "Dockerfile"))
-	if len(kits) < 4 {
-		t.Errorf("%d starter kits, want Go, Python, C++ and JavaScript", len(kits))
-	}
-	for _, dockerfile := range kits {
-		kit := filepath.Base(filepath.Dir(dockerfile))
-		tag := project + "/kit-" + kit
-		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", tag, filepath.Dir(dockerfile))
-		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
-		checkGame(t, cli, tag, "tanks")
-		m := a.play(t, "tanks", tag, tanksBots[0])
+	// Each starter kit builds with its own Dockerfile and plays: built
+	// while the example bots above play (started before up, below).
+	for _, k := range kitBuilds {
+		k.wait(t)
+		checkGame(t, cli, k.tag, "tanks")
+		m := a.play(t, "tanks", k.tag, tanksBots[0])
 		checkResult(t, m)
-		t.Logf("kit %s: %v", kit, m["result"].(map[string]any)["winners"])
-	}
-
-	// The kits' bots for the other games: the C/C++ Snake player interface
-	// (built from an example algorithm with the one-command build), and
-	// every kit's Snake and Pac-Man bots but Go's (the example bots above).
-	others := []struct {
-		kit, dockerfile, arg, game, opponent string
-	}{
-		{"cpp", "Dockerfile.snake", "ALGO=examples/greedy.c", "snake", "arena/snake-random"},
-		{"python", "Dockerfile", "BOT=snake_greedy.py", "snake", "arena/snake-random"},
-		{"javascript", "Dockerfile", "BOT=snake_greedy.js", "snake", "arena/snake-random"},
-		{"python", "Dockerfile", "BOT=pacman_runner.py", "pacman", "arena/pacman-ghosts"},
-		{"python", "Dockerfile", "BOT=pacman_ghosts.py", "pacman", "arena/pacman-runner"},
-		{"javascript", "Dockerfile", "BOT=pacman_runner.js", "pacman", "arena/pacman-ghosts"},
-		{"javascript", "Dockerfile", "BOT=pacman_ghosts.js", "pacman", "arena/pacman-runner"},
-		{"cpp", "Dockerfile.pacman", "BOT=pacman/runner.cpp", "pacman", "arena/pacman-ghosts"},
-		{"cpp", "Dockerfile.pacman", "BOT=pacman/ghosts.cpp", "pacman", "arena/pacman-runner"},
+		t.Logf("kit %s: %v", filepath.Base(k.dir), m["result"].(map[string]any)["winners"])
 	}
 	for i, o := range others {
-		dir := filepath.Join(dockertest.Root(), "botkits", o.kit)
-		tag := fmt.Sprintf("%s/kit-%s-%s-%d", project, o.kit, o.game, i)
-		// GAME labels the Go, Python and JavaScript images; the C++
-		// Dockerfiles label theirs by themselves.
-		args := []string{"build", "-q", "-f", filepath.Join(dir, o.dockerfile), "--build-arg", o.arg, "-t", tag}
-		if o.kit != "cpp" {
-			args = append(args, "--build-arg", "GAME="+o.game)
-		}
-		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", append(args, dir)...)
-		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
-		checkGame(t, cli, tag, o.game)
-		m := a.play(t, o.game, tag, o.opponent)
+		b := otherBuilds[i]
+		b.wait(t)
+		checkGame(t, cli, b.tag, o.game)
+		m := a.play(t, o.game, b.tag, o.opponent)
 		checkResult(t, m)
 		t.Logf("%s %s (%s): %v", o.kit, o.game, o.arg, m["result"].(map[string]any)["winners"])
 	}
-
-	// A dependency added the way each language's users add one, following
-	// the kit's README, where this machine can fetch it: a Go module
-	// through the module proxy (go get on a copy of the Go kit, then the
-	// kit's Dockerfile downloads it), and a C library from Debian (the C++
-	// kit's Dockerfile installs libjansson-dev with apt and links it). pip
-	// and npm registries are out of reach here: those are documented only.
-	goKit := filepath.Join(t.TempDir(), "go")
-	run(t, nil, "cp", "-a", filepath.Join("botkits", "go"), goKit)
-	if err := os.MkdirAll(filepath.Join(goKit, "deps"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run(t, nil, "cp", filepath.Join("compose", "testdata", "gomodule", "main.go"), filepath.Join(goKit, "deps", "main.go"))
-	runIn(t, goKit, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}, "go", "get", "github.com/emirpasic/gods@v1.18.1")
-	runIn(t, goKit, []string{"GOWORK=off"}, "go", "mod", "tidy")
-	cKit := filepath.Join(t.TempDir(), "cpp")
-	run(t, nil, "cp", "-a", filepath.Join("botkits", "cpp"), cKit)
-	run(t, nil, "cp", filepath.Join("compose", "testdata", "clib", "bot.cpp"), filepath.Join(cKit, "bot.cpp"))
-	deps := []struct {
-		name, dir string
-		args      []string
-	}{
-		{"go-module", goKit, []string{"--build-arg", "BOT=deps"}},
-		{"c-library", cKit, []string{"--build-arg", "DEB_PACKAGES=libjansson-dev", "--build-arg", "LDLIBS=-ljansson"}},
-	}
-	for _, d := range deps {
-		tag := project + "/kit-deps-" + d.name
-		args := append([]string{"build", "-q", "-t", tag}, d.args...)
-		run(t, []string{"DOCKER_BUILDKIT=0"}, "docker", append(args, d.dir)...)
-		t.Cleanup(func() { cli.ImageRemove(ctx, tag, image.RemoveOptions{Force: true}) })
-		m := a.play(t, "tanks", tag, tanksBots[0])
+	for i, d := range deps {
+		b := depBuilds[i]
+		b.wait(t)
+		m := a.play(t, "tanks", b.tag, tanksBots[0])
 		checkResult(t, m)
 		t.Logf("with a dependency (%s): %v", d.name, m["result"].(map[string]any)["winners"])
 	}
