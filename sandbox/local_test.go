@@ -97,9 +97,14 @@ func TestLocalBot(t *testing.T) {
 			t.Fatalf("turn %d: %q, %v", turn, got, err)
 		}
 	}
-	if stderr := string(p.TakeStderr().Text); !strings.Contains(stderr, `"BotID":"local"`) {
-		t.Errorf("ARENA_BOT_ID not in the environment: %q", stderr)
-	}
+	// Its stderr is read on its own, in no order with its answers.
+	var stderr string
+	poll.Until(t, 5*time.Second, func() error {
+		if stderr += string(p.TakeStderr().Text); !strings.Contains(stderr, `"BotID":"local"`) {
+			return fmt.Errorf("ARENA_BOT_ID not in the environment: %q", stderr)
+		}
+		return nil
+	})
 	if isolated, _ := l.Isolated(); isolated {
 		if u := p.Usage(); u.Source == "" || u.CPU <= 0 {
 			t.Errorf("usage of an isolated bot: %+v", u)
