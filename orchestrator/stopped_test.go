@@ -69,6 +69,15 @@ func TestAPidHoppingBotIsCharged(t *testing.T) {
 				t.Errorf("charged %v of its cgroup's %v", charged, total)
 			}
 			figuresAddUp(t, rep, false) // the hopper is many processes
+			// Every answer of the opponent has its wait and memory peak:
+			// under gVisor read just after the answer, off its path.
+			for _, f := range rep.Frames {
+				for _, fb := range f.Bots {
+					if fb.Seat == 1 && fb.Asked && fb.Status == engine.StatusOK && (fb.WaitUS == nil || fb.MemPeakBytes <= 0) {
+						t.Errorf("turn %d: the opponent's answer has wait %v and memory peak %d", f.Turn, ptr(fb.WaitUS), fb.MemPeakBytes)
+					}
+				}
+			}
 		})
 	}
 }
