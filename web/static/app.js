@@ -253,8 +253,11 @@ async function refreshHistory() {
   }
 }
 
+// MATCH_ROUTE is a match's address: #/match/ID, or #/match/ID?turn=N.
+const MATCH_ROUTE = /^#\/match\/([0-9a-f]+)(?:\?turn=(\d+))?$/;
+
 function route() {
-  const m = location.hash.match(/^#\/match\/([0-9a-f]+)(?:\?turn=(\d+))?$/);
+  const m = location.hash.match(MATCH_ROUTE);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   const a = location.hash.match(/^#\/(signin|signup|password|account|mybots|admin)(?:\/(.+))?$/);
   const c = location.hash.match(/^#\/contests?(?:\/(\d+))?(?:\?invite=([A-Za-z0-9_-]+))?$/);
@@ -301,6 +304,10 @@ async function init() {
     route();
     return;
   }
+  // A match's page starts its stream first: the board need not wait for
+  // the forms and the history.
+  const match = location.hash.match(MATCH_ROUTE);
+  if (match) viewer.open(match[1], match[2] != null ? Number(match[2]) : null);
   games = await api("/api/games");
   account = new AccountView(games, async () => {
     offerGames(await api("/api/games"));

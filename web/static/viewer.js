@@ -210,14 +210,19 @@ export class Viewer {
     return this.incoming.length > 0;
   }
 
-  // render shows what came from the stream since the last paint.
+  // render shows what came from the stream since the last paint. While
+  // frames are still queued (a finished match comes whole) the board
+  // stays on the first frame it drew and the rest are read a slice an
+  // animation frame: it moves on, following, once all are in, rather
+  // than being drawn again for every slice.
   render() {
     if (this.pending) cancelAnimationFrame(this.pending);
     this.pending = 0;
     if (!this.match) return;
     const more = this.take(8);
-    if (this.follow && this.frames.length) this.index = this.frames.length - 1;
-    this.draw();
+    const was = this.index;
+    if (this.follow && this.frames.length && (!more || !this.firstBoard)) this.index = this.frames.length - 1;
+    if (!more || !this.firstBoard || this.index !== was) this.draw();
     this.update();
     if (more) this.schedule();
   }

@@ -43,11 +43,18 @@ export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, to
   const cell = Math.max(5, Math.min(48, fit));
   const bw = cols * cell;
   const bh = rows * cell;
-  canvas.width = Math.max(minWidth, bw + left + right);
-  canvas.height = header + top + bh + bottom;
+  const width = Math.max(minWidth, bw + left + right);
+  const height = header + top + bh + bottom;
+  const g = canvas.getContext("2d");
+  // A canvas of the same size is reset, not made anew (setting its size
+  // allocates its pixels again, every frame).
+  if (canvas.width === width && canvas.height === height && g.reset) g.reset();
+  else {
+    canvas.width = width;
+    canvas.height = height;
+  }
   const ox = Math.floor((canvas.width - bw + left) / 2);
   const oy = header + top;
-  const g = canvas.getContext("2d");
   g.fillStyle = background;
   g.fillRect(0, 0, canvas.width, canvas.height);
   return { g, cell, bw, bh, ox, oy };
