@@ -39,7 +39,6 @@ func contestRows(b map[string]any) []string {
 // server that was never interrupted. The standings rank the bots in
 // their known order.
 func TestAContestFinalSurvivesKill9(t *testing.T) {
-	t.Parallel() // see docs/tests.md
 	cli := dockertest.Client(t)
 	bin := arenaBinary(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
