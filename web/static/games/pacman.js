@@ -240,6 +240,77 @@ function headerItems(st, ids, level, seats, hasPortal) {
   return items;
 }
 
+// layers keeps, per canvas, the board's cells as last painted: a frame
+// paints only the cells that differ (a bean eaten, an item taken), not
+// the whole board, whatever its size.
+const layers = new WeakMap();
+
+// paintBoard brings the canvas's board layer to board (rows bottom to
+// top, as drawn) and returns the portal's cell, if any. The cells that
+// changed are painted kind by kind, each kind one path: a new level's
+// 1,681 cells are a few fills, not thousands.
+function paintBoard(canvas, board, rows, cols, cell) {
+  let l = layers.get(canvas);
+  if (!l || l.rows !== rows || l.cols !== cols || l.cell !== cell) {
+    const layer = typeof OffscreenCanvas !== "undefined" ? new OffscreenCanvas(cols * cell, rows * cell) : document.createElement("canvas");
+    layer.width = cols * cell;
+    layer.height = rows * cell;
+    l = { layer, rows, cols, cell, drawn: [] };
+    layers.set(canvas, l);
+  }
+  const changed = { ground: [], [CELL.wall]: [], [CELL.bean]: [], [CELL.bonus]: [], items: [] };
+  let portal = null;
+  for (let x = 0; x < rows; x++) {
+    const row = board[x] || "";
+    const was = l.drawn[x];
+    const p = row.indexOf(CELL.portal);
+    if (p >= 0 && p < cols) portal = [x, p];
+    if (row === was) continue;
+    const sy = (rows - 1 - x) * cell;
+    for (let y = 0; y < cols; y++) {
+      const v = row[y] || CELL.wall;
+      if (was !== undefined && (was[y] || CELL.wall) === v) continue;
+      const at = [y * cell, sy];
+      changed.ground.push(at);
+      if (changed[v]) changed[v].push(at);
+      else if (ITEM[v] !== undefined) changed.items.push([at, v]);
+    }
+    l.drawn[x] = row;
+  }
+  const g = l.layer.getContext("2d");
+  const rects = (cells, colour) => {
+    if (!cells.length) return;
+    g.fillStyle = colour;
+    g.beginPath();
+    for (const [sx, sy] of cells) g.rect(sx, sy, cell, cell);
+    g.fill();
+  };
+  const dots = (cells, r) => {
+    g.beginPath();
+    for (const [sx, sy] of cells) {
+      g.moveTo(sx + cell / 2 + r, sy + cell / 2);
+      g.arc(sx + cell / 2, sy + cell / 2, r, 0, 2 * Math.PI);
+    }
+  };
+  rects(changed.ground, GROUND);
+  rects(changed[CELL.wall], WALL);
+  if (changed[CELL.bean].length) {
+    g.fillStyle = BEAN;
+    dots(changed[CELL.bean], Math.max(1.5, cell * 0.12));
+    g.fill();
+  }
+  if (changed[CELL.bonus].length) {
+    g.fillStyle = BONUS;
+    g.strokeStyle = "#92400e";
+    g.lineWidth = 1;
+    dots(changed[CELL.bonus], Math.max(2.5, cell * 0.26));
+    g.fill();
+    g.stroke();
+  }
+  for (const [[sx, sy], v] of changed.items) skillBadge(g, ITEM[v], sx + cell / 2, sy + cell / 2, cell * 0.78, false);
+  return portal;
+}
+
 export const pacman = {
   draw(canvas, frame, { ids = [], frames = [], index = 0 } = {}) {
     const st = (frame && frame.state) || {};
@@ -262,45 +333,15 @@ export const pacman = {
     g.textAlign = "left";
     g.fillText("x↑ y→", 2, oy + bh + 3);
 
-    // The board.
-    g.fillStyle = GROUND;
-    g.fillRect(ox, oy, bw, bh);
+    // The board: its cells come from a layer kept per canvas, where only
+    // the cells that changed since the frame drawn last are painted again.
     let portal = null;
     if (board.length) {
-      for (let x = 0; x < rows; x++) {
-        for (let y = 0; y < cols; y++) {
-          const v = board[x][y] || CELL.wall;
-          const sx = px(y);
-          const sy = py(x);
-          switch (v) {
-            case CELL.wall:
-              g.fillStyle = WALL;
-              g.fillRect(sx, sy, cell, cell);
-              break;
-            case CELL.bean:
-              g.fillStyle = BEAN;
-              g.beginPath();
-              g.arc(sx + cell / 2, sy + cell / 2, Math.max(1.5, cell * 0.12), 0, 2 * Math.PI);
-              g.fill();
-              break;
-            case CELL.bonus:
-              g.fillStyle = BONUS;
-              g.beginPath();
-              g.arc(sx + cell / 2, sy + cell / 2, Math.max(2.5, cell * 0.26), 0, 2 * Math.PI);
-              g.fill();
-              g.strokeStyle = "#92400e";
-              g.lineWidth = 1;
-              g.stroke();
-              break;
-            case CELL.portal:
-              portal = [x, y];
-              break;
-            default:
-              if (ITEM[v] !== undefined) skillBadge(g, ITEM[v], sx + cell / 2, sy + cell / 2, cell * 0.78, false);
-          }
-        }
-      }
+      portal = paintBoard(canvas, board, rows, cols, cell);
+      g.drawImage(layers.get(canvas).layer, ox, oy);
     } else {
+      g.fillStyle = GROUND;
+      g.fillRect(ox, oy, bw, bh);
       g.fillStyle = "#6b7280";
       g.font = "13px sans-serif";
       g.textAlign = "center";
