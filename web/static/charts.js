@@ -158,8 +158,10 @@ export class Charts {
 
   // update adds the frames not plotted yet and paints the charts with
   // frame index shown; done says no frame will follow (the turn axis
-  // then ends at the last turn).
-  update(frames, index, ids, game, done = false) {
+  // then ends at the last turn). which, when given, is the only chart
+  // brought up to date (the others follow at their own call): a page
+  // that has much to draw draws a chart an animation frame.
+  update(frames, index, ids, game, done = false, which = null) {
     this.el.hidden = !frames.length;
     if (!frames.length) return;
     let s = this.series;
@@ -187,12 +189,17 @@ export class Charts {
     }
     this.span = span;
     for (const ch of this.charts) {
+      if (which != null && ch !== this.charts[which]) {
+        if (rescaled) ch.drawnTo = 0; // redrawn at its own call
+        continue;
+      }
       if (rescaled || !ch.drawnTo || ch.drawnTo > s.count) this.redraw(ch);
       else if (from < s.count) this.extend(ch, from);
       this.paint(ch, index);
     }
     this.el.dataset.drawn = String(this.drawn);
-    this.el.dataset.frames = String(s.count);
+    // The frames every chart shows (for the tests and the benchmark).
+    if (this.charts.every((ch) => ch.drawnTo === s.count)) this.el.dataset.frames = String(s.count);
   }
 
   // largest is the largest value of a chart's lines from frame from on

@@ -27,3 +27,73 @@ export function bytes(n) {
   if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + " KiB";
   return n + " B";
 }
+
+// follow reads a Server-Sent Events stream with fetch: on[type](data, id)
+// for each event. A finished match's frames come in one burst, and
+// EventSource would dispatch each as an event of its own within one long
+// task; here a chunk of the body is split in one pass and its events only
+// queued by their handlers. Like EventSource, it resumes after the last
+// id when the connection drops before the server closed the stream with
+// an "end"; an answer other than 200 stops it and calls failed(status).
+// It returns a function that stops it.
+export function follow(url, on, failed) {
+  let stopped = false;
+  let lastId = "";
+  let ctl = null;
+  const dispatch = (block) => {
+    let type = "message";
+    let data = null;
+    for (const line of block.split("\n")) {
+      if (!line || line[0] === ":") continue;
+      const c = line.indexOf(":");
+      const field = c < 0 ? line : line.slice(0, c);
+      let value = c < 0 ? "" : line.slice(c + 1);
+      if (value[0] === " ") value = value.slice(1);
+      if (value.endsWith("\r")) value = value.slice(0, -1);
+      if (field === "event") type = value;
+      else if (field === "id") lastId = value;
+      else if (field === "data") data = data == null ? value : data + "\n" + value;
+    }
+    if (data != null && on[type]) on[type](data, lastId);
+    if (type === "end") stopped = true;
+  };
+  const run = async () => {
+    while (!stopped) {
+      ctl = new AbortController();
+      try {
+        const res = await fetch(url, { headers: lastId ? { "Last-Event-ID": lastId } : {}, signal: ctl.signal, cache: "no-store" });
+        if (res.status !== 200) {
+          stopped = true;
+          if (failed) failed(res.status);
+          return;
+        }
+        const reader = res.body.getReader();
+        const text = new TextDecoder();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done || stopped) {
+            if (!done) reader.cancel().catch(() => {});
+            break;
+          }
+          buf += text.decode(value, { stream: true });
+          let from = 0;
+          let i;
+          while (!stopped && (i = buf.indexOf("\n\n", from)) >= 0) {
+            dispatch(buf.slice(from, i));
+            from = i + 2;
+          }
+          buf = buf.slice(from);
+        }
+      } catch {
+        // A dropped connection: tried again below.
+      }
+      if (!stopped) await new Promise((r) => setTimeout(r, 2000));
+    }
+  };
+  run();
+  return () => {
+    stopped = true;
+    if (ctl) ctl.abort();
+  };
+}

@@ -4,7 +4,7 @@
 // the stream are drawn at most once an animation frame, however fast they
 // come: a long match, live or loaded whole, keeps the page responsive.
 import { rendererFor } from "./games/index.js";
-import { escapeHTML, botIds, bytes } from "./util.js";
+import { escapeHTML, botIds, bytes, follow } from "./util.js";
 import { seatColour } from "./games/draw.js";
 import { parse as parseNotes, draw as drawNotes } from "./games/annotate.js";
 import { Charts } from "./charts.js";
@@ -104,6 +104,8 @@ export class Viewer {
     this.incoming = [];
     this.ids = this.names = null;
     this.firstBoard = false;
+    this.laidOut = false; // render's first frame
+    this.detailsDue = null; // render's next chart
     // The seats whose bots drew annotations, and those hidden.
     this.notesSeen = new Set();
     this.notesOff = new Set();
@@ -113,19 +115,20 @@ export class Viewer {
     $("#result").className = "result";
     $("#result").innerHTML = "";
     $("#match-title").textContent = `Match ${id}`;
-    this.source = new EventSource(`/api/matches/${id}/stream`);
-    this.source.addEventListener("match", (e) => this.onMatch(JSON.parse(e.data)));
-    this.source.addEventListener("frame", (e) => this.onFrame(e.data, Number(e.lastEventId)));
-    this.source.addEventListener("end", () => {
-      this.over = true;
-      this.source.close();
+    // The stream, read with fetch (util.js follow): a finished match's
+    // frames come whole, and are read a slice an animation frame (take).
+    this.source = follow(`/api/matches/${id}/stream`, {
+      match: (data) => this.onMatch(JSON.parse(data)),
+      frame: (data, index) => this.onFrame(data, Number(index)),
+      end: () => {
+        this.over = true;
+        this.source = null;
+        this.schedule();
+      },
+    }, () => {
       this.source = null;
-      this.schedule();
+      if (!this.over) $("#match-status").textContent = "disconnected";
     });
-    this.source.onerror = () => {
-      if (this.over || !this.source) return;
-      if (this.source.readyState === EventSource.CLOSED) $("#match-status").textContent = "disconnected";
-    };
     this.update();
   }
 
@@ -139,7 +142,7 @@ export class Viewer {
 
   close() {
     this.seat.stop();
-    if (this.source) this.source.close();
+    if (this.source) this.source();
     this.source = null;
     if (this.pending) cancelAnimationFrame(this.pending);
     this.pending = 0;
@@ -210,21 +213,44 @@ export class Viewer {
     return this.incoming.length > 0;
   }
 
-  // render shows what came from the stream since the last paint. While
-  // frames are still queued (a finished match comes whole) the board
-  // stays on the first frame it drew and the rest are read a slice an
-  // animation frame: it moves on, following, once all are in, rather
-  // than being drawn again for every slice.
+  // render shows what came from the stream since the last paint, a
+  // piece an animation frame, each short: the page laid out first (the
+  // frame after the viewer opened), then the board, then each chart and
+  // the turn's panel. While frames are still queued (a finished match
+  // comes whole) the board stays on the first frame it drew, the rest
+  // are read a slice an animation frame, and the charts wait: all move
+  // on, following, once all are in, rather than being drawn again for
+  // every slice.
   render() {
     if (this.pending) cancelAnimationFrame(this.pending);
     this.pending = 0;
     if (!this.match) return;
+    if (!this.laidOut) {
+      this.laidOut = true;
+      return this.schedule();
+    }
+    if (this.detailsDue != null) {
+      const k = this.detailsDue;
+      const done = this.over && !this.incoming.length;
+      if (k === 0) this.detailsDone = done;
+      // The match ended within the round: the charts again, to its end.
+      this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : done !== this.detailsDone ? 0 : null;
+      if (this.ids) this.charts.update(this.frames, this.index, this.ids, this.match.game, done, k);
+      if (this.detailsDue == null) this.panel();
+      if (this.detailsDue != null || this.incoming.length) this.schedule();
+      return;
+    }
     const more = this.take(8);
     const was = this.index;
     if (this.follow && this.frames.length && (!more || !this.firstBoard)) this.index = this.frames.length - 1;
-    if (!more || !this.firstBoard || this.index !== was) this.draw();
-    this.update();
+    const board = !more || !this.firstBoard || this.index !== was;
+    if (board) this.draw();
+    this.status();
     if (more) this.schedule();
+    else if (board) {
+      this.detailsDue = 0;
+      this.schedule();
+    } else this.details();
   }
 
   // show moves to frame i; follow says whether to keep showing new frames.
@@ -500,7 +526,15 @@ export class Viewer {
     this.draw();
   }
 
+  // update shows the frame at index: the turn, the controls, the charts
+  // and the turn's panel.
   update() {
+    this.status();
+    this.details();
+  }
+
+  // status shows the turn and sets the controls.
+  status() {
     const last = Math.max(0, this.frames.length - 1);
     const f = this.frame();
     $("#scrubber").max = last;
@@ -510,7 +544,11 @@ export class Viewer {
     $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
-    // The charts once the match has said its bots.
+  }
+
+  // details shows the charts (once the match has said its bots) and the
+  // turn's panel.
+  details() {
     if (this.ids && this.match) this.charts.update(this.frames, this.index, this.ids, this.match.game, this.over && !this.incoming.length);
     this.panel();
   }
