@@ -1,6 +1,6 @@
 // Notifications: the header's bell (how many are unread), the list
 // (#/notifications) and the webhook on the account page.
-import { api, onChange, signedIn } from "./session.js";
+import { api, current, onChange, signedIn } from "./session.js";
 import { escapeHTML, localTime } from "./util.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -26,8 +26,10 @@ export class Notifications {
   // refresh counts the unread notifications on the bell (and redraws the
   // list when it is shown).
   async refresh() {
-    $("#bell").hidden = !signedIn();
-    if (!signedIn()) return;
+    // A local server has no accounts, so no notifications.
+    const any = signedIn() && current().mode !== "local";
+    $("#bell").hidden = !any;
+    if (!any) return;
     try {
       const got = await api("/api/notifications");
       const count = $("#bell-count");
