@@ -199,7 +199,12 @@ export class Charts {
     }
     this.el.dataset.drawn = String(this.drawn);
     // The frames every chart shows (for the tests and the benchmark).
-    if (this.charts.every((ch) => ch.drawnTo === s.count)) this.el.dataset.frames = String(s.count);
+    if (this.current()) this.el.dataset.frames = String(s.count);
+  }
+
+  // current says whether every chart shows every frame added.
+  current() {
+    return !!this.series && this.charts.every((ch) => ch.drawnTo === this.series.count);
   }
 
   // largest is the largest value of a chart's lines from frame from on

@@ -231,11 +231,10 @@ export class Viewer {
     }
     if (this.detailsDue != null) {
       const k = this.detailsDue;
-      const done = this.over && !this.incoming.length;
-      if (k === 0) this.detailsDone = done;
-      // The match ended within the round: the charts again, to its end.
-      this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : done !== this.detailsDone ? 0 : null;
-      if (this.ids) this.charts.update(this.frames, this.index, this.ids, this.match.game, done, k);
+      if (this.ids) this.charts.update(this.frames, this.index, this.ids, this.match.game, this.over && !this.incoming.length, k);
+      // A chart drawn earlier in the round went stale (the match ended
+      // within it, rescaling the turn axis): the round again.
+      this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : this.ids && this.frames.length && !this.charts.current() ? 0 : null;
       if (this.detailsDue == null) this.panel();
       if (this.detailsDue != null || this.incoming.length) this.schedule();
       return;

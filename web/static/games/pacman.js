@@ -246,7 +246,7 @@ function headerItems(st, ids, level, seats, hasPortal) {
 const layers = new WeakMap();
 
 // paintBoard brings the canvas's board layer to board (rows bottom to
-// top, as drawn) and returns the portal's cell, if any. The cells that
+// top, as drawn) and returns it and the portal's cell, if any. The cells that
 // changed are painted kind by kind, each kind one path: a new level's
 // 1,681 cells are a few fills, not thousands.
 function paintBoard(canvas, board, rows, cols, cell) {
@@ -308,7 +308,7 @@ function paintBoard(canvas, board, rows, cols, cell) {
     g.stroke();
   }
   for (const [[sx, sy], v] of changed.items) skillBadge(g, ITEM[v], sx + cell / 2, sy + cell / 2, cell * 0.78, false);
-  return portal;
+  return { layer: l.layer, portal };
 }
 
 export const pacman = {
@@ -337,8 +337,9 @@ export const pacman = {
     // the cells that changed since the frame drawn last are painted again.
     let portal = null;
     if (board.length) {
-      portal = paintBoard(canvas, board, rows, cols, cell);
-      g.drawImage(layers.get(canvas).layer, ox, oy);
+      const painted = paintBoard(canvas, board, rows, cols, cell);
+      portal = painted.portal;
+      g.drawImage(painted.layer, ox, oy);
     } else {
       g.fillStyle = GROUND;
       g.fillRect(ox, oy, bw, bh);
