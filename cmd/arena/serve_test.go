@@ -348,6 +348,15 @@ func TestBrowser(t *testing.T) {
 			checkPacmanFrameAlone(t, ctx)
 		}
 	}
+
+	// A match the server does not have: the viewer's stream is refused
+	// and the page says so, without trying again.
+	must("a match that does not exist", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/0123456789ab"`),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#match-status").textContent === "disconnected"`, chromedp.WithPollingTimeout(10*time.Second)))
+	// A local server has no notifications: the page never asks for them.
+	if strings.Contains(s.stderr.String(), "/api/notifications") {
+		t.Errorf("the page of a local server asked for its notifications")
+	}
 }
 
 // pacmanCheck is what checkPacmanFrameAlone's script found.
