@@ -193,8 +193,10 @@ export class Charts {
         if (rescaled) ch.drawnTo = 0; // redrawn at its own call
         continue;
       }
+      // Each chart from the frame it was drawn to: one skipped at a call
+      // (which) catches up at its own.
       if (rescaled || !ch.drawnTo || ch.drawnTo > s.count) this.redraw(ch);
-      else if (from < s.count) this.extend(ch, from);
+      else if (ch.drawnTo < s.count) this.extend(ch, ch.drawnTo);
       this.paint(ch, index);
     }
     this.el.dataset.drawn = String(this.drawn);
