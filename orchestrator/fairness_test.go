@@ -117,6 +117,9 @@ func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load 
 	for _, rep := range normalReps {
 		figuresAddUp(t, rep, true) // single-process bots, on runc
 		f.turns += rep.Result.Turns
+		// A fault the machine's stall explains is left out of the
+		// figures too: its CPU is the stall's.
+		excused := map[[2]int]bool{}
 		for _, b := range rep.Result.Bots {
 			if b.Status != engine.StatusOK {
 				// The turn's own figures say what the bot did meanwhile.
@@ -131,14 +134,15 @@ func playFairness(t testing.TB, cli *client.Client, parallel, turns, slow, load 
 				fault := fmt.Sprintf("%s: %s at turn %d (%s)%s", b.ID, b.Status, b.FaultTurn, b.FaultDetail, figures)
 				if stall := stalledAfter(rep, b.Seat, b.FaultTurn); stall != "" {
 					f.stalls = append(f.stalls, fault+"; the bot saw "+stall)
+					excused[[2]int{b.Seat, b.FaultTurn}] = true
 					continue
 				}
 				f.faults = append(f.faults, fault)
 			}
 		}
-		for _, fr := range rep.Frames[2:] { // after the warm-up answer
+		for i, fr := range rep.Frames[2:] { // after the warm-up answer
 			for _, fb := range fr.Bots {
-				if !fb.Asked || fb.CPUUS == nil || fb.WaitUS == nil {
+				if !fb.Asked || fb.CPUUS == nil || fb.WaitUS == nil || excused[[2]int{fb.Seat, i + 2}] {
 					continue
 				}
 				id := strings.TrimPrefix(rep.Bots[fb.Seat].Image, "arena-test/tankbot:")
