@@ -44,7 +44,7 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	id := s.post(t, fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts))
 	must("watch it live", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`"`))
 	t.Logf("opened while %s", eval(`document.querySelector("#turn").textContent`))
-	must("watch it to its end", chromedp.Poll[chromedp.Void](`document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === Number(document.querySelector("#scrubber").max) + 1`, chromedp.WithPollingTimeout(5*time.Minute)))
+	must("watch it to its end", chromedp.Poll[chromedp.Void](`document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === Number(document.querySelector("#scrubber").max) + 1 && document.querySelector("#charts").dataset.done === "true"`, chromedp.WithPollingTimeout(5*time.Minute)))
 	frames := num(`Number(document.querySelector("#charts").dataset.frames)`)
 	drawn := num(`Number(document.querySelector("#charts").dataset.drawn)`)
 	plotted := num(`[...document.querySelectorAll("#charts canvas")].reduce((n, c) => n + Number(c.dataset.points || 0), 0)`)
@@ -72,7 +72,7 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	must("?turn=40", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`?turn=40"`),
 		chromedp.Poll[chromedp.Void](`/^Turn 40 \//.test(document.querySelector("#turn").textContent)`, chromedp.WithPollingTimeout(10*time.Second)))
 	must("?turn=10 afresh", chromedp.Navigate("about:blank"), chromedp.Navigate(s.url+"/#/match/"+id+"?turn=10"),
-		chromedp.Poll[chromedp.Void](fmt.Sprintf(`/^Turn 10 \//.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === %.0f`, frames), chromedp.WithPollingTimeout(30*time.Second)))
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`/^Turn 10 \//.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === %.0f && document.querySelector("#charts").dataset.done === "true"`, frames), chromedp.WithPollingTimeout(30*time.Second)))
 	if d := step("n"); d != 0 || turn() <= 10 {
 		t.Errorf("a step at turn 10: turn %d, %.0f chart points drawn, want none", turn(), d)
 	}

@@ -200,8 +200,11 @@ export class Charts {
       this.paint(ch, index);
     }
     this.el.dataset.drawn = String(this.drawn);
-    // The frames every chart shows (for the tests and the benchmark).
-    if (this.current()) this.el.dataset.frames = String(s.count);
+    // The frames every chart shows (for the tests and the benchmark): a
+    // chart to be drawn again (the match ended, rescaling the turn axis)
+    // shows none until it is.
+    this.el.dataset.frames = String(Math.min(...this.charts.map((ch) => ch.drawnTo || 0)));
+    this.el.dataset.done = String(done); // the turn axis ends at the last turn
   }
 
   // current says whether every chart shows every frame added.
