@@ -294,9 +294,17 @@ function showForm(me) {
   loadHistory();
 }
 
+// closed says the server shows nothing to this visitor before they sign in.
+const closed = (me) => me.mode === "accounts" && !me.user && me.public === "none";
+
 async function init() {
-  const me = await load();
-  if (me.mode === "accounts" && !me.user && me.public === "none") {
+  // A match's page starts its stream first: the board need not wait for
+  // the views, the forms and the history.
+  const me = await load((me) => {
+    const match = !closed(me) && location.hash.match(MATCH_ROUTE);
+    if (match) viewer.open(match[1], match[2] != null ? Number(match[2]) : null);
+  });
+  if (closed(me)) {
     // Nothing to read without signing in.
     account = new AccountView([]);
     window.addEventListener("hashchange", route);
@@ -304,10 +312,6 @@ async function init() {
     route();
     return;
   }
-  // A match's page starts its stream first: the board need not wait for
-  // the forms and the history.
-  const match = location.hash.match(MATCH_ROUTE);
-  if (match) viewer.open(match[1], match[2] != null ? Number(match[2]) : null);
   games = await api("/api/games");
   account = new AccountView(games, async () => {
     offerGames(await api("/api/games"));

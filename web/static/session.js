@@ -59,9 +59,12 @@ export function working() {
   };
 }
 
-// load asks the server who the visitor is, and tells every listener.
-export async function load() {
+// load asks the server who the visitor is, and tells every listener;
+// first, when given, is told before them (a match's page starts its
+// stream before the views redraw for the visitor).
+export async function load(first) {
   me = await api("/api/me");
+  if (first) first(me);
   for (const f of listeners) f(me);
   return me;
 }

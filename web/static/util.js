@@ -16,9 +16,13 @@ export function botIds(images) {
 
 // localTime is a date and time as the visitor's locale writes them (as
 // Date's toLocaleString does, with one formatter made once: making one
-// for each row of a long table takes a good part of a millisecond).
-const dateTime = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit" });
-export const localTime = (d) => dateTime.format(d instanceof Date ? d : new Date(d));
+// for each row of a long table takes a good part of a millisecond, the
+// first several: it is made when first needed, not as the page starts).
+let dateTime = null;
+export function localTime(d) {
+  dateTime ??= new Intl.DateTimeFormat(undefined, { year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit" });
+  return dateTime.format(d instanceof Date ? d : new Date(d));
+}
 
 export function bytes(n) {
   if (n == null) return "n/a";
