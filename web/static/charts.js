@@ -12,6 +12,10 @@
 import { seatColour } from "./games/draw.js";
 
 const WIDE = 720; // a chart's width where there is room for it
+// STEP is the most frames a chart draws at a call: a long match's chart
+// drawn afresh (a scale grew, the match ended) takes a few animation
+// frames, none of them long.
+const STEP = 300;
 const H = 130;
 const M = { left: 52, right: 10, top: 20, bottom: 20 };
 
@@ -212,13 +216,14 @@ export class Charts {
     return !!this.series && this.charts.every((ch) => ch.drawnTo === this.series.count);
   }
 
-  // largest is the largest value of a chart's lines from frame from on
-  // (0 when none; the warm-up answers are not in the series).
-  largest(ch, from) {
+  // largest is the largest value of a chart's lines from frame from on,
+  // up to frame to when given (0 when none; the warm-up answers are not in
+  // the series).
+  largest(ch, from, to = Infinity) {
     let top = 0;
     for (const l of ch.lines)
       for (const seat of this.series[l.data])
-        for (let i = from; i < seat.length; i++) if (seat[i] != null && seat[i] > top) top = seat[i];
+        for (let i = from, end = Math.min(to, seat.length); i < end; i++) if (seat[i] != null && seat[i] > top) top = seat[i];
     return top;
   }
 
@@ -282,7 +287,8 @@ export class Charts {
   // not marked yet; a value over the chart's top draws it afresh.
   extend(ch, from) {
     const s = this.series;
-    if (this.largest(ch, from) > ch.top) return this.redraw(ch, true);
+    const to = Math.min(s.count, from + STEP);
+    if (this.largest(ch, from, to) > ch.top) return this.redraw(ch, true);
     const g = ch.layer.getContext("2d");
     const y = (v) => H - M.bottom - ((H - M.top - M.bottom) * v) / ch.top;
     for (; ch.faults < s.faults.length; ch.faults++) this.fault(g, s.faults[ch.faults]);
@@ -297,7 +303,7 @@ export class Charts {
         // One line through the points in a row, from the last drawn.
         let drew = false;
         let open = false;
-        for (let i = from; i < s.count; i++) {
+        for (let i = from; i < to; i++) {
           const v = vals[i];
           if (v == null || s.turns[i] == null) {
             pen = null;
@@ -322,7 +328,7 @@ export class Charts {
       });
     }
     g.setLineDash([]);
-    ch.drawnTo = s.count;
+    ch.drawnTo = to;
     ch.canvas.dataset.points = String(ch.points);
     ch.canvas.dataset.faults = s.faults.map((f) => `${f.seat}:${f.status}@${f.turn}`).join(" ");
   }

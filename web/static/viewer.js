@@ -70,7 +70,13 @@ export class Viewer {
           break;
       }
     });
-    window.addEventListener("resize", () => this.match && this.render());
+    // A new size: the board now, the charts and the panel after it (a
+    // render under way may be drawing a chart, not the board).
+    window.addEventListener("resize", () => {
+      if (!this.match || !this.firstBoard) return;
+      this.draw();
+      this.details();
+    });
     $("#fullscreen").addEventListener("click", () => this.fullScreen());
     document.addEventListener("fullscreenchange", () => {
       $("#fullscreen").textContent = document.fullscreenElement ? "Exit full screen" : "Full screen";
@@ -550,6 +556,12 @@ export class Viewer {
   details() {
     if (this.ids && this.match) this.charts.update(this.frames, this.index, this.ids, this.match.game, this.over && !this.incoming.length);
     this.panel();
+    // A chart drawn afresh comes a piece a call (charts.js STEP): the rest
+    // at the animation frames to come, a chart each.
+    if (this.ids && this.frames.length && this.detailsDue == null && !this.charts.current()) {
+      this.detailsDue = 0;
+      this.schedule();
+    }
   }
 
   isLiveMatch() {
