@@ -50,6 +50,10 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 	cmd := exec.Command(bin, append([]string{"serve", "--port", strconv.Itoa(port), "--data", data, "--log-level", "info"}, flags...)...)
 	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: new(bytes.Buffer)}
 	cmd.Stderr = s.stderr
+	// A test binary killed (a timeout, ^C) takes its servers with it: an
+	// orphan would go on playing and starting containers beside the next
+	// run. SIGTERM: the server removes its containers as it stops.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
