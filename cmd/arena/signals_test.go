@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,5 +264,58 @@ func TestKilledRunLeavesNoLocalBot(t *testing.T) {
 		if _, err := os.Stat(cg); err == nil {
 			t.Errorf("cgroup %s left", cg)
 		}
+	}
+}
+
+// A server whose stderr's reader is gone (the test or shell that started
+// it died) still stops on SIGTERM as it should: it removes its warm
+// bots' containers rather than dying of SIGPIPE at its next log line.
+func TestAServerWithAClosedStderrStopsCleanly(t *testing.T) {
+	cli := dockertest.Client(t)
+	bots := dockertest.ExampleBots(t, cli)
+	bin := arenaBinary(t)
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve", "--port", strconv.Itoa(port), "--data", t.TempDir(), "--log-level", "info", "--ladder", "off")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: new(bytes.Buffer)}
+	go io.Copy(s.stderr, r)
+	poll.Until(t, 20*time.Second, func() error {
+		res, err := http.Get(s.url + "/healthz")
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		return nil
+	})
+	id := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bots[0], bots[1]))
+	s.waitStatus(t, id, "finished")
+	// The match's bots stay warm for the next: the server's to remove.
+	poll.Until(t, 20*time.Second, func() error {
+		if n := len(containersOf(t, cli, cmd.Process.Pid)); n == 0 {
+			return fmt.Errorf("no warm container of the server's")
+		}
+		return nil
+	})
+	r.Close() // the reader is gone
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Errorf("the server died of %v, not stopping as asked", ws.Signal())
+	} else if err != nil {
+		t.Errorf("the server stopped with %v", err)
+	}
+	if left := containersOf(t, cli, cmd.Process.Pid); len(left) != 0 {
+		t.Errorf("%d containers of the server remain", len(left))
 	}
 }
