@@ -19,6 +19,8 @@ import (
 //     only when a scale grows: the points drawn stay within a few times
 //     those plotted, however long the match (work that grew with the
 //     square of its length would be hundreds of times);
+//   - a chart drawn afresh is drawn a piece an animation frame: no call
+//     draws more points than 300 frames' worth;
 //   - a step at the last turn draws no chart point, as at turn 10;
 //   - a click on the slider lands on the turn under the pointer, and so
 //     does a drag;
@@ -54,6 +56,12 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	}
 	if plotted < frames || drawn > 8*plotted {
 		t.Errorf("%.0f frames: %.0f points drawn for %.0f plotted, want at most 8 times", frames, drawn, plotted)
+	}
+	// A chart drawn afresh (the turn axis doubled, the match ended) is
+	// drawn 300 frames an animation frame: 1,200 points at most (the
+	// answer-time chart: two lines of two seats), whatever the length.
+	if most := num(`Number(document.querySelector("#charts").dataset.most)`); most == 0 || most > 1200 {
+		t.Errorf("%.0f frames: %.0f chart points drawn at once, want 1 to 1,200", frames, most)
 	}
 
 	// A step draws the board and moves the charts' line: no point drawn.

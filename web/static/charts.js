@@ -173,6 +173,7 @@ export class Charts {
       s = this.series = new Series(ids, game);
       this.span = 0;
       this.drawn = 0;
+      this.most = 0; // the most points a call of extend drew
     }
     const from = s.count;
     for (let i = from; i < frames.length && frames[i]; i++) s.add(frames[i], i);
@@ -204,6 +205,7 @@ export class Charts {
       this.paint(ch, index);
     }
     this.el.dataset.drawn = String(this.drawn);
+    this.el.dataset.most = String(this.most);
     // The frames every chart shows (for the tests and the benchmark): a
     // chart to be drawn again (the match ended, rescaling the turn axis)
     // shows none until it is.
@@ -290,6 +292,7 @@ export class Charts {
     const to = Math.min(s.count, from + STEP);
     if (this.largest(ch, from, to) > ch.top) return this.redraw(ch, true);
     const g = ch.layer.getContext("2d");
+    const was = this.drawn;
     const y = (v) => H - M.bottom - ((H - M.top - M.bottom) * v) / ch.top;
     for (; ch.faults < s.faults.length; ch.faults++) this.fault(g, s.faults[ch.faults]);
     g.lineWidth = 1.5;
@@ -328,6 +331,7 @@ export class Charts {
       });
     }
     g.setLineDash([]);
+    this.most = Math.max(this.most, this.drawn - was);
     ch.drawnTo = to;
     ch.canvas.dataset.points = String(ch.points);
     ch.canvas.dataset.faults = s.faults.map((f) => `${f.seat}:${f.status}@${f.turn}`).join(" ");
