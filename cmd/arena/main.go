@@ -98,18 +98,19 @@ Run 'arena help run' or 'arena help serve' for flags and settings.
 
 func main() {
 	hidden(os.Args)
-	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "worker") {
-		// A server or worker whose output's reader is gone (the process
-		// that started it died) still stops as asked and removes its
-		// containers: a write to the closed pipe fails rather than ending
-		// it (Go ends a program on SIGPIPE from stdout or stderr unless it
-		// asks for the signal).
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// surviveBrokenPipes keeps a long-running command (serve, worker) whose
+// output's reader is gone (the process that started it died) stopping as
+// asked and removing its containers: a write to the closed pipe fails
+// rather than ending it (Go ends a program on SIGPIPE from stdout or
+// stderr unless it asks for the signal).
+func surviveBrokenPipes() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }
 
 // hidden runs the commands the arena binary obeys for Arena itself, and

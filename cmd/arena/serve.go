@@ -78,6 +78,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageErr("%v (see arena help serve)", err)
 	}
 	tuneGC()
+	surviveBrokenPipes()
 	if fs.NArg() > 0 {
 		return usageErr("serve takes no arguments, got %q", fs.Args())
 	}

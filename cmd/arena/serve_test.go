@@ -64,6 +64,13 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 			t.Logf("server log:\n%s", s.stderr.String())
 		}
 	})
+	s.waitHealthy(t)
+	return s
+}
+
+// waitHealthy waits until the server's /healthz answers 200.
+func (s *server) waitHealthy(t testing.TB) {
+	t.Helper()
 	poll.Until(t, 20*time.Second, func() error {
 		res, err := http.Get(s.url + "/healthz")
 		if err != nil {
@@ -75,7 +82,6 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 		}
 		return nil
 	})
-	return s
 }
 
 func (s *server) post(t testing.TB, body string) string {

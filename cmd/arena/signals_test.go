@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,14 +287,7 @@ func TestAServerWithAClosedStderrStopsCleanly(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	s := &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: new(bytes.Buffer)}
 	go io.Copy(s.stderr, r)
-	poll.Until(t, 20*time.Second, func() error {
-		res, err := http.Get(s.url + "/healthz")
-		if err != nil {
-			return err
-		}
-		res.Body.Close()
-		return nil
-	})
+	s.waitHealthy(t)
 	id := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q]}`, bots[0], bots[1]))
 	s.waitStatus(t, id, "finished")
 	// The match's bots stay warm for the next: the server's to remove.

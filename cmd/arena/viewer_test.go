@@ -13,6 +13,10 @@ import (
 	"arena/internal/dockertest"
 )
 
+// viewerAtTheEnd holds once the viewer shows a match's last turn, its
+// result, and charts drawn to its end.
+const viewerAtTheEnd = `document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === Number(document.querySelector("#scrubber").max) + 1 && document.querySelector("#charts").dataset.done === "true"`
+
 // The viewer on a long match (Pac-Man's example bots, most of a thousand
 // turns), in a real browser, as people use it:
 //   - watched live, the charts draw each frame's points once, and again
@@ -46,7 +50,7 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	id := s.post(t, fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts))
 	must("watch it live", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`"`))
 	t.Logf("opened while %s", eval(`document.querySelector("#turn").textContent`))
-	must("watch it to its end", chromedp.Poll[chromedp.Void](`document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === Number(document.querySelector("#scrubber").max) + 1 && document.querySelector("#charts").dataset.done === "true"`, chromedp.WithPollingTimeout(5*time.Minute)))
+	must("watch it to its end", chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(5*time.Minute)))
 	frames := num(`Number(document.querySelector("#charts").dataset.frames)`)
 	drawn := num(`Number(document.querySelector("#charts").dataset.drawn)`)
 	plotted := num(`[...document.querySelectorAll("#charts canvas")].reduce((n, c) => n + Number(c.dataset.points || 0), 0)`)

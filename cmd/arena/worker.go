@@ -83,6 +83,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErr("%v (see arena help worker)", err)
 	}
 	tuneGC()
+	surviveBrokenPipes()
 	if fs.NArg() > 0 {
 		return usageErr("worker takes no arguments, got %q", fs.Args())
 	}

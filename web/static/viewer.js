@@ -240,7 +240,7 @@ export class Viewer {
       if (this.ids) this.charts.update(this.frames, this.index, this.ids, this.match.game, this.over && !this.incoming.length, k);
       // A chart drawn earlier in the round went stale (the match ended
       // within it, rescaling the turn axis): the round again.
-      this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : this.ids && this.frames.length && !this.charts.current() ? 0 : null;
+      this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : this.chartsBehind() ? 0 : null;
       if (this.detailsDue == null) this.panel();
       if (this.detailsDue != null || this.incoming.length) this.schedule();
       return;
@@ -558,10 +558,15 @@ export class Viewer {
     this.panel();
     // A chart drawn afresh comes a piece a call (charts.js STEP): the rest
     // at the animation frames to come, a chart each.
-    if (this.ids && this.frames.length && this.detailsDue == null && !this.charts.current()) {
+    if (this.detailsDue == null && this.chartsBehind()) {
       this.detailsDue = 0;
       this.schedule();
     }
+  }
+
+  // chartsBehind says whether some chart does not show every frame yet.
+  chartsBehind() {
+    return !!this.ids && this.frames.length > 0 && !this.charts.current();
   }
 
   isLiveMatch() {

@@ -246,9 +246,9 @@ function headerItems(st, ids, level, seats, hasPortal) {
 const layers = new WeakMap();
 
 // paintBoard brings the canvas's board layer to board (rows bottom to
-// top, as drawn) and returns it and the portal's cell, if any. The cells that
-// changed are painted kind by kind, each kind one path: a new level's
-// 1,681 cells are a few fills, not thousands.
+// top, as drawn) and returns the layer and the portal's cell, if any. The
+// cells that changed are painted kind by kind, each kind one path: a new
+// level's 1,681 cells are a few fills, not thousands.
 function paintBoard(canvas, board, rows, cols, cell) {
   let l = layers.get(canvas);
   if (!l || l.rows !== rows || l.cols !== cols || l.cell !== cell) {
