@@ -73,7 +73,12 @@ go_version="$script_hash-$(cat go.mod go.sum botkits/go/go.mod botkits/go/go.sum
 want golang:1.26-trixie "$go_version" go "ca-certificates,git"
 # The Go stand-in's module cache and a warm build cache, so that building
 # Arena and the Go bots in the compose test takes seconds, not minutes
-# (the real image starts cold): made meanwhile.
+# (the real image starts cold): made meanwhile. Of the modules it keeps
+# only the downloads (cache/download: their zips, ~1,200 files); the
+# platform's build unpacks them at its `go mod download`, offline. The
+# unpacked trees are 43,000 files, and where Docker stores layers with
+# fuse-overlayfs every build step walks every file of its image: a step
+# on this image took 14 s with them, 6 s without.
 extras="$cache/golang-extras"
 if ! have golang:1.26-trixie "$go_version"; then
   rm -rf "$extras" && mkdir -p "$extras/mod" "$extras/go-build"
@@ -82,6 +87,8 @@ if ! have golang:1.26-trixie "$go_version"; then
     GOMODCACHE="$extras/mod" GOFLAGS=-mod=mod go mod download
     GOCACHE="$extras/go-build" CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/arena
     cd botkits/go && GOCACHE="$extras/go-build" CGO_ENABLED=0 go build -trimpath -o /dev/null ./tanks-random
+    chmod -R u+w "$extras/mod"
+    find "$extras/mod" -mindepth 1 -maxdepth 1 ! -name cache -exec rm -rf {} +
   ) >"$cache/golang-extras.log" 2>&1 || { echo "standins: the Go caches failed, see $cache/golang-extras.log" >&2; exit 1; } &
   jobs+=($!)
 fi
