@@ -9,7 +9,7 @@ help:
 	@echo "make bots        build the example bot images (arena/tanks-random, arena/snake-greedy, …)"
 	@echo "make test        run the whole test suite (needs the Docker engine)"
 	@echo "make test-short  run the tests that need neither Docker nor much time"
-	@echo "make bench       print every performance figure of the README (needs make bots first)"
+	@echo "make bench       print every performance figure of the docs (needs make bots first)"
 
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/arena ./cmd/arena
@@ -29,14 +29,16 @@ test:
 test-short:
 	go test -short ./...
 
-# Every figure of the README's performance table, in one run: the engine's
-# cost per turn, replay writing, stdio round trips, fairness under load, a
-# live match watched by 1,000 viewers, the ladder's convergence, a class
-# of 100 from sign-up to a Swiss final (benchmarks), the interleaved round-trip percentiles, their costs and the
-# start times (arena doctor), throughput against the bare container
-# lifecycle and memory per match (arena bench --baseline).
+# Every measured figure of the docs, in one run: every package's
+# benchmarks (the engine's cost per turn, replays, stdio round trips,
+# fairness under load, the judger, workers through NATS, the ladder's
+# convergence, the similarity report, the page watching long matches,
+# 1,000 viewers, a class of 100 from sign-up to a Swiss final), the
+# interleaved round-trip percentiles, their costs and the start times
+# (arena doctor), throughput against the bare container lifecycle and
+# memory per match (arena bench --baseline).
 bench: build
-	go test -run '^$$' -bench . -benchmem -timeout 3h ./engine/... ./matches/ ./orchestrator/ ./sandbox/ ./ladder/... ./cmd/arena/
+	go test -run '^$$' -bench . -benchmem -timeout 3h ./...
 	bin/arena doctor
 	@if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then \
 		echo "ARENA_RUNTIME=runsc bin/arena doctor"; ARENA_RUNTIME=runsc bin/arena doctor; \
