@@ -17,6 +17,9 @@ import (
 // result, and charts drawn to its end.
 const viewerAtTheEnd = `document.querySelector("#result").classList.contains("visible") && /^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent) && Number(document.querySelector("#charts").dataset.frames) === Number(document.querySelector("#scrubber").max) + 1 && document.querySelector("#charts").dataset.done === "true"`
 
+// viewerState is what viewerAtTheEnd reads, for a test that waited in vain.
+const viewerState = `JSON.stringify({ result: document.querySelector("#result").className, turn: document.querySelector("#turn").textContent, frames: document.querySelector("#charts").dataset.frames, max: document.querySelector("#scrubber").max, done: document.querySelector("#charts").dataset.done, status: document.querySelector("#match-status").textContent })`
+
 // The viewer on a long match (Pac-Man's example bots, most of a thousand
 // turns), in a real browser, as people use it:
 //   - watched live, the charts draw each frame's points once, and again
@@ -50,7 +53,9 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	id := s.post(t, fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts))
 	must("watch it live", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`"`))
 	t.Logf("opened while %s", eval(`document.querySelector("#turn").textContent`))
-	must("watch it to its end", chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(5*time.Minute)))
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+		t.Fatalf("watch it to its end: %v; the viewer: %s", err, eval(viewerState))
+	}
 	frames := num(`Number(document.querySelector("#charts").dataset.frames)`)
 	drawn := num(`Number(document.querySelector("#charts").dataset.drawn)`)
 	plotted := num(`[...document.querySelectorAll("#charts canvas")].reduce((n, c) => n + Number(c.dataset.points || 0), 0)`)

@@ -178,6 +178,9 @@ export class Viewer {
     if (mine >= 0 && this.isLive()) this.seat.start(m, mine);
     this.legend();
     this.result();
+    // The turn's label says whether the match is live: at once, as a
+    // round of charts may hold the next board back.
+    this.status();
     if (was !== m.status && this.onChange) this.onChange();
     // The board and the charts follow at the next animation frame (frames
     // that came before the match said its game are drawn then).
