@@ -415,11 +415,14 @@ func checkPacmanFrameAlone(t *testing.T, ctx context.Context) {
 		const px = (x, y) => [d[4 * (y * c.width + x)], d[4 * (y * c.width + x) + 1], d[4 * (y * c.width + x) + 2]];
 		const is = (p, q) => p.every((v, i) => Math.abs(v - q[i]) <= 3);
 		const WALL = [0x33, 0x41, 0x55], BEAN = [0xb4, 0x53, 0x09], GROUND = [0xf4, 0xf1, 0xe8];
-		// The board's wall border gives its place and its cell size.
+		// The board's wall border gives its place and its cell size: rows of
+		// at least 8 wall-coloured pixels (the header's glyphs, smoothed, can
+		// have a pixel of the wall's colour, never 8 in a row).
 		let x0 = c.width, y0 = c.height, x1 = -1, y1 = -1;
-		for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
-			if (!is(px(x, y), WALL)) continue;
-			x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+		for (let y = 0; y < c.height; y++) for (let x = 0, run = 0; x < c.width; x++) {
+			run = is(px(x, y), WALL) ? run + 1 : 0;
+			if (run < 8) continue;
+			x0 = Math.min(x0, x - run + 1); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
 		}
 		if (x1 < 0 || !out.rows) return { ...out, error: "no wall on the canvas or no board in the frame" };
 		const cell = (x1 - x0 + 1) / out.cols;
