@@ -76,7 +76,9 @@ func TestAPlayerThatLeavesItsPageIsTornDown(t *testing.T) {
 	}
 	poll.Until(t, 30*time.Second, func() error {
 		if got("/loaded") == 0 {
-			return fmt.Errorf("the player did not leave its page: %v", heard)
+			state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const p = document.querySelector("#player");
+				return "turn " + document.querySelector("#turn").textContent + ", the player's iframe hidden " + p.hidden + ", src " + p.getAttribute("src"); })()`))
+			return fmt.Errorf("the player did not leave its page: %v; %s", heard, state)
 		}
 		return nil
 	})

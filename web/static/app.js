@@ -52,8 +52,8 @@ function offerGames(list) {
   contests.setGames(games);
   challenges.setGames(games);
   if (account) account.setGames(games);
-  // The viewer asks again which games ship a player of their own.
-  viewer.players = null;
+  // Which games ship a player of their own.
+  viewer.setGames(games);
 }
 
 function currentGame() {

@@ -407,11 +407,17 @@ export class Viewer {
     if (this.players) return;
     this.players = {};
     api("/api/games")
-      .then((games) => {
-        for (const g of games) if (g.player) this.players[g.name] = g.player;
-        this.draw();
-      })
+      .then((games) => this.setGames(games))
       .catch(() => {});
+  }
+
+  // setGames takes the games' own viewer pages from a list of games (this
+  // viewer's or the page's, whichever comes last) and shows the match
+  // again with them.
+  setGames(games) {
+    this.players = {};
+    for (const g of games) if (g.player) this.players[g.name] = g.player;
+    if (this.match) this.draw();
   }
 
   // toPlayer shows the game's own viewer page, in a sandboxed iframe (an
