@@ -555,7 +555,10 @@ export class Viewer {
     $("#scrubber").value = this.index;
     const turn = f ? f.turn : 0;
     const lastTurn = this.frames.length ? this.frames[last].turn : 0;
-    $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
+    // No "Turn 0 / 0" before the first frame is read: that reads as a
+    // match over at its start.
+    if (!this.frames.length) $("#turn").textContent = this.over && !this.incoming.length ? "No turns" : this.isLiveMatch() ? "Waiting for the first turn" : "Loading the turns…";
+    else $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
   }
