@@ -1,7 +1,7 @@
 # The Arena platform image: built with the official Go image, run from an
 # empty base image (the binary is static: SQLite is pure Go). The modules
 # are a layer of their own (a change of the sources downloads none again);
-# no WORKDIR step: each step on the Go image costs a layer, ~20 s where
+# no WORKDIR step: each step on the Go image costs a layer, ~6 s where
 # Docker stores layers with fuse-overlayfs (rootless Docker, some CI
 # machines).
 FROM golang:1.26-trixie AS build

@@ -7,7 +7,7 @@
 # docker compose builds every target from this file: the build stage is
 # the same for all six, so it runs once. It is two steps, not the usual
 # five (the examples need no module): each step on the Go image costs a
-# layer, ~20 s where Docker stores layers with fuse-overlayfs (rootless
+# layer, ~6 s where Docker stores layers with fuse-overlayfs (rootless
 # Docker, some CI machines).
 FROM golang:1.26-trixie AS build
 COPY . /src
