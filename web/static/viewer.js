@@ -25,7 +25,10 @@ export class Viewer {
     this.source = null;
     this.match = null;
     this.over = false;
-    // playersLeft are the players that left their page (dropPlayer).
+    // players are the games' own viewer pages (a logic game's, when it
+    // ships one), by game, once the page has its games (setGames);
+    // playersLeft are those that left their page (dropPlayer).
+    this.players = {};
     this.playersLeft = new Set();
 
     $("#play").addEventListener("click", () => this.toggle());
@@ -401,19 +404,9 @@ export class Viewer {
     return this.frames[this.index];
   }
 
-  // players are the games' own viewer pages (a logic game's, when it
-  // ships one), by game, once /api/games has said.
-  loadPlayers() {
-    if (this.players) return;
-    this.players = {};
-    api("/api/games")
-      .then((games) => this.setGames(games))
-      .catch(() => {});
-  }
-
-  // setGames takes the games' own viewer pages from a list of games (this
-  // viewer's or the page's, whichever comes last) and shows the match
-  // again with them.
+  // setGames takes the games' own viewer pages from the page's list of
+  // games (at its start, and whenever the list changes) and shows the
+  // match again with them.
   setGames(games) {
     this.players = {};
     for (const g of games) if (g.player) this.players[g.name] = g.player;
@@ -474,7 +467,6 @@ export class Viewer {
     const r = rendererFor(game);
     const canvas = $("#board");
     if (!f || !r) return;
-    this.loadPlayers();
     const player = this.players[game];
     if (player && !this.playersLeft.has(player)) return this.toPlayer(player, f);
     canvas.hidden = false;
