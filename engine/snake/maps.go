@@ -14,7 +14,7 @@ import (
 var mapFiles embed.FS
 
 // shippedMaps lists the embedded maps; the first is the default.
-var shippedMaps = []string{"open10", "walls20", "corridor30x15"}
+var shippedMaps = []string{"open10", "walls20", "corridor30x15", "wide60x30"}
 
 // players is the number of snakes of every match.
 const players = 2

@@ -23,6 +23,7 @@ func TestShippedMaps(t *testing.T) {
 		{Name: "open10", Width: 10, Height: 10, MinPlayers: 2, MaxPlayers: 2},
 		{Name: "walls20", Width: 20, Height: 20, MinPlayers: 2, MaxPlayers: 2},
 		{Name: "corridor30x15", Width: 30, Height: 15, MinPlayers: 2, MaxPlayers: 2},
+		{Name: "wide60x30", Width: 60, Height: 30, MinPlayers: 2, MaxPlayers: 2},
 	}
 	got := New().Maps()
 	if len(got) != len(want) {
@@ -63,6 +64,7 @@ func TestShippedMapItems(t *testing.T) {
 		{"open10", 3, 1}, // none in the file: ⌈100/40⌉, ⌈100/160⌉
 		{"walls20", 4, 2},
 		{"corridor30x15", 2, 2},
+		{"wide60x30", 45, 12}, // none in the file: ⌈1800/40⌉, ⌈1800/160⌉
 	} {
 		s := DefaultSettings(mustMap(t, tt.name))
 		if s.Apples != tt.apples || s.Shields != tt.shields {
