@@ -238,14 +238,25 @@ func PacBot(t testing.TB, cli *client.Client, mode string) string {
 	return testBot(t, cli, "pacbot", mode)
 }
 
+// SnakeBot builds the Snake test bot that circles a loop
+// (internal/testbots/snakebot) as arena-test/snakebot.
+func SnakeBot(t testing.TB, cli *client.Client) string {
+	return testBot(t, cli, "snakebot", "")
+}
+
+// testBot builds a test bot run with mode as its argument; with no mode,
+// with no argument and the tag latest.
 func testBot(t testing.TB, cli *client.Client, program, mode string) string {
 	t.Helper()
-	tag := "arena-test/" + program + ":" + tagSafe(mode)
+	tag, args := "arena-test/"+program+":latest", []string{}
+	if mode != "" {
+		tag, args = "arena-test/"+program+":"+tagSafe(mode), []string{mode}
+	}
 	if _, done := testBotOnce.Load(tag); done {
 		return tag
 	}
 	bin := GoBinary(t, Root(), "./internal/testbots/"+program)
-	Build(t, cli, tag, ScratchDockerfile(mode), map[string]string{"bot": "@" + bin})
+	Build(t, cli, tag, ScratchDockerfile(args...), map[string]string{"bot": "@" + bin})
 	testBotOnce.Store(tag, struct{}{})
 	return tag
 }
