@@ -32,6 +32,14 @@ export function bytes(n) {
   return n + " B";
 }
 
+// SLICE_MS is how long follow reads a stream before it lets the page do
+// other work.
+const SLICE_MS = 8;
+
+// yieldToPage resolves in a later task, after the page had the chance to
+// handle input and paint.
+const yieldToPage = () => (globalThis.scheduler && scheduler.yield ? scheduler.yield() : new Promise((r) => setTimeout(r, 0)));
+
 // follow reads a Server-Sent Events stream with fetch: on[type](data, id)
 // for each event. A finished match's frames come in one burst, and
 // EventSource would dispatch each as an event of its own within one long
@@ -74,7 +82,14 @@ export function follow(url, on, failed) {
         const reader = res.body.getReader();
         const text = new TextDecoder();
         let buf = "";
+        let since = performance.now();
         for (;;) {
+          // The chunks of a body already here come one promise after the
+          // other, all in one task: the page is let paint between slices.
+          if (performance.now() - since > SLICE_MS) {
+            await yieldToPage();
+            since = performance.now();
+          }
           const { value, done } = await reader.read();
           if (done || stopped) {
             if (!done) reader.cancel().catch(() => {});
