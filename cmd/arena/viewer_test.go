@@ -29,6 +29,7 @@ const viewerState = `JSON.stringify({ result: document.querySelector("#result").
 //   - a chart drawn afresh is drawn a piece an animation frame: no call
 //     draws more points than 300 frames' worth;
 //   - a step at the last turn draws no chart point, as at turn 10;
+//   - the board's canvas keeps one size through the three levels;
 //   - a click on the slider lands on the turn under the pointer, and so
 //     does a drag;
 //   - #/match/ID?turn=40 opens turn 40, in the page and afresh; Copy link
@@ -51,6 +52,11 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 
 	must("open the page", chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS(`#bot-fields input[name="bot1"]`)))
 	id := s.post(t, fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts))
+	// The sizes the board's canvas takes (a new size allocates its pixels
+	// again and lays the page out again: a long task on a slow computer).
+	must("count the board's sizes", chromedp.Evaluate[chromedp.Void](`window.boardSizes = new Set();
+		new MutationObserver(() => { const c = document.querySelector("#board"); boardSizes.add(c.width + "x" + c.height); })
+			.observe(document.querySelector("#board"), { attributes: true, attributeFilter: ["width", "height"] })`))
 	must("watch it live", chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`"`))
 	t.Logf("opened while %s", eval(`document.querySelector("#turn").textContent`))
 	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
@@ -62,6 +68,11 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	t.Logf("%.0f frames: %.0f chart points plotted, %.0f drawn", frames, plotted, drawn)
 	if frames < 500 {
 		t.Fatalf("the match has %.0f frames: not a long match", frames)
+	}
+	// Pac-Man's three levels are boards of three sizes: the canvas keeps
+	// one size (the cells a little smaller where a level needs it).
+	if sizes := eval(`JSON.stringify([...boardSizes])`); strings.Count(sizes, "x") != 1 {
+		t.Errorf("the board's canvas took the sizes %s watching the match live, want one", sizes)
 	}
 	if plotted < frames || drawn > 8*plotted {
 		t.Errorf("%.0f frames: %.0f points drawn for %.0f plotted, want at most 8 times", frames, drawn, plotted)

@@ -39,15 +39,31 @@ export function layout(canvas, rows, cols, { header = 0, left = 0, right = 0, to
   const r = room(canvas);
   // Never wider than the room: a canvas scaled down shrinks its text.
   minWidth = Math.min(minWidth, r.w);
-  const fit = Math.floor(Math.min((r.w - left - right) / cols, (r.h - header - top - bottom) / rows));
-  const cell = Math.max(5, Math.min(48, fit));
+  const fitIn = (w, h) => Math.max(5, Math.min(48, Math.floor(Math.min((w - left - right) / cols, (h - header - top - bottom) / rows))));
+  const size = (cell) => [Math.max(minWidth, cols * cell + left + right), header + top + rows * cell + bottom];
+  // A board keeps its cell size while the room does (not one frame's
+  // larger header, the next frame's smaller one). A new size of the
+  // canvas costs a lot: its pixels are allocated again and the page laid
+  // out again (on a slow computer, a task of 50 ms and more). So a new
+  // board (a new level) that would make the canvas larger takes cells a
+  // little smaller where that keeps it in the canvas as it is, and a
+  // canvas keeps its size while what it shows fills most of it.
+  const key = `${rows}x${cols} in ${r.w}x${r.h}`;
+  const had = canvas.dataset.layout != null;
+  let cell = canvas.dataset.layout === key ? Number(canvas.dataset.cell) : fitIn(r.w, r.h);
+  let [width, height] = size(cell);
+  if (had && canvas.dataset.layout !== key && (width > canvas.width || height > canvas.height)) {
+    const smaller = fitIn(Math.min(canvas.width, r.w), canvas.height);
+    if (smaller >= cell * 0.85) [cell, width, height] = [Math.min(cell, smaller), ...size(Math.min(cell, smaller))];
+  }
+  const slack = (was, now) => was >= now && was - now <= Math.max(48, now * 0.12);
+  if (had && canvas.width <= r.w && slack(canvas.width, width) && slack(canvas.height, height)) [width, height] = [canvas.width, canvas.height];
+  canvas.dataset.layout = key;
+  canvas.dataset.cell = String(cell);
   const bw = cols * cell;
   const bh = rows * cell;
-  const width = Math.max(minWidth, bw + left + right);
-  const height = header + top + bh + bottom;
   const g = canvas.getContext("2d");
-  // A canvas of the same size is reset, not made anew (setting its size
-  // allocates its pixels again, every frame).
+  // A canvas of the same size is reset, not made anew.
   if (canvas.width === width && canvas.height === height && g.reset) g.reset();
   else {
     canvas.width = width;

@@ -252,12 +252,19 @@ const layers = new WeakMap();
 function paintBoard(canvas, board, rows, cols, cell) {
   let l = layers.get(canvas);
   if (!l || l.rows !== rows || l.cols !== cols || l.cell !== cell) {
-    const layer = typeof OffscreenCanvas !== "undefined" ? new OffscreenCanvas(cols * cell, rows * cell) : document.createElement("canvas");
-    layer.width = cols * cell;
-    layer.height = rows * cell;
+    // A new level is painted whole, on the layer it had when it is large
+    // enough: making one costs more than painting it.
+    let layer = l && l.layer.width >= cols * cell && l.layer.height >= rows * cell ? l.layer : null;
+    if (!layer) {
+      layer = typeof OffscreenCanvas !== "undefined" ? new OffscreenCanvas(cols * cell, rows * cell) : document.createElement("canvas");
+      layer.width = cols * cell;
+      layer.height = rows * cell;
+    }
     l = { layer, rows, cols, cell, drawn: [] };
     layers.set(canvas, l);
   }
+  // Ground and walls are kept as runs of cells along a row ([sx, sy,
+  // width]): a new level's board is a few hundred rectangles, not 1,681.
   const changed = { ground: [], [CELL.wall]: [], [CELL.bean]: [], [CELL.bonus]: [], items: [] };
   let portal = null;
   for (let x = 0; x < rows; x++) {
@@ -267,22 +274,31 @@ function paintBoard(canvas, board, rows, cols, cell) {
     if (p >= 0 && p < cols) portal = [x, p];
     if (row === was) continue;
     const sy = (rows - 1 - x) * cell;
+    let ground = null;
+    let wall = null;
     for (let y = 0; y < cols; y++) {
       const v = row[y] || CELL.wall;
-      if (was !== undefined && (was[y] || CELL.wall) === v) continue;
+      if (was !== undefined && (was[y] || CELL.wall) === v) {
+        ground = wall = null;
+        continue;
+      }
       const at = [y * cell, sy];
-      changed.ground.push(at);
-      if (changed[v]) changed[v].push(at);
+      if (ground) ground[2] += cell;
+      else changed.ground.push((ground = [at[0], sy, cell]));
+      if (v !== CELL.wall) wall = null;
+      else if (wall) wall[2] += cell;
+      else changed[v].push((wall = [at[0], sy, cell]));
+      if (v !== CELL.wall && changed[v]) changed[v].push(at);
       else if (ITEM[v] !== undefined) changed.items.push([at, v]);
     }
     l.drawn[x] = row;
   }
   const g = l.layer.getContext("2d");
-  const rects = (cells, colour) => {
-    if (!cells.length) return;
+  const rects = (runs, colour) => {
+    if (!runs.length) return;
     g.fillStyle = colour;
     g.beginPath();
-    for (const [sx, sy] of cells) g.rect(sx, sy, cell, cell);
+    for (const [sx, sy, w] of runs) g.rect(sx, sy, w, cell);
     g.fill();
   };
   const dots = (cells, r) => {
@@ -339,7 +355,7 @@ export const pacman = {
     if (board.length) {
       const painted = paintBoard(canvas, board, rows, cols, cell);
       portal = painted.portal;
-      g.drawImage(painted.layer, ox, oy);
+      g.drawImage(painted.layer, 0, 0, bw, bh, ox, oy, bw, bh);
     } else {
       g.fillStyle = GROUND;
       g.fillRect(ox, oy, bw, bh);
