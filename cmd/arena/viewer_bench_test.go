@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,77 @@ func BenchmarkViewer(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// drawEveryFrame, given a match's id, draws every frame of its replay in order on a
+// fresh canvas on the viewer's stage, with the game's renderer, each
+// followed by a read of one pixel (so the drawing is done, not queued),
+// and reports the times and the sizes the canvas took.
+const drawEveryFrame = `(async (ID) => {
+	const { rendererFor } = await import("/games/index.js");
+	const rep = await (await fetch("/api/matches/" + ID + "/replay")).json();
+	const draw = rendererFor(rep.game);
+	const c = document.createElement("canvas");
+	document.querySelector("#board").parentElement.append(c);
+	const g = c.getContext("2d");
+	const ms = [];
+	const sizes = new Set();
+	for (let i = 0; i < rep.frames.length; i++) {
+		const t0 = performance.now();
+		draw.draw(c, rep.frames[i], { ids: rep.bots.map((b) => b.id), frames: rep.frames, index: i });
+		g.getImageData(0, 0, 1, 1);
+		ms.push(performance.now() - t0);
+		sizes.add(c.width + "x" + c.height);
+	}
+	c.remove();
+	return { ms, sizes: sizes.size };
+})`
+
+// BenchmarkBoards draws every frame of a long match in order, in
+// Chromium, as the viewer does while it follows a match: Pac-Man's
+// example bots (three levels, three board sizes) and a 2,000-turn Snake
+// match. It reports the median, 99th percentile and longest frame, the
+// frames over 8 ms after the first (half an animation frame) and the
+// sizes the canvas took. Run it with make bench.
+func BenchmarkBoards(b *testing.B) {
+	cli := dockertest.Client(b)
+	runner, ghosts := dockertest.KitBot(b, cli, "pacman-runner"), dockertest.KitBot(b, cli, "pacman-ghosts")
+	circler := dockertest.SnakeBot(b, cli)
+	s := startServer(b, arenaBinary(b), b.TempDir(), freePort(b), "--ladder", "off")
+	ctx := newBrowser(b, 1280, 1000)
+	for _, m := range []struct{ name, body string }{
+		{"pacman", fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts)},
+		{"snake", fmt.Sprintf(`{"game":"snake","map":"wide60x30","settings":{"apples":0,"shields":0,"max_rounds":2000},"bots":[%q,%q]}`, circler, circler)},
+	} {
+		id := s.post(b, m.body)
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/#/match/"+id), chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(10*time.Minute))); err != nil {
+			b.Fatalf("%s: %v", m.name, err)
+		}
+		b.Run(m.name, func(b *testing.B) {
+			for b.Loop() {
+				got, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+					Ms    []float64 `json:"ms"`
+					Sizes int       `json:"sizes"`
+				}](drawEveryFrame+`("`+id+`")`, chromedp.EvalAwaitPromise))
+				if err != nil {
+					b.Fatal(err)
+				}
+				over := 0
+				for _, ms := range got.Ms[1:] {
+					if ms > 8 {
+						over++
+					}
+				}
+				sorted := slices.Sorted(slices.Values(got.Ms))
+				at := func(q float64) float64 { return sorted[int(q*float64(len(sorted)-1))] }
+				b.ReportMetric(float64(len(got.Ms)), "frames")
+				b.ReportMetric(at(0.5), "p50-ms")
+				b.ReportMetric(at(0.99), "p99-ms")
+				b.ReportMetric(at(1), "max-ms")
+				b.ReportMetric(float64(over), "frames>8ms")
+				b.ReportMetric(float64(got.Sizes), "canvas-sizes")
+			}
+		})
 	}
 }
