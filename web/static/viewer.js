@@ -408,8 +408,10 @@ export class Viewer {
   // games (at its start, and whenever the list changes) and shows the
   // match again with them.
   setGames(games) {
-    this.players = {};
-    for (const g of games) if (g.player) this.players[g.name] = g.player;
+    const players = {};
+    for (const g of games) if (g.player) players[g.name] = g.player;
+    if (JSON.stringify(players) === JSON.stringify(this.players)) return;
+    this.players = players;
     if (this.match) this.draw();
   }
 
@@ -437,10 +439,12 @@ export class Viewer {
       frame.onload = () => {
         if (++loads > 1) return this.dropPlayer(url);
         this.playerReady = true;
-        frame.contentWindow.postMessage(this.lastPlayerMessage, "*");
+        if (!this.loading()) frame.contentWindow.postMessage(this.lastPlayerMessage, "*");
       };
       frame.setAttribute("src", url);
-    } else if (this.playerReady && frame.contentWindow) {
+    } else if (this.playerReady && frame.contentWindow && !this.loading()) {
+      // A finished match's player gets the turn shown once all are read,
+      // not the first board while they are.
       frame.contentWindow.postMessage(msg, "*");
     }
   }
@@ -550,6 +554,9 @@ export class Viewer {
     // No "Turn 0 / 0" before the first frame is read: that reads as a
     // match over at its start.
     if (!this.frames.length) $("#turn").textContent = this.over && !this.incoming.length ? "No turns" : this.isLiveMatch() ? "Waiting for the first turn" : "Loading the turns…";
+    // Nor "Turn 0 / 0" while a finished match's turns are still read:
+    // the last turn is not known yet.
+    else if (this.loading()) $("#turn").textContent = `Turn ${turn} / … · loading the turns`;
     else $("#turn").textContent = `Turn ${turn} / ${lastTurn}` + (this.isLiveMatch() ? (this.follow ? " · live" : " · replaying") : "");
     $("#play").textContent = this.playing ? "Pause" : "Play";
     $("#live").hidden = !this.isLiveMatch() || this.follow;
@@ -571,6 +578,11 @@ export class Viewer {
   // chartsBehind says whether some chart does not show every frame yet.
   chartsBehind() {
     return !!this.ids && this.frames.length > 0 && !this.charts.current();
+  }
+
+  // loading says a finished match's turns are still being read.
+  loading() {
+    return !this.isLiveMatch() && (!this.over || this.incoming.length > 0);
   }
 
   isLiveMatch() {
