@@ -299,10 +299,15 @@ const closed = (me) => me.mode === "accounts" && !me.user && me.public === "none
 
 async function init() {
   // A match's page starts its stream first: the board need not wait for
-  // the views, the forms and the history.
+  // the views, the forms and the history, and they wait for it (up to a
+  // second), so that the stream is read as it comes.
+  let board = null;
   const me = await load((me) => {
     const match = !closed(me) && location.hash.match(MATCH_ROUTE);
-    if (match) viewer.open(match[1], match[2] != null ? Number(match[2]) : null);
+    if (match) {
+      viewer.open(match[1], match[2] != null ? Number(match[2]) : null);
+      board = viewer.boardShown;
+    }
   });
   if (closed(me)) {
     // Nothing to read without signing in.
@@ -312,7 +317,12 @@ async function init() {
     route();
     return;
   }
-  games = await api("/api/games");
+  const listed = api("/api/games");
+  if (board) {
+    listed.then((g) => viewer.setGames(g)).catch(() => {});
+    await Promise.race([board, new Promise((r) => setTimeout(r, 1000))]);
+  }
+  games = await listed;
   account = new AccountView(games, async () => {
     offerGames(await api("/api/games"));
     fillMaps();

@@ -113,6 +113,9 @@ export class Viewer {
     this.incoming = [];
     this.ids = this.names = null;
     this.firstBoard = false;
+    // boardShown resolves once the first board is drawn (or the viewer
+    // closed): the page's other work waits for it (app.js init).
+    this.boardShown = new Promise((r) => (this.showBoard = r));
     this.laidOut = false; // render's first frame
     this.detailsDue = null; // render's next chart
     // The seats whose bots drew annotations, and those hidden.
@@ -150,6 +153,7 @@ export class Viewer {
   }
 
   close() {
+    if (this.showBoard) this.showBoard();
     this.seat.stop();
     if (this.source) this.source();
     this.source = null;
@@ -251,7 +255,9 @@ export class Viewer {
       if (this.detailsDue != null || this.incoming.length) this.schedule();
       return;
     }
-    const more = this.take(8);
+    // The first board is drawn with the first frame alone read: the
+    // task that draws it is the longest of a match's opening.
+    const more = this.take(this.firstBoard ? 8 : 0);
     const was = this.index;
     if (this.follow && this.frames.length && (!more || !this.firstBoard)) this.index = this.frames.length - 1;
     const board = !more || !this.firstBoard || this.index !== was;
@@ -483,6 +489,7 @@ export class Viewer {
     if (!this.firstBoard) {
       this.firstBoard = true;
       performance.mark("arena:first-board"); // for the viewer's benchmark
+      this.showBoard();
     }
   }
 
