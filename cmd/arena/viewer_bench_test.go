@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,21 +50,34 @@ func (f viewerFigures) String() string {
 	return b.String()
 }
 
-// BenchmarkViewer watches long matches in Chromium, live (the page open
-// before the match starts) and then opened finished (the page loaded
-// afresh), and reports the page's tasks over 50 ms (the Long Tasks API:
-// how many, the longest; live, from the match's opening on) and, opened
-// finished, the time from the page's start to its first board: Pac-Man's
-// example bots (1,200 rounds) and a 2,000-turn Snake match on Snake's
-// largest map (two snakebots circling their loops, no apples, so neither
-// grows nor dies); each as this machine runs the page, then with the
-// page's CPU slowed four times. Run it with make bench.
-func BenchmarkViewer(b *testing.B) {
+// longMatch is a match's request body and its name in a benchmark.
+type longMatch struct{ name, body string }
+
+// longMatches starts a server and a browser for the viewer's benchmarks,
+// and gives the long matches they play: Pac-Man's example bots (1,200
+// rounds, three levels) and a 2,000-turn Snake match on Snake's largest
+// map (two snakebots circling their loops, no apples, so neither grows
+// nor dies).
+func longMatches(b *testing.B) (*server, context.Context, []longMatch) {
 	cli := dockertest.Client(b)
 	runner, ghosts := dockertest.KitBot(b, cli, "pacman-runner"), dockertest.KitBot(b, cli, "pacman-ghosts")
 	circler := dockertest.SnakeBot(b, cli)
 	s := startServer(b, arenaBinary(b), b.TempDir(), freePort(b), "--ladder", "off")
-	ctx := newBrowser(b, 1280, 1000)
+	return s, newBrowser(b, 1280, 1000), []longMatch{
+		{"pacman", fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts)},
+		{"snake", fmt.Sprintf(`{"game":"snake","map":"wide60x30","settings":{"apples":0,"shields":0,"max_rounds":2000},"bots":[%q,%q]}`, circler, circler)},
+	}
+}
+
+// BenchmarkViewer watches long matches in Chromium, live (the page open
+// before the match starts) and then opened finished (the page loaded
+// afresh), and reports the page's tasks over 50 ms (the Long Tasks API:
+// how many, the longest; live, from the match's opening on) and, opened
+// finished, the time from the page's start to its first board, for
+// longMatches; each as this machine runs the page, then with the page's
+// CPU slowed four times. Run it with make bench.
+func BenchmarkViewer(b *testing.B) {
+	s, ctx, matches := longMatches(b)
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: longTaskProbe}); err != nil {
 		b.Fatal(err)
 	}
@@ -101,10 +115,6 @@ func BenchmarkViewer(b *testing.B) {
 			m = max(m, t.Ms)
 		}
 		return m
-	}
-	matches := []struct{ name, body string }{
-		{"pacman", fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts)},
-		{"snake", fmt.Sprintf(`{"game":"snake","map":"wide60x30","settings":{"apples":0,"shields":0,"max_rounds":2000},"bots":[%q,%q]}`, circler, circler)},
 	}
 	// Each match is watched as this machine runs the page, then with the
 	// page's CPU slowed four times (DevTools' CPU throttling) for a slower
@@ -178,21 +188,13 @@ const drawEveryFrame = `(async (ID) => {
 })`
 
 // BenchmarkBoards draws every frame of a long match in order, in
-// Chromium, as the viewer does while it follows a match: Pac-Man's
-// example bots (three levels, three board sizes) and a 2,000-turn Snake
-// match. It reports the median, 99th percentile and longest frame, the
+// Chromium, as the viewer does while it follows a match, for
+// longMatches (Pac-Man's three levels are three board sizes). It reports the median, 99th percentile and longest frame, the
 // frames over 8 ms after the first (half an animation frame) and the
 // sizes the canvas took. Run it with make bench.
 func BenchmarkBoards(b *testing.B) {
-	cli := dockertest.Client(b)
-	runner, ghosts := dockertest.KitBot(b, cli, "pacman-runner"), dockertest.KitBot(b, cli, "pacman-ghosts")
-	circler := dockertest.SnakeBot(b, cli)
-	s := startServer(b, arenaBinary(b), b.TempDir(), freePort(b), "--ladder", "off")
-	ctx := newBrowser(b, 1280, 1000)
-	for _, m := range []struct{ name, body string }{
-		{"pacman", fmt.Sprintf(`{"game":"pacman","bots":[%q,%q]}`, runner, ghosts)},
-		{"snake", fmt.Sprintf(`{"game":"snake","map":"wide60x30","settings":{"apples":0,"shields":0,"max_rounds":2000},"bots":[%q,%q]}`, circler, circler)},
-	} {
+	s, ctx, matches := longMatches(b)
+	for _, m := range matches {
 		id := s.post(b, m.body)
 		if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/#/match/"+id), chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(10*time.Minute))); err != nil {
 			b.Fatalf("%s: %v", m.name, err)
