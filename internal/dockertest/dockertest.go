@@ -18,8 +18,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,8 +65,26 @@ var (
 	binDir   string
 )
 
+// binDirPrefix names the folder of a test process's binaries, followed
+// by its pid.
+const binDirPrefix = "arena-testbin-"
+
+// sweepBinDirs removes the binaries' folders under root of test
+// processes that are gone (a process cannot remove its own when it
+// ends: tens of MB a package, every run).
+func sweepBinDirs(root string) {
+	dirs, _ := filepath.Glob(filepath.Join(root, binDirPrefix+"*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), binDirPrefix))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) == syscall.ESRCH {
+			os.RemoveAll(d)
+		}
+	}
+}
+
 // GoBinary compiles a static binary of pkg in the module at modDir, once
-// per test process.
+// per test process, into a folder of the process's own (removed by a
+// later test process once this one is gone).
 func GoBinary(t testing.TB, modDir, pkg string) string {
 	t.Helper()
 	binMu.Lock()
@@ -74,8 +94,9 @@ func GoBinary(t testing.TB, modDir, pkg string) string {
 		return p
 	}
 	if binDir == "" {
-		d, err := os.MkdirTemp("", "arena-testbin-")
-		if err != nil {
+		sweepBinDirs(os.TempDir())
+		d := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", binDirPrefix, os.Getpid()))
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		binDir = d
