@@ -102,13 +102,7 @@ func BenchmarkViewer(b *testing.B) {
 		return f
 	}
 	over := viewerAtTheEnd
-	state := func() string {
-		st, err := chromedp.Run(ctx, chromedp.Evaluate[string](viewerState))
-		if err != nil {
-			return err.Error()
-		}
-		return st
-	}
+	_, eval := browserSteps(b, ctx)
 	longest := func(ts []longTask) float64 {
 		m := 0.0
 		for _, t := range ts {
@@ -141,13 +135,13 @@ func BenchmarkViewer(b *testing.B) {
 					// DevTools' evaluation is not the page's work.
 					if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`longTasks.length = 0; setTimeout(() => { window.openedAt = performance.now(); location.hash = "#/match/`+id+`" })`),
 						chromedp.Poll[chromedp.Void](over, chromedp.WithPollingTimeout(10*time.Minute))); err != nil {
-						b.Fatalf("watch it live to its end: %v; the viewer: %s", err, state())
+						b.Fatalf("watch it live to its end: %v; the viewer: %s", err, eval(viewerState))
 					}
 					live := figures()
 					// Finished: opened afresh.
 					if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(s.url+"/#/match/"+id),
 						chromedp.Poll[chromedp.Void](over+` && Number(document.querySelector("#charts").dataset.frames) === `+fmt.Sprint(live.Frames), chromedp.WithPollingTimeout(time.Minute))); err != nil {
-						b.Fatalf("open it finished: %v; the viewer: %s", err, state())
+						b.Fatalf("open it finished: %v; the viewer: %s", err, eval(viewerState))
 					}
 					done := figures()
 					b.Logf("tasks over 50 ms, live:%s; opened finished:%s", live, done)
