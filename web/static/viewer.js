@@ -113,8 +113,9 @@ export class Viewer {
     this.incoming = [];
     this.ids = this.names = null;
     this.firstBoard = false;
-    // boardShown resolves once the first board is drawn (or the viewer
-    // closed): the page's other work waits for it (app.js init).
+    // boardShown resolves once the first board is drawn (or there will
+    // be none: no turn, the stream refused, the viewer closed): the
+    // page's other work waits for it (app.js init).
     this.boardShown = new Promise((r) => (this.showBoard = r));
     this.laidOut = false; // render's first frame
     this.detailsDue = null; // render's next chart
@@ -135,10 +136,13 @@ export class Viewer {
       end: () => {
         this.over = true;
         this.source = null;
+        // A match with no turn has no board to wait for.
+        if (!this.frames.length && !this.incoming.length) this.showBoard();
         this.schedule();
       },
     }, () => {
       this.source = null;
+      this.showBoard();
       if (!this.over) $("#match-status").textContent = "disconnected";
     });
     this.update();
