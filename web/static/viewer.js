@@ -255,7 +255,12 @@ export class Viewer {
       // A chart drawn earlier in the round went stale (the match ended
       // within it, rescaling the turn axis): the round again.
       this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : this.chartsBehind() ? 0 : null;
-      if (this.detailsDue == null) this.panel();
+      // The round over, the panel, and the label: the stream may have
+      // ended within the round (its render was this one).
+      if (this.detailsDue == null) {
+        this.panel();
+        this.status();
+      }
       if (this.detailsDue != null || this.incoming.length) this.schedule();
       return;
     }
