@@ -754,7 +754,7 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 
 // The History in a real browser: 24 matches, 20 a page; the older ones
 // opened with "Older matches" stay through the page's refreshes (it keeps
-// its place); a draw says "draw"; the game filter keeps a game's matches;
+// its place), and its unchanged rows stay the same elements; a draw says "draw"; the game filter keeps a game's matches;
 // a crashed bot's match shows why on its banner.
 func TestHistoryInTheBrowser(t *testing.T) {
 	cli := dockertest.Client(t)
@@ -793,9 +793,17 @@ func TestHistoryInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll("the older matches", `document.querySelectorAll("#history tbody tr").length === 24 && document.querySelector("#more").hidden`)
+	// A refresh keeps the rows of the matches that did not change (the
+	// same elements: rows made anew are laid out anew every 5 s).
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#history tbody tr").forEach((tr) => (tr.seen = true))`)); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(6 * time.Second) // a refresh of the page (every 5 s)
 	if n := rows(); n != 24 {
 		t.Errorf("after a refresh the History shows %d rows, want the 24 opened", n)
+	}
+	if kept, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#history tbody tr")].filter((tr) => tr.seen).length`)); err != nil || kept != 24 {
+		t.Errorf("a refresh kept %d of the 24 unchanged rows (%v)", kept, err)
 	}
 	// Two idle bots draw; so does a bot that crashes at once against an
 	// idle one when the zone closes on the first turn (both tanks die).
@@ -811,6 +819,13 @@ func TestHistoryInTheBrowser(t *testing.T) {
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[row](fmt.Sprintf(`(() => { const tr = document.querySelector('#history tr[data-id=%q]'), f = tr.querySelector(".fault"), a = tr.querySelector("a.match"); return { fault: f ? f.textContent : "", link: a ? a.getAttribute("href") : "" }; })()`, crashed)))
 	if err != nil || !strings.Contains(got.Fault, crash+" crashed at 1") || got.Link != "#/match/"+crashed {
 		t.Errorf("the crashed match's row: %+v (%v), want its fault and a link to it", got, err)
+	}
+	// A new match comes in at the top; the rest stay as they were.
+	newer := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":0}}`, idle, idle))
+	s.waitStatus(t, newer, "finished", "failed")
+	poll("the new match's row", fmt.Sprintf(`(() => { const tr = document.querySelector("#history tbody tr"); return tr && tr.dataset.id === %q && !tr.seen && /finished/.test(tr.textContent); })()`, newer))
+	if kept, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#history tbody tr")].filter((tr) => tr.seen).length`)); err != nil || kept < 23 {
+		t.Errorf("with a new match, a refresh kept %d of the unchanged rows, want 23 or more (%v)", kept, err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#history-game"); s.value = "snake"; s.dispatchEvent(new Event("change")); })()`)); err != nil {
 		t.Fatal(err)

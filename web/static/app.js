@@ -186,6 +186,7 @@ function faultsText(m) {
 function historyRow(m) {
   const tr = document.createElement("tr");
   tr.dataset.id = m.id;
+  rowOf.set(tr, JSON.stringify(m));
   const when = localTime(m.created_at);
   const faults = faultsText(m);
   if (faults || m.status === "failed") tr.classList.add("faulted");
@@ -206,6 +207,22 @@ function historyRow(m) {
   return tr;
 }
 
+// rowOf is the match (its JSON) each history row shows.
+const rowOf = new WeakMap();
+
+// showHistory shows matches in the history (then the rows older, kept
+// as they are). A match that has not changed keeps its row, and an
+// unchanged list is left alone: the history is read again every few
+// seconds, and each row made anew is laid out anew, work that would
+// take the page's time from a match being watched beside it.
+function showHistory(matches, older = []) {
+  const body = $("#history tbody");
+  const had = new Map([...body.children].map((tr) => [rowOf.get(tr), tr]));
+  const rows = matches.map((m) => had.get(JSON.stringify(m)) || historyRow(m)).concat(older);
+  if (rows.length === body.children.length && rows.every((tr, i) => tr === body.children[i])) return;
+  body.replaceChildren(...rows);
+}
+
 // historyQuery is the history's filters as a query string.
 function historyQuery(more, limit) {
   const q = new URLSearchParams();
@@ -220,9 +237,8 @@ function historyQuery(more, limit) {
 async function loadHistory(more = false) {
   try {
     const page = await api("/api/matches" + historyQuery(more));
-    const rows = page.matches.map(historyRow);
-    if (more) $("#history tbody").append(...rows);
-    else $("#history tbody").replaceChildren(...rows);
+    if (more) $("#history tbody").append(...page.matches.map(historyRow));
+    else showHistory(page.matches);
     nextCursor = page.next;
     $("#more").hidden = !page.next;
   } catch (e) {
@@ -238,16 +254,14 @@ async function refreshHistory() {
   const shown = body.children.length;
   try {
     const page = await api("/api/matches" + historyQuery(false, Math.min(100, Math.max(20, shown))));
-    const rows = page.matches.map(historyRow);
     if (shown <= 100) {
-      body.replaceChildren(...rows);
+      showHistory(page.matches);
       nextCursor = page.next;
       $("#more").hidden = !page.next;
       return;
     }
     const fresh = new Set(page.matches.map((m) => m.id));
-    const older = [...body.children].slice(100).filter((tr) => !fresh.has(tr.dataset.id));
-    body.replaceChildren(...rows, ...older);
+    showHistory(page.matches, [...body.children].slice(100).filter((tr) => !fresh.has(tr.dataset.id)));
   } catch (e) {
     console.error("history:", e);
   }
