@@ -58,8 +58,31 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		// SIGTERM first, as a service manager stops it: the server removes
+		// its warm pool's containers (SIGKILL leaves them to the next
+		// run's sweep); SIGKILL if it has not stopped within 20 s.
+		done := make(chan struct{})
+		go func() {
+			cmd.Wait()
+			close(done)
+		}()
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		// A server that stopped as asked (not one a test killed) leaves
+		// no container of its own behind.
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) && !testing.Short() {
+			if cli, err := sandbox.Connect(); err == nil {
+				if left := containersOf(t, cli, cmd.Process.Pid); len(left) > 0 {
+					t.Errorf("the server (pid %d) stopped and left containers behind: %v", cmd.Process.Pid, left)
+				}
+				cli.Close()
+			}
+		}
 		if t.Failed() {
 			t.Logf("server log:\n%s", s.stderr.String())
 		}

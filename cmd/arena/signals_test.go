@@ -28,7 +28,7 @@ func arenaBinary(t testing.TB) string {
 }
 
 // containersOf lists the Arena containers started by process pid.
-func containersOf(t *testing.T, cli *client.Client, pid int) []string {
+func containersOf(t testing.TB, cli *client.Client, pid int) []string {
 	var ids []string
 	for _, c := range dockertest.ArenaContainers(t, cli, "") {
 		if o, err := sandbox.ParseOwner(c.Labels[sandbox.LabelOwner]); err == nil && o.PID == pid {
