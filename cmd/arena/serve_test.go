@@ -777,8 +777,9 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 
 // The History in a real browser: 24 matches, 20 a page; the older ones
 // opened with "Older matches" stay through the page's refreshes (it keeps
-// its place), and its unchanged rows stay the same elements; a draw says "draw"; the game filter keeps a game's matches;
-// a crashed bot's match shows why on its banner.
+// its place), its unchanged rows the same elements; a draw says "draw";
+// the game filter keeps a game's matches; a crashed bot's match shows why
+// on its banner.
 func TestHistoryInTheBrowser(t *testing.T) {
 	cli := dockertest.Client(t)
 	idle := dockertest.TestBot(t, cli, "delay=0s")
