@@ -335,6 +335,10 @@ async function init() {
   if (board) {
     listed.then((g) => viewer.setGames(g)).catch(() => {});
     await Promise.race([board, new Promise((r) => setTimeout(r, 1000))]);
+    // A task of its own: the board is drawn in an animation frame, and
+    // what follows here would otherwise run in that frame's task, before
+    // the board is painted.
+    await new Promise((r) => setTimeout(r));
   }
   games = await listed;
   account = new AccountView(games, async () => {
