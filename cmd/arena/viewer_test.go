@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"arena/internal/dockertest"
@@ -143,5 +144,59 @@ func TestTheViewerOnALongMatch(t *testing.T) {
 	}
 	if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90)); err == nil {
 		saveArtefact(t, "viewer-long-match.png", shot)
+	}
+}
+
+// streamEndLate has the page's fetch of a match's stream hand over what
+// comes as it comes but its "end" event 40 ms late: the end then comes
+// while the viewer draws its charts, a chart an animation frame.
+const streamEndLate = `(() => {
+	const fetch0 = window.fetch;
+	const mark = new TextEncoder().encode("event: end");
+	const find = (b) => {
+		for (let i = 0; i + mark.length <= b.length; i++) if (mark.every((m, k) => b[i + k] === m)) return i;
+		return -1;
+	};
+	window.fetch = async (url, opts) => {
+		const res = await fetch0(url, opts);
+		if (!/\/stream$/.test(String(url)) || !res.body) return res;
+		const reader = res.body.getReader();
+		const body = new ReadableStream({
+			async pull(c) {
+				const { done, value } = await reader.read();
+				if (done) return c.close();
+				const i = find(value);
+				if (i < 0) return c.enqueue(value);
+				if (i > 0) c.enqueue(value.slice(0, i));
+				await new Promise((r) => setTimeout(r, 40));
+				window.streamEndHeld = (window.streamEndHeld || 0) + 1;
+				c.enqueue(value.slice(i));
+			},
+		});
+		return new Response(body, { status: res.status, headers: res.headers });
+	};
+})();`
+
+// A stream that ends while the viewer draws its charts still leaves the
+// turn's label at the last turn, not at "loading the turns".
+func TestTheViewerWhenTheStreamEndsAmidItsCharts(t *testing.T) {
+	cli := dockertest.Client(t)
+	idle := dockertest.TestBot(t, cli, "delay=0s")
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--ladder", "off")
+	id := s.post(t, fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"settings":{"zone_radius":0}}`, idle, idle))
+	s.waitStatus(t, id, "finished")
+	ctx := newBrowser(t, 1280, 1000)
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: streamEndLate}); err != nil {
+		t.Fatal(err)
+	}
+	_, eval := browserSteps(t, ctx)
+	for i := range 5 {
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(s.url+"/#/match/"+id),
+			chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+			t.Fatalf("opening %d: %v; the viewer: %s", i+1, err, eval(viewerState))
+		}
+		if held := eval(`String(window.streamEndHeld)`); held != "1" {
+			t.Fatalf("opening %d: the stream's end was held back %s times, want once", i+1, held)
+		}
 	}
 }
