@@ -78,7 +78,10 @@ func TestPageForBotAuthors(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`input[name="bot1"]`), crasher),
 		chromedp.Click(chromedp.CSS("#start")),
 		chromedp.WaitVisible(chromedp.CSS("#result.visible")),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#download") && !document.querySelector("#download").hidden`, chromedp.WithPollingTimeout(10*time.Second)))
+		chromedp.Poll[chromedp.Void](`document.querySelector("#download") && !document.querySelector("#download").hidden`, chromedp.WithPollingTimeout(10*time.Second)),
+		// The charts' turn axis ends at the last turn once all frames are
+		// read (while the match plays it runs to 64 turns at least).
+		chromedp.Poll[chromedp.Void](viewerAtTheEnd, chromedp.WithPollingTimeout(10*time.Second)))
 	for _, c := range []string{"time", "mem", "score"} {
 		if got := eval(fmt.Sprintf(`document.querySelector("#chart-%s").dataset.points || "0"`, c)); got == "0" {
 			t.Errorf("the %s chart has no points", c)
