@@ -136,6 +136,9 @@ export class Viewer {
       end: () => {
         this.over = true;
         this.source = null;
+        // The label at once: a render may be pending for a round of
+        // charts, which leaves the label alone.
+        this.status();
         // A match with no turn has no board to wait for.
         if (!this.frames.length && !this.incoming.length) this.showBoard();
         this.schedule();
@@ -255,12 +258,7 @@ export class Viewer {
       // A chart drawn earlier in the round went stale (the match ended
       // within it, rescaling the turn axis): the round again.
       this.detailsDue = k + 1 < this.charts.charts.length ? k + 1 : this.chartsBehind() ? 0 : null;
-      // The round over, the panel, and the label: the stream may have
-      // ended within the round (its render was this one).
-      if (this.detailsDue == null) {
-        this.panel();
-        this.status();
-      }
+      if (this.detailsDue == null) this.panel();
       if (this.detailsDue != null || this.incoming.length) this.schedule();
       return;
     }
