@@ -182,10 +182,11 @@ const drawEveryFrame = `(async (ID) => {
 })`
 
 // BenchmarkBoards draws every frame of a long match in order, in
-// Chromium, as the viewer does while it follows a match, for
-// longMatches (Pac-Man's three levels are three board sizes). It reports the median, 99th percentile and longest frame, the
-// frames over 8 ms after the first (half an animation frame) and the
-// sizes the canvas took. Run it with make bench.
+// Chromium, as the viewer does while it follows a match, for longMatches
+// (Pac-Man's three levels are three board sizes). It reports the median,
+// 99th percentile and longest frame, the frames over 8 ms after the
+// first (half an animation frame) and the sizes the canvas took. Run it
+// with make bench.
 func BenchmarkBoards(b *testing.B) {
 	s, ctx, matches := longMatches(b)
 	for _, m := range matches {
