@@ -60,19 +60,22 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 	t.Cleanup(func() {
 		// SIGTERM first, as a service manager stops it: the server removes
 		// its warm pool's containers (SIGKILL leaves them to the next
-		// run's sweep); SIGKILL if it has not stopped within 20 s.
+		// run's sweep); SIGKILL, failing the test, if it has not stopped
+		// within 20 s.
 		done := make(chan struct{})
 		go func() {
 			cmd.Wait()
 			close(done)
 		}()
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-done
+		if cmd.Process.Signal(syscall.SIGTERM) == nil {
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Errorf("the server (pid %d) did not stop within 20 s of SIGTERM", cmd.Process.Pid)
+				cmd.Process.Kill()
+			}
 		}
+		<-done
 		// A server that stopped as asked (not one a test killed) leaves
 		// no container of its own behind.
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) && !testing.Short() {
