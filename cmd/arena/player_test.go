@@ -114,3 +114,37 @@ func TestAPlayerThatLeavesItsPageIsTornDown(t *testing.T) {
 		saveArtefact(t, "player-left.png", png)
 	}
 }
+
+// A finished match shown by its game's own player, opened from another
+// of the page's views, is read as any match is (a slice of its frames an
+// animation frame), not a frame an animation frame: 2,000 frames would
+// take over half a minute at 60 a second.
+func TestAPlayersMatchIsReadWhole(t *testing.T) {
+	cli := dockertest.Client(t)
+	logic, bot := dockertest.RelayImages(t, cli)
+	player := dockertest.Build(t, cli, "arena-test/relaylogic-player", "FROM "+logic+"\nCOPY index.html /player/index.html\nLABEL io.arena.player=/player\n",
+		map[string]string{"index.html": "<!doctype html><title>a player</title><p>the board"})
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--games", "shown="+player)
+	status, m := s.call(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"shown","bots":[%q,%q],"settings":{"rounds":2000}}`, bot, bot))
+	if status != 201 {
+		t.Fatalf("a match: %d %v", status, m)
+	}
+	id := m["id"].(string)
+	if m := s.waitStatus(t, id, "finished", "failed"); m["status"] != "finished" {
+		t.Fatalf("the match: %v", m)
+	}
+	ctx := newBrowser(t, 1280, 900)
+	must, eval := browserSteps(t, ctx)
+	// The page first, with its list of games (and so of players).
+	must("open the page", chromedp.Navigate(s.url), chromedp.WaitVisible(chromedp.CSS(`#bot-fields input[name="bot1"]`)),
+		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll("#game option")].some((o) => o.value === "shown")`, chromedp.WithPollingTimeout(10*time.Second)))
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`location.hash = "#/match/`+id+`"`),
+		chromedp.Poll[chromedp.Void](`/^Turn (\d+) \/ \1$/.test(document.querySelector("#turn").textContent)`, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		t.Fatalf("the match's frames not all read in 15 s: %v; the viewer: %s", err, eval(viewerState))
+	}
+	t.Logf("read whole in %v: %s", time.Since(start).Round(time.Millisecond), eval(`document.querySelector("#turn").textContent`))
+	if v := eval(`(() => { const p = document.querySelector("#player"); return p.hidden + " " + p.getAttribute("src"); })()`); !strings.HasPrefix(v, "false /games/shown/player/") {
+		t.Errorf("the player's iframe (hidden, src): %s", v)
+	}
+}

@@ -485,7 +485,10 @@ export class Viewer {
     const canvas = $("#board");
     if (!f || !r) return;
     const player = this.players[game];
-    if (player && !this.playersLeft.has(player)) return this.toPlayer(player, f);
+    if (player && !this.playersLeft.has(player)) {
+      this.toPlayer(player, f);
+      return this.boardIsShown();
+    }
     canvas.hidden = false;
     $("#player").hidden = true;
     $("#player-note").hidden = !player;
@@ -493,11 +496,17 @@ export class Viewer {
     canvas.setAttribute("aria-label", `${this.match.game}: turn ${f.turn} of ${this.frames.length ? this.frames[this.frames.length - 1].turn : f.turn}`);
     const at = r.draw(canvas, f, { ids: this.ids || [], frames: this.frames, index: this.index, match: this.match });
     if (at && at.at) this.annotate(canvas, f, at);
-    if (!this.firstBoard) {
-      this.firstBoard = true;
-      performance.mark("arena:first-board"); // for the viewer's benchmark
-      this.showBoard();
-    }
+    this.boardIsShown();
+  }
+
+  // boardIsShown notes that the match's first frame is shown, on the board
+  // or by the game's own player: the page goes on (app.js init), and the
+  // frames are read a slice an animation frame, not one (render).
+  boardIsShown() {
+    if (this.firstBoard) return;
+    this.firstBoard = true;
+    performance.mark("arena:first-board"); // for the viewer's benchmark
+    this.showBoard();
   }
 
   // annotate draws over the board what the bots said they were thinking
