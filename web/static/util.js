@@ -45,11 +45,12 @@ const yieldToPage = () => new Promise((r) => setTimeout(r, 0));
 // follow reads a Server-Sent Events stream with fetch: on[type](data, id)
 // for each event. A finished match's frames come in one burst, and
 // EventSource would dispatch each as an event of its own within one long
-// task; here a chunk of the body is split in one pass and its events only
-// queued by their handlers. Like EventSource, it resumes after the last
-// id when the connection drops before the server closed the stream with
-// an "end"; an answer other than 200 stops it and calls failed(status).
-// It returns a function that stops it.
+// task; here the body is split SLICE_MS at a time (within a chunk too, up
+// to a megabyte) and its events only queued by their handlers. Like
+// EventSource, it resumes after the last id when the connection drops
+// before the server closed the stream with an "end"; an answer other than
+// 200 stops it and calls failed(status). It returns a function that stops
+// it.
 export function follow(url, on, failed) {
   let stopped = false;
   let lastId = "";
@@ -103,6 +104,14 @@ export function follow(url, on, failed) {
           while (!stopped && (i = buf.indexOf("\n\n", from)) >= 0) {
             dispatch(buf.slice(from, i));
             from = i + 2;
+            // A chunk may be a megabyte, hundreds of events: the page
+            // is let paint within it too.
+            if (performance.now() - since > SLICE_MS) {
+              buf = buf.slice(from);
+              from = 0;
+              await yieldToPage();
+              since = performance.now();
+            }
           }
           buf = buf.slice(from);
         }
