@@ -204,7 +204,7 @@ func TestTheViewerWhenTheStreamEndsAmidItsCharts(t *testing.T) {
 // The stream's reader (web/static/util.js follow) lets the page paint
 // within a chunk of the body, not only between chunks: a finished match
 // comes in chunks of up to a megabyte, hundreds of frames, and a chunk read
-// whole was a task of 17-31 ms (DevTools' trace, this machine). Here one
+// whole was a task of 17-31 ms (docs/performance.md, BenchmarkViewer). Here one
 // chunk of 1,000 events, each taking 0.1 ms to handle, must be read in
 // more than one task: a timer set before it runs amid its events.
 func TestTheStreamLetsThePagePaintWithinAChunk(t *testing.T) {
