@@ -85,14 +85,17 @@ export function follow(url, on, failed) {
         const reader = res.body.getReader();
         const text = new TextDecoder();
         let buf = "";
+        // The chunks of a body already here come one promise after the
+        // other, all in one task: once the reader has had the page's
+        // thread for a slice (due), it lets the page paint (pause).
         let since = performance.now();
+        const due = () => performance.now() - since > SLICE_MS;
+        const pause = async () => {
+          await yieldToPage();
+          since = performance.now();
+        };
         for (;;) {
-          // The chunks of a body already here come one promise after the
-          // other, all in one task: the page is let paint between slices.
-          if (performance.now() - since > SLICE_MS) {
-            await yieldToPage();
-            since = performance.now();
-          }
+          if (due()) await pause();
           const { value, done } = await reader.read();
           if (done || stopped) {
             if (!done) reader.cancel().catch(() => {});
@@ -106,11 +109,10 @@ export function follow(url, on, failed) {
             from = i + 2;
             // A chunk may be a megabyte, hundreds of events: the page
             // is let paint within it too.
-            if (performance.now() - since > SLICE_MS) {
+            if (due()) {
               buf = buf.slice(from);
               from = 0;
-              await yieldToPage();
-              since = performance.now();
+              await pause();
             }
           }
           buf = buf.slice(from);
