@@ -72,10 +72,12 @@ func longMatches(b *testing.B) (*server, context.Context, []longMatch) {
 // BenchmarkViewer watches long matches in Chromium, live (the page open
 // before the match starts) and then opened finished (the page loaded
 // afresh), and reports the page's tasks over 50 ms (the Long Tasks API:
-// how many, the longest; live, from the match's opening on) and, opened
-// finished, the time from the page's start to its first board, for
-// longMatches; each as this machine runs the page, then with the page's
-// CPU slowed four times. Run it with make bench.
+// how many, the longest; live, from the match's opening on), the longest
+// task by the main thread's CPU time (a DevTools trace, taskTrace: a task
+// long by the clock but short by the CPU waited for the cores the match
+// runs on) and, opened finished, the time from the page's start to its
+// first board, for longMatches; each as this machine runs the page, then
+// with the page's CPU slowed four times. Run it with make bench.
 func BenchmarkViewer(b *testing.B) {
 	s, ctx, matches := longMatches(b)
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: longTaskProbe}); err != nil {
@@ -102,6 +104,7 @@ func BenchmarkViewer(b *testing.B) {
 		return f
 	}
 	over := viewerAtTheEnd
+	trace := newTaskTrace(ctx)
 	_, eval := browserSteps(b, ctx)
 	longest := func(ts []longTask) float64 {
 		m := 0.0
@@ -133,24 +136,34 @@ func BenchmarkViewer(b *testing.B) {
 					// The page's own loading is not the match's. The match is
 					// opened in a task of its own, as a click on its link would:
 					// DevTools' evaluation is not the page's work.
+					trace.start(b)
 					if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`longTasks.length = 0; setTimeout(() => { window.openedAt = performance.now(); location.hash = "#/match/`+id+`" })`),
 						chromedp.Poll[chromedp.Void](over, chromedp.WithPollingTimeout(10*time.Minute))); err != nil {
 						b.Fatalf("watch it live to its end: %v; the viewer: %s", err, eval(viewerState))
 					}
 					live := figures()
+					liveTrace := trace.stop(b)
 					// Finished: opened afresh.
-					if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(s.url+"/#/match/"+id),
+					if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+						b.Fatal(err)
+					}
+					trace.start(b)
+					if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/#/match/"+id),
 						chromedp.Poll[chromedp.Void](over+` && Number(document.querySelector("#charts").dataset.frames) === `+fmt.Sprint(live.Frames), chromedp.WithPollingTimeout(time.Minute))); err != nil {
 						b.Fatalf("open it finished: %v; the viewer: %s", err, eval(viewerState))
 					}
 					done := figures()
+					doneTrace := trace.stop(b)
 					b.Logf("tasks over 50 ms, live:%s; opened finished:%s", live, done)
+					b.Logf("traced, live:%s; opened finished:%s", liveTrace, doneTrace)
 					b.ReportMetric(float64(live.Frames), "frames")
 					b.ReportMetric(float64(len(live.LongTasks)), "live-tasks>50ms")
 					b.ReportMetric(longest(live.LongTasks), "live-longest-ms")
 					b.ReportMetric(float64(len(done.LongTasks)), "open-tasks>50ms")
 					b.ReportMetric(longest(done.LongTasks), "open-longest-ms")
 					b.ReportMetric(done.FirstBoard, "first-board-ms")
+					b.ReportMetric(liveTrace.longestCPU(), "live-longest-cpu-ms")
+					b.ReportMetric(doneTrace.longestCPU(), "open-longest-cpu-ms")
 				}
 			})
 		}
