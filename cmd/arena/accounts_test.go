@@ -154,3 +154,37 @@ func TestAccountsInTheBrowser(t *testing.T) {
 		t.Errorf("bob reads alice's entry: %d", status)
 	}
 }
+
+// A server that shows nothing before signing in (--public none), in a
+// browser: every address leads to the sign-in form; signed in, the
+// rest of the page (the match form, the ladders) works without a
+// reload; signed out, the sign-in form again.
+func TestAClosedServerInTheBrowser(t *testing.T) {
+	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--auth", "accounts", "--admin-password", "the-admin-password", "--public", "none", "--ladder", "off")
+	ctx := newBrowser(t, 1280, 900)
+	must, eval := browserSteps(t, ctx)
+	poll := func(what, js string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("%s: %v; the address: %s", what, err, eval(`location.hash`))
+		}
+	}
+	must("open the page", chromedp.Navigate(s.url+"/#/ladder/tanks"))
+	poll("sent to sign in", `location.hash === "#/signin" && !document.querySelector("#signin").hidden`)
+	must("go to a ladder", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true; location.hash = "#/ladder/tanks"`))
+	poll("sent to sign in again", `location.hash === "#/signin" && document.querySelector("#ladder").hidden`)
+	must("sign in",
+		chromedp.SetValue(chromedp.CSS("#signin-name"), "admin"),
+		chromedp.SetValue(chromedp.CSS("#signin-password"), "the-admin-password"),
+		chromedp.Click(chromedp.CSS("#signin-submit")))
+	poll("signed in, on My bots", `(document.querySelector("#account-name") || {}).textContent === "admin" && location.hash === "#/mybots" && !document.querySelector("#mybots").hidden`)
+	must("open Matches", chromedp.Click(chromedp.CSS("#nav-matches")))
+	poll("the match form, its games offered", `!document.querySelector("#match-form").hidden && [...document.querySelector("#game").options].some((o) => o.value === "tanks") && document.querySelectorAll("#bot-fields input").length >= 2`)
+	must("open a ladder", chromedp.Evaluate[chromedp.Void](`location.hash = "#/ladder/tanks"`))
+	poll("the ladder, open to entries", `!document.querySelector("#ladder").hidden && !document.querySelector("#entry-form").hidden`)
+	if got := eval(`String(window.notReloaded === true)`); got != "true" {
+		t.Fatalf("the page was reloaded: %s", got)
+	}
+	must("sign out", chromedp.Click(chromedp.CSS("#signout")))
+	poll("sent to sign in once signed out", `location.hash === "#/signin" && !document.querySelector("#signin").hidden && document.querySelector("#ladder").hidden`)
+}

@@ -9,7 +9,7 @@ import { Notifications } from "./notify.js";
 import { ChallengesView } from "./challenges.js";
 import { escapeHTML, botIds, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
-import { api, load, onChange, signedIn } from "./session.js";
+import { api, current, load, onChange, signedIn } from "./session.js";
 
 const $ = (sel) => document.querySelector(sel);
 let games = [];
@@ -271,6 +271,7 @@ async function refreshHistory() {
 const MATCH_ROUTE = /^#\/match\/([0-9a-f]+)(?:\?turn=(\d+))?$/;
 
 function route() {
+  if (signInFirst(current())) return;
   const m = location.hash.match(MATCH_ROUTE);
   const l = location.hash.match(/^#\/ladder\/([a-z0-9_-]+)(?:\/entry\/(\d+))?$/);
   const a = location.hash.match(/^#\/(signin|signup|password|account|mybots|admin)(?:\/(.+))?$/);
@@ -298,6 +299,7 @@ function route() {
 // The form is for those who may start matches: everyone in local mode,
 // the signed-in in accounts mode.
 function showForm(me) {
+  signInFirst(me);
   const can = me.mode === "local" || !!me.user;
   $("#match-form").hidden = !can;
   $("#signin-hint").hidden = can;
@@ -310,6 +312,21 @@ function showForm(me) {
 
 // closed says the server shows nothing to this visitor before they sign in.
 const closed = (me) => me.mode === "accounts" && !me.user && me.public === "none";
+
+// signInFirst sends a visitor the server shows nothing to the sign-in
+// form (they may also be signing up or setting a password), and says
+// whether it did.
+function signInFirst(me) {
+  if (!closed(me) || /^#\/(signin|signup|password)/.test(location.hash)) return false;
+  location.hash = "#/signin";
+  return true;
+}
+
+// refreshGames offers the games anew once an admin registered or removed one.
+async function refreshGames() {
+  offerGames(await api("/api/games"));
+  fillMaps();
+}
 
 async function init() {
   // A match's page starts its stream first: the board need not wait for
@@ -324,12 +341,13 @@ async function init() {
     }
   });
   if (closed(me)) {
-    // Nothing to read without signing in.
-    account = new AccountView([]);
+    // Nothing to read without signing in: the account's views alone,
+    // then, signed in, the rest.
+    account = new AccountView([], refreshGames);
     window.addEventListener("hashchange", route);
-    if (!/^#\/(signin|signup|password)/.test(location.hash)) location.hash = "#/signin";
     route();
-    return;
+    await new Promise((done) => onChange((me) => closed(me) || done()));
+    window.removeEventListener("hashchange", route);
   }
   const listed = api("/api/games");
   if (board) {
@@ -341,10 +359,7 @@ async function init() {
     await new Promise((r) => setTimeout(r));
   }
   games = await listed;
-  account = new AccountView(games, async () => {
-    offerGames(await api("/api/games"));
-    fillMaps();
-  });
+  account ||= new AccountView(games, refreshGames);
   notifications = new Notifications();
   offerGames(games);
   $("#game").addEventListener("change", fillMaps);
