@@ -8,9 +8,11 @@ import (
 	"testing"
 )
 
-// The page lists every module it imports, and nothing else, as a
-// modulepreload: the browser then fetches them all at once, not one level
-// of imports after another (a round trip each before the board shows).
+// The page lists every module it imports at its start (the static
+// imports from its module script), and nothing else, as a modulepreload:
+// the browser then fetches them all at once, not one level of imports
+// after another (a round trip each before the board shows). What app.js
+// imports later, with import(), is left out.
 func TestThePagePreloadsItsModules(t *testing.T) {
 	page, err := fs.Sub(staticFiles, "static")
 	if err != nil {

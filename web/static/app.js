@@ -2,11 +2,6 @@
 // the viewer (#/match/ID), the ladders (#/ladder/GAME,
 // #/ladder/GAME/entry/ID) and the account's views (account.js).
 import { Viewer } from "./viewer.js";
-import { LadderView } from "./ladder.js";
-import { ContestsView } from "./contests.js";
-import { AccountView } from "./account.js";
-import { Notifications } from "./notify.js";
-import { ChallengesView } from "./challenges.js";
 import { escapeHTML, botIds, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
 import { api, current, load, onChange, signedIn } from "./session.js";
@@ -17,12 +12,19 @@ let nextCursor = null;
 const viewer = new Viewer({
   onChange: () => loadHistory(),
 });
-const ladders = new LadderView();
-const contests = new ContestsView();
-const challenges = new ChallengesView();
 const images = new ImageSuggestions(api);
+// The other views are made once their modules are loaded (views): after
+// a match's first board, on a match's page.
+let ladders = null;
+let contests = null;
+let challenges = null;
 let account = null;
 let notifications = null;
+
+// views loads the modules of the views other than the viewer's; they
+// are not in index.html's modulepreload list, so that a match's page
+// fetches and runs them after its first board, not before it.
+const views = () => Promise.all([import("./ladder.js"), import("./contests.js"), import("./challenges.js"), import("./account.js"), import("./notify.js")]);
 
 function option(value, text) {
   const o = document.createElement("option");
@@ -279,12 +281,14 @@ function route() {
   const ch = location.hash.match(/^#\/challenges(?:\/(\d+|new))?(?:\?(.*))?$/);
   if (m) viewer.open(m[1], m[2] != null ? Number(m[2]) : null);
   else viewer.close();
-  if (l) ladders.open(l[1], l[2] != null ? Number(l[2]) : null);
-  else ladders.close();
-  if (c) contests.open(c[1] != null ? Number(c[1]) : null, c[2] || "");
-  else contests.close();
-  if (ch) challenges.open(ch[1] || null, ch[2] || "");
-  else challenges.close();
+  // Before signing in, where the server shows nothing, there are only
+  // the account's views.
+  if (l) ladders?.open(l[1], l[2] != null ? Number(l[2]) : null);
+  else ladders?.close();
+  if (c) contests?.open(c[1] != null ? Number(c[1]) : null, c[2] || "");
+  else contests?.close();
+  if (ch) challenges?.open(ch[1] || null, ch[2] || "");
+  else challenges?.close();
   account.open(a ? a[1] : null, a && a[2] ? decodeURIComponent(a[2]) : null);
   if (notifications) {
     notifications.open(location.hash === "#/notifications");
@@ -343,6 +347,7 @@ async function init() {
   if (closed(me)) {
     // Nothing to read without signing in: the account's views alone,
     // then, signed in, the rest.
+    const { AccountView } = await import("./account.js");
     account = new AccountView([], refreshGames);
     window.addEventListener("hashchange", route);
     route();
@@ -358,6 +363,10 @@ async function init() {
     // the board is painted.
     await new Promise((r) => setTimeout(r));
   }
+  const [{ LadderView }, { ContestsView }, { ChallengesView }, { AccountView }, { Notifications }] = await views();
+  ladders = new LadderView();
+  contests = new ContestsView();
+  challenges = new ChallengesView();
   games = await listed;
   account ||= new AccountView(games, refreshGames);
   notifications = new Notifications();
