@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
@@ -22,7 +23,7 @@ type taskTrace struct {
 	ctx    context.Context
 	mu     sync.Mutex
 	events []traceEvent
-	done   chan struct{}
+	done   chan bool // at each trace's end: whether events were lost
 }
 
 // traceEvent is what taskTrace reads of a trace event.
@@ -46,9 +47,10 @@ type tracedTask struct{ Ms, CPU float64 }
 type tracedTasks []tracedTask
 
 // newTaskTrace listens for the traces of the browser ctx drives.
-func newTaskTrace(ctx context.Context) *taskTrace {
-	tt := &taskTrace{ctx: ctx, done: make(chan struct{}, 1)}
-	chromedp.Listen(ctx, func(ev any) {
+func newTaskTrace(t testing.TB, ctx context.Context) *taskTrace {
+	t.Helper()
+	tt := &taskTrace{ctx: ctx, done: make(chan bool, 1)}
+	err := chromedp.Listen(ctx, func(ev any) {
 		switch e := ev.(type) {
 		case *tracing.EventDataCollected:
 			tt.mu.Lock()
@@ -60,9 +62,12 @@ func newTaskTrace(ctx context.Context) *taskTrace {
 				}
 			}
 		case *tracing.EventTracingComplete:
-			tt.done <- struct{}{}
+			tt.done <- e.DataLossOccurred
 		}
 	})
+	if err != nil {
+		t.Fatalf("listen for traces: %v", err)
+	}
 	return tt
 }
 
@@ -85,7 +90,14 @@ func (tt *taskTrace) stop(t testing.TB) tracedTasks {
 	if _, err := chromedp.Call(tt.ctx, tracing.End, struct{}{}); err != nil {
 		t.Fatalf("end the trace: %v", err)
 	}
-	<-tt.done
+	select {
+	case lost := <-tt.done:
+		if lost {
+			t.Fatal("the trace lost events (its buffer filled)")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the trace did not end within a minute")
+	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	type thread struct{ pid, tid int }

@@ -77,7 +77,9 @@ func longMatches(b *testing.B) (*server, context.Context, []longMatch) {
 // long by the clock but short by the CPU waited for the cores the match
 // runs on) and, opened finished, the time from the page's start to its
 // first board, for longMatches; each as this machine runs the page, then
-// with the page's CPU slowed four times. Run it with make bench.
+// with the page's CPU slowed four times (the slowing counts as CPU time:
+// opened finished, a slowed task's CPU time is close to its wall time).
+// Run it with make bench.
 func BenchmarkViewer(b *testing.B) {
 	s, ctx, matches := longMatches(b)
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: longTaskProbe}); err != nil {
@@ -104,7 +106,7 @@ func BenchmarkViewer(b *testing.B) {
 		return f
 	}
 	over := viewerAtTheEnd
-	trace := newTaskTrace(ctx)
+	trace := newTaskTrace(b, ctx)
 	_, eval := browserSteps(b, ctx)
 	longest := func(ts []longTask) float64 {
 		m := 0.0
