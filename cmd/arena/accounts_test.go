@@ -156,9 +156,10 @@ func TestAccountsInTheBrowser(t *testing.T) {
 }
 
 // A server that shows nothing before signing in (--public none), in a
-// browser: every address leads to the sign-in form; signed in, the
-// rest of the page (the match form, the ladders) works without a
-// reload; signed out, the sign-in form again.
+// browser: every address leads to the sign-in form; signed in, My bots
+// and the rest of the page (the match form, the ladders) work without a
+// reload; signed out, the page starts again at the sign-in form,
+// keeping nothing it showed.
 func TestAClosedServerInTheBrowser(t *testing.T) {
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--auth", "accounts", "--admin-password", "the-admin-password", "--public", "none", "--ladder", "off")
 	ctx := newBrowser(t, 1280, 900)
@@ -186,5 +187,15 @@ func TestAClosedServerInTheBrowser(t *testing.T) {
 		t.Fatalf("the page was reloaded: %s", got)
 	}
 	must("sign out", chromedp.Click(chromedp.CSS("#signout")))
-	poll("sent to sign in once signed out", `location.hash === "#/signin" && !document.querySelector("#signin").hidden && document.querySelector("#ladder").hidden`)
+	// The page reloads: a poll of the old one ends with it, so the
+	// question is asked anew until the new one answers yes.
+	afresh := `window.notReloaded === undefined && location.hash === "#/signin" && !document.querySelector("#signin").hidden && document.querySelector("#ladder").hidden`
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if yes, err := chromedp.Run(ctx, chromedp.Evaluate[bool](afresh)); err == nil && yes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not sent to sign in on a page loaded afresh once signed out; the address: %s", eval(`location.hash`))
+		}
+	}
 }

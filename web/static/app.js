@@ -303,7 +303,13 @@ function route() {
 // The form is for those who may start matches: everyone in local mode,
 // the signed-in in accounts mode.
 function showForm(me) {
-  signInFirst(me);
+  // Signed out where the server shows nothing: the page starts again,
+  // closed, rather than keep what it showed the one signed in.
+  if (closed(me)) {
+    location.replace("#/signin");
+    location.reload();
+    return;
+  }
   const can = me.mode === "local" || !!me.user;
   $("#match-form").hidden = !can;
   $("#signin-hint").hidden = can;
@@ -346,13 +352,14 @@ async function init() {
   });
   if (closed(me)) {
     // Nothing to read without signing in: the account's views alone,
-    // then, signed in, the rest.
+    // then, signed in, the rest (routed meanwhile: My bots opens at once).
     const { AccountView } = await import("./account.js");
     account = new AccountView([], refreshGames);
+    $("#match-form").hidden = true;
+    $("#signin-hint").hidden = false;
     window.addEventListener("hashchange", route);
     route();
     await new Promise((done) => onChange((me) => closed(me) || done()));
-    window.removeEventListener("hashchange", route);
   }
   const listed = api("/api/games");
   if (board) {
@@ -379,7 +386,7 @@ async function init() {
   $("#more").addEventListener("click", () => loadHistory(true));
   for (const el of document.querySelectorAll("#history-filters input, #history-filters select")) el.addEventListener("change", () => loadHistory());
   onChange(showForm);
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", route); // once: a closed page's is the same
   route();
   setInterval(refreshHistory, 5000);
 }
