@@ -21,10 +21,11 @@ let challenges = null;
 let account = null;
 let notifications = null;
 
-// views loads the modules of the views other than the viewer's; they
-// are not in index.html's modulepreload list, so that a match's page
-// fetches and runs them after its first board, not before it.
-const views = () => Promise.all([import("./ladder.js"), import("./contests.js"), import("./challenges.js"), import("./account.js"), import("./notify.js")]);
+// views loads the modules of the views other than the viewer's (and
+// upload.js, account.js's, at the same time); they are not in
+// index.html's modulepreload list, so that a match's page fetches and
+// runs them after its first board, not before it.
+const views = () => Promise.all([import("./ladder.js"), import("./contests.js"), import("./challenges.js"), import("./account.js"), import("./notify.js"), import("./upload.js")]);
 
 function option(value, text) {
   const o = document.createElement("option");
@@ -343,6 +344,9 @@ async function init() {
   // the views, the forms and the history, and they wait for it (up to a
   // second), so that the stream is read as it comes.
   let board = null;
+  // Any other page loads the other views' modules at once.
+  const early = MATCH_ROUTE.test(location.hash) ? null : views();
+  early?.catch(() => {}); // reported where it is awaited
   const me = await load((me) => {
     const match = !closed(me) && location.hash.match(MATCH_ROUTE);
     if (match) {
@@ -370,7 +374,7 @@ async function init() {
     // the board is painted.
     await new Promise((r) => setTimeout(r));
   }
-  const [{ LadderView }, { ContestsView }, { ChallengesView }, { AccountView }, { Notifications }] = await views();
+  const [{ LadderView }, { ContestsView }, { ChallengesView }, { AccountView }, { Notifications }] = await (early || views());
   ladders = new LadderView();
   contests = new ContestsView();
   challenges = new ChallengesView();
