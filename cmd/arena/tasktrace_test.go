@@ -17,8 +17,9 @@ import (
 
 // taskTrace records the page's main-thread tasks in a DevTools trace of
 // one category, "toplevel": each task with its wall time and its thread
-// (CPU) time. A task longer by the wall clock than by the CPU's waited:
-// on this machine the browser shares two cores with the match it shows.
+// (CPU) time. A task longer by the clock than by the CPU waited for a
+// core: on this machine the browser shares two cores with the match it
+// shows.
 type taskTrace struct {
 	ctx    context.Context
 	mu     sync.Mutex
