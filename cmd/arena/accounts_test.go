@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 // webClient is a signed-in HTTP client of a server (its own cookie jar).
@@ -164,25 +166,25 @@ func TestAClosedServerInTheBrowser(t *testing.T) {
 	s := startServer(t, arenaBinary(t), t.TempDir(), freePort(t), "--auth", "accounts", "--admin-password", "the-admin-password", "--public", "none", "--ladder", "off")
 	ctx := newBrowser(t, 1280, 900)
 	must, eval := browserSteps(t, ctx)
-	poll := func(what, js string) {
+	wait := func(what, js string) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 			t.Fatalf("%s: %v; the address: %s", what, err, eval(`location.hash`))
 		}
 	}
 	must("open the page", chromedp.Navigate(s.url+"/#/ladder/tanks"))
-	poll("sent to sign in", `location.hash === "#/signin" && !document.querySelector("#signin").hidden`)
+	wait("sent to sign in", `location.hash === "#/signin" && !document.querySelector("#signin").hidden`)
 	must("go to a ladder", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true; location.hash = "#/ladder/tanks"`))
-	poll("sent to sign in again", `location.hash === "#/signin" && document.querySelector("#ladder").hidden`)
+	wait("sent to sign in again", `location.hash === "#/signin" && document.querySelector("#ladder").hidden`)
 	must("sign in",
 		chromedp.SetValue(chromedp.CSS("#signin-name"), "admin"),
 		chromedp.SetValue(chromedp.CSS("#signin-password"), "the-admin-password"),
 		chromedp.Click(chromedp.CSS("#signin-submit")))
-	poll("signed in, on My bots", `(document.querySelector("#account-name") || {}).textContent === "admin" && location.hash === "#/mybots" && !document.querySelector("#mybots").hidden`)
+	wait("signed in, on My bots", `(document.querySelector("#account-name") || {}).textContent === "admin" && location.hash === "#/mybots" && !document.querySelector("#mybots").hidden`)
 	must("open Matches", chromedp.Click(chromedp.CSS("#nav-matches")))
-	poll("the match form, its games offered", `!document.querySelector("#match-form").hidden && [...document.querySelector("#game").options].some((o) => o.value === "tanks") && document.querySelectorAll("#bot-fields input").length >= 2`)
+	wait("the match form, its games offered", `!document.querySelector("#match-form").hidden && [...document.querySelector("#game").options].some((o) => o.value === "tanks") && document.querySelectorAll("#bot-fields input").length >= 2`)
 	must("open a ladder", chromedp.Evaluate[chromedp.Void](`location.hash = "#/ladder/tanks"`))
-	poll("the ladder, open to entries", `!document.querySelector("#ladder").hidden && !document.querySelector("#entry-form").hidden`)
+	wait("the ladder, open to entries", `!document.querySelector("#ladder").hidden && !document.querySelector("#entry-form").hidden`)
 	if got := eval(`String(window.notReloaded === true)`); got != "true" {
 		t.Fatalf("the page was reloaded: %s", got)
 	}
@@ -190,12 +192,11 @@ func TestAClosedServerInTheBrowser(t *testing.T) {
 	// The page reloads: a poll of the old one ends with it, so the
 	// question is asked anew until the new one answers yes.
 	afresh := `window.notReloaded === undefined && location.hash === "#/signin" && !document.querySelector("#signin").hidden && document.querySelector("#ladder").hidden`
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if yes, err := chromedp.Run(ctx, chromedp.Evaluate[bool](afresh)); err == nil && yes {
-			break
+	poll.Until(t, 20*time.Second, func() error {
+		yes, err := chromedp.Run(ctx, chromedp.Evaluate[bool](afresh))
+		if err == nil && !yes {
+			err = errors.New("not sent to sign in on a page loaded afresh once signed out")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not sent to sign in on a page loaded afresh once signed out; the address: %s", eval(`location.hash`))
-		}
-	}
+		return err
+	})
 }
