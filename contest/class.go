@@ -3,14 +3,12 @@ package contest
 import (
 	"cmp"
 	"context"
-	"encoding/csv"
-	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"arena/internal/csvsafe"
 	"arena/store"
 )
 
@@ -222,20 +220,22 @@ func (c *Contests) practiceBoard(ctx context.Context, id int64, entries []store.
 
 // WriteClassCSV writes a class as CSV, with a header.
 func WriteClassCSV(w io.Writer, rows []ClassRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"name", "kind", "email", "teams", "entry", "entry_owner", "bot", "version", "digest", "check", "reason", "pushed_at", "ready", "practice_rank", "practice_rating"})
+	cw := csvsafe.NewWriter(w)
+	cw.Header("name", "kind", "email", "teams", "entry", "entry_owner", "bot", "version", "digest", "check", "reason", "pushed_at", "ready", "practice_rank", "practice_rating")
 	for _, r := range rows {
-		entry, pushed, rank, rating := "", "", "", ""
+		entry, pushed, rank, rating := csvsafe.None, csvsafe.None, csvsafe.None, csvsafe.None
 		if r.Entry != 0 {
-			entry = strconv.FormatInt(r.Entry, 10)
+			entry = csvsafe.Int(r.Entry)
 		}
 		if r.PushedAt != nil {
-			pushed = r.PushedAt.UTC().Format(time.RFC3339)
+			pushed = csvsafe.Time(r.PushedAt.UTC(), time.RFC3339)
 		}
 		if r.PracticeRating != nil {
-			rank, rating = strconv.Itoa(r.PracticeRank), fmt.Sprintf("%.2f", *r.PracticeRating)
+			rank, rating = csvsafe.Int(r.PracticeRank), csvsafe.Float(*r.PracticeRating, 'f', 2)
 		}
-		cw.Write([]string{r.Name, r.Kind, r.Email, strings.Join(r.Teams, " "), entry, r.EntryOwner, r.Bot, r.Version, r.Digest, r.Check, r.Reason, pushed, strconv.FormatBool(r.Ready), rank, rating})
+		cw.Write(csvsafe.Text(r.Name), csvsafe.Text(r.Kind), csvsafe.Text(r.Email), csvsafe.Text(strings.Join(r.Teams, " ")), entry,
+			csvsafe.Text(r.EntryOwner), csvsafe.Text(r.Bot), csvsafe.Text(r.Version), csvsafe.Text(r.Digest), csvsafe.Text(r.Check),
+			csvsafe.Text(r.Reason), pushed, csvsafe.Bool(r.Ready), rank, rating)
 	}
 	cw.Flush()
 	return cw.Error()

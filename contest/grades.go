@@ -3,12 +3,10 @@ package contest
 import (
 	"cmp"
 	"context"
-	"encoding/csv"
-	"fmt"
 	"io"
 	"slices"
-	"strconv"
 
+	"arena/internal/csvsafe"
 	"arena/store"
 )
 
@@ -126,30 +124,29 @@ func (c *Contests) Grades(ctx context.Context, id int64) ([]GradeRow, []string, 
 // the interval's two ends, a column per gate (1 passed, 0 failed, empty
 // not decided) and the final version's digest.
 func WriteGradesCSV(w io.Writer, rows []GradeRow, gates []string) error {
-	cw := csv.NewWriter(w)
+	cw := csvsafe.NewWriter(w)
 	header := append([]string{"name", "email", "team", "rank", "points", "interval_low", "interval_high"}, gates...)
-	cw.Write(append(header, "digest"))
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	cw.Header(append(header, "digest")...)
 	for _, r := range rows {
-		rank := ""
+		rank := csvsafe.None
 		if r.Rank > 0 {
-			rank = strconv.Itoa(r.Rank)
+			rank = csvsafe.Int(r.Rank)
 		}
-		rec := []string{r.Name, r.Email, r.Team, rank, "", "", ""}
+		rec := []csvsafe.Cell{csvsafe.Text(r.Name), csvsafe.Text(r.Email), csvsafe.Text(r.Team), rank, csvsafe.None, csvsafe.None, csvsafe.None}
 		if r.Entry != 0 {
-			rec[4], rec[5], rec[6] = f(r.Points), fmt.Sprintf("%.3f", r.Interval[0]), fmt.Sprintf("%.3f", r.Interval[1])
+			rec[4], rec[5], rec[6] = csvsafe.Float(r.Points, 'f', -1), csvsafe.Float(r.Interval[0], 'f', 3), csvsafe.Float(r.Interval[1], 'f', 3)
 		}
 		for _, g := range r.Gates {
 			switch {
 			case g == nil:
-				rec = append(rec, "")
+				rec = append(rec, csvsafe.None)
 			case *g:
-				rec = append(rec, "1")
+				rec = append(rec, csvsafe.Int(1))
 			default:
-				rec = append(rec, "0")
+				rec = append(rec, csvsafe.Int(0))
 			}
 		}
-		cw.Write(append(rec, r.Digest))
+		cw.Write(append(rec, csvsafe.Text(r.Digest))...)
 	}
 	cw.Flush()
 	return cw.Error()

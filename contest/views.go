@@ -2,12 +2,11 @@ package contest
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
+	"arena/internal/csvsafe"
 	"arena/store"
 )
 
@@ -272,12 +271,12 @@ func (c *Contests) Standings(ctx context.Context, id int64) (Board, error) {
 
 // WriteCSV writes the standings' rows as CSV, with a header.
 func (b Board) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"rank", "entry", "name", "owner", "points", "played", "wins", "draws", "losses", "faults", "interval_low", "interval_high", "disqualified", "byes"})
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	cw := csvsafe.NewWriter(w)
+	cw.Header("rank", "entry", "name", "owner", "points", "played", "wins", "draws", "losses", "faults", "interval_low", "interval_high", "disqualified", "byes")
+	f := func(v float64) csvsafe.Cell { return csvsafe.Float(v, 'f', -1) }
 	for _, r := range b.Rows {
-		cw.Write([]string{strconv.Itoa(r.Rank), strconv.FormatInt(r.Entry, 10), r.Name, r.Owner, f(r.Points), strconv.Itoa(r.Played),
-			strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses), strconv.Itoa(r.Faults), f(r.Interval[0]), f(r.Interval[1]), strconv.FormatBool(r.Disqualified), strconv.Itoa(r.Byes)})
+		cw.Write(csvsafe.Int(r.Rank), csvsafe.Int(r.Entry), csvsafe.Text(r.Name), csvsafe.Text(r.Owner), f(r.Points), csvsafe.Int(r.Played),
+			csvsafe.Int(r.Wins), csvsafe.Int(r.Draws), csvsafe.Int(r.Losses), csvsafe.Int(r.Faults), f(r.Interval[0]), f(r.Interval[1]), csvsafe.Bool(r.Disqualified), csvsafe.Int(r.Byes))
 	}
 	cw.Flush()
 	return cw.Error()

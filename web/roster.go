@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"mime"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"arena/internal/csvsafe"
 	"arena/internal/errs"
 )
 
@@ -55,10 +55,10 @@ func (s *Server) importRoster(c echo.Context) error {
 		return err
 	}
 	var out bytes.Buffer
-	w := csv.NewWriter(&out)
-	w.Write([]string{"name", "link"})
+	w := csvsafe.NewWriter(&out)
+	w.Header("name", "link")
 	for _, a := range made {
-		w.Write([]string{a.Name, s.passwordLink(c, a.Code)})
+		w.Write(csvsafe.Text(a.Name), csvsafe.Text(s.passwordLink(c, a.Code)))
 	}
 	w.Flush()
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="arena-links.csv"`)

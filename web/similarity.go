@@ -1,14 +1,13 @@
 package web
 
 import (
-	"encoding/csv"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"arena/internal/csvsafe"
 	"arena/platform"
 )
 
@@ -53,10 +52,10 @@ func writeSimilarity(c echo.Context, rep platform.SimilarityReport, name string)
 		h.Set("Content-Type", "text/csv; charset=utf-8")
 		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, name))
 		c.Response().WriteHeader(http.StatusOK)
-		w := csv.NewWriter(c.Response())
-		w.Write([]string{"a", "b", "score", "shared"})
+		w := csvsafe.NewWriter(c.Response())
+		w.Header("a", "b", "score", "shared")
 		for _, p := range rep.Pairs {
-			w.Write([]string{p.A, p.B, strconv.FormatFloat(p.Score, 'f', 3, 64), strconv.Itoa(p.Shared)})
+			w.Write(csvsafe.Text(p.A), csvsafe.Text(p.B), csvsafe.Float(p.Score, 'f', 3), csvsafe.Int(p.Shared))
 		}
 		w.Flush()
 		return w.Error()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"arena/engine"
+	"arena/internal/csvsafe"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
@@ -300,7 +300,7 @@ func expandBots(ctx context.Context, cli *client.Client, spec string) ([]string,
 // tournament keeps what it played.
 type benchCSV struct {
 	f *os.File
-	w *csv.Writer
+	w *csvsafe.Writer
 }
 
 var benchColumns = []string{"index", "game", "map", "seed", "p0", "p1", "winner", "rounds", "p0_score", "p1_score",
@@ -311,17 +311,21 @@ func newBenchCSV(path string) (*benchCSV, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &benchCSV{f: f, w: csv.NewWriter(f)}
-	c.w.Write(benchColumns)
+	c := &benchCSV{f: f, w: csvsafe.NewWriter(f)}
+	c.w.Header(benchColumns...)
 	c.w.Flush()
 	return c, c.w.Error()
 }
 
 func (c *benchCSV) write(game string, out orchestrator.BenchOutcome) {
 	m := out.Match
-	row := []string{strconv.Itoa(m.Index), game, m.Map.Info().Name, strconv.FormatUint(m.Seed, 10), m.Images[0], m.Images[1]}
+	// The game, the map and the images are named by whoever runs the
+	// bench or pushed the bots; a death reason can quote a bot.
+	row := []csvsafe.Cell{csvsafe.Int(m.Index), csvsafe.Text(game), csvsafe.Text(m.Map.Info().Name), csvsafe.Int(m.Seed),
+		csvsafe.Text(m.Images[0]), csvsafe.Text(m.Images[1])}
 	if out.Result == nil {
-		row = append(row, "", "", "", "", "", "", "", "", "", "", "", "", out.Err.Error())
+		none := csvsafe.None
+		row = append(row, none, none, none, none, none, none, none, none, none, none, none, none, csvsafe.Text(out.Err.Error()))
 	} else {
 		r := out.Result
 		winner := "draw"
@@ -329,17 +333,17 @@ func (c *benchCSV) write(game string, out orchestrator.BenchOutcome) {
 			winner = strings.Join(r.Winners, " ")
 		}
 		b0, b1 := r.Bots[0], r.Bots[1]
-		round := func(b matches.BotResult) string {
+		round := func(b matches.BotResult) csvsafe.Cell {
 			if b.DeathReason == "" {
-				return ""
+				return csvsafe.None
 			}
-			return strconv.Itoa(b.DeathTurn)
+			return csvsafe.Int(b.DeathTurn)
 		}
-		row = append(row, winner, strconv.Itoa(r.Turns), strconv.Itoa(b0.Score), strconv.Itoa(b1.Score),
-			b0.DeathReason, b1.DeathReason, round(b0), round(b1), string(b0.Status), string(b1.Status),
-			r.MatchID, strconv.FormatFloat(r.DurationMS, 'f', 0, 64), "")
+		row = append(row, csvsafe.Text(winner), csvsafe.Int(r.Turns), csvsafe.Int(b0.Score), csvsafe.Int(b1.Score),
+			csvsafe.Text(b0.DeathReason), csvsafe.Text(b1.DeathReason), round(b0), round(b1), csvsafe.Text(string(b0.Status)), csvsafe.Text(string(b1.Status)),
+			csvsafe.Text(r.MatchID), csvsafe.Float(r.DurationMS, 'f', 0), csvsafe.None)
 	}
-	c.w.Write(row)
+	c.w.Write(row...)
 	c.w.Flush()
 }
 
