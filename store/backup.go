@@ -11,7 +11,8 @@ import (
 // SnapshotDatabase writes a consistent copy of the database of the data
 // folder dir to path (VACUUM INTO, in one read transaction), while a
 // server may be using it: it neither takes the folder's lock nor writes
-// to the database. It returns the copy's schema version.
+// to the database. It returns the copy's schema version. path must not
+// exist; the copy is made 0600.
 func SnapshotDatabase(ctx context.Context, dir, path string) (int, error) {
 	src := filepath.Join(dir, "arena.db")
 	if _, err := os.Stat(src); err != nil {
@@ -30,6 +31,13 @@ func SnapshotDatabase(ctx context.Context, dir, path string) (int, error) {
 	if version > SchemaVersion() {
 		return 0, fmt.Errorf("the database is at schema version %d, newer than this arena's %d: use a newer arena", version, SchemaVersion())
 	}
+	// The copy is made empty with mode 0600 first (VACUUM INTO takes an
+	// empty file, and its mode): it holds what the database does.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("copy the database: %w", err)
+	}
+	f.Close()
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		os.Remove(path)
 		return 0, fmt.Errorf("copy the database: %w", err)

@@ -22,9 +22,13 @@ const lockName = "arena.lock"
 // when the holder dies, however it dies) and writes holder into it.
 func lock(dir, holder string) (*os.File, error) {
 	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock the data folder: %w", err)
+	}
+	// An earlier release made it 0644.
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		f.Chmod(0o600)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()

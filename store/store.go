@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,13 +93,24 @@ CREATE INDEX IF NOT EXISTS matches_status ON matches(status);
 // until Close: a second Open of the same folder, in this process or
 // another, fails with ErrLocked, naming the holder as the first one
 // described itself (holder, e.g. "arena serve (pid 42 on host h)").
+//
+// The data folder is the server user's alone (see PrivateFolder and
+// privateDatabase): Open makes it 0700, tightening one that others may
+// read, and the database's files 0600.
 func Open(dir, holder string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "replays"), 0o755); err != nil {
+	if err := PrivateFolder(dir); err != nil {
+		return nil, fmt.Errorf("data folder %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "replays"), 0o700); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", dir, err)
 	}
 	lk, err := lock(dir, holder)
 	if err != nil {
 		return nil, err
+	}
+	if err := privateDatabase(filepath.Join(dir, "arena.db")); err != nil {
+		lk.Close()
+		return nil, fmt.Errorf("data folder %s: %w", dir, err)
 	}
 	dsn := "file:" + filepath.Join(dir, "arena.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
@@ -115,6 +127,66 @@ func Open(dir, holder string) (*Store, error) {
 		return nil, fmt.Errorf("open the match store in %s: %w", dir, err)
 	}
 	return &Store{db: db, dir: dir, lock: lk}, nil
+}
+
+// PrivateFolder makes dir (and its missing parents) with mode 0700, or
+// makes an existing folder 0700 when its group or others have any access:
+// a data folder (or a backup) holds the sessions, the webhooks' signing
+// secrets and the pushed bots. Access for another user (a backup agent) is
+// granted on a backup, deliberately, never by loosening the data folder
+// (docs/operations.md#backups). A folder this user may not chmod (not its
+// owner) is an error naming the fix.
+func PrivateFolder(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("%s may be read by other users (mode %04o) and could not be made 0700: %w (make it this user's, mode 0700)", dir, fi.Mode().Perm(), err)
+	}
+	return nil
+}
+
+// privateDatabase makes the database file db 0600 before SQLite opens it:
+// created empty with that mode when missing (SQLite takes an empty file
+// for a new database), tightened when more open, and so its -wal and -shm
+// files: SQLite's unix VFS gives the -wal, -shm and -journal files it
+// creates the database file's mode, past the umask, so they stay 0600
+// whenever they are made again. A process umask would not do: a database
+// an earlier release made 0644 gets -wal and -shm files 0644 under a
+// umask of 077 (tried), and a umask would cover only the commands that
+// set it, and every other file of the process besides.
+func privateDatabase(db string) error {
+	f, err := os.OpenFile(db, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("the database: %w", err)
+	}
+	f.Close()
+	for _, p := range []string{db, db + "-wal", db + "-shm", db + "-journal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, 0o600); err != nil {
+			return fmt.Errorf("%s may be read by other users (mode %04o) and could not be made 0600: %w", p, fi.Mode().Perm(), err)
+		}
+	}
+	return nil
 }
 
 // Close closes the database and lets the folder go.
