@@ -1,13 +1,19 @@
 package backup
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"arena/store"
 )
@@ -128,3 +134,170 @@ func TestTakeAndRestore(t *testing.T) {
 		t.Errorf("a backup without its manifest: %v", err)
 	}
 }
+
+// forged writes a backup by hand into a new folder: a manifest listing
+// entries (path → content) with their sizes and SHA-256, and no file: the
+// test puts them, or what an attacker would put instead.
+func forged(t *testing.T, entries map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	m := Manifest{Format: Format, Schema: store.SchemaVersion(), Registry: "none"}
+	for p, content := range entries {
+		sum := sha256.Sum256([]byte(content))
+		m.Files = append(m.Files, File{Path: p, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:])})
+	}
+	if err := writeManifest(dir, &m); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// put writes a regular file into a forged backup.
+func put(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restoreWithin runs Restore with a deadline and fails the test if it has
+// not returned a few seconds after it (a restore that hangs on a FIFO).
+func restoreWithin(t *testing.T, src, data string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Restore(ctx, src, data)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the restore of %s still runs after 10 s", src)
+		return nil
+	}
+}
+
+// A crafted backup cannot make restore read outside it, wait on a FIFO or
+// read without end: a replays folder that is a symlink to a folder
+// outside (the attack copied /etc/hostname), a listed file that is a
+// symlink to a file outside, a FIFO in place of a listed file, a symlink
+// to /dev/zero, a file larger than its manifest entry and a manifest
+// larger than a manifest may be are each refused, naming the path and
+// what it is, promptly, and leave the data folder empty. The same backup
+// with regular files restores.
+func TestRestoreRefusesWhatIsNotARegularFile(t *testing.T) {
+	outside := t.TempDir()
+	secret := "the host's name\n"
+	put(t, outside, "hostname", secret)
+
+	cases := []struct {
+		name    string
+		entries map[string]string
+		plant   func(t *testing.T, backup string)
+		want    string
+	}{
+		{"regular files (the control)", map[string]string{"arena.db": "a database", "replays/hostname": secret},
+			func(t *testing.T, b string) { put(t, b, "replays/hostname", secret) }, ""},
+		{"(a) replays a symlink to a folder outside", map[string]string{"arena.db": "a database", "replays/hostname": secret},
+			func(t *testing.T, b string) { symlink(t, outside, filepath.Join(b, "replays")) }, "replays is a symlink, not a folder"},
+		{"(b) a listed file a symlink to a file outside", map[string]string{"arena.db": "a database", "nats-trust/operator.nk": secret},
+			func(t *testing.T, b string) {
+				os.Mkdir(filepath.Join(b, "nats-trust"), 0o700)
+				symlink(t, filepath.Join(outside, "hostname"), filepath.Join(b, "nats-trust/operator.nk"))
+			}, "nats-trust/operator.nk is a symlink, not a regular file"},
+		{"(c) a FIFO in place of a listed file", map[string]string{"arena.db": "a database", "replays/aaaaaaaaaaa1.json.zst": "a replay"},
+			func(t *testing.T, b string) {
+				os.Mkdir(filepath.Join(b, "replays"), 0o700)
+				if err := unix.Mkfifo(filepath.Join(b, "replays/aaaaaaaaaaa1.json.zst"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}, "replays/aaaaaaaaaaa1.json.zst is a FIFO, not a regular file"},
+		{"(d) a symlink to /dev/zero", map[string]string{"arena.db": "a database", "replays/aaaaaaaaaaa1.json.zst": "a replay"},
+			func(t *testing.T, b string) {
+				os.Mkdir(filepath.Join(b, "replays"), 0o700)
+				symlink(t, "/dev/zero", filepath.Join(b, "replays/aaaaaaaaaaa1.json.zst"))
+			}, "replays/aaaaaaaaaaa1.json.zst is a symlink, not a regular file"},
+		{"(e) a file larger than its manifest entry", map[string]string{"arena.db": "a database", "replays/aaaaaaaaaaa1.json.zst": "a replay"},
+			func(t *testing.T, b string) {
+				put(t, b, "replays/aaaaaaaaaaa1.json.zst", "a replay, and much more besides")
+			},
+			"replays/aaaaaaaaaaa1.json.zst is 31 bytes, larger than the manifest says (8)"},
+		{"a manifest too large", map[string]string{"arena.db": "a database"},
+			func(t *testing.T, b string) {
+				if err := os.Truncate(filepath.Join(b, "manifest.json"), MaxManifest+1); err != nil {
+					t.Fatal(err)
+				}
+			}, "more than the 67108864 a manifest may have"},
+		{"a manifest that is a FIFO", map[string]string{"arena.db": "a database"},
+			func(t *testing.T, b string) {
+				os.Remove(filepath.Join(b, "manifest.json"))
+				if err := unix.Mkfifo(filepath.Join(b, "manifest.json"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}, "manifest.json is a FIFO, not a regular file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := forged(t, c.entries)
+			if c.entries["arena.db"] != "" {
+				put(t, b, "arena.db", c.entries["arena.db"])
+			}
+			c.plant(t, b)
+			data := filepath.Join(t.TempDir(), "data")
+			err := restoreWithin(t, b, data)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("a backup of regular files: %v", err)
+				}
+				if got, _ := os.ReadFile(filepath.Join(data, "replays/hostname")); string(got) != secret {
+					t.Errorf("restored: %q", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error saying %q", err, c.want)
+			}
+			if left, _ := os.ReadDir(data); len(left) > 0 {
+				t.Errorf("a refused restore left %d entries in the data folder", len(left))
+			}
+		})
+	}
+	if got, _ := os.ReadFile(filepath.Join(outside, "hostname")); string(got) != secret {
+		t.Errorf("the file outside: %q", got)
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A copy stops when its context ends (SIGINT, SIGTERM: cmd/arena's
+// context), even amid a file that does not end.
+func TestACopyStopsWhenItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	endless := readerFunc(func(p []byte) (int, error) {
+		cancel()
+		return len(p), nil
+	})
+	dst := filepath.Join(t.TempDir(), "f")
+	if _, err := copyTo(ctx, endless, dst, "f", -1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the context's end", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Errorf("the half copy is left: %v", err)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
