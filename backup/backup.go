@@ -7,10 +7,11 @@
 // games' player pages, and manifest.json, written last, with each file's
 // size and SHA-256. Restore checks every file against the manifest.
 //
-// Restore trusts nothing in the folder it is given: it opens only
-// folders and regular files, never through a symlink, never waiting on a
-// FIFO, reads no file past the size the manifest gives it, and stops when
-// ctx ends.
+// A backup is the server user's alone: its folders 0700, its files 0600
+// (it holds the sessions and the webhooks' signing secrets). Restore
+// trusts nothing in the folder it is given: it opens only folders and
+// regular files, never through a symlink, never waiting on a FIFO, reads
+// no file past the size the manifest gives it, and stops when ctx ends.
 package backup
 
 import (
@@ -139,7 +140,7 @@ func copyReplays(ctx context.Context, data, dest string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dest, "replays"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dest, "replays"), 0o700); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -177,7 +178,8 @@ func copyReplays(ctx context.Context, data, dest string, m *Manifest) error {
 // Restore copies the backup in src into the data folder data, which must
 // not exist or be empty, checking every file against the manifest. On
 // any failure it removes what it restored. src itself may be a symlink
-// (the operator's); nothing in it is followed (see openInside).
+// (the operator's); nothing in it is followed (see openInside). The data
+// folder is made 0700, its files 0600.
 func Restore(ctx context.Context, src, data string) (m *Manifest, err error) {
 	m, err = readManifest(src)
 	if err != nil {
@@ -217,7 +219,7 @@ func Restore(ctx context.Context, src, data string) (m *Manifest, err error) {
 			return nil, fmt.Errorf("%s: %s is not the file the backup made (size %d, want %d; or its SHA-256 differs): the backup is damaged", src, f.Path, got.Size, f.Size)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(data, "replays"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(data, "replays"), 0o700); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -268,11 +270,12 @@ func restoreFile(ctx context.Context, src, data string, f File) (File, error) {
 	return copyTo(ctx, in, filepath.Join(data, filepath.FromSlash(f.Path)), f.Path, f.Size)
 }
 
-// emptyFolder makes dir, or checks that it is an empty folder.
+// emptyFolder makes dir, or checks that it is an empty folder; either way
+// it is made 0700 (store.PrivateFolder).
 func emptyFolder(dir string) error {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return os.MkdirAll(dir, 0o755)
+		return store.PrivateFolder(dir)
 	}
 	if err != nil {
 		return err
@@ -287,7 +290,7 @@ func emptyFolder(dir string) error {
 	if len(entries) > 0 {
 		return fmt.Errorf("%s is not empty: give a new folder", dir)
 	}
-	return nil
+	return store.PrivateFolder(dir)
 }
 
 // clear removes what is in dir (left itself).
@@ -400,12 +403,12 @@ func copyFile(ctx context.Context, root, rel, dst, name string) (File, error) {
 	return copyTo(ctx, in, dst, name, -1)
 }
 
-// copyTo copies in to dst, a new file of mode 0600 (its folders made), as
-// name in a manifest, hashing it on the way. It reads no more than limit
-// bytes (none when negative): one more is an error. It stops when ctx
-// ends. On error dst is removed.
+// copyTo copies in to dst, a new file of mode 0600 (its folders made,
+// 0700), as name in a manifest, hashing it on the way. It reads no more
+// than limit bytes (none when negative): one more is an error. It stops
+// when ctx ends. On error dst is removed.
 func copyTo(ctx context.Context, in io.Reader, dst, name string, limit int64) (File, error) {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return File{}, err
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
@@ -504,7 +507,7 @@ func writeManifest(dest string, m *Manifest) error {
 		return err
 	}
 	tmp := filepath.Join(dest, ".manifest.json")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dest, "manifest.json"))

@@ -21,11 +21,17 @@ the registry's blobs (unless ARENA_REGISTRY_STORAGE keeps them in an
 object store: back that up with the store), the NATS trust material and
 the logic games' player pages, and last manifest.json with every file's
 size and SHA-256. It takes no lock: the server goes on playing meanwhile.
+DEST is made 0700 and its files 0600: a backup holds the sessions and the
+webhooks' signing secrets (see docs/operations.md#backups to give a
+backup agent of another user access).
 
 restore copies a backup into the data folder, which must be new or
 empty (stop the server, give it a new folder), checking every file
 against the manifest; on any difference it stops and removes what it
-copied. Start the server on the folder afterwards.
+copied. It copies only folders and regular files, never through a
+symlink: a symlink, FIFO, device or socket in the backup is refused, as
+is a file larger than the manifest says. The data folder is made 0700,
+its files 0600. Start the server on the folder afterwards.
 
 See docs/operations.md#backups for a cron line.
 
