@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -301,3 +302,72 @@ func TestACopyStopsWhenItsContextEnds(t *testing.T) {
 type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// A backup and a restored data folder are the server user's alone,
+// whatever the umask: folders 0700, files 0600 (the data folder's own
+// files as an earlier release left them 0644 included).
+func TestBackupsArePrivate(t *testing.T) {
+	old := unix.Umask(0)
+	t.Cleanup(func() { unix.Umask(old) })
+	ctx := t.Context()
+	data := t.TempDir()
+	st, err := store.Open(data, "arena serve (test)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := "aaaaaaaaaaa1"
+	if err := st.Insert(ctx, store.Match{ID: id, Status: "queued", Game: "tanks", Map: "classic", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Finish(ctx, id, store.Outcome{Status: "finished", Result: json.RawMessage(`{}`), Replay: []byte(`{"match_id":"` + id + `"}`)}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"registry/docker/registry/v2/blobs/sha256/ab/abcd/data": "a blob", "nats-trust/operator.nk": "a key", "players/ttt/index.html": "a page"} {
+		p := filepath.Join(data, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	private := func(root string) {
+		t.Helper()
+		n := 0
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			fi, _ := d.Info()
+			want := os.FileMode(0o600)
+			if d.IsDir() {
+				want = 0o700
+			} else {
+				n++
+			}
+			if fi.Mode().Perm() != want {
+				rel, _ := filepath.Rel(root, p)
+				t.Errorf("%s: mode %04o, want %04o", rel, fi.Mode().Perm(), want)
+			}
+			return nil
+		})
+		if n < 5 {
+			t.Errorf("%d files in %s", n, root)
+		}
+	}
+	dest := filepath.Join(t.TempDir(), "b")
+	if _, err := Take(ctx, data, dest, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	private(dest)
+	restored := filepath.Join(t.TempDir(), "data")
+	if _, err := Restore(ctx, dest, restored); err != nil {
+		t.Fatal(err)
+	}
+	private(restored)
+	// An empty folder given for one is made so too.
+	empty := t.TempDir()
+	os.Chmod(empty, 0o755)
+	if _, err := Restore(ctx, dest, empty); err != nil {
+		t.Fatal(err)
+	}
+	private(empty)
+}
