@@ -2,11 +2,12 @@
 // POST at a time, to an address the policy lets a webhook reach. A
 // webhook may not reach the server's own addresses, nor private,
 // loopback, link-local or CGNAT ones unless the policy admits their
-// network; the address is checked when a URL is set (CheckURL) and again
-// on the address each call dials, so a name that resolves anew (DNS
-// rebinding) gains nothing. Redirects are answers, never followed; no
-// proxy is used. The platform (notify.go) decides what is sent and when
-// to try again.
+// network; an IPv6 address carrying an IPv4 one (IPv4-mapped, NAT64,
+// IPv4-compatible, 6to4) is judged by that IPv4 address. The address is
+// checked when a URL is set (CheckURL) and again on the address each
+// call dials, so a name that resolves anew (DNS rebinding) gains
+// nothing. Redirects are answers, never followed; no proxy is used. The
+// platform (notify.go) decides what is sent and when to try again.
 package webhook
 
 import (
@@ -50,11 +51,17 @@ func (e *Refused) Error() string {
 }
 
 // Check says whether a webhook may reach ap (nil) or not (*Refused).
+// An IPv6 address that carries an IPv4 one a gateway or the host would
+// reach (IPv4-mapped, NAT64, IPv4-compatible, 6to4) is judged by that
+// IPv4 address, as if it were the one named.
 func (p Policy) Check(ap netip.AddrPort) error {
-	addr := ap.Addr().Unmap()
+	addr, inside := judged(ap.Addr()), ""
+	if a := ap.Addr(); a.Is6() && !a.Is4In6() && addr.Is4() {
+		inside = fmt.Sprintf(" (the IPv4 address %s inside)", addr)
+	}
 	for _, own := range p.Own {
-		if own.Port() == ap.Port() && (own.Addr().Unmap() == addr || own.Addr().IsUnspecified() && hostAddress(addr)) {
-			return &Refused{ap, "it is this server's own address"}
+		if own.Port() == ap.Port() && (judged(own.Addr()) == addr || own.Addr().IsUnspecified() && hostAddress(addr)) {
+			return &Refused{ap, "it is this server's own address" + inside}
 		}
 	}
 	if !special(addr) {
@@ -65,8 +72,52 @@ func (p Policy) Check(ap netip.AddrPort) error {
 			return nil
 		}
 	}
-	return &Refused{ap, "a private, loopback or link-local address (ARENA_WEBHOOK_ALLOW admits such networks)"}
+	return &Refused{ap, "a private, loopback or link-local address" + inside + " (ARENA_WEBHOOK_ALLOW admits such networks)"}
 }
+
+// judged is the address a webhook's address is judged as: the IPv4
+// address inside an IPv6 one that carries it, so that neither a NAT64
+// gateway nor the host's own stack takes a call somewhere the IPv4
+// address itself may not go; a itself otherwise (without its zone).
+//
+//   - ::ffff:a.b.c.d, IPv4-mapped: the host dials a.b.c.d;
+//   - 64:ff9b::a.b.c.d, NAT64's well-known prefix (RFC 6052): a
+//     gateway translates it to a.b.c.d;
+//   - ::a.b.c.d, IPv4-compatible (deprecated, RFC 4291), :: and ::1
+//     aside;
+//   - 2002:AABB:CCDD::/48, 6to4 (RFC 3056): a relay sends it to the
+//     IPv4 address AA.BB.CC.DD.
+//
+// 64:ff9b:1::/48, NAT64's local-use prefix (RFC 8215), and Teredo's
+// 2001::/32 hide their IPv4 address where only their operator knows:
+// they are judged as special whole (special).
+func judged(a netip.Addr) netip.Addr {
+	a = a.WithZone("")
+	if a.Is4In6() {
+		return a.Unmap()
+	}
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), compatible.Contains(a) && a != compatible.Addr() && !a.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:16]))
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	}
+	return a
+}
+
+var (
+	nat64       = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local  = netip.MustParsePrefix("64:ff9b:1::/48")
+	compatible  = netip.MustParsePrefix("::/96")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
+	teredo      = netip.MustParsePrefix("2001::/32")
+	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+)
 
 // CheckURL reads a webhook's URL and checks every address its host
 // resolves to.
@@ -108,12 +159,12 @@ func Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
 
-// special addresses are not the public internet's.
+// special addresses are not the public internet's (a judged one, with
+// no IPv4 address inside but where only its operator knows).
 func special(a netip.Addr) bool {
-	return !a.IsGlobalUnicast() || a.IsPrivate() || cgnat.Contains(a) || a.IsLoopback() || a.IsLinkLocalUnicast()
+	return !a.IsGlobalUnicast() || a.IsPrivate() || cgnat.Contains(a) || thisNetwork.Contains(a) || a.IsLoopback() || a.IsLinkLocalUnicast() ||
+		nat64Local.Contains(a) || teredo.Contains(a)
 }
-
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
 // hostAddress says whether a is one of this host's addresses.
 func hostAddress(a netip.Addr) bool {
