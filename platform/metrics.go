@@ -68,9 +68,23 @@ func (s *Platform) registerGauges() {
 	})
 }
 
+// metricGame is a game's name as the metrics' game label, the one place
+// it is decided: a game on offer (built in, the operator's ARENA_GAMES,
+// or one an admin registered) by its name; any other, a logic image a
+// visitor named (logic:IMAGE) or a game removed since, as "logic". A
+// label never carries what a user chose, so no one adds series to the
+// metrics (served without authentication on ARENA_METRICS_LISTEN) by
+// naming images.
+func (s *Platform) metricGame(name string) string {
+	if _, err := s.deps.Games.Find(name); err == nil {
+		return name
+	}
+	return "logic"
+}
+
 // observeFrame counts the answers of a frame.
 func (s *Platform) observeFrame(req *matches.Request, fr matches.Frame) {
-	game := req.Game.Name()
+	game := s.metricGame(req.Game.Name())
 	for _, b := range fr.Bots {
 		if b.Asked && b.Fault == "" && b.TimeUS > 0 {
 			s.metrics.AnswerSeconds.WithLabelValues(game).Observe(float64(b.TimeUS) / 1e6)
@@ -86,19 +100,20 @@ func (s *Platform) observeUpdate(u matches.Update) {
 	}
 	rec := v.(store.Match)
 	kind := string(matches.Kind(rec.Kind).OrHand())
+	game := s.metricGame(rec.Game)
 	switch {
 	case u.State == matches.StateRunning:
-		s.metrics.MatchesStarted.WithLabelValues(rec.Game, kind).Inc()
+		s.metrics.MatchesStarted.WithLabelValues(game, kind).Inc()
 		s.startedAt.Store(u.ID, u.At)
 	case u.State.Final():
-		s.metrics.MatchesEnded.WithLabelValues(rec.Game, kind, string(u.State)).Inc()
+		s.metrics.MatchesEnded.WithLabelValues(game, kind, string(u.State)).Inc()
 		if at, ok := s.startedAt.LoadAndDelete(u.ID); ok {
-			s.metrics.MatchSeconds.WithLabelValues(rec.Game, kind).Observe(u.At.Sub(at.(time.Time)).Seconds())
+			s.metrics.MatchSeconds.WithLabelValues(game, kind).Observe(u.At.Sub(at.(time.Time)).Seconds())
 		}
 		if u.Replay != nil {
 			for _, b := range u.Replay.Result.Bots {
 				if b.Status != engine.StatusOK {
-					s.metrics.BotFaults.WithLabelValues(rec.Game, string(b.Status)).Inc()
+					s.metrics.BotFaults.WithLabelValues(game, string(b.Status)).Inc()
 				}
 			}
 		}
