@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"arena/internal/keyrate"
 )
 
 // Limits bound wrong passwords: per account (whoever tries them) and per
@@ -46,13 +46,9 @@ func (e *TooManyError) Wait() time.Duration { return e.RetryAfter }
 type limits struct {
 	cfg      Limits
 	mu       sync.Mutex
-	accounts map[string]*rate.Limiter
-	clients  map[string]*rate.Limiter
+	accounts *keyrate.Limits
+	clients  *keyrate.Limits
 }
-
-// maxKeys bounds each map; past it, buckets that are full again (no
-// recent failure) are dropped.
-const maxKeys = 10000
 
 func newLimits(l Limits) *limits {
 	d := DefaultLimits
@@ -68,23 +64,23 @@ func newLimits(l Limits) *limits {
 	if l.ClientEvery <= 0 {
 		l.ClientEvery = d.ClientEvery
 	}
-	return &limits{cfg: l, accounts: map[string]*rate.Limiter{}, clients: map[string]*rate.Limiter{}}
+	return &limits{cfg: l, accounts: keyrate.New(l.AccountBurst, l.AccountEvery), clients: keyrate.New(l.ClientBurst, l.ClientEvery)}
 }
 
 // attempt starts a sign-in: refused when its account or client has no
 // failure left; else it takes one failure from each at once, before any
 // password is compared, so that attempts made at the same moment cannot
 // all pass a check made before any of them failed. done(true), for a
-// right password, gives the client's back and clears the account's.
+// right password, gives the client's back and refills the account's.
 func (l *limits) attempt(account, client string, now time.Time) (done func(ok bool), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := bucket(l.accounts, account, l.cfg.AccountBurst, l.cfg.AccountEvery, now)
-	if wait := waitFor(a, now); wait > 0 {
+	a := l.accounts.Bucket(account, now)
+	if wait := keyrate.WaitFor(a, now); wait > 0 {
 		return nil, &TooManyError{Of: "account " + account, RetryAfter: wait}
 	}
-	c := bucket(l.clients, client, l.cfg.ClientBurst, l.cfg.ClientEvery, now)
-	if wait := waitFor(c, now); wait > 0 {
+	c := l.clients.Bucket(client, now)
+	if wait := keyrate.WaitFor(c, now); wait > 0 {
 		return nil, &TooManyError{Of: "client " + client, RetryAfter: wait}
 	}
 	a.ReserveN(now, 1)
@@ -96,32 +92,6 @@ func (l *limits) attempt(account, client string, now time.Time) (done func(ok bo
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		rc.CancelAt(now)
-		delete(l.accounts, account)
+		l.accounts.Forget(account)
 	}, nil
-}
-
-// waitFor is how long until the bucket holds a whole failure again.
-func waitFor(b *rate.Limiter, now time.Time) time.Duration {
-	tokens := b.TokensAt(now)
-	if tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - tokens) / float64(b.Limit()) * float64(time.Second))
-}
-
-// bucket is a key's bucket, made full when it has none.
-func bucket(m map[string]*rate.Limiter, key string, burst int, every time.Duration, now time.Time) *rate.Limiter {
-	b, ok := m[key]
-	if !ok {
-		if len(m) >= maxKeys {
-			for k, x := range m {
-				if x.TokensAt(now) >= float64(x.Burst()) {
-					delete(m, k)
-				}
-			}
-		}
-		b = rate.NewLimiter(rate.Every(every), burst)
-		m[key] = b
-	}
-	return b
 }
