@@ -18,6 +18,8 @@ import (
 	"github.com/alexedwards/argon2id"
 	"go.uber.org/zap"
 
+	"arena/internal/errs"
+	"arena/internal/keyrate"
 	"arena/store"
 )
 
@@ -52,6 +54,10 @@ type Service struct {
 	dummy string
 	// teamsPerUser bounds the teams a user makes (0: no bound).
 	teamsPerUser int
+	// teamChanges bounds the invitations and removals one user makes
+	// (nil: no bound).
+	teamChanges        *keyrate.Limits
+	teamChangesPerHour int
 }
 
 // Option configures a Service.
@@ -74,6 +80,17 @@ const DefaultTeamsPerUser = 5
 // quotas of its own); 0: no bound. Admins make teams without bound.
 func WithTeamsPerUser(n int) Option { return func(s *Service) { s.teamsPerUser = n } }
 
+// DefaultTeamChangesPerHour is how many invitations and removals of
+// others a user may make an hour unless WithTeamChanges says otherwise.
+const DefaultTeamChangesPerHour = 30
+
+// WithTeamChanges sets how many invitations into teams and removals of
+// others from them one user may make an hour (0: no bound). Each
+// invitation tells someone; admins are not bounded.
+func WithTeamChanges(perHour int) Option {
+	return func(s *Service) { s.teamChanges, s.teamChangesPerHour = keyrate.PerHour(perHour), perHour }
+}
+
 // New returns the accounts of st under a sign-up mode.
 func New(st *store.Store, signup string, opts ...Option) (*Service, error) {
 	switch signup {
@@ -81,7 +98,8 @@ func New(st *store.Store, signup string, opts ...Option) (*Service, error) {
 	default:
 		return nil, Errorf(ErrInvalid, "sign-up mode %q: want open, invite or closed", signup)
 	}
-	s := &Service{store: st, signup: signup, now: time.Now, log: zap.NewNop(), hashing: make(chan struct{}, max(1, runtime.NumCPU())), teamsPerUser: DefaultTeamsPerUser}
+	s := &Service{store: st, signup: signup, now: time.Now, log: zap.NewNop(), hashing: make(chan struct{}, max(1, runtime.NumCPU())), teamsPerUser: DefaultTeamsPerUser,
+		teamChanges: keyrate.PerHour(DefaultTeamChangesPerHour), teamChangesPerHour: DefaultTeamChangesPerHour}
 	for _, o := range opts {
 		o(s)
 	}
@@ -444,7 +462,23 @@ func (s *Service) InviteMember(ctx context.Context, p Principal, team, user stri
 	} else if err != nil {
 		return err
 	}
+	if err := s.teamChange(p); err != nil {
+		return err
+	}
 	return s.store.InviteMember(ctx, team, user, p.Name, s.now())
+}
+
+// teamChange takes one of p's team changes for the hour (an invitation,
+// or a removal of another), or says how long to wait.
+func (s *Service) teamChange(p Principal) error {
+	if p.Admin() {
+		return nil
+	}
+	if wait := s.teamChanges.Take(p.Name, s.now()); wait > 0 {
+		return errs.TooMany(fmt.Errorf("%s has made %d changes of team members in the last hour (invitations and removals), the most one may (ARENA_TEAM_CHANGES_PER_HOUR): try again in %s",
+			p.Name, s.teamChangesPerHour, wait.Round(time.Second)), wait)
+	}
+	return nil
 }
 
 // Join accepts p's invitation into a team.
@@ -463,6 +497,12 @@ func (s *Service) Join(ctx context.Context, p Principal, team string) error {
 func (s *Service) RemoveMember(ctx context.Context, p Principal, team, user string) error {
 	if !p.Admin() && p.Name != user && !slices.Contains(p.Teams, team) {
 		return Errorf(ErrDenied, "only members of team %s take people out of it", team)
+	}
+	if p.Name != user {
+		// Leaving, or declining, is never bounded.
+		if err := s.teamChange(p); err != nil {
+			return err
+		}
 	}
 	switch err := s.store.RemoveMember(ctx, team, user); {
 	case errors.Is(err, store.ErrNoUser):

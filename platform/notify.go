@@ -15,6 +15,7 @@ import (
 
 	"arena/accounts"
 	"arena/internal/errs"
+	"arena/internal/keyrate"
 	"arena/store"
 	"arena/webhook"
 )
@@ -36,7 +37,15 @@ const (
 	NotifyContestFinal  = "contest_final"
 	NotifyTeamInvite    = "team_invite"
 	NotifyEntryFault    = "entry_fault"
+	// NotifyWebhookPaused is told on the bell only: the person's webhook
+	// failed so many calls in a row that calls to it wait (webhooks.go).
+	NotifyWebhookPaused = "webhook_paused"
 )
+
+// results are the kinds whose webhook calls are never dropped: they
+// wait through a pause, past a full line and past the limit of what
+// others cause.
+var results = map[string]bool{NotifyCheck: true, NotifyContestFinal: true, NotifyChallenge: true}
 
 // NotifyConfig is the notifications' policy.
 type NotifyConfig struct {
@@ -49,6 +58,14 @@ type NotifyConfig struct {
 	// 0), doubled at each try, Tries the tries in all (5 when 0).
 	Backoff time.Duration
 	Tries   int
+	// PauseAfter calls in a row that failed every try pause a webhook
+	// for PauseFor (3 and an hour when 0).
+	PauseAfter int
+	PauseFor   time.Duration
+	// FromOthersPerHour bounds the notifications a person gets an hour
+	// because of others' actions (an invitation) that go to their
+	// webhook; past it they stay on the bell only (0: no bound).
+	FromOthersPerHour int
 }
 
 func (c NotifyConfig) keep() time.Duration {
@@ -58,71 +75,85 @@ func (c NotifyConfig) keep() time.Duration {
 	return c.Keep
 }
 
-// notifyCallMax bounds the webhook calls waiting or under way.
-const notifyCallMax = 256
-
 // notifyHeldMax bounds the notifications a list shows.
 const notifyHeldMax = 200
 
-// notifier is the webhook calls waiting (see deliverWebhooks).
+// notifier is what the notifications keep between calls.
 type notifier struct {
-	calls  chan webhookCall
-	client *webhook.Client
+	// lines are the webhook calls waiting, a line per person (webhooks.go).
+	lines lines
+	// fromOthers bounds, per person, the webhook calls caused by others.
+	fromOthers *keyrate.Limits
 	// once serializes the notifications told once (a challenge over, an
 	// entry's first fault of the day): two matches may end together.
 	once sync.Mutex
 }
 
-type webhookCall struct {
-	d      store.Delivery
-	secret string
-	body   []byte
-	kind   string
+func (s *Platform) initNotify() {
+	s.notify.lines.init(s.cfg.Notify)
+	s.notify.fromOthers = keyrate.PerHour(s.cfg.Notify.FromOthersPerHour)
 }
 
-func (s *Platform) initNotify() {
-	s.notify.calls = make(chan webhookCall, notifyCallMax)
-	s.notify.client = webhook.New(s.cfg.Notify.Webhooks)
+// A Note is what a person is told: its kind, its text, the page's
+// address of what it is about, the event's fields; By is who caused it,
+// when another person did (their invitation), for the limit of what
+// others cause.
+type Note struct {
+	User, Kind, Text, Link string
+	Fields                 map[string]any
+	By                     string
 }
 
 // Notify tells user what happened: a notification, and a call to their
 // webhook if they set one. Nothing is said to nobody ("") or to a team
 // (its members are told by the caller).
 func (s *Platform) Notify(ctx context.Context, user, kind, text, link string, fields map[string]any) {
-	if user == "" {
+	s.tell(ctx, Note{User: user, Kind: kind, Text: text, Link: link, Fields: fields})
+}
+
+// tell records n on its person's bell and puts its webhook call in their
+// line: unless it is past the limit of what others cause (then it stays
+// on the bell, and the call's record says why).
+func (s *Platform) tell(ctx context.Context, n Note) {
+	if n.User == "" {
 		return
 	}
-	n, err := s.deps.Store.AddNotification(ctx, store.Notification{User: user, Kind: kind, Text: text, Link: link, Fields: fields, At: s.now()})
+	rec, err := s.deps.Store.AddNotification(ctx, store.Notification{User: n.User, Kind: n.Kind, Text: n.Text, Link: n.Link, Fields: n.Fields, At: s.now()})
 	if err != nil {
-		s.log.Error("notify", zap.String("user", user), zap.String("kind", kind), zap.Error(err))
+		s.log.Error("notify", zap.String("user", n.User), zap.String("kind", n.Kind), zap.Error(err))
 		return
 	}
-	hook, ok, err := s.deps.Store.WebhookOf(ctx, user)
+	if n.Kind == NotifyWebhookPaused {
+		return // about the webhook: the bell only
+	}
+	hook, ok, err := s.deps.Store.WebhookOf(ctx, n.User)
 	if err != nil || !ok {
 		return
 	}
 	body := map[string]any{}
-	for k, v := range fields {
+	for k, v := range n.Fields {
 		body[k] = v
 	}
-	body["id"], body["kind"], body["text"], body["content"], body["at"] = n.ID, kind, text, text, n.At.UTC().Format(time.RFC3339)
-	if link != "" {
-		body["link"] = link
+	body["id"], body["kind"], body["text"], body["content"], body["at"] = rec.ID, n.Kind, n.Text, n.Text, rec.At.UTC().Format(time.RFC3339)
+	if n.Link != "" {
+		body["link"] = n.Link
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return
 	}
-	d := store.Delivery{User: user, Notification: n.ID, URL: hook.URL, State: store.DeliveryPending, At: s.now()}
+	d := store.Delivery{User: n.User, Notification: rec.ID, URL: hook.URL, State: store.DeliveryPending, At: s.now()}
+	if n.By != "" && n.By != n.User && !results[n.Kind] {
+		if wait := s.notify.fromOthers.Take(n.User, s.now()); wait > 0 {
+			d.State, d.Error = store.DeliveryFailed, fmt.Sprintf("not sent: more than %d notifications came from others' actions in the last hour (ARENA_NOTIFY_FROM_OTHERS_PER_HOUR); this one is on the bell", s.cfg.Notify.FromOthersPerHour)
+		}
+	}
 	if d.ID, err = s.deps.Store.RecordDelivery(ctx, d); err != nil {
 		s.log.Error("record a webhook call", zap.Error(err))
 		return
 	}
-	select {
-	case s.notify.calls <- webhookCall{d: d, secret: hook.Secret, body: data, kind: kind}:
-	default:
-		d.State, d.Error = store.DeliveryFailed, fmt.Sprintf("not sent: %d calls were waiting already", notifyCallMax)
-		s.deps.Store.RecordDelivery(ctx, d)
+	if d.State == store.DeliveryPending {
+		s.enqueueCall(ctx, webhookCall{d: d, body: data, kind: n.Kind})
 	}
 }
 
@@ -153,64 +184,6 @@ func (s *Platform) peopleOf(ctx context.Context, owner string) []string {
 		}
 	}
 	return people
-}
-
-// deliverWebhooks makes the webhook calls until ctx ends, a few at once.
-func (s *Platform) deliverWebhooks(ctx context.Context) {
-	sem := make(chan struct{}, 4)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case c := <-s.notify.calls:
-			sem <- struct{}{}
-			s.loops.Go(func() {
-				defer func() { <-sem }()
-				s.callWebhook(ctx, c)
-			})
-		}
-	}
-}
-
-// callWebhook makes one call, trying again with back-off.
-func (s *Platform) callWebhook(ctx context.Context, c webhookCall) {
-	backoff, tries := s.cfg.Notify.Backoff, s.cfg.Notify.Tries
-	if backoff <= 0 {
-		backoff = time.Second
-	}
-	if tries <= 0 {
-		tries = 5
-	}
-	d := c.d
-	for d.Attempts < tries {
-		d.Attempts++
-		status, err := s.notify.client.Post(ctx, d.URL, c.secret, c.body, c.kind, d.ID)
-		d.Status, d.Error = status, ""
-		if err == nil {
-			d.State = store.DeliveryDelivered
-			break
-		}
-		d.State, d.Error = store.DeliveryFailed, err.Error()
-		var refused *webhook.Refused
-		if errors.As(err, &refused) || d.Attempts >= tries {
-			break // not worth trying again
-		}
-		d.State, d.At = store.DeliveryPending, s.now()
-		s.deps.Store.RecordDelivery(context.WithoutCancel(ctx), d)
-		select {
-		case <-ctx.Done():
-			d.State, d.Error = store.DeliveryFailed, d.Error+" (the server stopped before the next try)"
-			d.Attempts = tries
-		case <-time.After(backoff << (d.Attempts - 1)):
-		}
-	}
-	d.At = s.now()
-	if _, err := s.deps.Store.RecordDelivery(context.WithoutCancel(ctx), d); err != nil {
-		s.log.Error("record a webhook call", zap.Error(err))
-	}
-	if d.State != store.DeliveryDelivered {
-		s.log.Info("webhook call failed", zap.String("user", d.User), zap.Int64("delivery", d.ID), zap.String("error", d.Error))
-	}
 }
 
 // Notifications are a person's newest notifications and how many are
@@ -274,6 +247,7 @@ func (s *Platform) SetWebhook(ctx context.Context, p accounts.Principal, rawURL 
 		return "", err
 	}
 	s.log.Info("webhook set", zap.String("user", p.Name), zap.String("host", u.Host))
+	s.notify.lines.resume(p.Name)
 	return sec, nil
 }
 
@@ -283,6 +257,7 @@ func (s *Platform) DeleteWebhook(ctx context.Context, p accounts.Principal) erro
 		return errs.New(errs.ErrUnauthenticated, "sign in to remove your webhook")
 	}
 	ok, err := s.deps.Store.DeleteWebhook(ctx, p.Name)
+	s.notify.lines.resume(p.Name)
 	if err == nil && !ok {
 		err = errs.New(errs.ErrNotFound, "you have no webhook")
 	}

@@ -12,13 +12,17 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"arena/internal/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
+	"arena/store"
+	"arena/webhook"
 )
 
 // A version rejected by its check makes a notification for whoever
@@ -270,5 +274,235 @@ func TestWhatPeopleAreTold(t *testing.T) {
 	})
 	if n := ms.notified(t, adminTok, "entry_fault"); len(n) != 1 || !strings.Contains(n[0]["text"].(string), "Your tanks ladder entry crashy (version 1, bots/crashy) faulted today: crashed in match") {
 		t.Errorf("the crashing entry's owner was told: %v", n)
+	}
+}
+
+// deliveries are a user's webhook calls as the store has them, newest
+// first.
+func (ms *matrixServer) deliveries(t *testing.T, user string) []store.Delivery {
+	t.Helper()
+	d, err := ms.store.Deliveries(t.Context(), user, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// setWebhook sets user's webhook to url.
+func (ms *matrixServer) setWebhook(t *testing.T, tok, url string) {
+	t.Helper()
+	if status, body := ms.do(t, "PUT", "/api/me/webhook", fmt.Sprintf(`{"url":%q}`, url), "Authorization", "Bearer "+tok); status != http.StatusOK {
+		t.Fatalf("set the webhook %s: %d %v", url, status, body)
+	}
+}
+
+// One person's webhook that never answers, with 300 calls for it, delays
+// and drops nobody else's: each person's calls wait in a line of their
+// own. The server once called 4 webhooks at a time for everyone and
+// dropped calls past 256 waiting: another user's call came 128 s late,
+// or never. The flooded person's own line holds 64; past it their calls
+// are not sent (their record says why), but a result's is never dropped.
+func TestOneWebhookDelaysOnlyItsOwner(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) {
+		c.Notify.Webhooks.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Notify.Backoff = 10 * time.Millisecond
+	})
+	ms.user(t, "mallory")
+	_, malloryTok := ms.token(t, "mallory")
+	_, aliceTok := ms.token(t, "alice")
+	never := make(chan struct{})
+	var held atomic.Int64
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		select {
+		case <-never:
+		case <-r.Context().Done():
+		}
+	}))
+	defer dead.Close()
+	defer close(never)
+	var got atomic.Int64
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
+	defer ok.Close()
+	ms.setWebhook(t, malloryTok, dead.URL)
+	ms.setWebhook(t, aliceTok, ok.URL)
+
+	ctx := t.Context()
+	for i := range 300 {
+		ms.p.Notify(ctx, "mallory", platform.NotifyEntryFault, fmt.Sprintf("flood %d", i), "", nil)
+	}
+	ms.p.Notify(ctx, "mallory", platform.NotifyCheck, "mallory/bot:v1 is ready", "#/mybots", nil)
+	ms.p.Notify(ctx, "alice", platform.NotifyEntryFault, "alice's entry faulted", "", nil)
+
+	// Before mallory's first call gives up (webhook.Timeout, 10 s).
+	poll.Until(t, webhook.Timeout-time.Second, func() error {
+		if d := ms.deliveries(t, "alice"); len(d) != 1 || d[0].State != store.DeliveryDelivered {
+			return fmt.Errorf("alice's calls: %+v (mallory's webhook holds %d calls)", d, held.Load())
+		}
+		return nil
+	})
+	if got.Load() != 1 {
+		t.Errorf("alice's webhook got %d calls, want 1", got.Load())
+	}
+	if n := held.Load(); n != 1 {
+		t.Errorf("mallory's webhook is called %d times at once, want 1: one line, one call at a time", n)
+	}
+	var waiting, dropped, result int
+	for _, d := range ms.deliveries(t, "mallory") {
+		switch {
+		case d.State == store.DeliveryFailed && strings.Contains(d.Error, "64 calls to your webhook were waiting already"):
+			dropped++
+		case d.State == store.DeliveryPending:
+			waiting++
+		default:
+			t.Errorf("one of mallory's calls: %+v", d)
+		}
+	}
+	for _, d := range ms.deliveries(t, "mallory")[:1] {
+		if d.State == store.DeliveryPending {
+			result++ // the newest: the check's, past the full line
+		}
+	}
+	if waiting != 1+64+1 || dropped != 300-1-64 || result != 1 {
+		t.Errorf("mallory's calls: %d waiting (the one under way, 64 in line, the check's), %d not sent, the check's waiting: %d; want 66, 235, 1", waiting, dropped, result)
+	}
+	_, list := ms.do(t, "GET", "/api/notifications", "", "Authorization", "Bearer "+malloryTok)
+	if list["unread"] != 301.0 {
+		t.Errorf("mallory's bell holds %v unread, want every one of the 301", list["unread"])
+	}
+}
+
+// A webhook whose calls keep failing is paused, and its owner told on
+// the bell (not at the webhook): later calls are not sent but a
+// result's, which waits; setting the webhook again resumes at once.
+func TestAFailingWebhookIsPaused(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) {
+		c.Notify.Webhooks.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Notify.Backoff, c.Notify.Tries, c.Notify.PauseAfter = time.Millisecond, 2, 2
+	})
+	_, bobTok := ms.token(t, "bob")
+	var mu sync.Mutex
+	var kinds []string
+	failing := true
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, r.Header.Get("X-Arena-Event"))
+		if failing {
+			http.Error(w, "down", http.StatusBadGateway)
+		}
+	}))
+	defer receiver.Close()
+	calls := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(kinds)
+	}
+	ms.setWebhook(t, bobTok, receiver.URL)
+	ctx := t.Context()
+	ms.p.Notify(ctx, "bob", platform.NotifyEntryFault, "first", "", nil)
+	ms.p.Notify(ctx, "bob", platform.NotifyEntryFault, "second", "", nil)
+	n := ms.notified(t, bobTok, "webhook_paused")
+	if !regexp.MustCompile(`^Your webhook failed 2 calls in a row \(the last: .*502.*\)\. Calls to it are paused until .* UTC`).MatchString(n[0]["text"].(string)) || n[0]["link"] != "#/account" {
+		t.Errorf("bob is told: %v", n[0])
+	}
+	if got := calls(); len(got) != 4 {
+		t.Errorf("the webhook got %v, want 4 calls (2 tries of 2 notifications), none of them the pause's", got)
+	}
+
+	ms.p.Notify(ctx, "bob", platform.NotifyEntryFault, "third", "", nil)
+	ms.p.Notify(ctx, "bob", platform.NotifyCheck, "bob/bot:v2 is ready", "#/mybots", nil)
+	d := ms.deliveries(t, "bob")
+	if d[0].State != store.DeliveryPending || d[1].State != store.DeliveryFailed || !strings.Contains(d[1].Error, "not sent: your webhook is paused until") {
+		t.Errorf("while paused: the check's call %+v, the fault's %+v", d[0], d[1])
+	}
+	// Proves the pause holds: nothing is called meanwhile.
+	time.Sleep(100 * time.Millisecond)
+	if got := calls(); len(got) != 4 {
+		t.Errorf("paused, the webhook got %v", got)
+	}
+
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	ms.setWebhook(t, bobTok, receiver.URL)
+	poll.Until(t, 10*time.Second, func() error {
+		if d := ms.deliveries(t, "bob"); d[0].State != store.DeliveryDelivered {
+			return fmt.Errorf("the check's call: %+v", d[0])
+		}
+		return nil
+	})
+	if got := calls(); len(got) != 5 || got[4] != "check" {
+		t.Errorf("after setting it again, the webhook got %v", got)
+	}
+}
+
+// Invitations and removals are bounded per person who makes them
+// (ARENA_TEAM_CHANGES_PER_HOUR, 30): inviting and removing someone in a
+// loop once made 270 notifications in 14 s. Leaving is never bounded.
+// What others cause reaches a person's webhook at most
+// FromOthersPerHour times an hour; the rest stays on the bell.
+func TestTeamChangesAndWhatOthersCauseAreBounded(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) {
+		c.Notify.Webhooks.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Notify.FromOthersPerHour = 5
+	})
+	_, bobTok := ms.token(t, "bob")
+	_, daveTok := ms.token(t, "dave")
+	_, aliceTok := ms.token(t, "alice")
+	dave := []string{"Authorization", "Bearer " + daveTok}
+	if status, body := ms.do(t, "POST", "/api/teams", `{"name":"spam"}`, dave...); status != http.StatusCreated {
+		t.Fatalf("dave makes a team: %d %v", status, body)
+	}
+	var got atomic.Int64
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
+	defer receiver.Close()
+	ms.setWebhook(t, bobTok, receiver.URL)
+
+	for i := range 15 {
+		if status, body := ms.do(t, "POST", "/api/teams/spam/members", `{"user":"bob"}`, dave...); status != http.StatusCreated {
+			t.Fatalf("invitation %d: %d %v", i+1, status, body)
+		}
+		if status, body := ms.do(t, "DELETE", "/api/teams/spam/members/bob", "", dave...); status != http.StatusNoContent {
+			t.Fatalf("removal %d: %d %v", i+1, status, body)
+		}
+	}
+	res := ms.send(t, "POST", "/api/teams/spam/members", `{"user":"bob"}`, dave...)
+	msg, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(msg), "ARENA_TEAM_CHANGES_PER_HOUR") || res.Header.Get("Retry-After") == "" {
+		t.Errorf("the 31st change: %d %s (Retry-After %q)", res.StatusCode, msg, res.Header.Get("Retry-After"))
+	}
+	// Bob, invited by alice into red, may decline (his own removal) at once.
+	if status, body := ms.do(t, "POST", "/api/teams/red/members", `{"user":"bob"}`, "Authorization", "Bearer "+aliceTok); status != http.StatusCreated {
+		t.Fatalf("alice invites bob: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "DELETE", "/api/teams/red/members/bob", "", "Authorization", "Bearer "+bobTok); status != http.StatusNoContent {
+		t.Errorf("bob declines: %d %v", status, body)
+	}
+	ms.clock.skip(time.Hour)
+	if status, body := ms.do(t, "POST", "/api/teams/spam/members", `{"user":"bob"}`, dave...); status != http.StatusCreated {
+		t.Errorf("an hour later: %d %v", status, body)
+	}
+
+	// 17 invitations: the first hour's first 5 posted, its other 11 on
+	// the bell only; the next hour's posted.
+	poll.Until(t, 10*time.Second, func() error {
+		if got.Load() != 6 {
+			return fmt.Errorf("bob's webhook got %d calls, want 6", got.Load())
+		}
+		return nil
+	})
+	limited := 0
+	for _, d := range ms.deliveries(t, "bob") {
+		if d.State == store.DeliveryFailed && strings.Contains(d.Error, "more than 5 notifications came from others' actions in the last hour") {
+			limited++
+		}
+	}
+	if limited != 11 {
+		t.Errorf("%d calls not sent for the limit, want 11", limited)
+	}
+	if n := ms.notified(t, bobTok, "team_invite"); len(n) != 17 {
+		t.Errorf("bob's bell holds %d invitations, want 17", len(n))
 	}
 }

@@ -1,14 +1,12 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"arena/platform"
 	"arena/store"
 )
 
@@ -101,11 +99,9 @@ func (s *Server) inviteMember(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	user, team := strings.TrimSpace(body.User), c.Param("name")
-	if err := s.deps.Accounts.InviteMember(ctx, who(c), team, user); err != nil {
+	if err := s.p.InviteMember(ctx, who(c), team, user); err != nil {
 		return err
 	}
-	s.p.Notify(ctx, user, platform.NotifyTeamInvite, fmt.Sprintf("%s invites you into team %s: accept or decline on your account page.", who(c).Name, team),
-		"#/account", map[string]any{"team": team, "by": who(c).Name})
 	t, err := s.deps.Store.Team(ctx, c.Param("name"))
 	if err != nil {
 		return err
@@ -117,7 +113,7 @@ func (s *Server) inviteMember(c echo.Context) error {
 // invitation.
 func (s *Server) joinTeam(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := s.deps.Accounts.Join(ctx, who(c), c.Param("name")); err != nil {
+	if err := s.p.JoinTeam(ctx, who(c), c.Param("name")); err != nil {
 		return err
 	}
 	t, err := s.deps.Store.Team(ctx, c.Param("name"))

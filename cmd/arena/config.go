@@ -71,6 +71,9 @@ type Config struct {
 	RankedChallenges bool
 	HumanTurn        time.Duration
 	HumanMatches     int
+	// HumanPerUser bounds one user's matches with them playing
+	// (ARENA_HUMAN_MATCHES_PER_USER; 0: no bound).
+	HumanPerUser int
 	// KeepReplays is how long the replays of ladder, practice, check and
 	// challenge matches are kept (ARENA_KEEP_REPLAYS; 0: for ever).
 	KeepReplays time.Duration
@@ -79,6 +82,12 @@ type Config struct {
 	MetricsListen string
 	ReadRate      int // -1: no limit
 	TeamsPerUser  int // 0: no bound
+	// TeamChanges bounds one user's invitations and removals of others
+	// an hour (ARENA_TEAM_CHANGES_PER_HOUR), NotifyFromOthers the
+	// notifications an hour caused by others that reach a person's
+	// webhook (ARENA_NOTIFY_FROM_OTHERS_PER_HOUR); 0: no bound.
+	TeamChanges      int
+	NotifyFromOthers int
 	// The per-client limits (serve): sign-ups without an invitation an
 	// hour (-1: none), wrong passwords in a row for an account and from a
 	// client, and the proxies that may name the client.
@@ -412,6 +421,13 @@ var settings = []setting{
 		}
 		return err
 	}},
+	{env: "ARENA_HUMAN_MATCHES_PER_USER", flag: "human-matches-per-user", def: "2", usage: "matches one user may play a seat of at once (admins any number); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
+		c.HumanPerUser, err = strconv.Atoi(v)
+		if err == nil && c.HumanPerUser < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
 	{env: "ARENA_KEEP_REPLAYS", flag: "keep-replays", def: "30d", usage: "how long the replays of ladder, practice, check and challenge matches are kept after they finish (their results and ratings stay): days (30d) or a duration (12h); 0: for ever", server: true, set: func(c *Config, v string) (err error) {
 		c.KeepReplays, err = parseDays(v)
 		return err
@@ -428,6 +444,20 @@ var settings = []setting{
 	{env: "ARENA_TEAMS_PER_USER", flag: "teams-per-user", def: "5", usage: "teams one user may make (each has quotas of its own; admins make any number); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
 		c.TeamsPerUser, err = strconv.Atoi(v)
 		if err == nil && c.TeamsPerUser < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_TEAM_CHANGES_PER_HOUR", flag: "team-changes-per-hour", def: "30", usage: "invitations into teams and removals of others from them one user may make an hour (admins any number; leaving is never bounded); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
+		c.TeamChanges, err = strconv.Atoi(v)
+		if err == nil && c.TeamChanges < 0 {
+			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_NOTIFY_FROM_OTHERS_PER_HOUR", flag: "notify-from-others-per-hour", def: "20", usage: "notifications a person gets an hour because of others' actions (invitations) that go to their webhook; past it they stay on the bell only (results always go); 0: no bound", server: true, set: func(c *Config, v string) (err error) {
+		c.NotifyFromOthers, err = strconv.Atoi(v)
+		if err == nil && c.NotifyFromOthers < 0 {
 			err = errors.New("must not be negative")
 		}
 		return err

@@ -237,9 +237,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           platform.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
 		Challenges:       platform.ChallengeConfig{PerDay: cfg.ChallengesPerDay, Ranked: cfg.RankedChallenges},
-		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches},
+		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches, PerUser: cfg.HumanPerUser},
 		Replays:          platform.ReplayConfig{Keep: cfg.KeepReplays},
-		Notify:           platform.NotifyConfig{Webhooks: webhook.Policy{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)}},
+		Notify:           platform.NotifyConfig{Webhooks: webhook.Policy{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)}, FromOthersPerHour: cfg.NotifyFromOthers},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 	}, platform.Deps{
@@ -349,6 +349,7 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 		return mode, nil, nil
 	}
 	accts, err := accounts.New(st, cfg.Signup, accounts.WithLogger(log.Named("accounts")), accounts.WithTeamsPerUser(cfg.TeamsPerUser),
+		accounts.WithTeamChanges(cfg.TeamChanges),
 		accounts.WithLimits(accounts.Limits{AccountBurst: cfg.AccountTries, AccountEvery: accounts.DefaultLimits.AccountEvery,
 			ClientBurst: cfg.ClientTries, ClientEvery: accounts.DefaultLimits.ClientEvery}))
 	if err != nil {
