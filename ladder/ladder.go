@@ -267,6 +267,15 @@ func (l *Ladder) SetActive(ctx context.Context, game string, id int64, active bo
 	state := store.EntryPaused
 	if active {
 		state = store.EntryActive
+		if most := l.cfg.MaxPerOwner; most > 0 {
+			person, n, err := l.deps.Store.OverCount(ctx, e, most)
+			if err != nil {
+				return store.Entry{}, err
+			}
+			if person != "" {
+				return store.Entry{}, fmt.Errorf("%w: entry %d may not play: %s counts %d entries on the %s ladder with their teams', the most one may is %d (ARENA_LADDER_ENTRIES_PER_OWNER); remove one first", store.ErrLadderFull, id, person, n, e.Game, most)
+			}
+		}
 	}
 	if e, err = l.deps.Store.SetEntryState(ctx, id, state, ""); err != nil {
 		return store.Entry{}, err
@@ -274,6 +283,21 @@ func (l *Ladder) SetActive(ctx context.Context, game string, id int64, active bo
 	l.touch()
 	l.wake()
 	return e, nil
+}
+
+// PauseOverCount pauses the entries past MaxPerOwner of a person, with
+// their teams' (entries made before a team's counted for each member, or
+// a person who joined a team): they stay listed, with a note, and play
+// again once the person has removed enough.
+func (l *Ladder) PauseOverCount(ctx context.Context) error {
+	paused, err := l.deps.Store.PauseOverCount(ctx, l.cfg.MaxPerOwner)
+	for _, e := range paused {
+		l.log.Info("ladder entry paused: its people have too many", zap.String("game", e.Game), zap.String("name", e.Name), zap.Int64("entry", e.ID), zap.String("note", e.Note))
+	}
+	if len(paused) > 0 {
+		l.touch()
+	}
+	return err
 }
 
 // Rename gives an entry (all its versions) a new name.
@@ -427,6 +451,9 @@ func (l *Ladder) InFlight() map[string][]string {
 func (l *Ladder) Run(ctx context.Context) {
 	if err := l.settlePending(ctx); err != nil {
 		l.log.Error("settle the ladder matches of the last run", zap.Error(err))
+	}
+	if err := l.PauseOverCount(ctx); err != nil {
+		l.log.Error("pause the ladder entries over the count", zap.Error(err))
 	}
 	for {
 		wait := time.Duration(0)

@@ -192,6 +192,15 @@ func (s *Store) RegisterEntry(ctx context.Context, e Entry, lim EntryLimits) (ou
 			if owned >= lim.PerOwner {
 				return fmt.Errorf("%w: %s has %d entries on the %s ladder, the most one may (ARENA_LADDER_ENTRIES_PER_OWNER); remove one, or register a new version under one of their names", ErrLadderFull, e.Owner, owned, e.Game)
 			}
+			// A team's entries count for each of its members, as a
+			// contest's do: five teams are not fifteen more places.
+			person, n, err := overCount(ctx, tx, e.Game, e.Owner, lim.PerOwner-1)
+			if err != nil {
+				return err
+			}
+			if person != "" {
+				return fmt.Errorf("%w: %s counts %d entries on the %s ladder with their teams', the most one may (ARENA_LADDER_ENTRIES_PER_OWNER: a team's entries count for each member); remove one first", ErrLadderFull, person, n, e.Game)
+			}
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM ladder_entries WHERE game = ? AND name = ?`, e.Game, e.Name).Scan(&version); err != nil {
 			return err
@@ -212,6 +221,111 @@ func (s *Store) RegisterEntry(ctx context.Context, e Entry, lim EntryLimits) (ou
 		err = fmt.Errorf("register %s on the %s ladder: %w", e.Name, e.Game, err)
 	}
 	return out, created, err
+}
+
+// countsFor are the listed entries that count for a person on a ladder:
+// their own and their teams' (as a member, not invited).
+const countsFor = `state IN ('active', 'paused') AND (owner = ? OR owner IN (SELECT team FROM team_members WHERE user = ? AND state = '` + MemberIn + `'))`
+
+// overCount is the first person owner's entries count for (the user, or
+// a team's members; admins are not bounded) who counts more than most
+// listed entries on game's ladder, and how many; "" when none does.
+func overCount(ctx context.Context, q rowQuerier, game, owner string, most int) (string, int, error) {
+	persons, err := personsOf(ctx, q, owner)
+	if err != nil {
+		return "", 0, err
+	}
+	for _, p := range persons {
+		var admin bool
+		if err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE name = ? AND role = 'admin')`, p).Scan(&admin); err != nil {
+			return "", 0, err
+		}
+		if admin {
+			continue
+		}
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_entries WHERE game = ? AND `+countsFor, game, p, p).Scan(&n); err != nil {
+			return "", 0, err
+		}
+		if n > most {
+			return p, n, nil
+		}
+	}
+	return "", 0, nil
+}
+
+// OverCount is the first person an entry counts for who counts more than
+// most listed entries on its ladder (with their teams'), and how many;
+// "" when none does.
+func (s *Store) OverCount(ctx context.Context, e Entry, most int) (string, int, error) {
+	return overCount(ctx, s.db, e.Game, e.Owner, most)
+}
+
+// PauseOverCount pauses the active entries past most of a person on a
+// ladder (their own and their teams' together, oldest kept; admins are
+// not bounded), with a note saying why, and returns them. Paused entries
+// still count: the person removes one to let another play.
+func (s *Store) PauseOverCount(ctx context.Context, most int) ([]Entry, error) {
+	if most <= 0 {
+		return nil, nil
+	}
+	var paused []Entry
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT e.id, e.game, e.state, p.person FROM ladder_entries e JOIN (
+				SELECT name AS owner, name AS person FROM users WHERE role != 'admin'
+				UNION ALL SELECT m.team, m.user FROM team_members m JOIN users u ON u.name = m.user WHERE m.state = ? AND u.role != 'admin'
+			) p ON p.owner = e.owner WHERE e.state IN ('active', 'paused') ORDER BY p.person, e.game, e.id`, MemberIn)
+		if err != nil {
+			return err
+		}
+		type row struct {
+			id                  int64
+			game, state, person string
+		}
+		var all []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.game, &r.state, &r.person); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		done := map[int64]bool{}
+		for i := 0; i < len(all); {
+			j := i
+			for j < len(all) && all[j].person == all[i].person && all[j].game == all[i].game {
+				j++
+			}
+			if n := j - i; n > most {
+				for _, r := range all[i+most : j] {
+					if r.state != EntryActive || done[r.id] {
+						continue
+					}
+					done[r.id] = true
+					note := fmt.Sprintf("paused: %s counts %d entries on the %s ladder with their teams', the most one may is %d (ARENA_LADDER_ENTRIES_PER_OWNER); remove one to let this one play", r.person, n, r.game, most)
+					if _, err := tx.ExecContext(ctx, `UPDATE ladder_entries SET state = ?, note = ? WHERE id = ?`, EntryPaused, note, r.id); err != nil {
+						return err
+					}
+					e, err := scanEntry(tx.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ladder_entries WHERE id = ?`, r.id))
+					if err != nil {
+						return err
+					}
+					paused = append(paused, e)
+				}
+			}
+			i = j
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pause the ladder entries over the count: %w", err)
+	}
+	return paused, nil
 }
 
 // tx runs f in a transaction, committed when f returns nil.

@@ -244,8 +244,8 @@ func TestTeamsAUserMakesAreBounded(t *testing.T) {
 // One owner takes at most ARENA_LADDER_ENTRIES_PER_OWNER of a ladder's
 // places (here 3), however many names they register one image under: the
 // fourth is refused, a new version of a name of theirs is not, a place
-// freed takes another; a team is an owner of its own; an admin is not
-// bounded.
+// freed takes another; a team's entries count for each of its members
+// too (five teams are not fifteen more places); an admin is not bounded.
 func TestOneOwnerTakesFewLadderPlaces(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, with(platform.Config{Ladder: platform.LadderConfig{MaxEntries: 50, MaxPerOwner: 3}}))
 	alice := ms.signIn(t, "alice")
@@ -267,21 +267,80 @@ func TestOneOwnerTakesFewLadderPlaces(t *testing.T) {
 	if status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "ARENA_LADDER_ENTRIES_PER_OWNER") {
 		t.Errorf("alice's fourth entry: %d %v", status, body)
 	}
-	// Her team is another owner.
-	if status, body := register(alice, `{"name":"r0","image":"arena/tanks-random","team":"red"}`); status != http.StatusCreated {
+	// Her team's entries count for her: no room for one.
+	if status, body := register(alice, `{"name":"r0","image":"arena/tanks-random","team":"red"}`); status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "alice counts 3 entries on the tanks ladder with their teams'") {
 		t.Errorf("red's entry: %d %v", status, body)
 	}
-	// A place freed takes another.
+	// A place freed takes another: red's, which then counts for carol,
+	// red's other member, too.
 	if status, body := ms.do(t, "DELETE", "/api/ladders/tanks/entries/"+first, "", alice...); status != http.StatusOK {
 		t.Fatalf("remove a0: %d %v", status, body)
 	}
-	if status, body := register(alice, `{"name":"a3","image":"arena/tanks-random"}`); status != http.StatusCreated {
-		t.Errorf("alice's entry in the freed place: %d %v", status, body)
+	if status, body := register(alice, `{"name":"r0","image":"arena/tanks-random","team":"red"}`); status != http.StatusCreated {
+		t.Errorf("red's entry in the freed place: %d %v", status, body)
+	}
+	if status, body := register(alice, `{"name":"a3","image":"arena/tanks-random"}`); status != http.StatusConflict {
+		t.Errorf("alice's fourth entry, red's counted: %d %v", status, body)
+	}
+	carol := ms.signIn(t, "carol")
+	for i := range 3 {
+		status, body := register(carol, fmt.Sprintf(`{"name":"c%d","image":"arena/tanks-random"}`, i))
+		if want := map[bool]int{true: http.StatusCreated, false: http.StatusConflict}[i < 2]; status != want {
+			t.Errorf("carol's entry %d: %d %v, want %d", i, status, body, want)
+		}
 	}
 	admin := []string{"Authorization", "Bearer " + matrixAdminToken}
 	for i := range 4 {
 		if status, body := register(admin, fmt.Sprintf(`{"name":"staff%d","image":"arena/tanks-hunter"}`, i)); status != http.StatusCreated {
 			t.Errorf("the admin's entry %d: %d %v", i, status, body)
 		}
+	}
+}
+
+// Entries a person counts past ARENA_LADDER_ENTRIES_PER_OWNER once a
+// team's count for its members (the person joined a team, or they were
+// made before) are paused with a note, not removed: the newest first,
+// still listed; resuming one is refused until a place is freed.
+func TestJoiningATeamPausesEntriesOverTheCount(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Ladder: platform.LadderConfig{MaxEntries: 50, MaxPerOwner: 3}}))
+	bob, dave := ms.signIn(t, "bob"), ms.signIn(t, "dave")
+	register := func(who []string, body string) string {
+		t.Helper()
+		status, e := ms.do(t, "POST", "/api/ladders/tanks/entries", body, who...)
+		if status != http.StatusCreated {
+			t.Fatalf("register %s: %d %v", body, status, e)
+		}
+		return fmt.Sprint(e["id"])
+	}
+	b0 := register(bob, `{"name":"b0","image":"arena/tanks-random"}`)
+	register(bob, `{"name":"b1","image":"arena/tanks-random"}`)
+	if status, body := ms.do(t, "POST", "/api/teams", `{"name":"blue"}`, dave...); status != http.StatusCreated {
+		t.Fatalf("dave makes blue: %d %v", status, body)
+	}
+	register(dave, `{"name":"blue0","image":"arena/tanks-random","team":"blue"}`)
+	newest := register(dave, `{"name":"blue1","image":"arena/tanks-random","team":"blue"}`)
+	if status, body := ms.do(t, "POST", "/api/teams/blue/members", `{"user":"bob"}`, dave...); status != http.StatusCreated {
+		t.Fatalf("dave invites bob: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "POST", "/api/teams/blue/join", `{}`, bob...); status != http.StatusOK {
+		t.Fatalf("bob joins blue: %d %v", status, body)
+	}
+	entry := func(id string) map[string]any {
+		t.Helper()
+		_, e := ms.do(t, "GET", "/api/ladders/tanks/entries/"+id, "", bob...)
+		return e
+	}
+	if e := entry(newest); e["state"] != "paused" || !strings.Contains(fmt.Sprint(e["note"]), "bob counts 4 entries on the tanks ladder with their teams', the most one may is 3") {
+		t.Errorf("blue's newest entry once bob joined: %v", e)
+	}
+	status, body := ms.do(t, "PATCH", "/api/ladders/tanks/entries/"+newest, `{"active":true}`, dave...)
+	if status != http.StatusConflict || !strings.Contains(fmt.Sprint(body["error"]), "bob counts 4 entries") {
+		t.Errorf("resume it: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "DELETE", "/api/ladders/tanks/entries/"+b0, "", bob...); status != http.StatusOK {
+		t.Fatalf("bob removes b0: %d %v", status, body)
+	}
+	if status, body := ms.do(t, "PATCH", "/api/ladders/tanks/entries/"+newest, `{"active":true}`, dave...); status != http.StatusOK {
+		t.Errorf("resume it once a place is free: %d %v", status, body)
 	}
 }
