@@ -22,8 +22,10 @@ type PeopleConfig struct {
 	// Turn is the time a person has for a move (0: DefaultHumanTurn).
 	Turn time.Duration
 	// Matches bounds the matches with people playing at once (0: none is
-	// taken).
+	// taken); PerUser those one user plays at once (0: no bound; an
+	// admin's are not bounded).
 	Matches int
+	PerUser int
 }
 
 // DefaultHumanTurn is a person's time for a move unless set otherwise.
@@ -33,13 +35,15 @@ const DefaultHumanTurn = 30 * time.Second
 // any, and the channel their answer goes by.
 type person struct {
 	match, name string
-	seat        int
-	turn        time.Duration
-	mu          sync.Mutex
-	asked       *matches.Question
-	answer      chan []byte
-	over        bool
-	changed     chan struct{}
+	// admin: the player is an admin, whose matches are not bounded.
+	admin   bool
+	seat    int
+	turn    time.Duration
+	mu      sync.Mutex
+	asked   *matches.Question
+	answer  chan []byte
+	over    bool
+	changed chan struct{}
 }
 
 func newPerson(match, name string, seat int, turn time.Duration) *person {
@@ -198,18 +202,39 @@ func (s *Platform) seatPeople(p accounts.Principal, req *matches.Request, seats 
 	req.People = map[int]matches.Person{}
 	for _, i := range seats {
 		req.Images[i] = matches.HumanRef(p.Name)
-		req.People[i] = newPerson(req.MatchID, p.Name, i, turn)
+		h := newPerson(req.MatchID, p.Name, i, turn)
+		h.admin = p.Admin()
+		req.People[i] = h
 	}
 	return nil
 }
 
-// holdPeople keeps a match's people's seats while it plays.
-func (s *Platform) holdPeople(req matches.Request) {
+// holdPeople keeps a match's people's seats while it plays, or refuses
+// it when its player plays PeopleConfig.PerUser matches already (an
+// admin is not bounded).
+func (s *Platform) holdPeople(req matches.Request) error {
+	s.peopleMu.Lock()
+	defer s.peopleMu.Unlock()
 	for _, pp := range req.People {
-		if h, ok := pp.(*person); ok {
-			s.people.Store(req.MatchID, h)
+		h, ok := pp.(*person)
+		if !ok {
+			continue
 		}
+		if most := s.cfg.People.PerUser; most > 0 && !h.admin {
+			playing := 0
+			s.people.Range(func(_, v any) bool {
+				if v.(*person).name == h.name {
+					playing++
+				}
+				return true
+			})
+			if playing >= most {
+				return errs.Errorf(errs.ErrTooMany, "%s plays %d matches already, the most one may at once (ARENA_HUMAN_MATCHES_PER_USER): finish one first", h.name, playing)
+			}
+		}
+		s.people.Store(req.MatchID, h)
 	}
+	return nil
 }
 
 // endPeople ends the people's seats of a match that is over.

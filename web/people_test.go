@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,6 +123,64 @@ func TestAPersonPlaysASeat(t *testing.T) {
 	} {
 		if status, body := ms.do(t, "POST", "/api/matches", bad, bob...); status != http.StatusBadRequest {
 			t.Errorf("%s: %d %v", bad, status, body)
+		}
+	}
+}
+
+// One user plays at most ARENA_HUMAN_MATCHES_PER_USER matches at once
+// (here 2), so they cannot take every place of ARENA_HUMAN_MATCHES from
+// the others, even asking for many at once; a place of theirs that ends
+// takes another; an admin is not bounded.
+func TestOnePersonTakesFewSeats(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) {
+		c.People = platform.PeopleConfig{Turn: time.Minute, Matches: 8, PerUser: 2}
+	})
+	_, aliceTok := ms.token(t, "alice")
+	_, bobTok := ms.token(t, "bob")
+	alice := []string{"Authorization", "Bearer " + aliceTok}
+	const body = `{"game":"tanks","bots":[{"human":true},"bots/held"]}`
+	statuses := make(chan int, 10)
+	var ids []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			status, m := ms.do(t, "POST", "/api/matches", body, alice...)
+			statuses <- status
+			if status == http.StatusCreated {
+				mu.Lock()
+				ids = append(ids, m["id"].(string))
+				mu.Unlock()
+			} else if status != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(m["error"]), "ARENA_HUMAN_MATCHES_PER_USER") {
+				t.Errorf("alice's match: %d %v", status, m)
+			}
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	created := 0
+	for s := range statuses {
+		if s == http.StatusCreated {
+			created++
+		}
+	}
+	if created != 2 {
+		t.Fatalf("alice plays %d matches at once, want 2", created)
+	}
+	if status, m := ms.do(t, "POST", "/api/matches", body, "Authorization", "Bearer "+bobTok); status != http.StatusCreated {
+		t.Errorf("bob's match: %d %v", status, m)
+	}
+	if status, m := ms.do(t, "DELETE", "/api/matches/"+ids[0], "", alice...); status/100 != 2 {
+		t.Fatalf("alice cancels one: %d %v", status, m)
+	}
+	ms.waitFinal(t, ids[0])
+	if status, m := ms.do(t, "POST", "/api/matches", body, alice...); status != http.StatusCreated {
+		t.Errorf("alice's match once one ended: %d %v", status, m)
+	}
+	admin := []string{"Authorization", "Bearer " + matrixAdminToken}
+	for i := range 3 {
+		if status, m := ms.do(t, "POST", "/api/matches", body, admin...); status != http.StatusCreated {
+			t.Errorf("the admin's match %d: %d %v", i+1, status, m)
 		}
 	}
 }
