@@ -125,7 +125,15 @@ type Images struct {
 	Allow []string
 	// Examples are the example bots, which anyone may play.
 	Examples []string
+	// Own says whether a registry host (HOST[:PORT]) is this server's
+	// own registry: an image under it is in its namespace's owner's
+	// name, as one with no host is. Nil: no host is.
+	Own func(host string) bool
 }
+
+// Namespace is the owner an image reference names (see Namespace), when
+// it has no registry host or one of this server's own.
+func (im Images) Namespace(ref string) string { return Namespace(ref, im.Own) }
 
 // allowed reports whether ref matches one of the operator's patterns.
 func (im Images) allowed(ref string) bool {
@@ -154,7 +162,7 @@ func (p Principal) MayPlay(ref string, im Images) error {
 	if slices.Contains(im.Examples, ref) || im.allowed(ref) {
 		return nil
 	}
-	if ns := Namespace(ref); ns != "" && p.Owns(ns) {
+	if ns := im.Namespace(ref); ns != "" && p.Owns(ns) {
 		return nil
 	}
 	return Errorf(ErrDenied, "image %s is not yours to play: you may play %s, the example bots%s", ref, yours(p), allowHint(im))
@@ -176,12 +184,18 @@ func allowHint(im Images) string {
 }
 
 // Namespace is the owner an image reference names: the first component
-// of its repository path (alice in alice/bot:v1 or
-// localhost:5006/alice/bot). Empty for an image id, a bare name (an
-// official image) or what is not a reference.
-func Namespace(ref string) string {
+// of its repository path (alice in alice/bot:v1), when the reference
+// names no registry host (docker.io, the engine's default, counts as
+// none) or one that own says is this server's (localhost:5006/alice/bot).
+// Empty for another registry's image (127.0.0.1:27999/alice/bot on a
+// shared engine is not alice's), an image id, a bare name (an official
+// image) or what is not a reference.
+func Namespace(ref string, own func(host string) bool) string {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
+		return ""
+	}
+	if d := reference.Domain(named); d != "docker.io" && (own == nil || !own(d)) {
 		return ""
 	}
 	p := reference.Path(named)

@@ -50,6 +50,7 @@ func TestMayPlay(t *testing.T) {
 		{alice, "alice/bot:v3", nil, nil},
 		{alice, "red/bot@sha256:" + sha, nil, nil},
 		{alice, "localhost:5006/alice/bot", nil, nil},
+		{alice, "127.0.0.1:27999/alice/bot", nil, ErrDenied}, // another registry's
 		{alice, "arena/tanks-random", nil, nil},
 		{alice, "arena/tanks-hunter", nil, ErrDenied}, // not an example
 		{alice, "bob/bot", nil, ErrDenied},
@@ -62,7 +63,7 @@ func TestMayPlay(t *testing.T) {
 		{Anonymous, "arena/tanks-random", nil, ErrUnauthenticated},
 	}
 	for _, tt := range tests {
-		err := tt.who.MayPlay(tt.ref, Images{Allow: tt.allow, Examples: examples})
+		err := tt.who.MayPlay(tt.ref, Images{Allow: tt.allow, Examples: examples, Own: func(h string) bool { return h == "localhost:5006" }})
 		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 			t.Errorf("%q plays %s (allow %v): %v, want %v", tt.who.Name, tt.ref, tt.allow, err, tt.want)
 		}
@@ -71,22 +72,35 @@ func TestMayPlay(t *testing.T) {
 
 const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
+// A reference is in its namespace's owner's name when it names no
+// registry host, or one of the server's own; another registry's never is.
 func TestNamespace(t *testing.T) {
+	own := func(host string) bool {
+		return host == "localhost:5006" || host == "127.0.0.1:5006" || host == "arena.school.edu"
+	}
 	for ref, want := range map[string]string{
-		"alice/bot":                    "alice",
-		"alice/bot:v1":                 "alice",
-		"localhost:5006/alice/bot":     "alice",
-		"docker.io/alice/bot":          "alice",
-		"registry.example/team/x/y":    "team",
-		"ubuntu":                       "",
-		"library/ubuntu":               "",
-		"sha256:" + sha:                "",
-		"NotAReference":                "",
-		"example.com:5000/library/bot": "library",
+		"alice/bot":                          "alice",
+		"alice/bot:v1":                       "alice",
+		"localhost:5006/alice/bot":           "alice",
+		"127.0.0.1:5006/alice/bot:v1":        "alice",
+		"arena.school.edu/alice/bot":         "alice",
+		"docker.io/alice/bot":                "alice",
+		"127.0.0.1:27999/alice/secretbot:v1": "",
+		"localhost:5007/alice/bot":           "",
+		"registry.example/team/x/y":          "",
+		"ghcr.io/alice/bot":                  "",
+		"ubuntu":                             "",
+		"library/ubuntu":                     "",
+		"sha256:" + sha:                      "",
+		"NotAReference":                      "",
+		"arena.school.edu/library/bot":       "library",
 	} {
-		if got := Namespace(ref); got != want {
+		if got := Namespace(ref, own); got != want {
 			t.Errorf("Namespace(%q) = %q, want %q", ref, got, want)
 		}
+	}
+	if got := Namespace("localhost:5006/alice/bot", nil); got != "" {
+		t.Errorf("with no host of its own, localhost:5006/alice/bot is %q's", got)
 	}
 }
 

@@ -111,7 +111,7 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 	if err := s.MayPlayAll(p, "bot", r.Bot); err != nil {
 		return ChallengeView{}, err
 	}
-	if err := s.PushedState(ctx, r.Bot, false); err != nil {
+	if err := s.PushedState(ctx, r.Bot, ""); err != nil {
 		return ChallengeView{}, err
 	}
 	if labelled := s.gameLabel(ctx, r.Bot); labelled != "" && labelled != game.Name() {
@@ -130,7 +130,7 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 		return ChallengeView{}, err
 	}
 	c, err := s.deps.Store.CreateChallenge(ctx, store.Challenge{
-		Game: game.Name(), CreatedBy: p.Name, Owner: ownerOf(p, r.Bot), Bot: r.Bot, Opponent: opp.named, OpponentOwner: opp.owner,
+		Game: game.Name(), CreatedBy: p.Name, Owner: s.ownerOf(p, r.Bot), Bot: r.Bot, Opponent: opp.named, OpponentOwner: opp.owner,
 		OpponentBot: opp.ref, Map: r.Map, Games: r.Games, Ranked: r.Ranked, CreatedAt: s.now(),
 	})
 	if err != nil {
@@ -186,8 +186,8 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 
 // ownerOf is who owns a bot p plays: the namespace of its name when it is
 // p's or one of p's teams', else p.
-func ownerOf(p accounts.Principal, ref string) string {
-	if ns := accounts.Namespace(ref); ns != "" && p.Owns(ns) {
+func (s *Platform) ownerOf(p accounts.Principal, ref string) string {
+	if ns := s.images.Namespace(ref); ns != "" && p.Owns(ns) {
 		return ns
 	}
 	return p.Name

@@ -78,7 +78,7 @@ func (s *Platform) OperatorNamespace(ctx context.Context, name string) error {
 // registry's, or a name of one component.
 func (s *Platform) namespaceOf(ref string) string {
 	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
-		if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host {
+		if d := reference.Domain(named); d != "docker.io" && !s.OwnRegistry(d) {
 			return ""
 		}
 		ref = reference.Path(named)
@@ -88,6 +88,28 @@ func (s *Platform) namespaceOf(ref string) string {
 		return ""
 	}
 	return ns
+}
+
+// OwnRegistry says whether a registry host (an image's domain, HOST or
+// HOST:PORT) is this server's registry: the address its engine pulls from
+// (RegistryConfig.Host), or a name the server answers to (Config.Hosts,
+// not "*") with no port or that address's port (localhost:5006,
+// 127.0.0.1:5006, the public name behind a proxy). Another port of
+// those names is another registry (a second one on a shared engine):
+// nobody's namespace here.
+func (s *Platform) OwnRegistry(host string) bool {
+	if host == s.cfg.Registry.Host {
+		return true
+	}
+	if slices.Contains(s.cfg.Hosts, "*") || !s.ServesHost(host) {
+		return false
+	}
+	_, port, err := net.SplitHostPort(host)
+	if err != nil {
+		return true // no port
+	}
+	_, own, err := net.SplitHostPort(s.cfg.Registry.Host)
+	return err == nil && port == own
 }
 
 // hostName is a Host header's name, lower case, without port or brackets.

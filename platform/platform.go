@@ -141,6 +141,8 @@ type Platform struct {
 	startedAt sync.Map // id → time.Time
 	// people holds the people's seats of the matches playing (people.go).
 	people sync.Map // id → *person
+	// peopleMu orders holdPeople's count and store.
+	peopleMu sync.Mutex
 	// ladder makes ladder matches for the queue and rates them.
 	ladder *ladder.Ladder
 	// contests run the contests' freezes and finals (with the ladders).
@@ -217,6 +219,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	for name, files := range deps.Players {
 		s.players[name] = files
 	}
+	s.images.Own = s.OwnRegistry
 	s.checks.init()
 	s.initNotify()
 	s.pulls.init()
@@ -243,7 +246,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, MaxPerOwner: cfg.Ladder.MaxPerOwner, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("ladder"), Now: deps.Now,
 		Image: func(ctx context.Context, ref string) (string, error) {
-			if err := s.PushedState(ctx, ref, true); err != nil {
+			if err := s.PushedState(ctx, ref, "register it"); err != nil {
 				return "", err
 			}
 			return s.imageID(ctx, ref)
@@ -278,6 +281,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 		Pushed:       s.recordPush,
 		Deleted: func(ctx context.Context, repo, digest string) {
 			if err := deps.Store.ForgetManifest(ctx, repo, digest); err != nil {
+				s.log.Error("forget a deleted manifest", zap.Error(err))
+			}
+			if err := deps.Store.ForgetUntagged(ctx, repo, digest); err != nil {
 				s.log.Error("forget a deleted manifest", zap.Error(err))
 			}
 		},

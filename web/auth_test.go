@@ -559,10 +559,13 @@ func TestLocalMode(t *testing.T) {
 }
 
 // A player plays their own images, their teams', the examples and what
-// ARENA_ALLOW admits; nobody else's. The suggestions show the same.
+// ARENA_ALLOW admits; nobody else's. An image named under this server's
+// registry is its namespace's owner's; under another registry (another
+// port of the same host, on a shared engine) it is nobody's. The
+// suggestions show the same.
 func TestPlayersPlayOnlyTheirImages(t *testing.T) {
-	ms := newMatrixServer(t, Config{})
-	for _, ref := range []string{"alice/bot", "red/bot", "bob/bot"} {
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
+	for _, ref := range []string{"alice/bot", "red/bot", "bob/bot", "localhost:5006/alice/pushed:v1", "127.0.0.1:27999/alice/secretbot:v1"} {
 		ms.launcher.Add(ref, fake.Script{Game: "tanks"})
 	}
 	alice := ms.signIn(t, "alice")
@@ -570,8 +573,8 @@ func TestPlayersPlayOnlyTheirImages(t *testing.T) {
 		image string
 		want  int
 	}{
-		{"alice/bot", 201}, {"red/bot", 201}, {"arena/tanks-random", 201}, {"bots/slow", 201},
-		{"bob/bot", 403}, {"sha256:" + strings.Repeat("a", 64), 403},
+		{"alice/bot", 201}, {"red/bot", 201}, {"arena/tanks-random", 201}, {"bots/slow", 201}, {"localhost:5006/alice/pushed:v1", 201},
+		{"bob/bot", 403}, {"sha256:" + strings.Repeat("a", 64), 403}, {"127.0.0.1:27999/alice/secretbot:v1", 403},
 	} {
 		status, body := ms.do(t, "POST", "/api/matches", fmt.Sprintf(`{"game":"tanks","bots":[%q,"arena/tanks-hunter"]}`, c.image), alice...)
 		if status != c.want {
@@ -586,7 +589,7 @@ func TestPlayersPlayOnlyTheirImages(t *testing.T) {
 	for _, img := range body["images"].([]any) {
 		shown = append(shown, img.(map[string]any)["image"].(string))
 	}
-	if slices.Contains(shown, "bob/bot") || !slices.Contains(shown, "alice/bot") || !slices.Contains(shown, "red/bot") {
+	if slices.Contains(shown, "bob/bot") || slices.Contains(shown, "127.0.0.1:27999/alice/secretbot:v1") || !slices.Contains(shown, "alice/bot") || !slices.Contains(shown, "red/bot") {
 		t.Errorf("alice is shown %v", shown)
 	}
 	ms.release()
