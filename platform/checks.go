@@ -372,10 +372,12 @@ func (s *Platform) checkPending(ctx context.Context) error {
 	return nil
 }
 
-// pushedState says whether a pushed version may play: a match refuses a
-// rejected one; a ladder (forLadder) takes only a ready one. A reference
-// that names no pushed tag is none of the registry's business.
-func (s *Platform) PushedState(ctx context.Context, ref string, forLadder bool) error {
+// PushedState says whether a pushed version may play: a match refuses a
+// rejected one; a ladder, and a match whose game it is (logic:IMAGE),
+// take only a ready one (ready: "register it", "play it"; "": any but a
+// rejected one). A reference that names no pushed tag is none of the
+// registry's business.
+func (s *Platform) PushedState(ctx context.Context, ref string, ready string) error {
 	t, ok, err := s.pushedTag(ctx, ref)
 	if err != nil || !ok {
 		return err
@@ -387,10 +389,10 @@ func (s *Platform) PushedState(ctx context.Context, ref string, forLadder bool) 
 			by += " (match " + t.CheckMatch + ")"
 		}
 		return errs.Errorf(errs.ErrInvalid, "%s was rejected by %s: %s; push a fixed version", ref, by, t.Reason)
-	case forLadder && t.State == store.TagPending && t.Reason != "":
-		return errs.Errorf(errs.ErrConflict, "%s is not checked yet: %s; register it once My bots says ready", ref, t.Reason)
-	case forLadder && t.State == store.TagPending:
-		return errs.Errorf(errs.ErrConflict, "%s is still being checked (its check match plays it against the example bot); register it once My bots says ready", ref)
+	case ready != "" && t.State == store.TagPending && t.Reason != "":
+		return errs.Errorf(errs.ErrConflict, "%s is not checked yet: %s; %s once My bots says ready", ref, t.Reason, ready)
+	case ready != "" && t.State == store.TagPending:
+		return errs.Errorf(errs.ErrConflict, "%s is still being checked; %s once My bots says ready", ref, ready)
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string
 	if err := s.MayPlayAll(p, "game", ref); err != nil {
 		return nil, err
 	}
-	if err := s.PushedState(ctx, ref, false); err != nil {
+	if err := s.PushedState(ctx, ref, "play it as a game"); err != nil {
 		return nil, err
 	}
 	// A pushed logic plays the version its tag names now, by digest.
@@ -103,14 +103,17 @@ func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(
 	if err != nil {
 		return store.Match{}, err
 	}
+	if err := s.holdPeople(req); err != nil {
+		return store.Match{}, err
+	}
 	s.holdImages(req.MatchID, req.ImageIDs)
 	rec := store.Match{ID: req.MatchID, Status: string(matches.StateQueued), Game: req.Game.Name(), Map: req.Map.Info().Name, Seed: req.Seed, Bots: req.Images, Settings: req.Settings, CreatedAt: s.now(), Owner: req.Owner, Kind: string(req.Kind.OrHand())}
 	if err := insert(ctx, rec); err != nil {
+		s.endPeople(rec.ID)
 		s.releaseImages(rec.ID)
 		return store.Match{}, err
 	}
 	s.live.Store(rec.ID, rec)
-	s.holdPeople(req)
 	pos, err := s.queue.Enqueue(req)
 	if err != nil {
 		s.live.Delete(rec.ID)
@@ -227,7 +230,7 @@ func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r Match
 		bots = append(bots, ref)
 	}
 	for _, ref := range bots {
-		if err := s.PushedState(ctx, ref, false); err != nil {
+		if err := s.PushedState(ctx, ref, ""); err != nil {
 			return store.Match{}, nil, err
 		}
 	}

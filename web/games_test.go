@@ -250,3 +250,32 @@ func TestAMatchOfALogicImage(t *testing.T) {
 		t.Fatalf("a match of a logic image: %d %v", status, body)
 	}
 }
+
+// A pushed image named as a game (logic:IMAGE) plays only once its check
+// passed, as a ladder's bot does: one still pending is refused, saying
+// to wait, and one rejected is refused with the reason.
+func TestAPushedLogicPlaysOnceChecked(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
+	_, aliceTok := ms.token(t, "alice")
+	alice := []string{"Authorization", "Bearer " + aliceTok}
+	ctx := t.Context()
+	digest := "sha256:" + strings.Repeat("1", 64)
+	if err := ms.store.RecordTag(ctx, store.Tag{Repository: "alice/lg", Tag: "v1", Owner: "alice", Digest: digest, ImageID: "sha256:" + strings.Repeat("2", 64), PushedBy: "alice", PushedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	const match = `{"game":"logic:alice/lg:v1","bots":["arena/tanks-random","arena/tanks-hunter"]}`
+	status, body := ms.do(t, "POST", "/api/matches", match, alice...)
+	if msg, _ := body["error"].(string); status != http.StatusConflict || !strings.Contains(msg, "alice/lg:v1 is still being checked; play it as a game once My bots says ready") {
+		t.Errorf("a logic still being checked: %d %v", status, body)
+	}
+	if _, err := ms.store.CheckTag(ctx, "alice/lg", "v1", digest, store.Tag{State: store.TagRejected, Reason: "not a logic"}); err != nil {
+		t.Fatal(err)
+	}
+	status, body = ms.do(t, "POST", "/api/matches", match, alice...)
+	if msg, _ := body["error"].(string); status != http.StatusBadRequest || !strings.Contains(msg, "alice/lg:v1 was rejected by its check: not a logic") {
+		t.Errorf("a rejected logic: %d %v", status, body)
+	}
+	if n := len(ms.launcher.Bots()); n != 0 {
+		t.Errorf("refused matches started %d bots", n)
+	}
+}
