@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"arena/accounts"
 	"arena/internal/errs"
+	"arena/registry"
 	"arena/store"
 )
 
@@ -60,14 +60,32 @@ func (s *Platform) registryAuth(ctx context.Context, name, token string) (accoun
 	return s.deps.Accounts.ByToken(ctx, token)
 }
 
-// recordPush records a tag pushed, with what its image says of itself.
-func (s *Platform) recordPush(ctx context.Context, repo, tag, digest, by string) {
+// recordPush records a manifest pushed: by digest, it counts against its
+// owner's quota until a tag names it or the next collection removes it
+// (store.RecordUntagged); under a tag, with what its image says of
+// itself, pending its check.
+func (s *Platform) recordPush(ctx context.Context, p registry.Push) {
+	repo, tag, digest, by := p.Repo, p.Ref, p.Digest, p.By
+	ns, _, _ := strings.Cut(repo, "/")
+	if !p.Tagged() {
+		size, err := s.uncounted(ctx, p)
+		if err == nil {
+			err = s.deps.Store.RecordUntagged(ctx, repo, digest, ns, size, s.now())
+		}
+		if err != nil {
+			s.log.Error("record a manifest pushed by digest", zap.Error(err))
+		}
+		return
+	}
+	// Its own digest and its index's images now count in its size.
+	if err := s.deps.Store.ForgetUntagged(ctx, repo, append([]string{digest}, p.Children...)...); err != nil {
+		s.log.Error("record a pushed tag", zap.Error(err))
+	}
 	im, err := s.registry.Describe(ctx, repo, digest)
 	if err != nil {
 		s.log.Warn("read a pushed image", zap.String("repository", repo), zap.String("tag", tag), zap.Error(err))
 		return
 	}
-	ns, _, _ := strings.Cut(repo, "/")
 	t := store.Tag{Repository: repo, Tag: tag, Owner: ns, Digest: digest, ImageID: im.ImageID, Size: im.Size, Game: im.Game, Authors: im.Authors, PushedBy: by, PushedAt: s.now()}
 	if err := s.deps.Store.RecordTag(ctx, t); err != nil {
 		s.log.Error("record a pushed tag", zap.Error(err))
@@ -91,8 +109,11 @@ func (s *Platform) recordPush(ctx context.Context, repo, tag, digest, by string)
 // allowPush holds an owner to the quotas before a manifest is stored: a
 // new repository past MaxRepos, a new tag past MaxTags, an image that
 // would take the owner's images past MaxBytes (its size as stored, not
-// as its manifest declares).
-func (s *Platform) allowPush(ctx context.Context, repo, tag, digest string, size int64) error {
+// as its manifest declares). A manifest pushed by digest counts at once;
+// what is counted already (a tag's, or pushed by digest before: an
+// index's images) is not counted again.
+func (s *Platform) allowPush(ctx context.Context, p registry.Push) error {
+	repo, tag, digest, size := p.Repo, p.Ref, p.Digest, p.Bytes
 	ns, _, _ := strings.Cut(repo, "/")
 	u, err := s.deps.Store.RegistryUsage(ctx, ns)
 	if err != nil {
@@ -103,7 +124,7 @@ func (s *Platform) allowPush(ctx context.Context, repo, tag, digest string, size
 		return err
 	}
 	// A manifest pushed by digest (an index's images) adds no tag.
-	newRepo, newTag := true, !strings.Contains(tag, ":")
+	newRepo, newTag := true, p.Tagged()
 	for _, t := range tags {
 		if t.Repository == repo {
 			newRepo = false
@@ -115,6 +136,11 @@ func (s *Platform) allowPush(ctx context.Context, repo, tag, digest string, size
 			size = 0 // counted once, however many tags name it
 		}
 	}
+	if size > 0 {
+		if size, err = s.uncounted(ctx, p); err != nil {
+			return err
+		}
+	}
 	q := s.cfg.Registry
 	switch {
 	case q.MaxRepos > 0 && newRepo && u.Repositories >= q.MaxRepos:
@@ -122,10 +148,28 @@ func (s *Platform) allowPush(ctx context.Context, repo, tag, digest string, size
 	case q.MaxTags > 0 && newTag && u.Tags >= q.MaxTags:
 		return errs.Errorf(errs.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
 	case q.MaxBytes > 0 && u.Bytes+size > q.MaxBytes:
-		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA); delete a repository on My bots",
+		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA; images pushed by digest with no tag count until the daily collection); delete a repository on My bots",
 			ns, mib(u.Bytes), mib(size), mib(q.MaxBytes))
 	}
 	return nil
+}
+
+// uncounted is what a manifest pushed adds to its owner's usage beyond
+// what the manifests pushed by digest before count already: itself again
+// nothing, an index of them only its own bytes and its other images'.
+func (s *Platform) uncounted(ctx context.Context, p registry.Push) (int64, error) {
+	counted, err := s.deps.Store.UntaggedSizes(ctx, p.Repo, append([]string{p.Digest}, p.Children...)...)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := counted[p.Digest]; ok {
+		return 0, nil
+	}
+	size := p.Bytes
+	for _, c := range p.Children {
+		size -= counted[c]
+	}
+	return max(0, size), nil
 }
 
 // pushedTag is the pushed tag a bot's reference names (see PushedName),
@@ -150,7 +194,7 @@ func (s *Platform) PushedName(ref string) (repo, tag string, ok bool) {
 	if err != nil {
 		return "", "", false // the pin says what is wrong with it
 	}
-	if d := reference.Domain(named); d != "docker.io" && d != s.cfg.Registry.Host && (!s.ServesHost(d) || slices.Contains(s.cfg.Hosts, "*")) {
+	if d := reference.Domain(named); d != "docker.io" && !s.OwnRegistry(d) {
 		return "", "", false // another registry's
 	}
 	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
@@ -184,7 +228,7 @@ func (s *Platform) collectRegularly(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if took, err := s.registry.Collect(ctx); err != nil {
+		if took, err := s.CollectRegistry(ctx); err != nil {
 			if !errors.Is(err, context.Canceled) {
 				s.log.Error("collect the registry's garbage", zap.Error(err))
 			}
@@ -192,6 +236,23 @@ func (s *Platform) collectRegularly(ctx context.Context) {
 			s.log.Info("registry garbage collected", zap.Duration("took", took))
 		}
 	}
+}
+
+// CollectRegistry removes the registry's blobs and manifests no tag
+// names (registry.Collect), and forgets the manifests pushed by digest
+// it removed: they no longer count against their owners' quotas.
+func (s *Platform) CollectRegistry(ctx context.Context) (time.Duration, error) {
+	if s.registry == nil {
+		return 0, errs.New(errs.ErrNotFound, "this server has no registry (ARENA_REGISTRY=off)")
+	}
+	start := s.now()
+	took, err := s.registry.Collect(ctx)
+	if err != nil {
+		return took, err
+	}
+	// A push recorded since start may have been collected too: counted
+	// until the next collection, never less than it holds.
+	return took, s.deps.Store.CollectedUntagged(ctx, start)
 }
 
 // mib is a byte count in MiB, with one decimal.

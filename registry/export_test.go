@@ -114,8 +114,10 @@ func TestExport(t *testing.T) {
 func TestPushAsAnAccount(t *testing.T) {
 	ctx := context.Background()
 	var pushed []string
-	r, err := New(ctx, Config{Dir: t.TempDir()}, Deps{Pushed: func(_ context.Context, repo, tag, digest, by string) {
-		pushed = append(pushed, repo+":"+tag+" by "+by)
+	r, err := New(ctx, Config{Dir: t.TempDir()}, Deps{Pushed: func(_ context.Context, p Push) {
+		if p.Tagged() {
+			pushed = append(pushed, p.Repo+":"+p.Ref+" by "+p.By)
+		}
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -35,9 +35,9 @@ func newPolicyRegistry(t *testing.T) *policyRegistry {
 	t.Helper()
 	p := &policyRegistry{t: t, weighed: map[string]int64{}}
 	r, err := New(context.Background(), Config{Dir: t.TempDir()}, Deps{Open: true,
-		AllowPush: func(_ context.Context, repo, tag, _ string, bytes int64) error {
+		AllowPush: func(_ context.Context, push Push) error {
 			p.mu.Lock()
-			p.weighed[repo+":"+tag] = bytes
+			p.weighed[push.Repo+":"+push.Ref] = push.Bytes
 			p.mu.Unlock()
 			return nil
 		}})

@@ -57,22 +57,35 @@ type Config struct {
 type Deps struct {
 	// Authenticate knows an account by its name and API token.
 	Authenticate Authenticator
-	// Pushed is told every tag pushed (and stored), with its manifest's
-	// digest and who pushed it; Deleted every manifest deleted.
-	Pushed  func(ctx context.Context, repo, tag, digest, by string)
+	// Pushed is told every manifest pushed (and stored), under a tag or
+	// by its digest; Deleted every manifest deleted.
+	Pushed  func(ctx context.Context, p Push)
 	Deleted func(ctx context.Context, repo, digest string)
 	// AllowPush, when set, may refuse a manifest before it is stored (an
-	// owner's quotas), with an error of errs.ErrDenied: the manifest's
-	// digest, and what it weighs with what it references as the registry
-	// stores them. It is asked only of a manifest the registry's own
-	// policy takes (checkManifest).
-	AllowPush func(ctx context.Context, repo, tag, digest string, bytes int64) error
+	// owner's quotas), with an error of errs.ErrDenied. It is asked only
+	// of a manifest the registry's own policy takes (checkManifest).
+	AllowPush func(ctx context.Context, p Push) error
 	// Open lets a request without credentials act as the admin (a server
 	// in local mode without ARENA_TOKEN: no accounts, every visitor the
 	// admin).
 	Open bool
 	Log  *zap.Logger
 }
+
+// A Push is a manifest pushed: the repository and the reference it is
+// put under (a tag, or its digest), its digest, what it weighs with what
+// it references as the registry stores them, the manifests an index
+// lists, and who pushed it.
+type Push struct {
+	Repo, Ref, Digest string
+	Bytes             int64
+	Children          []string
+	By                string
+}
+
+// Tagged reports whether the manifest is pushed under a tag (not by
+// digest).
+func (p Push) Tagged() bool { return !strings.HasPrefix(p.Ref, "sha256:") }
 
 // Registry is the OCI registry of a server.
 type Registry struct {
@@ -193,6 +206,7 @@ func (r *Registry) PlatformAuth(host string) string {
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	route := parseRoute(req.URL.Path)
 	who, err := r.identify(req)
+	var push Push
 	if err == nil && route.repo != "" {
 		for _, action := range route.actions(req) {
 			repo := route.repo
@@ -215,8 +229,12 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			if err = rerr; err == nil {
 				err = r.checkManifest(req.Context(), route.repo, req.Header.Get("Content-Type"), body)
 			}
+			if err == nil {
+				push = Push{Repo: route.repo, Ref: route.ref, Digest: fmt.Sprintf("sha256:%x", sha256.Sum256(body)), By: who.name(),
+					Bytes: r.size(req.Context(), route.repo, body), Children: children(body)}
+			}
 			if err == nil && r.deps.AllowPush != nil {
-				err = r.deps.AllowPush(req.Context(), route.repo, route.ref, fmt.Sprintf("sha256:%x", sha256.Sum256(body)), r.size(req.Context(), route.repo, body))
+				err = r.deps.AllowPush(req.Context(), push)
 			}
 		}
 	}
@@ -242,8 +260,9 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if route.kind == "manifests" && rec.status/100 == 2 {
 		switch req.Method {
 		case http.MethodPut:
-			if d := rec.Header().Get("Docker-Content-Digest"); d != "" && r.deps.Pushed != nil && !strings.HasPrefix(route.ref, "sha256:") {
-				r.deps.Pushed(req.Context(), route.repo, route.ref, d, who.name())
+			if d := rec.Header().Get("Docker-Content-Digest"); d != "" && r.deps.Pushed != nil {
+				push.Digest = d
+				r.deps.Pushed(req.Context(), push)
 			}
 		case http.MethodDelete:
 			if r.deps.Deleted != nil {
@@ -420,6 +439,21 @@ func (m manifest) blobs() []descriptor {
 		out = append(out, m.Config)
 	}
 	return append(append(out, m.Layers...), m.Blobs...)
+}
+
+// children are the manifests an index lists (none for an image).
+func children(body []byte) []string {
+	var m manifest
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range m.Manifests {
+		if digestPattern.MatchString(c.Digest) {
+			out = append(out, c.Digest)
+		}
+	}
+	return out
 }
 
 // badManifest is a manifest the registry refuses as it is: a 400 with

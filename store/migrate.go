@@ -30,6 +30,7 @@ var migrations = []string{
 	13: sourcesSchema,
 	14: sourcesPinnedSchema,
 	15: notificationsSchema,
+	16: untaggedSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -178,12 +178,100 @@ type Usage struct {
 	Bytes int64
 }
 
+// Manifests pushed by digest with no tag (schema version 16): what an
+// owner stores that no tag names yet (an index's images, pushed before
+// it) or ever will. Each counts against its owner's quota at once, until a
+// tag names it (or an index a tag names: the tag's size holds it) or the
+// registry's garbage collection removes it.
+const untaggedSchema = `
+CREATE TABLE registry_untagged (
+	repository TEXT NOT NULL,
+	digest     TEXT NOT NULL,
+	owner      TEXT NOT NULL,
+	size       INTEGER NOT NULL,
+	pushed_at  TEXT NOT NULL,
+	PRIMARY KEY (repository, digest)
+);
+CREATE INDEX registry_untagged_owner ON registry_untagged(owner);
+`
+
+// RecordUntagged records a manifest pushed by digest with no tag, and
+// what it weighs with what it references.
+func (s *Store) RecordUntagged(ctx context.Context, repo, digest, owner string, size int64, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO registry_untagged (repository, digest, owner, size, pushed_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (repository, digest) DO UPDATE SET size = excluded.size, pushed_at = excluded.pushed_at`, repo, digest, owner, size, stamp(at))
+	if err != nil {
+		return fmt.Errorf("record the manifest %s@%s: %w", repo, digest, err)
+	}
+	return nil
+}
+
+// ForgetUntagged forgets manifests of repo pushed by digest: those a
+// tag now names, or an index a tag names (they count in its size), or
+// that were deleted.
+func (s *Store) ForgetUntagged(ctx context.Context, repo string, digests ...string) error {
+	if len(digests) == 0 {
+		return nil
+	}
+	args := []any{repo}
+	for _, d := range digests {
+		args = append(args, d)
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM registry_untagged WHERE repository = ? AND digest IN (`+placeholders(len(digests))+`)`, args...); err != nil {
+		return fmt.Errorf("forget the manifests of %s pushed by digest: %w", repo, err)
+	}
+	return nil
+}
+
+// UntaggedSizes are the sizes of those of digests of repo pushed by
+// digest and counted (store.RecordUntagged).
+func (s *Store) UntaggedSizes(ctx context.Context, repo string, digests ...string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(digests) == 0 {
+		return out, nil
+	}
+	args := []any{repo}
+	for _, d := range digests {
+		args = append(args, d)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT digest, size FROM registry_untagged WHERE repository = ? AND digest IN (`+placeholders(len(digests))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the manifests of %s pushed by digest: %w", repo, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d string
+		var n int64
+		if err := rows.Scan(&d, &n); err != nil {
+			return nil, err
+		}
+		out[d] = n
+	}
+	return out, rows.Err()
+}
+
+// CollectedUntagged forgets the manifests pushed by digest before a
+// garbage collection that removes every manifest no tag names began.
+func (s *Store) CollectedUntagged(ctx context.Context, before time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM registry_untagged WHERE pushed_at < ?`, stamp(before)); err != nil {
+		return fmt.Errorf("forget the collected manifests pushed by digest: %w", err)
+	}
+	return nil
+}
+
 // RegistryUsage is what an owner holds in the registry.
 func (s *Store) RegistryUsage(ctx context.Context, owner string) (Usage, error) {
 	var u Usage
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT repository), COUNT(*) FROM registry_tags WHERE owner = ?`, owner).Scan(&u.Repositories, &u.Tags)
 	if err == nil {
 		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM (SELECT DISTINCT digest, size FROM registry_tags WHERE owner = ?)`, owner).Scan(&u.Bytes)
+	}
+	if err == nil {
+		// So do the manifests pushed by digest that no tag names.
+		var untagged int64
+		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM registry_untagged u WHERE owner = ?
+			AND NOT EXISTS (SELECT 1 FROM registry_tags t WHERE t.repository = u.repository AND t.digest = u.digest)`, owner).Scan(&untagged)
+		u.Bytes += untagged
 	}
 	if err == nil {
 		// The uploads kept with their versions count too (sources.go).

@@ -141,7 +141,7 @@ func (s *Server) collect(c echo.Context) error {
 	if s.p.Registry() == nil {
 		return notFound("this server has no registry (ARENA_REGISTRY=off)")
 	}
-	took, err := s.p.Registry().Collect(c.Request().Context())
+	took, err := s.p.CollectRegistry(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -33,11 +33,12 @@ func (ms *matrixServer) usage(t *testing.T, tok string) (bytes, tags float64) {
 }
 
 // The attack on the quotas by nested indexes, replayed: images and
-// indexes of one image each pushed by their digests (each within the
-// quota alone), then an index of those indexes, and a tag naming it. The
-// index of indexes is refused, so is a tag naming an index of an index
-// (however its descriptors name what they list); nothing of it counts,
-// and a collection leaves none of it.
+// indexes of one image each pushed by their digests, then an index of
+// those indexes, and a tag naming it. The index of indexes is refused,
+// so is a tag naming an index of an index (however its descriptors name
+// what they list); what was pushed by digest counts at once (each image
+// once, however many indexes list it), and a collection leaves none of
+// it.
 func TestRegistryRefusesNestedIndexes(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 100 << 10}}))
 	_, tok := ms.token(t, "alice")
@@ -47,8 +48,9 @@ func TestRegistryRefusesNestedIndexes(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	var images, inner [][]byte
+	var want int64
 	for i := range 12 {
-		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, strings.Repeat(string(rune('a'+i)), 20<<10))
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, strings.Repeat(string(rune('a'+i)), 5<<10))
 		if status, body := ms.pushBlobs(t, "alice", tok, repo, im); status != http.StatusCreated {
 			t.Fatalf("blobs %d: %d %s", i, status, body)
 		}
@@ -60,6 +62,7 @@ func TestRegistryRefusesNestedIndexes(t *testing.T) {
 			t.Fatalf("index %d of one image by its digest: %d %s", i, status, body)
 		}
 		images, inner = append(images, im.layer), append(inner, idx)
+		want += int64(len(im.manifest) + len(im.config) + len(im.layer) + len(idx))
 	}
 	// The attack: an index of those indexes, a tag naming an index of it.
 	const why = "an index may list images only, not another index"
@@ -76,8 +79,8 @@ func TestRegistryRefusesNestedIndexes(t *testing.T) {
 			t.Errorf("a tag of an index of indexes listed as %s: %d %s", mediaType, status, body)
 		}
 	}
-	if bytes, tags := ms.usage(t, tok); bytes != 0 || tags != 0 {
-		t.Errorf("after the nested pushes alice holds %v bytes in %v tags", bytes, tags)
+	if bytes, tags := ms.usage(t, tok); int64(bytes) != want || tags != 0 {
+		t.Errorf("after the nested pushes alice holds %v bytes in %v tags, want %d (what was pushed by digest) in 0", bytes, tags, want)
 	}
 	for _, tag := range []string{"v1", "v2", "v3"} {
 		if res, _ := ms.registryCall(t, "alice", tok, "GET", "/v2/"+repo+"/manifests/"+tag, "", nil); res.StatusCode != http.StatusNotFound {
@@ -86,6 +89,9 @@ func TestRegistryRefusesNestedIndexes(t *testing.T) {
 	}
 	if status, _ := ms.do(t, "POST", "/api/registry/gc", "{}", "Authorization", "Bearer "+matrixAdminToken); status != http.StatusOK {
 		t.Fatalf("collect: %d", status)
+	}
+	if bytes, _ := ms.usage(t, tok); bytes != 0 {
+		t.Errorf("after a collection alice holds %v bytes", bytes)
 	}
 	for i, layer := range images {
 		if res, _ := ms.registryCall(t, "alice", tok, "GET", "/v2/"+repo+"/blobs/"+digestOf(layer), "", nil); res.StatusCode != http.StatusNotFound {
@@ -173,5 +179,51 @@ func TestAnIndexOverATagAtTheTagQuota(t *testing.T) {
 	// A new tag is still one too many.
 	if status, body := ms.push(t, "alice", tok, repo, "v2", newImage(t, nil, "second")); status != http.StatusForbidden || !strings.Contains(body, "ARENA_REGISTRY_MAX_TAGS") {
 		t.Errorf("a second tag: %d %s", status, body)
+	}
+}
+
+// Images pushed by their digests with no tag count against the quota at
+// once: pushed one after another, 59 MiB once stayed past an 8 MiB
+// quota until the daily collection. Here the fourth 30 KiB image of a
+// 100 KiB quota is refused; a tag naming one of them counts it once;
+// deleting one frees its place; a collection frees the others.
+func TestImagesPushedByDigestCountAtOnce(t *testing.T) {
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: 100 << 10}}))
+	_, tok := ms.token(t, "alice")
+	const repo = "alice/loose"
+	var ims []image
+	var sizes []int64
+	for i := range 4 {
+		im := newImage(t, map[string]string{"io.arena.game": "tanks"}, strings.Repeat(string(rune('a'+i)), 30<<10))
+		if status, body := ms.pushBlobs(t, "alice", tok, repo, im); status != http.StatusCreated {
+			t.Fatalf("blobs %d: %d %s", i, status, body)
+		}
+		res, body := ms.registryCall(t, "alice", tok, "PUT", "/v2/"+repo+"/manifests/"+digestOf(im.manifest), "application/vnd.oci.image.manifest.v1+json", im.manifest)
+		if want := map[bool]int{true: http.StatusCreated, false: http.StatusForbidden}[i < 3]; res.StatusCode != want || want == http.StatusForbidden && !strings.Contains(string(body), "ARENA_REGISTRY_QUOTA") {
+			t.Fatalf("image %d by its digest: %d %s, want %d", i, res.StatusCode, body, want)
+		}
+		ims, sizes = append(ims, im), append(sizes, int64(len(im.manifest)+len(im.config)+len(im.layer)))
+	}
+	if bytes, tags := ms.usage(t, tok); int64(bytes) != sizes[0]+sizes[1]+sizes[2] || tags != 0 {
+		t.Errorf("alice holds %v bytes in %v tags, want %d in 0", bytes, tags, sizes[0]+sizes[1]+sizes[2])
+	}
+	// Tagged, the first counts once.
+	if res, body := ms.registryCall(t, "alice", tok, "PUT", "/v2/"+repo+"/manifests/v1", "application/vnd.oci.image.manifest.v1+json", ims[0].manifest); res.StatusCode != http.StatusCreated {
+		t.Fatalf("tag the first: %d %s", res.StatusCode, body)
+	}
+	if bytes, tags := ms.usage(t, tok); int64(bytes) != sizes[0]+sizes[1]+sizes[2] || tags != 1 {
+		t.Errorf("with a tag alice holds %v bytes in %v tags, want %d in 1", bytes, tags, sizes[0]+sizes[1]+sizes[2])
+	}
+	if res, body := ms.registryCall(t, "alice", tok, "DELETE", "/v2/"+repo+"/manifests/"+digestOf(ims[1].manifest), "", nil); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("delete the second: %d %s", res.StatusCode, body)
+	}
+	if bytes, _ := ms.usage(t, tok); int64(bytes) != sizes[0]+sizes[2] {
+		t.Errorf("after a deletion alice holds %v bytes, want %d", bytes, sizes[0]+sizes[2])
+	}
+	if status, _ := ms.do(t, "POST", "/api/registry/gc", "{}", "Authorization", "Bearer "+matrixAdminToken); status != http.StatusOK {
+		t.Fatalf("collect: %d", status)
+	}
+	if bytes, _ := ms.usage(t, tok); int64(bytes) != sizes[0] {
+		t.Errorf("after a collection alice holds %v bytes, want %d (the tagged one)", bytes, sizes[0])
 	}
 }

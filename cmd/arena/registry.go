@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"arena/registry"
 	"arena/store"
@@ -66,8 +67,14 @@ func cmdRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return platformErr(err)
 	}
 	defer reg.Close()
+	// No server runs: every manifest pushed by digest that no tag names
+	// is collected, and no longer counts against its owner's quota.
+	start := time.Now()
 	if cfg.RegistryStorage != nil {
 		took, err := reg.Collect(ctx)
+		if err == nil {
+			err = st.CollectedUntagged(ctx, start)
+		}
 		if err != nil {
 			return platformErr(err)
 		}
@@ -76,6 +83,9 @@ func cmdRegistry(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	before, _ := folderSize(dir)
 	took, err := reg.Collect(ctx)
+	if err == nil {
+		err = st.CollectedUntagged(ctx, start)
+	}
 	if err != nil {
 		return platformErr(err)
 	}
