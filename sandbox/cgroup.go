@@ -639,17 +639,38 @@ func (a *accounting) memPeak() (int64, bool) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.pidsFile != nil {
-		if v, err := a.readValue(a.pidsFile, "max"); err == nil {
-			a.last.PidsLimitHits = max(a.last.PidsLimitHits, v)
-		}
-	}
+	a.readPidsLocked()
 	v, err := a.readValue(a.memFile, "")
 	if err != nil {
 		return a.last.MemPeakBytes, a.last.MemPeakBytes > 0
 	}
 	a.last.MemPeakBytes = max(a.last.MemPeakBytes, v)
 	return a.last.MemPeakBytes, true
+}
+
+// readPids reads the forks the pids limit refused so far, kept for
+// Usage: the counter goes with the cgroup when the bot ends. Cgroup v1's
+// pids.events sends no notification to wait on (neither inotify nor
+// poll, kernel 6.18), so it is read at each answer (memPeak, or the
+// freeze's read) and, when that read was not made, before the next
+// input (freezer.thaw): a bot that forks at one turn and crashes at the
+// next is counted.
+func (a *accounting) readPids() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.readPidsLocked()
+}
+
+func (a *accounting) readPidsLocked() {
+	if a.pidsFile == nil {
+		return
+	}
+	if v, err := a.readValue(a.pidsFile, "max"); err == nil {
+		a.last.PidsLimitHits = max(a.last.PidsLimitHits, v)
+	}
 }
 
 // oomKilled is the verdict of the cgroup: its oom_kill counter, or the

@@ -140,6 +140,12 @@ func (f *freezer) thaw() error {
 		return nil
 	}
 	f.armed.Store(true)
+	if f.pending {
+		// The read after its last answer was not made: the forks the
+		// pids limit refused then are read at least, before its next
+		// input (which may end it, and its cgroup's counters with it).
+		f.acct.readPids()
+	}
 	f.pending, f.atOK = false, false
 	f.thaws++
 	if ok, why := f.acct.canFreeze(); !ok {
