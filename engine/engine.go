@@ -157,6 +157,15 @@ const (
 	StatusIllegal Status = "illegal"
 )
 
+// Known reports whether s is one of the status words above.
+func (s Status) Known() bool {
+	switch s {
+	case StatusOK, StatusTimeout, StatusBadOutput, StatusCrashed, StatusOOM, StatusOutputLimit, StatusStartFailed, StatusIllegal:
+		return true
+	}
+	return false
+}
+
 // Reply is an awaited seat's answer, or the fault that prevented it.
 type Reply struct {
 	Seat int

@@ -69,3 +69,17 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// The status words are known; anything else a report carries is not.
+func TestStatusKnown(t *testing.T) {
+	for _, s := range []Status{StatusOK, StatusTimeout, StatusBadOutput, StatusCrashed, StatusOOM, StatusOutputLimit, StatusStartFailed, StatusIllegal} {
+		if !s.Known() {
+			t.Errorf("%s is not known", s)
+		}
+	}
+	for _, s := range []Status{"", "weird", "crashed\n", "OK"} {
+		if s.Known() {
+			t.Errorf("%q is known", s)
+		}
+	}
+}

@@ -113,7 +113,13 @@ func (s *Platform) observeUpdate(u matches.Update) {
 		if u.Replay != nil {
 			for _, b := range u.Replay.Result.Bots {
 				if b.Status != engine.StatusOK {
-					s.metrics.BotFaults.WithLabelValues(game, string(b.Status)).Inc()
+					// A worker's replay says the status: one of the known
+					// words, or "other" (no label from what it chose).
+					status := string(b.Status)
+					if !b.Status.Known() {
+						status = "other"
+					}
+					s.metrics.BotFaults.WithLabelValues(game, status).Inc()
 				}
 			}
 		}

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"arena/internal/poll"
 	"arena/judger"
 	"arena/orchestrator/fake"
 	"arena/platform"
@@ -34,7 +36,7 @@ func TestMetricsLabelOnlyGamesOnOffer(t *testing.T) {
 		ts.waitFinal(t, created["id"].(string))
 	}
 	var text string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	poll.Until(t, 5*time.Second, func() error {
 		text = scrape(t, ts.url)
 		ended := map[string]bool{}
 		for _, line := range strings.Split(text, "\n") {
@@ -42,13 +44,11 @@ func TestMetricsLabelOnlyGamesOnOffer(t *testing.T) {
 				ended[rest[:strings.Index(rest, `"`)]] = true
 			}
 		}
-		if ended["logic"] && ended["ttt"] && ended["tanks"] {
-			break
+		if !ended["logic"] || !ended["ttt"] || !ended["tanks"] {
+			return fmt.Errorf("the ended matches by game are %v, want logic, ttt and tanks", ended)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the ended matches by game are %v, want logic, ttt and tanks:\n%s", ended, text)
-		}
-	}
+		return nil
+	})
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, "bob/lg") || strings.Contains(line, `game="logic:`) {
 			t.Errorf("a label carries the image a visitor named: %s", line)
