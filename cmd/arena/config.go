@@ -570,7 +570,7 @@ var settings = []setting{
 		}
 		return err
 	}},
-	{env: "ARENA_LADDER_ENTRIES_PER_OWNER", flag: "ladder-entries-per-owner", def: "3", usage: "entries (active or paused) one user or team may have on one game's ladder (an admin's are not bounded); 0: no limit", server: true, set: func(c *Config, v string) (err error) {
+	{env: "ARENA_LADDER_ENTRIES_PER_OWNER", flag: "ladder-entries-per-owner", def: "3", usage: "entries (active or paused) one user or team may have on one game's ladder, a team's counting for each member too (an admin's are not bounded); 0: no limit", server: true, set: func(c *Config, v string) (err error) {
 		c.LadderPerOwner, err = strconv.Atoi(v)
 		if err == nil && c.LadderPerOwner < 0 {
 			err = errors.New("must not be negative")
