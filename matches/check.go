@@ -1,7 +1,6 @@
 package matches
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,6 +31,12 @@ func CheckReplay(req Request, rep *Replay) error {
 	}
 	if err := checkResult(req, rep); err != nil {
 		return err
+	}
+	bound := req.ReplayBounds(DefaultReplayBudget).String
+	for i := range rep.Frames {
+		if err := frameStrings(i, &rep.Frames[i], -1, bound); err != nil {
+			return fmt.Errorf("%w: %w", ErrForeignReplay, err)
+		}
 	}
 	if _, hosted := req.Game.(engine.Hosted); hosted {
 		return nil
@@ -121,12 +126,23 @@ func checkResult(req Request, rep *Replay) error {
 // after it. It returns the replay without its frames; each, when set,
 // gets every frame once the engine reproduced it (a viewer's catch-up).
 // A hosted game's frames are not played again here (see CheckReplay).
+// It is read within the bounds of a replay of req's match under the
+// default replay budget (see CheckReplayStreamWithin).
 //
 // An error reading r (or writing w) is returned as it is, not as
 // ErrForeignReplay: a read cut short says nothing of the replay.
 func CheckReplayStream(req Request, r io.Reader, w io.Writer, each func(i int, f Frame)) (*Replay, error) {
+	return CheckReplayStreamWithin(req, req.ReplayBounds(DefaultReplayBudget), r, w, each)
+}
+
+// CheckReplayStreamWithin is CheckReplayStream within the bounds b: a
+// replay, a frame, a string of a frame or a value of the header over its
+// bound is refused (ErrForeignReplay, with the OverBound) as soon as it
+// passes it, having cost no more memory than its bound, and no more than
+// the replay's bound is read from r or written to w.
+func CheckReplayStreamWithin(req Request, b ReplayBounds, r io.Reader, w io.Writer, each func(i int, f Frame)) (*Replay, error) {
 	src := &failingReader{r: r}
-	rep, err := checkReplayStream(req, src, w, each)
+	rep, err := checkReplayStream(req, b, src, w, each)
 	if src.err != nil {
 		return nil, fmt.Errorf("read the replay: %w", src.err)
 	}
@@ -161,7 +177,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int, Frame)) (*Replay, error) {
+func checkReplayStream(req Request, b ReplayBounds, r *failingReader, w io.Writer, each func(int, Frame)) (*Replay, error) {
 	out := &failingWriter{w: w}
 	tee := io.TeeReader(r, out)
 	defer func() {
@@ -169,7 +185,15 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 			r.err = out.err
 		}
 	}()
-	dec := json.NewDecoder(tee)
+	dec := newBoundedDecoder(tee, b)
+	// bad is the error of a replay that does not decode: what is over its
+	// bound, or what is wrong.
+	bad := func(what string, err error) error {
+		if ob := overBound(err); ob != nil {
+			return fmt.Errorf("%w: %w", ErrForeignReplay, ob)
+		}
+		return foreign("%s%v", what, err)
+	}
 	rep := &Replay{}
 	fields := map[string]any{
 		"format": &rep.Format, "match_id": &rep.MatchID, "game": &rep.Game, "map": &rep.Map, "map_data": &rep.MapData,
@@ -180,7 +204,7 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	delim := func(want json.Delim) error {
 		t, err := dec.Token()
 		if err != nil {
-			return foreign("not a replay: %v", err)
+			return bad("not a replay: ", err)
 		}
 		if t != want {
 			return foreign("not a replay: %v where %v belongs", t, want)
@@ -193,10 +217,10 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	var v *Verifier
 	frames := -1 // none read yet
 	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
+	for dec.more() {
+		t, err := dec.token()
 		if err != nil {
-			return nil, foreign("not a replay: %v", err)
+			return nil, bad("not a replay: ", err)
 		}
 		key, _ := t.(string)
 		if seen[key] {
@@ -219,33 +243,37 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 			if err := delim('['); err != nil {
 				return nil, err
 			}
-			for frames = 0; dec.More(); frames++ {
-				var fr Frame
-				if err := dec.Decode(&fr); err != nil {
-					return nil, foreign("frame %d: %v", frames, err)
-				}
+			frames = 0
+			var mismatch error
+			err := dec.frameList(func(i int, fr Frame) error {
+				frames++
 				if v != nil {
 					if err := v.Frame(fr); err != nil {
-						return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+						mismatch = fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+						return mismatch
 					}
 				}
 				if each != nil {
-					each(frames, fr)
+					each(i, fr)
 				}
+				return nil
+			})
+			if mismatch != nil {
+				return nil, mismatch
 			}
-			if err := delim(']'); err != nil {
-				return nil, err
+			if err != nil {
+				return nil, bad("not a replay: ", err)
 			}
 		case key == "result":
 			if frames < 0 {
 				return nil, foreign("the result comes before the frames")
 			}
-			if err := dec.Decode(&rep.Result); err != nil {
-				return nil, foreign("result: %v", err)
+			if _, err := dec.decode("the replay's result", b.Frame, &rep.Result); err != nil {
+				return nil, bad("result: ", err)
 			}
 		case fields[key] != nil && frames < 0:
-			if err := dec.Decode(fields[key]); err != nil {
-				return nil, foreign("%s: %v", key, err)
+			if _, err := dec.decode("the replay's "+key, b.Frame, fields[key]); err != nil {
+				return nil, bad(key+": ", err)
 			}
 		default:
 			return nil, foreign("the replay has %q where none belongs", key)
@@ -257,13 +285,14 @@ func checkReplayStream(req Request, r *failingReader, w io.Writer, each func(int
 	if !seen["result"] {
 		return nil, foreign("the replay has no frames or no result")
 	}
-	// Nothing but spacing may follow; it reaches w too.
-	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), tee))
+	// Nothing but spacing may follow, within the replay's bound; it
+	// reaches w too.
+	n, err := dec.rest()
 	if err != nil {
-		return nil, foreign("after the replay: %v", err)
+		return nil, bad("after the replay: ", err)
 	}
-	if len(bytes.TrimSpace(rest)) > 0 {
-		return nil, foreign("the replay is followed by %d more bytes", len(bytes.TrimSpace(rest)))
+	if n > 0 {
+		return nil, foreign("the replay is followed by %d more bytes", n)
 	}
 	if err := checkResult(req, rep); err != nil {
 		return nil, err

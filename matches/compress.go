@@ -20,6 +20,11 @@ import (
 // Compressed is the suffix of a compressed replay file's name.
 const Compressed = ".zst"
 
+// replayWindow is the largest zstd window a replay is read with: the one
+// its writer uses (the encoder's default, 8 MiB; zstd's own, up to level
+// 19).
+const replayWindow = 8 << 20
+
 // zstdMagic opens every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
@@ -47,8 +52,9 @@ func Decompressed(f io.ReadCloser) (io.ReadCloser, error) {
 		return readCloser{br, f.Close}, nil
 	}
 	// The window is bounded so a forged file cannot make a reader hold
-	// more memory than a replay's writer ever asks for.
-	d, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
+	// more memory than a replay's writer ever asks for; what it
+	// decompresses to is bounded by its reader (ReplayBounds.File).
+	d, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(replayWindow), zstd.WithDecoderMaxMemory(replayWindow))
 	if err != nil {
 		return nil, fmt.Errorf("read the compressed replay: %w", err)
 	}

@@ -25,6 +25,11 @@ var (
 	// ErrQueueFull is returned by Enqueue when the line is at its limit
 	// (errs.ErrTooMany: try again in 10 s).
 	ErrQueueFull = errs.TooMany(errors.New("the queue is full"), 10*time.Second)
+	// ErrOverBound: a replay, or a part of one (a frame, a string), is
+	// larger than the bound it is read within (ReplayBounds): no replay
+	// Arena writes is (errs.ErrInvalid). Its errors are *OverBound, which
+	// say what is over which bound.
+	ErrOverBound = errs.New(errs.ErrInvalid, "the replay is over its bounds")
 	// ErrCancelled is the cause of a match cancelled on request.
 	ErrCancelled = errors.New("cancelled on request")
 	// ErrGameHost: the program that holds a game's rules (a logic) could

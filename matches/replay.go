@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"arena/engine"
 )
@@ -359,31 +360,47 @@ func WriteReplay(path string, r *Replay) error {
 // ReplayFrames reads a replay from r as it comes and calls f with each of
 // its frames from index from on, as JSON, none of them kept: a viewer of
 // a long match costs a frame at a time, not the whole replay. It stops
-// at the first error of f.
+// at the first error of f. The replay is read within
+// DefaultReplayBounds: a frame, or a header's value, over its bound is an
+// OverBound error.
 func ReplayFrames(r io.Reader, from int, f func(i int, frame json.RawMessage) error) error {
-	dec := json.NewDecoder(r)
+	return replayFrames(r, DefaultReplayBounds, from, f)
+}
+
+func replayFrames(r io.Reader, b ReplayBounds, from int, f func(i int, frame json.RawMessage) error) error {
+	dec := newBoundedDecoder(r, b)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("not a replay: %v", err)
+		return notReplay(err)
 	}
-	for dec.More() {
-		t, err := dec.Token()
+	for dec.more() {
+		t, err := dec.token()
 		if err != nil {
-			return fmt.Errorf("not a replay: %w", err)
+			return notReplay(err)
 		}
 		if t != "frames" {
 			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return fmt.Errorf("not a replay: %w", err)
+			if _, err := dec.decode(fmt.Sprintf("the replay's %v", t), b.Frame, &skip); err != nil {
+				return notReplay(err)
 			}
 			continue
 		}
 		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			if ob := overBound(err); ob != nil {
+				return ob
+			}
 			return fmt.Errorf("not a replay: its frames are not a list (%v)", err)
 		}
-		for i := 0; dec.More(); i++ {
+		for i := 0; ; i++ {
 			var frame json.RawMessage
-			if err := dec.Decode(&frame); err != nil {
-				return fmt.Errorf("not a replay: frame %d: %w", i, err)
+			more, _, err := dec.frame(i, &frame)
+			if err != nil {
+				return notReplay(fmt.Errorf("frame %d: %w", i, err))
+			}
+			if !more {
+				break
+			}
+			if err := rawFrameStrings(i, frame, b.String); err != nil {
+				return err
 			}
 			if i >= from {
 				if err := f(i, frame); err != nil {
@@ -391,28 +408,177 @@ func ReplayFrames(r io.Reader, from int, f func(i int, frame json.RawMessage) er
 				}
 			}
 		}
+		if _, err := dec.Token(); err != nil {
+			return notReplay(err)
+		}
 		return nil
+	}
+	if _, err := dec.Token(); err != nil {
+		return notReplay(err)
 	}
 	return errors.New("not a replay: it has no frames")
 }
 
-// ReadReplay loads a replay file, plain or compressed.
-func ReadReplay(path string) (*Replay, error) {
+// frameName names frame i in errors.
+func frameName(i int) string { return fmt.Sprintf("frame %d", i) }
+
+// notReplay is the error of a replay that does not decode: its
+// OverBound as it is, when it is over a bound.
+func notReplay(err error) error {
+	if ob := overBound(err); ob != nil {
+		return ob
+	}
+	return fmt.Errorf("not a replay: %w", err)
+}
+
+// ReadReplay loads a replay file, plain or compressed, within
+// DefaultReplayBounds (see ReadReplayWithin).
+func ReadReplay(path string) (*Replay, error) { return ReadReplayWithin(path, nil) }
+
+// ReadReplayWithin loads a replay file, plain or compressed, within the
+// bounds of its game (see DecodeReplay): a file whose JSON, a frame, a
+// string of a frame or a value of its header is over its bound is
+// refused with an OverBound error as soon as it passes it (a zstd bomb
+// too), having cost no more memory than that.
+func ReadReplayWithin(path string, bounds func(game string) ReplayBounds) (*Replay, error) {
 	f, err := OpenReplay(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a replay: %w", path, err)
+	r, err := DecodeReplay(f, bounds)
+	if ob := overBound(err); ob != nil {
+		return nil, fmt.Errorf("%s: %w", path, ob)
 	}
-	var r Replay
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a replay: %w", path, err)
+	if err != nil {
+		return nil, fmt.Errorf("%s is %w", path, err)
 	}
 	if r.Format != ReplayFormat && r.Format != ReplayFormatV1 {
 		return nil, fmt.Errorf("%s: replay format %q, want %q", path, r.Format, ReplayFormat)
 	}
-	return &r, nil
+	return r, nil
+}
+
+// DecodeReplay reads a replay's JSON from r as it comes, a frame at a
+// time, within the bounds of its game: bounds("") until its header names
+// its game, bounds(game) from then on (nil: DefaultReplayBounds
+// throughout). A replay over a bound is refused with an OverBound error
+// as soon as it passes it. Fields it does not know are skipped, within
+// their bound; nothing but spacing may follow the replay.
+func DecodeReplay(r io.Reader, bounds func(game string) ReplayBounds) (*Replay, error) {
+	if bounds == nil {
+		bounds = func(string) ReplayBounds { return DefaultReplayBounds }
+	}
+	dec := newBoundedDecoder(r, bounds(""))
+	rep := &Replay{}
+	fields := map[string]any{
+		"format": &rep.Format, "match_id": &rep.MatchID, "game": &rep.Game, "map": &rep.Map, "map_data": &rep.MapData,
+		"seed": &rep.Seed, "settings": &rep.Settings, "limits": &rep.Limits, "stdio_path": &rep.StdioPath, "bots": &rep.Bots,
+		"logic": &rep.Logic, "result": &rep.Result,
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err == nil {
+			err = fmt.Errorf("%v where { belongs", t)
+		}
+		return nil, notReplay(err)
+	}
+	for dec.more() {
+		t, err := dec.token()
+		if err != nil {
+			return nil, notReplay(err)
+		}
+		key, _ := t.(string)
+		if key == "frames" {
+			if rep.Frames, err = dec.framesOrNull(); err != nil {
+				return nil, notReplay(err)
+			}
+			continue
+		}
+		v := fields[key]
+		if v == nil {
+			v = new(json.RawMessage) // not ours: skipped
+		}
+		if _, err := dec.decode("the replay's "+key, dec.b.Frame, v); err != nil {
+			return nil, notReplay(fmt.Errorf("%s: %w", key, err))
+		}
+		if key == "game" {
+			dec.b = bounds(rep.Game)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, notReplay(err)
+	}
+	if n, err := dec.rest(); err != nil || n > 0 {
+		if err == nil {
+			err = fmt.Errorf("%d more bytes follow it", n)
+		}
+		return nil, notReplay(err)
+	}
+	return rep, nil
+}
+
+// framesOrNull reads the value of a replay's frames: null, or a list of
+// frames each within its bounds.
+func (d *boundedDecoder) framesOrNull() ([]Frame, error) {
+	d.within("the replay's frames", d.b.String)
+	t, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, nil
+	}
+	if t != json.Delim('[') {
+		return nil, fmt.Errorf("its frames are %v, not a list", t)
+	}
+	var frames []Frame
+	var held int64
+	err = d.frameList(func(_ int, fr Frame) error {
+		// Many small frames take more memory than their JSON: what they
+		// take is bounded too.
+		if held += heldBytes(&fr); held > d.b.File {
+			return &OverBound{What: "the replay, held in memory,", Bound: d.b.File}
+		}
+		frames = append(frames, fr)
+		return nil
+	})
+	return frames, err
+}
+
+// heldBytes is about what a frame takes in memory: its text, and 4 times
+// its struct (the frame as decoded, then in its slice, and what the
+// slice's growth copies).
+func heldBytes(fr *Frame) int64 {
+	n := 4*unsafe.Sizeof(*fr) + uintptr(len(fr.State))
+	for _, b := range fr.Bots {
+		n += unsafe.Sizeof(b) + uintptr(len(b.Answer)+len(b.AnswerB64)+len(b.Detail)+len(b.Stderr)) + 16
+	}
+	return int64(n)
+}
+
+// frameList reads the frames of a list whose [ was read, each within its
+// bounds, to its ]: each gets every frame, the first error of each ends
+// it.
+func (d *boundedDecoder) frameList(each func(i int, fr Frame) error) error {
+	for i := 0; ; i++ {
+		var fr Frame
+		more, size, err := d.frame(i, &fr)
+		if err != nil {
+			if ob := overBound(err); ob != nil {
+				return ob
+			}
+			return fmt.Errorf("frame %d: %w", i, err)
+		}
+		if !more {
+			break
+		}
+		if err := frameStrings(i, &fr, size, d.b.String); err != nil {
+			return err
+		}
+		if err := each(i, fr); err != nil {
+			return err
+		}
+	}
+	_, err := d.Token() // ]
+	return err
 }
