@@ -126,7 +126,13 @@ type DispatcherConfig struct {
 	// disk. It is applied to the buckets made and, with Setup, to those
 	// there are as the dispatcher starts.
 	BucketBytes int64
-	Log         *zap.Logger
+	// ReplayBudget is the replay budget of the server's matches
+	// (ARENA_REPLAY_BUDGET; 0: matches.DefaultReplayBudget): a reported
+	// replay is read within the bounds it gives with its game's cap
+	// (matches.Request.ReplayBounds), and refused as soon as it passes
+	// one.
+	ReplayBudget int64
+	Log          *zap.Logger
 }
 
 // counted is how many matches the worker takes at once as far as the
@@ -606,8 +612,9 @@ func (d *Dispatcher) spool(req matches.Request, r io.Reader, view *viewer) (rep 
 		}
 	}()
 	buf := bufio.NewWriterSize(f, 64<<10)
-	// The check reads the object to its end, where its digest is checked.
-	if rep, err = matches.CheckReplayStream(req, r, buf, view.frame); err != nil {
+	// The check reads the object to its end, where its digest is checked,
+	// unless it passes a bound first.
+	if rep, err = matches.CheckReplayStreamWithin(req, d.bounds(req), r, buf, view.frame); err != nil {
 		return nil, err
 	}
 	if err = buf.Flush(); err == nil {

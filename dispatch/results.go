@@ -15,6 +15,7 @@ import (
 
 	"arena/dispatch/trust"
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/matches"
 )
 
@@ -30,7 +31,7 @@ func (d *Dispatcher) check(w *wait, ev Event, inline *matches.Replay) {
 	var err error
 	if ev.Object != "" && d.cfg.Spool != "" {
 		rep, err = d.checkedObject(w.req, ev, w.view)
-	} else if rep, err = d.replay(ev, inline); err == nil {
+	} else if rep, err = d.replay(w.req, ev, inline); err == nil {
 		if err = matches.CheckReplay(w.req, rep); err == nil {
 			w.view.fill(rep.Frames)
 		}
@@ -83,7 +84,7 @@ func (d *Dispatcher) verifyLogic(req matches.Request, ev Event, rep *matches.Rep
 	}
 	if rep.File != "" {
 		// Checked as it streamed in: its frames are in its file.
-		whole, err := matches.ReadReplay(rep.File)
+		whole, err := matches.ReadReplayWithin(rep.File, func(string) matches.ReplayBounds { return d.bounds(req) })
 		if err != nil {
 			return fmt.Errorf("%w: %w", errNotVerified, err)
 		}
@@ -125,8 +126,9 @@ func explainStartFailed(rep *matches.Replay, earlier []string) {
 }
 
 // replay reads a result's replay, inline (decoded with the event already,
-// unless it did not decode) or from its worker's bucket.
-func (d *Dispatcher) replay(ev Event, inline *matches.Replay) (*matches.Replay, error) {
+// unless it did not decode) or from its worker's bucket, within the
+// bounds of a replay of req's match.
+func (d *Dispatcher) replay(req matches.Request, ev Event, inline *matches.Replay) (*matches.Replay, error) {
 	if ev.Object == "" {
 		if inline != nil {
 			return inline, nil
@@ -137,24 +139,42 @@ func (d *Dispatcher) replay(ev Event, inline *matches.Replay) (*matches.Replay, 
 		}
 		return &rep, nil
 	}
-	var rep matches.Replay
-	err := d.fromObject(ev, func(r io.Reader) error {
-		rep = matches.Replay{}
-		if err := json.NewDecoder(r).Decode(&rep); err != nil {
-			return err
-		}
-		// To its end, where the object's digest is checked.
-		_, err := io.Copy(io.Discard, r)
+	var rep *matches.Replay
+	err := d.fromObject(ev, func(r io.Reader) (err error) {
+		rep, err = decodeObject(r, d.bounds(req))
 		return err
-	}, func(err error) bool {
-		var syntax *json.SyntaxError
-		var typed *json.UnmarshalTypeError
-		return errors.As(err, &syntax) || errors.As(err, &typed)
-	})
+	}, aboutTheReplay)
 	if err != nil {
 		return nil, err
 	}
-	return &rep, nil
+	return rep, nil
+}
+
+// bounds are the bounds a reported replay of req's match is read within.
+func (d *Dispatcher) bounds(req matches.Request) matches.ReplayBounds {
+	return req.ReplayBounds(d.cfg.ReplayBudget)
+}
+
+// decodeObject decodes a replay read from the object store within b, and
+// reads it to its end, where the object's digest is checked.
+func decodeObject(r io.Reader, b matches.ReplayBounds) (*matches.Replay, error) {
+	rep, err := matches.DecodeReplay(r, func(string) matches.ReplayBounds { return b })
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// aboutTheReplay says whether an error reading a replay from the object
+// store is the replay's own (it is no JSON, or is over a bound), not the
+// read's: reading it again would fail again.
+func aboutTheReplay(err error) bool {
+	var syntax *json.SyntaxError
+	var typed *json.UnmarshalTypeError
+	return errors.As(err, &syntax) || errors.As(err, &typed) || errs.IsInvalid(err)
 }
 
 // fromObject reads a result's replay from its worker's bucket with read,
