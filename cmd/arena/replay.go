@@ -77,7 +77,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		return usageErr("usage: arena replay verify FILE [--logic IMAGE]")
 	}
-	rep, err := matches.ReadReplay(pos[0])
+	rep, err := readReplay(pos[0], vals)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -114,7 +114,7 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 	if *format != "saiblo" {
 		return usageErr("--format %q: the only export format is saiblo", *format)
 	}
-	rep, err := matches.ReadReplay(pos[0])
+	rep, err := readReplay(pos[0], nil)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -137,6 +137,36 @@ func cmdReplayExport(args []string, stdout, stderr io.Writer) error {
 		return platformErr(err)
 	}
 	return nil
+}
+
+// readReplay reads a replay file within the bounds of its match
+// (matches.ReadReplayWithin): those of the replay budget the settings
+// give (--replay-budget, ARENA_REPLAY_BUDGET; vals, else the environment)
+// with the cap of the game the replay names on a message, a built-in
+// game's, else a logic game's (a bot's answer, or its logic's message,
+// ARENA_LOGIC_MESSAGE_BYTES). A forged file is refused as soon as it
+// passes a bound (issue #59: a 33 KB zstd file that held a 1 GiB string).
+func readReplay(path string, vals map[string]*string) (*matches.Replay, error) {
+	set := map[string]*string{}
+	for _, env := range []string{"ARENA_REPLAY_BUDGET", "ARENA_LOGIC_MESSAGE_BYTES"} {
+		v, ok := vals[env]
+		if !ok {
+			s := settingValue(env)
+			v = &s
+		}
+		set[env] = v
+	}
+	cfg, err := loadOnly(set)
+	if err != nil {
+		return nil, err
+	}
+	logic := max(judger.MaxLength, cfg.LogicLimits.MessageBytes)
+	return matches.ReadReplayWithin(path, func(game string) matches.ReplayBounds {
+		if g, err := engine.Find(games(), game); err == nil {
+			return matches.BoundsFor(cfg.ReplayBudget, matches.AnswerCap(g))
+		}
+		return matches.BoundsFor(cfg.ReplayBudget, logic)
+	})
 }
 
 // logicReplay says whether a replay is of a logic game: one it records

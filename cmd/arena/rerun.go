@@ -81,7 +81,7 @@ func cmdReplayRerun(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	rep, err := matches.ReadReplay(pos[0])
+	rep, err := readReplay(pos[0], vals)
 	if err != nil {
 		return usageErr("%v", err)
 	}
