@@ -152,6 +152,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var built atomic.Pointer[platform.Platform]
 	ownWorker := trust.OwnWorkerPrefix + trust.SafeWorkerName(host)
 	ns, err := startNATS(ctx, cfg, log, dispatch.DispatcherConfig{
+		// A worker's replay is read within the bounds of this server's
+		// budget.
+		ReplayBudget: cfg.ReplayBudget,
 		Pin: func(ctx context.Context, ref string) (string, error) {
 			img, err := orch.Image(ctx, ref)
 			return img.ID, err
