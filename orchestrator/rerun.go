@@ -75,68 +75,21 @@ var ErrRerunImageGone = errs.New(errs.ErrNotFound, "the recorded image is no lon
 // Rerun returns.
 func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunRequest, report func(RerunStep)) (*RerunResult, error) {
 	r := rr.Replay
-	game, err := engine.Find(games, r.Game)
+	game, match, err := rerunMatch(games, rr)
 	if err != nil {
-		return nil, matches.Invalid(err)
-	}
-	if r.Format == matches.ReplayFormatV1 && r.Game == "pacman" {
-		return nil, matches.Invalid(fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", matches.ReplayFormatV1))
-	}
-	if rr.Seat < 0 || rr.Seat >= len(r.Bots) {
-		return nil, matches.Invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
-	}
-	var m engine.Map
-	if _, hosted := game.(engine.Hosted); hosted {
-		m, err = game.Map(r.Map) // the program makes its own world
-	} else {
-		m, err = game.ParseMap(r.Map, []byte(r.MapData))
-	}
-	if err != nil {
-		return nil, matches.Invalid(fmt.Errorf("replay map: %w", err))
-	}
-	ids := make([]string, len(r.Bots))
-	for i, b := range r.Bots {
-		ids[i] = b.ID
-	}
-	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
-	if err != nil {
-		return nil, matches.Invalid(fmt.Errorf("replay settings: %w", err))
-	}
-	frames := map[int]matches.Frame{}
-	lastAsked := 0
-	for _, fr := range r.Frames {
-		frames[fr.Turn] = fr
-		for _, b := range fr.Bots {
-			if b.Seat == rr.Seat && b.Asked {
-				lastAsked = fr.Turn
-			}
-		}
-	}
-	if lastAsked == 0 {
-		return nil, matches.Invalid(fmt.Errorf("seat %d (%s) was never asked for an answer in this replay", rr.Seat, ids[rr.Seat]))
-	}
-	until := rr.Turn
-	if until == 0 {
-		until = lastAsked
-	}
-	if until < 1 || until > lastAsked {
-		return nil, matches.Invalid(fmt.Errorf("--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked))
-	}
-
-	rb := r.Bots[rr.Seat]
-	img, err := o.launcher.Image(ctx, rb.ImageID)
-	if errors.Is(err, matches.ErrImageNotFound) || errors.Is(err, sandbox.ErrImageNotFound) {
-		return nil, fmt.Errorf("%w: %s was %s when the match was played; rebuild that exact image (or load it with docker load) to rerun it", ErrRerunImageGone, rb.ImageID, rb.Image)
-	} else if err != nil {
 		return nil, err
 	}
-	img.Ref = rb.Image // for names and messages; the container runs img.ID
+	frames, until, err := rerunTurns(rr)
+	if err != nil {
+		return nil, err
+	}
+	rb := r.Bots[rr.Seat]
+	img, err := o.rerunImage(ctx, rb)
+	if err != nil {
+		return nil, err
+	}
 	proto := game.Protocol()
 	lim := r.Limits.Limits().Resolve(proto)
-	timeout := rr.AnswerTimeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
 	runID := "rerun-" + matches.NewMatchID()
 	// A hosted game's rules run in its program, started anew and given
 	// the recorded answers (and their times) to bring the match to the
@@ -158,84 +111,200 @@ func (o *Orchestrator) Rerun(ctx context.Context, games []engine.Game, rr RerunR
 	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", rb.Image, rb.ImageID, err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		bot.Stop(cctx)
-		if err := bot.Close(cctx); err != nil {
-			o.log.Error("rerun bot not removed", zap.Error(err))
-		}
-	}()
+	defer o.removeRerunBot(ctx, bot)
 
-	res := &RerunResult{ImageID: img.ID}
-	var pending [][]byte // sent since the last answer
-	first := true
+	timeout := rr.AnswerTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	x := &rerun{
+		o: o, bot: bot, seat: rr.Seat, until: until, frames: frames,
+		timeout: timeout, warmUp: lim.WarmUp,
+		report: report, res: &RerunResult{ImageID: img.ID}, first: true,
+	}
 	for match.Turn() < until {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return x.res, err
 		}
 		st := match.Step()
 		if st.Done {
 			break
 		}
-		turn := match.Turn() + 1
-		fr, ok := frames[turn]
-		if !ok {
-			return res, &matches.Mismatch{Turn: turn, Reason: "the replay has no frame for this turn"}
-		}
-		records := map[int]matches.FrameBot{}
-		for _, b := range fr.Bots {
-			records[b.Seat] = b
-		}
-		for _, msg := range st.Send {
-			if msg.Seat != rr.Seat {
-				continue
-			}
-			pending = append(pending, slices.Clone(msg.Data))
-		}
-		replies := make([]engine.Reply, len(st.Await))
-		for i, seat := range st.Await {
-			rec, ok := records[seat]
-			if !ok || !(rec.Asked || rec.Fault != "") {
-				return res, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
-			}
-			data, err := rec.Message()
-			if err != nil {
-				return res, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
-			}
-			replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault, Time: rec.Counted()}
-			if seat != rr.Seat || !rec.Asked {
-				continue
-			}
-			wait := timeout
-			if first {
-				wait = max(timeout, lim.WarmUp)
-			}
-			step := o.rerunStep(ctx, bot, turn, pending, rec, data, wait)
-			pending, first = nil, false
-			if !step.Same || turn == until {
-				// The turn shown in full: stderr travels apart from the
-				// answer, so give what the bot wrote just before its
-				// answer a moment to arrive.
-				step.NowStderr += o.lateStderr(ctx, bot)
-			}
-			res.Steps = append(res.Steps, step)
-			res.LastTurn = turn
-			if report != nil {
-				report(step)
-			}
-			if !step.Same {
-				res.Differs = true
-				return res, nil
-			}
+		replies, differs, err := x.turn(ctx, match.Turn()+1, st)
+		if err != nil || differs {
+			return x.res, err
 		}
 		match.Submit(replies)
 		if hm != nil && hm.Err() != nil {
-			return res, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hm.Err()))
+			return x.res, errs.Mark(matches.ErrGameHost, fmt.Errorf("the game's logic failed, played again: %w", hm.Err()))
 		}
 	}
-	res.LastTurn = match.Turn()
-	return res, nil
+	x.res.LastTurn = match.Turn()
+	return x.res, nil
+}
+
+// rerunMatch finds the replay's game and starts its match anew, on the
+// recorded map, seed, bots and settings.
+func rerunMatch(games []engine.Game, rr RerunRequest) (engine.Game, engine.Match, error) {
+	r := rr.Replay
+	game, err := engine.Find(games, r.Game)
+	if err != nil {
+		return nil, nil, matches.Invalid(err)
+	}
+	if r.Format == matches.ReplayFormatV1 && r.Game == "pacman" {
+		return nil, nil, matches.Invalid(fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", matches.ReplayFormatV1))
+	}
+	if rr.Seat < 0 || rr.Seat >= len(r.Bots) {
+		return nil, nil, matches.Invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
+	}
+	var m engine.Map
+	if _, hosted := game.(engine.Hosted); hosted {
+		m, err = game.Map(r.Map) // the program makes its own world
+	} else {
+		m, err = game.ParseMap(r.Map, []byte(r.MapData))
+	}
+	if err != nil {
+		return nil, nil, matches.Invalid(fmt.Errorf("replay map: %w", err))
+	}
+	ids := make([]string, len(r.Bots))
+	for i, b := range r.Bots {
+		ids[i] = b.ID
+	}
+	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
+	if err != nil {
+		return nil, nil, matches.Invalid(fmt.Errorf("replay settings: %w", err))
+	}
+	return game, match, nil
+}
+
+// rerunTurns indexes the replay's frames by turn and says the last turn to
+// replay: the one asked for, else the seat's last answered turn.
+func rerunTurns(rr RerunRequest) (map[int]matches.Frame, int, error) {
+	r := rr.Replay
+	frames := map[int]matches.Frame{}
+	lastAsked := 0
+	for _, fr := range r.Frames {
+		frames[fr.Turn] = fr
+		for _, b := range fr.Bots {
+			if b.Seat == rr.Seat && b.Asked {
+				lastAsked = fr.Turn
+			}
+		}
+	}
+	if lastAsked == 0 {
+		return nil, 0, matches.Invalid(fmt.Errorf("seat %d (%s) was never asked for an answer in this replay", rr.Seat, r.Bots[rr.Seat].ID))
+	}
+	until := rr.Turn
+	if until == 0 {
+		until = lastAsked
+	}
+	if until < 1 || until > lastAsked {
+		return nil, 0, matches.Invalid(fmt.Errorf("--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked))
+	}
+	return frames, until, nil
+}
+
+// rerunImage looks up the exact image the replay recorded for a bot.
+func (o *Orchestrator) rerunImage(ctx context.Context, rb matches.ReplayBot) (sandbox.Image, error) {
+	img, err := o.launcher.Image(ctx, rb.ImageID)
+	if errors.Is(err, matches.ErrImageNotFound) || errors.Is(err, sandbox.ErrImageNotFound) {
+		return img, fmt.Errorf("%w: %s was %s when the match was played; rebuild that exact image (or load it with docker load) to rerun it", ErrRerunImageGone, rb.ImageID, rb.Image)
+	} else if err != nil {
+		return img, err
+	}
+	img.Ref = rb.Image // for names and messages; the container runs img.ID
+	return img, nil
+}
+
+// removeRerunBot stops and removes a rerun's container, even when ctx is
+// done.
+func (o *Orchestrator) removeRerunBot(ctx context.Context, bot Bot) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	bot.Stop(cctx)
+	if err := bot.Close(cctx); err != nil {
+		o.log.Error("rerun bot not removed", zap.Error(err))
+	}
+}
+
+// rerun is a rerun under way: the fresh bot of one seat, fed the inputs the
+// engine sends that seat, its answers compared with the recorded ones.
+type rerun struct {
+	o      *Orchestrator
+	bot    Bot
+	seat   int
+	until  int
+	frames map[int]matches.Frame
+	// timeout is the wait for an answer, warmUp the least wait for the first.
+	timeout, warmUp time.Duration
+	report          func(RerunStep)
+	res             *RerunResult
+	pending         [][]byte // sent since the last answer
+	first           bool
+}
+
+// turn plays one step of the engine's turn: it passes the seat's input to
+// the bot, compares the bot's answer when the seat is awaited, and gives the
+// recorded replies to submit; differs says the rerun stops here.
+func (x *rerun) turn(ctx context.Context, turn int, st engine.Step) (replies []engine.Reply, differs bool, err error) {
+	fr, ok := x.frames[turn]
+	if !ok {
+		return nil, false, &matches.Mismatch{Turn: turn, Reason: "the replay has no frame for this turn"}
+	}
+	records := map[int]matches.FrameBot{}
+	for _, b := range fr.Bots {
+		records[b.Seat] = b
+	}
+	for _, msg := range st.Send {
+		if msg.Seat == x.seat {
+			x.pending = append(x.pending, slices.Clone(msg.Data))
+		}
+	}
+	replies = make([]engine.Reply, len(st.Await))
+	for i, seat := range st.Await {
+		rec, ok := records[seat]
+		if !ok || !(rec.Asked || rec.Fault != "") {
+			return nil, false, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("the engine asks seat %d, the replay has no answer from it", seat)}
+		}
+		data, err := rec.Message()
+		if err != nil {
+			return nil, false, &matches.Mismatch{Turn: turn, Reason: fmt.Sprintf("seat %d: undecodable answer: %v", seat, err)}
+		}
+		replies[i] = engine.Reply{Seat: seat, Data: data, Fault: rec.Fault, Time: rec.Counted()}
+		if seat != x.seat || !rec.Asked {
+			continue
+		}
+		if !x.compare(ctx, turn, rec, data) {
+			return nil, true, nil
+		}
+	}
+	return replies, false, nil
+}
+
+// compare asks the bot for its answer to the input pending and records the
+// step; it says whether the answer is the recorded one.
+func (x *rerun) compare(ctx context.Context, turn int, rec matches.FrameBot, then []byte) bool {
+	wait := x.timeout
+	if x.first {
+		wait = max(x.timeout, x.warmUp)
+	}
+	step := x.o.rerunStep(ctx, x.bot, turn, x.pending, rec, then, wait)
+	x.pending, x.first = nil, false
+	if !step.Same || turn == x.until {
+		// The turn shown in full: stderr travels apart from the
+		// answer, so give what the bot wrote just before its
+		// answer a moment to arrive.
+		step.NowStderr += x.o.lateStderr(ctx, x.bot)
+	}
+	x.res.Steps = append(x.res.Steps, step)
+	x.res.LastTurn = turn
+	if x.report != nil {
+		x.report(step)
+	}
+	if !step.Same {
+		x.res.Differs = true
+	}
+	return step.Same
 }
 
 // stderrSettle is how long a rerun waits for the stderr of the turn it
