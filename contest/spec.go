@@ -132,6 +132,35 @@ func (s *Spec) Check(games []engine.Game) error {
 		return invalid("game: %v", err)
 	}
 	s.Game = g.Name()
+	if err := s.checkMaps(g); err != nil {
+		return err
+	}
+	if err := s.checkFinal(); err != nil {
+		return err
+	}
+	if s.FreezeAt.IsZero() {
+		return invalid("freeze_at: the deadline is needed (RFC 3339, e.g. 2027-01-31T18:00:00Z)")
+	}
+	if err := s.checkLimits(); err != nil {
+		return err
+	}
+	if err := s.checkEntrants(); err != nil {
+		return err
+	}
+	if err := s.checkTieBreak(); err != nil {
+		return err
+	}
+	if err := s.checkReferenceBots(); err != nil {
+		return err
+	}
+	if len(s.Rules) > 20_000 {
+		return invalid("rules: at most 20,000 characters")
+	}
+	return checkGates(s, g)
+}
+
+// checkMaps checks the maps, all of the game's when none is named.
+func (s *Spec) checkMaps(g engine.Game) error {
 	if len(s.Maps) == 0 {
 		for _, m := range g.Maps() {
 			s.Maps = append(s.Maps, m.Name)
@@ -145,6 +174,11 @@ func (s *Spec) Check(games []engine.Game) error {
 	if len(s.Maps) > 32 {
 		return invalid("maps: at most 32")
 	}
+	return nil
+}
+
+// checkFinal checks the final's rounds and format, filling their defaults.
+func (s *Spec) checkFinal() error {
 	if s.Rounds == 0 {
 		s.Rounds = 2
 	}
@@ -160,15 +194,23 @@ func (s *Spec) Check(games []engine.Game) error {
 	if s.SwissRounds < 0 || s.SwissRounds > 50 {
 		return invalid("swiss_rounds: %d: 0 (as many as the entries need) to 50", s.SwissRounds)
 	}
-	if s.FreezeAt.IsZero() {
-		return invalid("freeze_at: the deadline is needed (RFC 3339, e.g. 2027-01-31T18:00:00Z)")
-	}
+	return nil
+}
+
+// checkLimits checks the limits of the contest's matches.
+func (s *Spec) checkLimits() error {
 	if s.AnswerTimeoutMS < 0 || s.AnswerTimeoutMS > 60_000 || s.WarmUpMS < 0 || s.WarmUpMS > 120_000 || s.MaxMessageBytes < 0 {
 		return invalid("limits: answer_timeout_ms 0 to 60000, warm_up_ms 0 to 120000, max_message_bytes 0 or more")
 	}
 	if s.MemoryMB != 0 && (s.MemoryMB < MinMemoryMB || s.MemoryMB > MaxMemoryMB) {
 		return invalid("memory_mb: %d: 0 (the platform's) or %d to %d MiB", s.MemoryMB, MinMemoryMB, MaxMemoryMB)
 	}
+	return nil
+}
+
+// checkEntrants checks who may enter and how many entries count for one
+// person, filling their defaults.
+func (s *Spec) checkEntrants() error {
 	switch s.Entrants {
 	case "":
 		s.Entrants = Everyone
@@ -188,6 +230,12 @@ func (s *Spec) Check(games []engine.Game) error {
 	if s.EntriesPerPerson < 1 || s.EntriesPerPerson > MaxEntriesPerPerson {
 		return invalid("entries_per_person: %d: 1 (the default) to %d entries that may count for one person", s.EntriesPerPerson, MaxEntriesPerPerson)
 	}
+	return nil
+}
+
+// checkTieBreak checks the tie-breaks, each known and given once, filling
+// the default.
+func (s *Spec) checkTieBreak() error {
 	if len(s.TieBreak) == 0 {
 		s.TieBreak = []string{HeadToHead, SonnebornBerger}
 	}
@@ -201,6 +249,11 @@ func (s *Spec) Check(games []engine.Game) error {
 		}
 		seen[t] = true
 	}
+	return nil
+}
+
+// checkReferenceBots trims the reference bots' names and checks them.
+func (s *Spec) checkReferenceBots() error {
 	if len(s.ReferenceBots) > 100 {
 		return invalid("reference_bots: at most 100")
 	}
@@ -209,10 +262,7 @@ func (s *Spec) Check(games []engine.Game) error {
 			return invalid("reference_bots[%d]: an empty image name", i)
 		}
 	}
-	if len(s.Rules) > 20_000 {
-		return invalid("rules: at most 20,000 characters")
-	}
-	return checkGates(s, g)
+	return nil
 }
 
 // The memory a contest may give each bot, in MiB.
