@@ -125,26 +125,37 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string, model skill
 		rows[i] = Row{Entry: e.ID, Name: e.Name, Owner: e.Owner, Disqualified: e.Disqualified, FaultMatches: []string{}, TieBreaks: []float64{}}
 	}
 	n := len(entrants)
+	h2h := score(rows, idx, games)
+	for i := range rows {
+		rows[i].Interval = Wilson(rows[i].Points-float64(rows[i].Byes), rows[i].Played)
+	}
+	var ratings []skill.Rating
+	if slices.Contains(tieBreaks, Rating) {
+		ratings = rate(model, idx, n, games)
+	}
+	for i := range rows {
+		rows[i].TieBreaks = tieBreakValues(rows, i, h2h, tieBreaks, ratings)
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		if c := compareRows(rows[i], rows[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(rows[i].Entry, rows[j].Entry)
+	})
+	return ranked(rows, order, h2h)
+}
+
+// score adds the games to the rows (idx: a row by its entry) and gives the
+// head-to-head matrix: h2h[i][j], the points row i scored against row j.
+func score(rows []Row, idx map[int64]int, games []Played) [][]float64 {
+	n := len(rows)
 	h2h := make([][]float64, n)
 	for i := range h2h {
 		h2h[i] = make([]float64, n)
-	}
-	score := func(i int, pts float64, status, match string) {
-		r := &rows[i]
-		r.Points += pts
-		r.Played++
-		switch pts {
-		case 1:
-			r.Wins++
-		case 0.5:
-			r.Draws++
-		default:
-			r.Losses++
-		}
-		if status != "" && status != "ok" {
-			r.Faults++
-			r.FaultMatches = append(r.FaultMatches, match)
-		}
 	}
 	for _, g := range games {
 		if a, ok := idx[g.First]; ok && g.Bye {
@@ -157,78 +168,93 @@ func Compute(entrants []Entrant, games []Played, tieBreaks []string, model skill
 		if !okA || !okB {
 			continue
 		}
-		score(a, g.Result.First, g.Result.FirstStatus, g.MatchID)
-		score(b, g.Result.Second, g.Result.SecondStatus, g.MatchID)
+		rows[a].add(g.Result.First, g.Result.FirstStatus, g.MatchID)
+		rows[b].add(g.Result.Second, g.Result.SecondStatus, g.MatchID)
 		h2h[a][b] += g.Result.First
 		h2h[b][a] += g.Result.Second
 	}
-	for i := range rows {
-		rows[i].Interval = Wilson(rows[i].Points-float64(rows[i].Byes), rows[i].Played)
+	return h2h
+}
+
+// add counts one game of the row's entry: its points, and its status
+// ("ok" or the fault) in the match.
+func (r *Row) add(pts float64, status, match string) {
+	r.Points += pts
+	r.Played++
+	switch pts {
+	case 1:
+		r.Wins++
+	case 0.5:
+		r.Draws++
+	default:
+		r.Losses++
 	}
-	var ratings []skill.Rating
-	if slices.Contains(tieBreaks, Rating) {
-		ratings = rate(model, idx, n, games)
+	if status != "" && status != "ok" {
+		r.Faults++
+		r.FaultMatches = append(r.FaultMatches, match)
 	}
-	// Tie-break values.
-	for i := range rows {
-		for _, t := range tieBreaks {
-			switch t {
-			case HeadToHead:
-				// Points against the entries tied with it on points.
-				v := 0.0
-				for j := range rows {
-					if j != i && rows[j].Points == rows[i].Points {
-						v += h2h[i][j]
-					}
+}
+
+// tieBreakValues are row i's values of the tie-breaks, in order.
+func tieBreakValues(rows []Row, i int, h2h [][]float64, tieBreaks []string, ratings []skill.Rating) []float64 {
+	values := rows[i].TieBreaks
+	for _, t := range tieBreaks {
+		switch t {
+		case HeadToHead:
+			// Points against the entries tied with it on points.
+			v := 0.0
+			for j := range rows {
+				if j != i && rows[j].Points == rows[i].Points {
+					v += h2h[i][j]
 				}
-				rows[i].TieBreaks = append(rows[i].TieBreaks, v)
-			case SonnebornBerger:
-				v := 0.0
-				for j := range rows {
-					if j != i {
-						v += h2h[i][j] * rows[j].Points
-					}
-				}
-				rows[i].TieBreaks = append(rows[i].TieBreaks, v)
-			case Rating:
-				rows[i].TieBreaks = append(rows[i].TieBreaks, math.Round(ratings[i].Ordinal()*1000)/1000)
 			}
+			values = append(values, v)
+		case SonnebornBerger:
+			v := 0.0
+			for j := range rows {
+				if j != i {
+					v += h2h[i][j] * rows[j].Points
+				}
+			}
+			values = append(values, v)
+		case Rating:
+			values = append(values, math.Round(ratings[i].Ordinal()*1000)/1000)
 		}
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	compare := func(x, y Row) int {
-		if x.Disqualified != y.Disqualified {
-			if x.Disqualified {
-				return 1
-			}
-			return -1
+	return values
+}
+
+// compareRows orders two rows: disqualified last, then by points and the
+// tie-breaks, highest first; 0 when they tie.
+func compareRows(x, y Row) int {
+	if x.Disqualified != y.Disqualified {
+		if x.Disqualified {
+			return 1
 		}
-		if c := cmp.Compare(y.Points, x.Points); c != 0 {
+		return -1
+	}
+	if c := cmp.Compare(y.Points, x.Points); c != 0 {
+		return c
+	}
+	for k := range x.TieBreaks {
+		if c := cmp.Compare(y.TieBreaks[k], x.TieBreaks[k]); c != 0 {
 			return c
 		}
-		for k := range x.TieBreaks {
-			if c := cmp.Compare(y.TieBreaks[k], x.TieBreaks[k]); c != 0 {
-				return c
-			}
-		}
-		return 0
 	}
-	slices.SortStableFunc(order, func(i, j int) int {
-		if c := compare(rows[i], rows[j]); c != 0 {
-			return c
-		}
-		return cmp.Compare(rows[i].Entry, rows[j].Entry)
-	})
+	return 0
+}
+
+// ranked are the standings of the rows in order, tied rows sharing a rank,
+// disqualified ones unranked, the matrix in the same order.
+func ranked(rows []Row, order []int, h2h [][]float64) Standings {
+	n := len(rows)
 	out := Standings{Rows: make([]Row, n), HeadToHead: make([][]float64, n)}
 	for k, i := range order {
 		r := rows[i]
 		switch {
 		case r.Disqualified:
 			r.Rank = 0
-		case k > 0 && compare(out.Rows[k-1], r) == 0:
+		case k > 0 && compareRows(out.Rows[k-1], r) == 0:
 			r.Rank = out.Rows[k-1].Rank
 		default:
 			r.Rank = k + 1
