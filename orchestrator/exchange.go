@@ -155,27 +155,10 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	o := outcome{seat: s.n, asked: awaited}
 	if !awaited {
-		deadline := r.o.now().Add(WallCap(r.lim))
-		o.budget = budget{deadline: deadline, hard: deadline, wall: WallCap(r.lim)}
-		for _, m := range msgs {
-			if err := s.bot.Send(m, deadline); err != nil {
-				return r.failed(ctx, s, o, err, "writing its input", turn)
-			}
-		}
-		return o
+		return r.write(ctx, s, o, msgs, turn)
 	}
 	before, cpuKnown := r.sampleBefore(s)
-	// What its cgroup used since its last answer was read, while it
-	// should have been stopped, is charged to this answer. (Before the
-	// warm-up it was starting, not stopped: that is its start's CPU.)
-	var charged time.Duration
-	switch {
-	case !cpuKnown:
-	case !s.asked:
-		s.startCPU = before.CPU
-	default:
-		charged = max(0, before.CPU-s.lastCPU)
-	}
+	charged := chargedSince(s, before, cpuKnown)
 	start := r.o.now()
 	if err := s.bot.Thaw(); err != nil && s.frozen == "" {
 		s.frozen = err.Error()
@@ -186,19 +169,9 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	o.budget = b
 	if s.asked && cpuKnown {
-		tolerance := stopTolerance(r.lim, s.frozen == "")
-		if charged > tolerance && s.frozenFrom == 0 && s.frozen == "" {
-			// It ran while it should have been stopped: frozen at its
-			// answers from now on.
-			if f, ok := s.bot.(freezeSwitch); ok {
-				f.FreezeAtAnswers(true)
-				s.frozenFrom = turn
-			}
-		}
-		s.stoppedExcess += max(0, charged-tolerance)
-		if s.stoppedExcess > r.lim.AnswerTimeout {
+		if err := r.checkStopped(s, charged, turn); err != nil {
 			o.stopped = charged
-			return r.failed(ctx, s, o, &ranWhileStopped{used: s.stoppedExcess, tolerance: tolerance, limit: r.lim.AnswerTimeout}, "waiting for its input", turn)
+			return r.failed(ctx, s, o, err, "waiting for its input", turn)
 		}
 	}
 	for _, m := range msgs {
@@ -208,13 +181,78 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	}
 	data, err := r.await(ctx, s, b, before)
 	// One window for every figure: from start to the answer read, CPU and
-	// waiting sampled at its two ends. A bot whose figures are read after
-	// its answers (frozen at them, or whose wait is slow to read) has only
-	// its CPU time read here (it decides whether the answer stands): the
-	// rest is read off the answer's path (settle).
+	// waiting sampled at its two ends.
 	o.took = r.o.now().Sub(start)
+	measure(s, &o, before, charged, cpuKnown, err == nil)
+	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu+charged > b.cpu {
+		err = &overCPU{used: o.cpu + charged, stopped: charged, limit: b.cpu, answered: true}
+	}
+	if err == nil {
+		err = r.charge(s, data)
+	}
+	if err != nil {
+		return r.failed(ctx, s, o, err, "reading its answer", turn)
+	}
+	s.answered(o)
+	o.answer = data
+	return o
+}
+
+// write sends a seat that is not awaited its messages, within the wall
+// cap, without thawing it.
+func (r *run) write(ctx context.Context, s *seat, o outcome, msgs [][]byte, turn int) outcome {
+	deadline := r.o.now().Add(WallCap(r.lim))
+	o.budget = budget{deadline: deadline, hard: deadline, wall: WallCap(r.lim)}
+	for _, m := range msgs {
+		if err := s.bot.Send(m, deadline); err != nil {
+			return r.failed(ctx, s, o, err, "writing its input", turn)
+		}
+	}
+	return o
+}
+
+// chargedSince is the CPU time the seat's cgroup used since its last answer
+// was read, while it should have been stopped, which is charged to this
+// answer. (Before the warm-up it was starting, not stopped: that is its
+// start's CPU, which it notes.)
+func chargedSince(s *seat, before sandbox.Sample, cpuKnown bool) time.Duration {
+	switch {
+	case !cpuKnown:
+	case !s.asked:
+		s.startCPU = before.CPU
+	default:
+		return max(0, before.CPU-s.lastCPU)
+	}
+	return 0
+}
+
+// checkStopped counts what the seat ran while it should have been stopped
+// beyond the tolerance, freezing it at its answers from the first time, and
+// fails it once that is more than an answer's time.
+func (r *run) checkStopped(s *seat, charged time.Duration, turn int) error {
+	tolerance := stopTolerance(r.lim, s.frozen == "")
+	if charged > tolerance && s.frozenFrom == 0 && s.frozen == "" {
+		// It ran while it should have been stopped: frozen at its
+		// answers from now on.
+		if f, ok := s.bot.(freezeSwitch); ok {
+			f.FreezeAtAnswers(true)
+			s.frozenFrom = turn
+		}
+	}
+	s.stoppedExcess += max(0, charged-tolerance)
+	if s.stoppedExcess > r.lim.AnswerTimeout {
+		return &ranWhileStopped{used: s.stoppedExcess, tolerance: tolerance, limit: r.lim.AnswerTimeout}
+	}
+	return nil
+}
+
+// measure reads an answer's figures at the end of its window into o. A bot
+// whose figures are read after its answers (frozen at them, or whose wait is
+// slow to read) has only its CPU time read here (it decides whether the
+// answer stands): the rest is read off the answer's path (settle).
+func measure(s *seat, o *outcome, before sandbox.Sample, charged time.Duration, cpuKnown, answered bool) {
 	f, late := s.bot.(answerFigurer)
-	o.late = late && err == nil && cpuKnown && f.FiguresAfterAnswers()
+	o.late = late && answered && cpuKnown && f.FiguresAfterAnswers()
 	if o.late {
 		if cpu, ok := s.bot.CPUTime(); ok {
 			o.cpu, o.cpuOK, o.stopped, o.before = max(0, cpu-before.CPU), true, charged, before
@@ -231,15 +269,10 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 	if !o.late {
 		o.memPeak = memPeakOf(s.bot)
 	}
-	if err == nil && b.cpu > 0 && o.cpuOK && o.cpu+charged > b.cpu {
-		err = &overCPU{used: o.cpu + charged, stopped: charged, limit: b.cpu, answered: true}
-	}
-	if err == nil {
-		err = r.charge(s, data)
-	}
-	if err != nil {
-		return r.failed(ctx, s, o, err, "reading its answer", turn)
-	}
+}
+
+// answered adds an answer that stands to the seat's figures.
+func (s *seat) answered(o outcome) {
 	s.asked = true
 	s.times = append(s.times, o.took)
 	if o.cpuOK {
@@ -250,8 +283,6 @@ func (r *run) serve(ctx context.Context, s *seat, msgs [][]byte, awaited bool, t
 		s.wait += o.wait
 		s.waitKnown = true
 	}
-	o.answer = data
-	return o
 }
 
 // charge counts an answer against the seat's share of the replay budget.
