@@ -1,6 +1,8 @@
 // Package poll is the tests' one way to wait for a condition: Until
 // asks a function again and again until it returns nil, and fails the
-// test with the last error it returned when the time is up.
+// test with the last error it returned when the time is up. Wait and
+// Every return that error instead, for the waits that must not fail the
+// test themselves.
 package poll
 
 import (
@@ -20,14 +22,31 @@ const (
 // f's last error.
 func Until(t testing.TB, timeout time.Duration, f func() error) {
 	t.Helper()
+	if err := Wait(timeout, f); err != nil {
+		t.Fatalf("not so after %v: %v", timeout, err)
+	}
+}
+
+// Wait is Until returning f's last error (nil once f held) instead of
+// failing the test: for a wait in a goroutine of the test's, or one the
+// test goes on from, condition or not.
+func Wait(timeout time.Duration, f func() error) error {
+	return ask(First, Most, timeout, f)
+}
+
+// Every is Wait asking f every interval, never less often: for a wait
+// whose f also samples what must hold meanwhile, or a figure, as often
+// as the test needs.
+func Every(interval, timeout time.Duration, f func() error) error {
+	return ask(interval, interval, timeout, f)
+}
+
+func ask(first, most, timeout time.Duration, f func() error) error {
 	deadline := time.Now().Add(timeout)
-	for wait := First; ; wait = min(2*wait, Most) {
+	for wait := first; ; wait = min(2*wait, most) {
 		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not so after %v: %v", timeout, err)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(wait)
 	}
