@@ -185,122 +185,167 @@ func checkReplayStream(req Request, b ReplayBounds, r *failingReader, w io.Write
 			r.err = out.err
 		}
 	}()
-	dec := newBoundedDecoder(tee, b)
-	// bad is the error of a replay that does not decode: what is over its
-	// bound, or what is wrong.
-	bad := func(what string, err error) error {
-		if ob := overBound(err); ob != nil {
-			return fmt.Errorf("%w: %w", ErrForeignReplay, ob)
-		}
-		return foreign("%s%v", what, err)
-	}
-	rep := &Replay{}
-	fields := map[string]any{
-		"format": &rep.Format, "match_id": &rep.MatchID, "game": &rep.Game, "map": &rep.Map, "map_data": &rep.MapData,
-		"seed": &rep.Seed, "settings": &rep.Settings, "limits": &rep.Limits, "stdio_path": &rep.StdioPath, "bots": &rep.Bots,
-		"logic": &rep.Logic,
-	}
-	_, hosted := req.Game.(engine.Hosted)
-	delim := func(want json.Delim) error {
-		t, err := dec.Token()
-		if err != nil {
-			return bad("not a replay: ", err)
-		}
-		if t != want {
-			return foreign("not a replay: %v where %v belongs", t, want)
-		}
-		return nil
-	}
-	if err := delim('{'); err != nil {
+	c := &streamCheck{req: req, b: b, dec: newBoundedDecoder(tee, b), rep: &Replay{}, frames: -1, each: each}
+	c.fields = headerFields(c.rep)
+	if err := c.delim('{'); err != nil {
 		return nil, err
 	}
-	var v *Verifier
-	frames := -1 // none read yet
 	seen := map[string]bool{}
-	for dec.more() {
-		t, err := dec.token()
+	for c.dec.more() {
+		t, err := c.dec.token()
 		if err != nil {
-			return nil, bad("not a replay: ", err)
+			return nil, undecoded("not a replay: ", err)
 		}
 		key, _ := t.(string)
 		if seen[key] {
 			return nil, foreign("the replay has two %q", key)
 		}
 		seen[key] = true
-		switch {
-		case key == "frames":
-			if rep.Format != ReplayFormat {
-				return nil, foreign("replay format %q, want %q", rep.Format, ReplayFormat)
-			}
-			if err := checkHeader(req, rep); err != nil {
-				return nil, err
-			}
-			if !hosted {
-				if v, err = newVerifier([]engine.Game{req.Game}, rep); err != nil {
-					return nil, fmt.Errorf("%w: %v", ErrForeignReplay, err)
-				}
-			}
-			if err := delim('['); err != nil {
-				return nil, err
-			}
-			frames = 0
-			var mismatch error
-			err := dec.frameList(func(i int, fr Frame) error {
-				frames++
-				if v != nil {
-					if err := v.Frame(fr); err != nil {
-						mismatch = fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
-						return mismatch
-					}
-				}
-				if each != nil {
-					each(i, fr)
-				}
-				return nil
-			})
-			if mismatch != nil {
-				return nil, mismatch
-			}
-			if err != nil {
-				return nil, bad("not a replay: ", err)
-			}
-		case key == "result":
-			if frames < 0 {
-				return nil, foreign("the result comes before the frames")
-			}
-			if _, err := dec.decode("the replay's result", b.Frame, &rep.Result); err != nil {
-				return nil, bad("result: ", err)
-			}
-		case fields[key] != nil && frames < 0:
-			if _, err := dec.decode("the replay's "+key, b.Frame, fields[key]); err != nil {
-				return nil, bad(key+": ", err)
-			}
-		default:
-			return nil, foreign("the replay has %q where none belongs", key)
+		if err := c.field(key); err != nil {
+			return nil, err
 		}
 	}
-	if err := delim('}'); err != nil {
+	if err := c.delim('}'); err != nil {
 		return nil, err
 	}
 	if !seen["result"] {
 		return nil, foreign("the replay has no frames or no result")
 	}
-	// Nothing but spacing may follow, within the replay's bound; it
-	// reaches w too.
-	n, err := dec.rest()
-	if err != nil {
-		return nil, bad("after the replay: ", err)
-	}
-	if n > 0 {
-		return nil, foreign("the replay is followed by %d more bytes", n)
-	}
-	if err := checkResult(req, rep); err != nil {
+	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	if v != nil {
-		if err := v.Finish(rep.Result); err != nil {
-			return nil, fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+	return c.rep, nil
+}
+
+// streamCheck is a replay read and checked as it comes (checkReplayStream).
+type streamCheck struct {
+	req Request
+	b   ReplayBounds
+	dec *boundedDecoder
+	rep *Replay
+	// fields are the header's values by key (headerFields).
+	fields map[string]any
+	// v plays the frames again (nil for a hosted game's replay).
+	v *Verifier
+	// frames is how many frames were read, -1 before they begin.
+	frames int
+	each   func(int, Frame)
+}
+
+// headerFields are where the keys before a replay's frames decode to.
+func headerFields(rep *Replay) map[string]any {
+	return map[string]any{
+		"format": &rep.Format, "match_id": &rep.MatchID, "game": &rep.Game, "map": &rep.Map, "map_data": &rep.MapData,
+		"seed": &rep.Seed, "settings": &rep.Settings, "limits": &rep.Limits, "stdio_path": &rep.StdioPath, "bots": &rep.Bots,
+		"logic": &rep.Logic,
+	}
+}
+
+// undecoded is the error of a replay that does not decode: what is over
+// its bound, or what is wrong.
+func undecoded(what string, err error) error {
+	if ob := overBound(err); ob != nil {
+		return fmt.Errorf("%w: %w", ErrForeignReplay, ob)
+	}
+	return foreign("%s%v", what, err)
+}
+
+// delim reads the delimiter that belongs next.
+func (c *streamCheck) delim(want json.Delim) error {
+	t, err := c.dec.Token()
+	if err != nil {
+		return undecoded("not a replay: ", err)
+	}
+	if t != want {
+		return foreign("not a replay: %v where %v belongs", t, want)
+	}
+	return nil
+}
+
+// field reads the value of the replay's key, the frames after the header
+// and the result after the frames.
+func (c *streamCheck) field(key string) error {
+	switch {
+	case key == "frames":
+		return c.readFrames()
+	case key == "result":
+		if c.frames < 0 {
+			return foreign("the result comes before the frames")
+		}
+		if _, err := c.dec.decode("the replay's result", c.b.Frame, &c.rep.Result); err != nil {
+			return undecoded("result: ", err)
+		}
+	case c.fields[key] != nil && c.frames < 0:
+		if _, err := c.dec.decode("the replay's "+key, c.b.Frame, c.fields[key]); err != nil {
+			return undecoded(key+": ", err)
+		}
+	default:
+		return foreign("the replay has %q where none belongs", key)
+	}
+	return nil
+}
+
+// readFrames checks the header once the frames begin, then reads the
+// frames one by one, each played again and handed to each.
+func (c *streamCheck) readFrames() error {
+	if c.rep.Format != ReplayFormat {
+		return foreign("replay format %q, want %q", c.rep.Format, ReplayFormat)
+	}
+	if err := checkHeader(c.req, c.rep); err != nil {
+		return err
+	}
+	if _, hosted := c.req.Game.(engine.Hosted); !hosted {
+		v, err := newVerifier([]engine.Game{c.req.Game}, c.rep)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrForeignReplay, err)
+		}
+		c.v = v
+	}
+	if err := c.delim('['); err != nil {
+		return err
+	}
+	c.frames = 0
+	var mismatch error
+	err := c.dec.frameList(func(i int, fr Frame) error {
+		c.frames++
+		if c.v != nil {
+			if err := c.v.Frame(fr); err != nil {
+				mismatch = fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
+				return mismatch
+			}
+		}
+		if c.each != nil {
+			c.each(i, fr)
+		}
+		return nil
+	})
+	if mismatch != nil {
+		return mismatch
+	}
+	if err != nil {
+		return undecoded("not a replay: ", err)
+	}
+	return nil
+}
+
+// finish checks what follows the replay (nothing but spacing, within the
+// replay's bound; it reaches w too), its result, and the end of the match
+// played again.
+func (c *streamCheck) finish() error {
+	n, err := c.dec.rest()
+	if err != nil {
+		return undecoded("after the replay: ", err)
+	}
+	if n > 0 {
+		return foreign("the replay is followed by %d more bytes", n)
+	}
+	if err := checkResult(c.req, c.rep); err != nil {
+		return err
+	}
+	if c.v != nil {
+		if err := c.v.Finish(c.rep.Result); err != nil {
+			return fmt.Errorf("%w: the engine does not reproduce it: %v", ErrForeignReplay, err)
 		}
 	}
-	return rep, nil
+	return nil
 }
