@@ -228,9 +228,12 @@ func TestRootImagesGetDistinctUnprivilegedUIDs(t *testing.T) {
 		}
 		// stderr travels apart from stdout: wait for the whole report.
 		var stderr string
-		for wait := time.Now(); !strings.HasSuffix(stderr, "\n") && time.Since(wait) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
-			stderr += string(c.TakeStderr().Text)
-		}
+		poll.Until(t, 5*time.Second, func() error {
+			if stderr += string(c.TakeStderr().Text); !strings.HasSuffix(stderr, "\n") {
+				return fmt.Errorf("bot %d's report is not whole on stderr: %q", i, stderr)
+			}
+			return nil
+		})
 		_, report, _ := strings.Cut(stderr, "PROBE ")
 		var p struct{ UID int }
 		if err := json.Unmarshal([]byte(strings.TrimSpace(report)), &p); err != nil {
@@ -453,9 +456,12 @@ func TestWarmPool(t *testing.T) {
 			t.Fatalf("%s answered %q, %v", bot, got, err)
 		}
 		var stderr string
-		for wait := time.Now(); !strings.HasSuffix(stderr, "\n") && time.Since(wait) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
-			stderr += string(c.TakeStderr().Text)
-		}
+		poll.Until(t, 5*time.Second, func() error {
+			if stderr += string(c.TakeStderr().Text); !strings.HasSuffix(stderr, "\n") {
+				return fmt.Errorf("%s's report is not whole on stderr: %q", bot, stderr)
+			}
+			return nil
+		})
 		if !strings.Contains(stderr, `"BotID":"`+bot+`"`) {
 			t.Errorf("%s sees another id: %q", bot, stderr)
 		}

@@ -215,7 +215,7 @@ func TestLocalBotStoppedWhileAnsweringIsContinued(t *testing.T) {
 	if p.Runnable() {
 		t.Error("a bot frozen at its answer counts as kept from its work")
 	}
-	time.Sleep(50 * time.Millisecond) // a while later, still frozen
+	time.Sleep(50 * time.Millisecond) // Sleeps on purpose: proves it is not thawed meanwhile; a while later, still frozen.
 	waitState(t, pid, frozen)
 }
 
