@@ -62,14 +62,40 @@ func (m *Map) Data() []byte { return m.data }
 // ParseMap validates a map file: an optional header line "n m", then n rows
 // of m symbols among # . o O 1 2 3. Errors name the line and column.
 func ParseMap(name string, data []byte) (*Map, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("map %s: "+format, append([]any{name}, args...)...)
+	m := &Map{name: name, data: data}
+	if err := m.parse(); err != nil {
+		return nil, fmt.Errorf("map %s: %w", name, err)
 	}
+	return m, nil
+}
+
+// parse reads the map's file into its size, cells and start regions.
+func (m *Map) parse() error {
+	lines, err := mapLines(m.data)
+	if err != nil {
+		return err
+	}
+	rows, first, want, err := m.size(lines)
+	if err != nil {
+		return err
+	}
+	m.cells = make([]byte, 0, m.rows*m.cols)
+	for x, line := range rows {
+		if err := m.readRow(x, first+x, line, want); err != nil {
+			return err
+		}
+	}
+	return m.checkRegions(first)
+}
+
+// mapLines splits a map file into its lines, without their line ends or
+// the blank lines at its end.
+func mapLines(data []byte) ([]string, error) {
 	if len(data) > maxMapBytes {
-		return nil, fail("file is larger than %d bytes", maxMapBytes)
+		return nil, fmt.Errorf("file is larger than %d bytes", maxMapBytes)
 	}
 	if !utf8.Valid(data) {
-		return nil, fail("file is not valid UTF-8 text")
+		return nil, fmt.Errorf("file is not valid UTF-8 text")
 	}
 	lines := strings.Split(string(data), "\n")
 	for i := range lines {
@@ -79,82 +105,96 @@ func ParseMap(name string, data []byte) (*Map, error) {
 		lines = lines[:len(lines)-1]
 	}
 	if len(lines) == 0 {
-		return nil, fail("file is empty")
+		return nil, fmt.Errorf("file is empty")
 	}
-	m := &Map{name: name, data: data}
-	first := 1 // the line number of the first row
-	header := strings.ContainsAny(lines[0], " \t")
-	if header {
-		n, c, err := parseHeader(lines[0])
-		if err != nil {
-			return nil, fail("line 1: %v", err)
-		}
-		if n < 1 || c < 1 || n > maxMapSide || c > maxMapSide {
-			return nil, fail("line 1: size %d rows × %d columns is outside 1..%d each", n, c, maxMapSide)
-		}
-		m.rows, m.cols = n, c
-		lines, first = lines[1:], 2
-		if len(lines) < n {
-			return nil, fail("line %d: the file ends after %d rows, the header says %d", first+len(lines), len(lines), n)
-		}
-		if len(lines) > n {
-			return nil, fail("line %d: row %d is beyond the %d rows the header says", first+n, n+1, n)
-		}
-	} else {
+	return lines, nil
+}
+
+// size reads the map's size from its header line, else from its rows. It
+// gives the rows, the line number of the first, and what decided the row
+// length (for messages).
+func (m *Map) size(lines []string) (rows []string, first int, want string, err error) {
+	if !strings.ContainsAny(lines[0], " \t") {
 		if len(lines) > maxMapSide {
-			return nil, fail("line %d: more than %d rows", first+maxMapSide, maxMapSide)
+			return nil, 0, "", fmt.Errorf("line %d: more than %d rows", 1+maxMapSide, maxMapSide)
 		}
 		m.rows, m.cols = len(lines), utf8.RuneCountInString(lines[0])
 		if m.cols > maxMapSide {
-			return nil, fail("line 1, column %d: more than %d columns", maxMapSide+1, maxMapSide)
+			return nil, 0, "", fmt.Errorf("line 1, column %d: more than %d columns", maxMapSide+1, maxMapSide)
 		}
+		return lines, 1, "as the first row", nil
 	}
-	m.cells = make([]byte, 0, m.rows*m.cols)
-	var want string // what decided the row length, for messages
-	if header {
-		want = "as the header says"
-	} else {
-		want = "as the first row"
+	n, c, err := parseHeader(lines[0])
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("line 1: %w", err)
 	}
-	for x, line := range lines {
-		ln := first + x
-		y := 0
-		for _, r := range line {
-			if y == m.cols {
-				return nil, fail("line %d, column %d: the row is longer than %d symbols (%s)", ln, y+1, m.cols, want)
-			}
-			switch r {
-			case symWall, symGround, symRegion1, symRegion2, symRegionB:
-			case symApple:
-				m.apples++
-			case symShield:
-				m.shields++
-			default:
-				return nil, fail("line %d, column %d: unknown symbol %q (want one of # . o O 1 2 3)", ln, y+1, r)
-			}
-			at := point{x, y}
-			if r == symRegion1 || r == symRegionB {
-				m.regions[0] = append(m.regions[0], at)
-			}
-			if r == symRegion2 || r == symRegionB {
-				m.regions[1] = append(m.regions[1], at)
-			}
-			m.cells = append(m.cells, byte(r))
-			y++
+	if n < 1 || c < 1 || n > maxMapSide || c > maxMapSide {
+		return nil, 0, "", fmt.Errorf("line 1: size %d rows × %d columns is outside 1..%d each", n, c, maxMapSide)
+	}
+	m.rows, m.cols = n, c
+	rows, first = lines[1:], 2
+	if len(rows) < n {
+		return nil, 0, "", fmt.Errorf("line %d: the file ends after %d rows, the header says %d", first+len(rows), len(rows), n)
+	}
+	if len(rows) > n {
+		return nil, 0, "", fmt.Errorf("line %d: row %d is beyond the %d rows the header says", first+n, n+1, n)
+	}
+	return rows, first, "as the header says", nil
+}
+
+// readRow reads row x, line ln of the file, of exactly m.cols symbols (want
+// says why so many).
+func (m *Map) readRow(x, ln int, line, want string) error {
+	y := 0
+	for _, r := range line {
+		if y == m.cols {
+			return fmt.Errorf("line %d, column %d: the row is longer than %d symbols (%s)", ln, y+1, m.cols, want)
 		}
-		if y < m.cols {
-			return nil, fail("line %d, column %d: the row ends after %d symbols, want %d (%s)", ln, y+1, y, m.cols, want)
+		if err := m.add(point{x, y}, r); err != nil {
+			return fmt.Errorf("line %d, column %d: %w", ln, y+1, err)
 		}
+		y++
 	}
+	if y < m.cols {
+		return fmt.Errorf("line %d, column %d: the row ends after %d symbols, want %d (%s)", ln, y+1, y, m.cols, want)
+	}
+	return nil
+}
+
+// add puts the symbol r at the map's next cell, at, counting its items and
+// start cells.
+func (m *Map) add(at point, r rune) error {
+	switch r {
+	case symWall, symGround, symRegion1, symRegion2, symRegionB:
+	case symApple:
+		m.apples++
+	case symShield:
+		m.shields++
+	default:
+		return fmt.Errorf("unknown symbol %q (want one of # . o O 1 2 3)", r)
+	}
+	if r == symRegion1 || r == symRegionB {
+		m.regions[0] = append(m.regions[0], at)
+	}
+	if r == symRegion2 || r == symRegionB {
+		m.regions[1] = append(m.regions[1], at)
+	}
+	m.cells = append(m.cells, byte(r))
+	return nil
+}
+
+// checkRegions checks that each snake has a start region and that the two
+// heads have two cells (first: the line number of the first row).
+func (m *Map) checkRegions(first int) error {
 	for seat, cells := range m.regions {
 		if len(cells) == 0 {
-			return nil, fail("no start region for snake %d (no '%d' or '3' cell)", seat+1, seat+1)
+			return fmt.Errorf("no start region for snake %d (no '%d' or '3' cell)", seat+1, seat+1)
 		}
 	}
 	if r1, r2 := m.regions[0], m.regions[1]; len(r1) == 1 && len(r2) == 1 && r1[0] == r2[0] {
-		return nil, fail("line %d, column %d: the only start cell of both snakes; the two heads need two cells", first+r1[0].X, r1[0].Y+1)
+		return fmt.Errorf("line %d, column %d: the only start cell of both snakes; the two heads need two cells", first+r1[0].X, r1[0].Y+1)
 	}
-	return m, nil
+	return nil
 }
 
 func parseHeader(line string) (rows, cols int, err error) {
