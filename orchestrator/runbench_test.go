@@ -3,12 +3,14 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/internal/poll"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
@@ -81,10 +83,15 @@ func TestRunBenchCancel(t *testing.T) {
 	plan := orchestrator.BenchPlan{Game: tanks.New(), Maps: []engine.Map{tanksMap(t, "classic")}, Bots: []string{"bots/a", "bots/b"}, Repeats: 6}
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		for len(l.Bots()) < 2 { // the first match's bots
-			time.Sleep(time.Millisecond)
+		defer cancel()
+		if err := poll.Wait(20*time.Second, func() error {
+			if n := len(l.Bots()); n < 2 {
+				return fmt.Errorf("%d bots started, want the first match's 2", n)
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
 		}
-		cancel()
 	}()
 	err := o.RunBench(ctx, plan, 2, func(b orchestrator.BenchOutcome) { t.Errorf("reported %+v", b) })
 	if !errors.Is(err, context.Canceled) {

@@ -170,14 +170,13 @@ func lateness(t testing.TB) func() time.Duration {
 	go func() {
 		var m time.Duration
 		for {
+			t0 := time.Now()
 			select {
 			case <-done:
 				worst <- m
 				return
-			default:
+			case <-time.After(5 * time.Millisecond):
 			}
-			t0 := time.Now()
-			time.Sleep(5 * time.Millisecond)
 			m = max(m, time.Since(t0)-5*time.Millisecond)
 		}
 	}()
