@@ -109,14 +109,13 @@ func TestQueueOrderPositionsAndFollowing(t *testing.T) {
 	}
 	// The running match has its first frame (the initial state) and waits
 	// for the held bot.
-	deadline := time.Now().Add(5 * time.Second)
 	var l1 matches.Live
-	for l1, _ = q.Follow("m1", 0); len(l1.Frames) == 0 && time.Now().Before(deadline); l1, _ = q.Follow("m1", 0) {
-		select {
-		case <-l1.Changed:
-		case <-time.After(time.Second):
+	poll.Until(t, 5*time.Second, func() error {
+		if l1, _ = q.Follow("m1", 0); len(l1.Frames) == 0 {
+			return fmt.Errorf("m1 has no frame yet: %+v", l1)
 		}
-	}
+		return nil
+	})
 	if l1.State != matches.StateRunning || len(l1.Frames) != 1 || l1.Started.IsZero() {
 		t.Fatalf("m1: %+v", l1)
 	}
