@@ -403,19 +403,8 @@ func (b *Bot) Read() [][]byte {
 
 // Receive plays the script's next answer.
 func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
-	if d := b.script.Delay; d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if b.script.Hold != nil {
-		select {
-		case <-b.script.Hold:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := b.hold(ctx); err != nil {
+		return nil, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -425,20 +414,7 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	if b.exit != nil || b.closed {
 		return nil, sandbox.ErrClosed
 	}
-	if b.hung {
-		return nil, sandbox.ErrTimeout
-	}
-	switch f := b.script.Faults[b.answers+1]; {
-	case (f == Starved || f == StarvedNow || f == Crawling) && !b.starved:
-		b.starved = true
-		switch f {
-		case Starved:
-			b.wait += 2 * time.Second
-		case StarvedNow:
-			b.runnable = true
-		case Crawling:
-			b.extra += 5 * time.Millisecond
-		}
+	if b.hung || b.starve() {
 		return nil, sandbox.ErrTimeout
 	}
 	b.runnable = false
@@ -463,30 +439,79 @@ func (b *Bot) Receive(ctx context.Context, _ time.Time) ([]byte, error) {
 	}
 	input := b.input
 	b.input = nil
-	switch b.script.Faults[n] {
-	case Timeout:
-		b.hung = true
-		return nil, sandbox.ErrTimeout
-	case NoRead:
-		return nil, sandbox.ErrTimeout
-	case Crash:
-		b.end(sandbox.Exit{Code: 3})
-		return nil, sandbox.ErrClosed
-	case OOM:
-		b.end(sandbox.Exit{Code: 137, OOMKilled: true})
-		return nil, sandbox.ErrClosed
-	case CloseOutput:
-		return nil, sandbox.ErrClosed
-	case OutputLimit:
-		return nil, fmt.Errorf("%w: a line longer than %d bytes", sandbox.ErrOutputLimit, b.spec.MaxMessageBytes)
-	case DieWhileSilent:
-		b.end(sandbox.Exit{Code: 2})
-		return nil, sandbox.ErrTimeout
+	if err := b.answerFault(n); err != nil {
+		return nil, err
 	}
 	if b.script.Answer == nil {
 		return []byte("[]"), nil
 	}
 	return b.script.Answer(n, input), nil
+}
+
+// hold waits before an answer as the script says: its Delay, then until
+// its Hold is closed.
+func (b *Bot) hold(ctx context.Context) error {
+	if d := b.script.Delay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if b.script.Hold != nil {
+		select {
+		case <-b.script.Hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// starve plays, once, the starving fault the script gives the next answer:
+// the answer times out, the bot having waited for a CPU, been runnable or
+// crawled. b.mu must be held.
+func (b *Bot) starve() bool {
+	f := b.script.Faults[b.answers+1]
+	if !(f == Starved || f == StarvedNow || f == Crawling) || b.starved {
+		return false
+	}
+	b.starved = true
+	switch f {
+	case Starved:
+		b.wait += 2 * time.Second
+	case StarvedNow:
+		b.runnable = true
+	case Crawling:
+		b.extra += 5 * time.Millisecond
+	}
+	return true
+}
+
+// answerFault plays the fault the script gives answer n instead of the
+// answer, if any. b.mu must be held.
+func (b *Bot) answerFault(n int) error {
+	switch b.script.Faults[n] {
+	case Timeout:
+		b.hung = true
+		return sandbox.ErrTimeout
+	case NoRead:
+		return sandbox.ErrTimeout
+	case Crash:
+		b.end(sandbox.Exit{Code: 3})
+		return sandbox.ErrClosed
+	case OOM:
+		b.end(sandbox.Exit{Code: 137, OOMKilled: true})
+		return sandbox.ErrClosed
+	case CloseOutput:
+		return sandbox.ErrClosed
+	case OutputLimit:
+		return fmt.Errorf("%w: a line longer than %d bytes", sandbox.ErrOutputLimit, b.spec.MaxMessageBytes)
+	case DieWhileSilent:
+		b.end(sandbox.Exit{Code: 2})
+		return sandbox.ErrTimeout
+	}
+	return nil
 }
 
 // TakeStderr returns what the bot wrote to stderr since the last call.
