@@ -82,26 +82,8 @@ func CandidateScore(m BenchMatch, r *matches.Result, candidate string) float64 {
 // ctx is done (then with ctx's error).
 func (o *Orchestrator) RunSPRT(ctx context.Context, plan SPRTPlan, jobs int, report func(BenchOutcome, SPRTState)) (SPRTState, error) {
 	var st SPRTState
-	if err := plan.Test.Validate(); err != nil {
-		return st, matches.Invalid(fmt.Errorf("--sprt: %w", err))
-	}
-	if plan.Candidate == plan.Base {
-		return st, matches.Invalid(errors.New("the SPRT needs two different bots"))
-	}
-	if len(plan.Maps) == 0 {
-		return st, matches.Invalid(errors.New("no maps given"))
-	}
-	for i := range plan.Maps {
-		for _, m := range plan.Pair(i) {
-			if err := o.Validate(ctx, matches.Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings}, false); err != nil {
-				return st, err
-			}
-		}
-	}
-	for _, ref := range []string{plan.Candidate, plan.Base} {
-		if _, err := o.launcher.Image(ctx, ref); err != nil {
-			return st, err
-		}
+	if err := o.checkSPRT(ctx, plan); err != nil {
+		return st, err
 	}
 
 	playCtx, stop := context.WithCancel(ctx)
@@ -166,4 +148,31 @@ feed:
 		return st, ctx.Err()
 	}
 	return st, nil
+}
+
+// checkSPRT checks a plan before any match plays: its test, two different
+// bots, the matches of a pair on each map, and both bots' images present.
+func (o *Orchestrator) checkSPRT(ctx context.Context, plan SPRTPlan) error {
+	if err := plan.Test.Validate(); err != nil {
+		return matches.Invalid(fmt.Errorf("--sprt: %w", err))
+	}
+	if plan.Candidate == plan.Base {
+		return matches.Invalid(errors.New("the SPRT needs two different bots"))
+	}
+	if len(plan.Maps) == 0 {
+		return matches.Invalid(errors.New("no maps given"))
+	}
+	for i := range plan.Maps {
+		for _, m := range plan.Pair(i) {
+			if err := o.Validate(ctx, matches.Request{Game: plan.Game, Map: m.Map, Seed: m.Seed, Images: m.Images, Settings: plan.Settings}, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ref := range []string{plan.Candidate, plan.Base} {
+		if _, err := o.launcher.Image(ctx, ref); err != nil {
+			return err
+		}
+	}
+	return nil
 }
