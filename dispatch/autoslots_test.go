@@ -73,6 +73,8 @@ func TestAWorkersSlotsFollowTheHost(t *testing.T) {
 		})
 	}
 	waitFor(t, "three matches at once", func() bool { return w.busy() == 3 && r.d.Slots() == 3 })
+	// Sleeps on purpose: proves no fourth match is taken meanwhile, over
+	// four windows of the slots' decisions.
 	time.Sleep(20 * autoEvery * autoWindow / 5)
 	if n := w.busy(); n != 3 {
 		t.Errorf("%d matches at once, past the bound of 3", n)

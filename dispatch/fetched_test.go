@@ -117,7 +117,7 @@ func TestAWorkerRemovesTheImagesItFetchedOnceIdle(t *testing.T) {
 			t.Errorf("%s still on the engine", v)
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // time to remove more, which it must not
+	time.Sleep(100 * time.Millisecond) // Sleeps on purpose: time to remove more, which it must not.
 	if got := eng.removedTags(); len(got) != 2 {
 		t.Errorf("tags removed: %q, want the two fetched", got)
 	}
@@ -144,7 +144,8 @@ func TestAnImageARunningMatchUsesIsNotRemoved(t *testing.T) {
 		playedWell(t, s, pushedMatch(t, "fffffffffff3", "alice/bot:v1"))
 	}()
 	waitFor(t, "the image fetched and tagged", func() bool { return eng.tagged(ref) })
-	// Ten idle times, fifty checks.
+	// Sleeps on purpose: proves the image of the running match is not
+	// removed meanwhile, ten idle times, fifty checks.
 	time.Sleep(10 * idle)
 	if !eng.removedAt(ref).IsZero() || !eng.Has(t.Context(), id) {
 		t.Error("the image of a running match removed")
@@ -186,7 +187,7 @@ func TestAnImageFetchedBeforeARestartIsRemovedOnceIdle(t *testing.T) {
 	if eng.Has(t.Context(), fake.ImageID("alice/bot:v0")) {
 		t.Error("the image is still on the engine")
 	}
-	time.Sleep(100 * time.Millisecond) // time to remove more, which it must not
+	time.Sleep(100 * time.Millisecond) // Sleeps on purpose: time to remove more, which it must not.
 	if got := eng.removedTags(); len(got) != 1 {
 		t.Errorf("tags removed: %q, want %s alone", got, earlier)
 	}
@@ -227,7 +228,8 @@ func TestAMatchWaitsForTheRemovalOfItsImage(t *testing.T) {
 		defer close(done)
 		playedWell(t, s, pushedMatch(t, "fffffffffff4", "alice/bot:v0"))
 	}()
-	// The match is taken, and waits.
+	// Sleeps on purpose: the match is taken meanwhile, and proves it
+	// waits for the removal (it does not start without its image).
 	time.Sleep(300 * time.Millisecond)
 	release.Do(func() { close(removed) })
 	<-done

@@ -245,7 +245,7 @@ func TestLiveFramesAreBelievedAsEventsAre(t *testing.T) {
 	}
 	// Before its start: kept, and shown once the start is handled.
 	live("w1", 0, proofOf(key, id, round, 1, "w1"))
-	time.Sleep(100 * time.Millisecond) // time to show it, which it must not yet
+	time.Sleep(100 * time.Millisecond) // Sleeps on purpose: time to show it, which it must not yet.
 	if got := turns(); len(got) != 0 {
 		t.Fatalf("a frame was shown before its delivery's start: %v", got)
 	}
@@ -258,7 +258,7 @@ func TestLiveFramesAreBelievedAsEventsAre(t *testing.T) {
 	// The holder's name, a forged proof.
 	live("w1", 2, "forged")
 	waitFor(t, "the forged frame is refused", func() bool { return r.refused("w1") == 1 })
-	time.Sleep(100 * time.Millisecond) // time to show the refused frames, which it must not
+	time.Sleep(100 * time.Millisecond) // Sleeps on purpose: time to show the refused frames, which it must not.
 	if got := turns(); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("shown %v, want the holder's two genuine frames", got)
 	}

@@ -16,6 +16,7 @@ import (
 	"arena/engine"
 	"arena/engine/snake"
 	"arena/internal/natstest"
+	"arena/internal/poll"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )
@@ -113,17 +114,18 @@ func TestAWorkerMayDoOnlyWhatAWorkerDoes(t *testing.T) {
 	wasDenied := func(what, subject string) {
 		t.Helper()
 		want := fmt.Sprintf("permissions violation for %s", what)
-		for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(20 * time.Millisecond) {
+		if err := poll.Wait(5*time.Second, func() error {
 			mu.Lock()
+			defer mu.Unlock()
 			for _, d := range denied {
 				if strings.Contains(strings.ToLower(d), want) && strings.Contains(d, subject) {
-					mu.Unlock()
-					return
+					return nil
 				}
 			}
-			mu.Unlock()
+			return fmt.Errorf("NATS did not deny %s %s (denied: %q)", what, subject, denied)
+		}); err != nil {
+			t.Error(err)
 		}
-		t.Errorf("NATS did not deny %s %s (denied: %q)", what, subject, denied)
 	}
 	js, _ := jetstream.New(nc)
 	short := func() context.Context {
