@@ -357,25 +357,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	attempt := int(meta.NumDelivered)
 	var job Job
 	if err := trust.Decode(msg.Data(), &job); err != nil {
-		// Unknown versions are refused, not misread: the match fails.
-		w.log.Error("match refused", zap.Error(err))
-		// What it takes to say so is read loosely.
-		var head struct {
-			Match string `json:"match"`
-			Round int    `json:"round"`
-			Key   string `json:"key"`
-		}
-		_ = json.Unmarshal(msg.Data(), &head)
-		if head.Match != "" {
-			// Said taken first: the server believes a delivery's result
-			// only from the worker that took it.
-			e := Event{Match: head.Match, Round: head.Round, Attempt: attempt, Proof: proofOf(head.Key, head.Match, head.Round, attempt, w.cfg.Name)}
-			e.Kind = kindStart
-			w.report(ctx, e)
-			e.Kind, e.Reason = kindResult, err.Error()
-			w.report(ctx, e)
-		}
-		_ = msg.TermWithReason(err.Error())
+		w.refuse(ctx, msg, attempt, err)
 		return
 	}
 	log := w.log.With(zap.String("match", job.Match), zap.Int("attempt", attempt))
@@ -401,25 +383,8 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	}
 	mctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w.mu.Lock()
-	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, images: job.images(), cancel: cancel}
-	w.playingChangedLocked()
-	if _, ok := w.early[job.Match]; ok {
-		delete(w.early, job.Match)
-		cancel(errCancelled) // the server cancelled it before it got here
-	}
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.running, job.Match)
-		w.playingChangedLocked()
-		w.usedLocked(job.images(), time.Now())
-		select {
-		case w.prune <- struct{}{}:
-		default:
-		}
-		w.mu.Unlock()
-	}()
+	w.take(job, attempt, cancel)
+	defer w.release(job)
 	// The lease is kept from now on: storing the start event may take a
 	// while (the cluster electing a leader), and the match must not be
 	// delivered again meanwhile.
@@ -440,7 +405,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	}
 	w.fetchImages(mctx, job, log)
 	req.Attempt = attempt
-	if maxDeliver > 0 && attempt >= maxDeliver {
+	if isLast(attempt, maxDeliver) {
 		// The last delivery: a bot whose image is not here either is
 		// start_failed, named so, rather than the match handed back.
 		req.MissingOn = "worker " + w.cfg.Name
@@ -451,38 +416,14 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	// Frames past the backlog are not shown live; the replay has them all.
 	// The backlog holds pointers to the frames alone (the events are made
 	// as they go out), so that it is small to make for every match. The
-	// same goroutine waits for the start to be stored first; sent is
-	// closed when every frame went out.
-	frames := make(chan *frameOut, frameBacklog)
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		_ = startStored()
-		close(started)
-		for f := range frames {
-			e := ev(kindFrame)
-			e.Seq, e.Frame = f.seq, f.data
-			w.publishFrame(e)
-		}
-	}()
-	seq, dropped := 0, 0
-	req.OnFrame = func(f matches.Frame) {
-		data, err := json.Marshal(f)
-		if err != nil {
-			return
-		}
-		select {
-		case frames <- &frameOut{seq: seq, data: data}:
-		default:
-			dropped++
-		}
-		seq++
-	}
+	// same goroutine waits for the start to be stored first.
+	frames := w.sendFrames(startStored, started, ev)
+	req.OnFrame = frames.add
 	var rep *matches.Replay
 	if err = context.Cause(mctx); err == nil { // else cancelled already: no bot starts
 		rep, err = w.cfg.Player.Play(mctx, req)
 	}
-	close(frames)
+	close(frames.backlog)
 	// A delivery played to its end is reported, whatever happened since
 	// (see afterPlay): its replay is encoded while the start may still
 	// wait to be stored.
@@ -500,13 +441,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 	}
 	if followStart(mctx, err, started) {
 		select {
-		case <-sent:
+		case <-frames.sent:
 		case <-time.After(frameDrain):
-			log.Warn("frames still unsent as the match ends", zap.Int("backlog", len(frames)))
+			log.Warn("frames still unsent as the match ends", zap.Int("backlog", len(frames.backlog)))
 		}
 	}
-	if dropped > 0 {
-		log.Warn("frames not shown live: the connection to NATS was too slow", zap.Int("frames", dropped))
+	if frames.dropped > 0 {
+		log.Warn("frames not shown live: the connection to NATS was too slow", zap.Int("frames", frames.dropped))
 	}
 	stopLease()
 	cause := context.Cause(mctx)
@@ -516,7 +457,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 			log.Error("report the result", zap.Error(encodeErr))
 			return
 		}
-		w.finish(ctx, msg, ev(kindResult), replay, rep.Result.Winners, held{lease: lease, since: time.Now(), last: maxDeliver > 0 && attempt >= maxDeliver}, log)
+		w.finish(ctx, msg, ev(kindResult), replay, rep.Result.Winners, held{lease: lease, since: time.Now(), last: isLast(attempt, maxDeliver)}, log)
 		replay = nil // finish removes it
 	case afterGiveUp:
 		log.Warn("match given up", zap.Error(cause))
@@ -525,10 +466,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		_ = msg.Term()
 		log.Info("match cancelled by the server")
 	case afterHandBack, afterFail:
-		reason := err.Error()
-		if errors.Is(cause, errStopping) {
-			reason = errStopping.Error()
-		}
+		reason := failReason(err, cause)
 		if next == afterHandBack {
 			w.log.Warn("match handed back", zap.String("match", job.Match), zap.Int("attempt", attempt), zap.String("reason", reason))
 			e := ev(kindHandback)
@@ -542,6 +480,111 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, lease time.Durat
 		w.report(ctx, e)
 		_ = msg.TermWithReason(reason)
 	}
+}
+
+// refuse fails a delivery whose job does not decode: unknown versions are
+// refused, not misread.
+func (w *Worker) refuse(ctx context.Context, msg jetstream.Msg, attempt int, err error) {
+	w.log.Error("match refused", zap.Error(err))
+	// What it takes to say so is read loosely.
+	var head struct {
+		Match string `json:"match"`
+		Round int    `json:"round"`
+		Key   string `json:"key"`
+	}
+	_ = json.Unmarshal(msg.Data(), &head)
+	if head.Match != "" {
+		// Said taken first: the server believes a delivery's result
+		// only from the worker that took it.
+		e := Event{Match: head.Match, Round: head.Round, Attempt: attempt, Proof: proofOf(head.Key, head.Match, head.Round, attempt, w.cfg.Name)}
+		e.Kind = kindStart
+		w.report(ctx, e)
+		e.Kind, e.Reason = kindResult, err.Error()
+		w.report(ctx, e)
+	}
+	_ = msg.TermWithReason(err.Error())
+}
+
+// take counts a delivery among those running, cancelled at once when the
+// server cancelled its match before it got here.
+func (w *Worker) take(job Job, attempt int, cancel context.CancelCauseFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running[job.Match] = delivery{round: job.Round, attempt: attempt, images: job.images(), cancel: cancel}
+	w.playingChangedLocked()
+	if _, ok := w.early[job.Match]; ok {
+		delete(w.early, job.Match)
+		cancel(errCancelled) // the server cancelled it before it got here
+	}
+}
+
+// release takes a delivery off those running, its images used now, and
+// wakes the pruning.
+func (w *Worker) release(job Job) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.running, job.Match)
+	w.playingChangedLocked()
+	w.usedLocked(job.images(), time.Now())
+	select {
+	case w.prune <- struct{}{}:
+	default:
+	}
+}
+
+// isLast says whether attempt is a match's last delivery.
+func isLast(attempt, maxDeliver int) bool {
+	return maxDeliver > 0 && attempt >= maxDeliver
+}
+
+// failReason is why a delivery fails or is handed back: its error, or the
+// worker stopping.
+func failReason(err, cause error) string {
+	if errors.Is(cause, errStopping) {
+		return errStopping.Error()
+	}
+	return err.Error()
+}
+
+// frameFeed takes a delivery's frames as they come and publishes them from
+// a goroutine of its own, through a bounded backlog (see handle).
+type frameFeed struct {
+	backlog chan *frameOut
+	// sent is closed when every frame went out.
+	sent chan struct{}
+	// seq numbers the frames; dropped counts those past the backlog.
+	seq, dropped int
+}
+
+// sendFrames starts a delivery's frames' goroutine: it waits for the
+// start to be stored, closes started, then publishes each frame.
+func (w *Worker) sendFrames(startStored func() error, started chan struct{}, ev func(string) Event) *frameFeed {
+	f := &frameFeed{backlog: make(chan *frameOut, frameBacklog), sent: make(chan struct{})}
+	go func() {
+		defer close(f.sent)
+		_ = startStored()
+		close(started)
+		for out := range f.backlog {
+			e := ev(kindFrame)
+			e.Seq, e.Frame = out.seq, out.data
+			w.publishFrame(e)
+		}
+	}()
+	return f
+}
+
+// add queues a frame, or drops it when the backlog is full.
+func (f *frameFeed) add(fr matches.Frame) {
+	data, err := json.Marshal(fr)
+	if err != nil {
+		return
+	}
+	select {
+	case f.backlog <- &frameOut{seq: f.seq, data: data}:
+	default:
+		f.dropped++
+	}
+	f.seq++
 }
 
 // followStart waits for a delivery's start to be stored (started), which
@@ -586,7 +629,7 @@ const (
 // afterPlay decides what follows a delivery's play: err is what Play
 // returned, cause why the delivery's context ended (nil: it did not).
 func afterPlay(err, cause error, attempt, maxDeliver int) after {
-	last := maxDeliver > 0 && attempt >= maxDeliver
+	last := isLast(attempt, maxDeliver)
 	switch {
 	case err == nil:
 		return afterReport
