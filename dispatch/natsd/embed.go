@@ -72,68 +72,21 @@ const serverUser = "arena-server"
 
 // Start runs a NATS server with JetStream in this process.
 func Start(n Node) (*Embedded, error) {
-	opts := &server.Options{}
-	if n.Config != "" {
-		var err error
-		if opts, err = server.ProcessConfigFile(n.Config); err != nil {
-			return nil, fmt.Errorf("nats config %s: %w", n.Config, err)
-		}
-		if len(opts.Users) == 0 && len(opts.Nkeys) == 0 && len(opts.TrustedOperators) == 0 && opts.Username == "" && opts.Authorization == "" && opts.CustomClientAuthentication == nil && len(opts.Accounts) == 0 {
-			return nil, fmt.Errorf("nats config %s gives no users: anyone could connect (see docs/many-hosts.md)", n.Config)
-		}
-		if opts.NoAuthUser != "" {
-			return nil, fmt.Errorf("nats config %s sets no_auth_user: anyone could connect as %s", n.Config, opts.NoAuthUser)
-		}
+	opts, err := configOptions(n.Config)
+	if err != nil {
+		return nil, err
 	}
 	opts.ServerName, opts.JetStream, opts.StoreDir, opts.NoSigs, opts.NoLog = n.Name, true, n.Dir, true, true
 	opts.MaxPayload = 8 << 20
-	if n.Listen == "" {
-		opts.DontListen = true
-	} else {
-		if n.Trust == nil && n.Config == "" {
-			return nil, errors.New("nats: a listener needs authentication (a trust folder or a config file)")
-		}
-		host, port, err := splitHostPort(n.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("nats listen address: %w", err)
-		}
-		opts.Host, opts.Port = host, port
-	}
-	if n.Cluster != "" {
-		host, port, err := splitHostPort(n.Cluster)
-		if err != nil {
-			return nil, fmt.Errorf("nats cluster address: %w", err)
-		}
-		if opts.Cluster.Name == "" {
-			opts.Cluster.Name = "arena"
-		}
-		opts.Cluster.Host, opts.Cluster.Port, opts.Cluster.NoAdvertise = host, port, n.NoAdvertise
-	}
-	if len(n.Routes) > 0 {
-		opts.Routes = server.RoutesFromStr(strings.Join(n.Routes, ","))
-	}
-	if opts.Cluster.Port != 0 && opts.Cluster.Username == "" && (opts.Cluster.TLSConfig == nil || opts.Cluster.TLSConfig.ClientAuth == tls.NoClientCert) {
-		return nil, errors.New("nats: the cluster listener needs authorization (a user and password in the config's cluster block, or TLS with verify): anyone could join as a route")
+	if err := listen(opts, n); err != nil {
+		return nil, err
 	}
 	e := &Embedded{trust: n.Trust, log: n.Log, stopCh: make(chan struct{})}
 	if e.log == nil {
 		e.log = zap.NewNop()
 	}
 	if n.Trust != nil {
-		tc, err := n.Trust.TLSConfig()
-		if err != nil {
-			return nil, err
-		}
-		// A nonce always, so that a worker key unknown (or no longer known)
-		// is refused as such, even when no worker has joined.
-		opts.TLSConfig, opts.TLSTimeout, opts.AuthTimeout, opts.AlwaysEnableNonce = tc, 5, 10, true
-		var b [24]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, err
-		}
-		e.serverPass = hex.EncodeToString(b[:])
-		e.base = opts.Clone()
-		if err := e.authorize(opts); err != nil {
+		if err := e.secure(opts); err != nil {
 			return nil, err
 		}
 	}
@@ -155,6 +108,78 @@ func Start(n Node) (*Embedded, error) {
 		e.wg.Go(e.watch)
 	}
 	return e, nil
+}
+
+// configOptions reads a NATS config file ("": none, the defaults),
+// refusing one that lets anyone connect.
+func configOptions(path string) (*server.Options, error) {
+	if path == "" {
+		return &server.Options{}, nil
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("nats config %s: %w", path, err)
+	}
+	if len(opts.Users) == 0 && len(opts.Nkeys) == 0 && len(opts.TrustedOperators) == 0 && opts.Username == "" && opts.Authorization == "" && opts.CustomClientAuthentication == nil && len(opts.Accounts) == 0 {
+		return nil, fmt.Errorf("nats config %s gives no users: anyone could connect (see docs/many-hosts.md)", path)
+	}
+	if opts.NoAuthUser != "" {
+		return nil, fmt.Errorf("nats config %s sets no_auth_user: anyone could connect as %s", path, opts.NoAuthUser)
+	}
+	return opts, nil
+}
+
+// listen sets where the node listens for clients and for its cluster's
+// routes, and the routes it dials, refusing a listener anyone could use.
+func listen(opts *server.Options, n Node) error {
+	if n.Listen == "" {
+		opts.DontListen = true
+	} else {
+		if n.Trust == nil && n.Config == "" {
+			return errors.New("nats: a listener needs authentication (a trust folder or a config file)")
+		}
+		host, port, err := splitHostPort(n.Listen)
+		if err != nil {
+			return fmt.Errorf("nats listen address: %w", err)
+		}
+		opts.Host, opts.Port = host, port
+	}
+	if n.Cluster != "" {
+		host, port, err := splitHostPort(n.Cluster)
+		if err != nil {
+			return fmt.Errorf("nats cluster address: %w", err)
+		}
+		if opts.Cluster.Name == "" {
+			opts.Cluster.Name = "arena"
+		}
+		opts.Cluster.Host, opts.Cluster.Port, opts.Cluster.NoAdvertise = host, port, n.NoAdvertise
+	}
+	if len(n.Routes) > 0 {
+		opts.Routes = server.RoutesFromStr(strings.Join(n.Routes, ","))
+	}
+	if opts.Cluster.Port != 0 && opts.Cluster.Username == "" && (opts.Cluster.TLSConfig == nil || opts.Cluster.TLSConfig.ClientAuth == tls.NoClientCert) {
+		return errors.New("nats: the cluster listener needs authorization (a user and password in the config's cluster block, or TLS with verify): anyone could join as a route")
+	}
+	return nil
+}
+
+// secure serves clients over the trust folder's TLS, with this process's
+// password made afresh, and takes the users from the folder (authorize).
+func (e *Embedded) secure(opts *server.Options) error {
+	tc, err := e.trust.TLSConfig()
+	if err != nil {
+		return err
+	}
+	// A nonce always, so that a worker key unknown (or no longer known)
+	// is refused as such, even when no worker has joined.
+	opts.TLSConfig, opts.TLSTimeout, opts.AuthTimeout, opts.AlwaysEnableNonce = tc, 5, 10, true
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	e.serverPass = hex.EncodeToString(b[:])
+	e.base = opts.Clone()
+	return e.authorize(opts)
 }
 
 // authorize sets the users of opts from the trust folder: this process,
