@@ -59,19 +59,9 @@ func ParseRoster(r io.Reader) ([]RosterRow, error) {
 	if err != nil {
 		return nil, Errorf(ErrInvalid, "the roster is not CSV: %v", err)
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF")))
-		if !slices.Contains([]string{"name", "email", "team", "role"}, h) {
-			return nil, rosterError(1, "column %q: the columns are name, email, team and role (name at least)", h)
-		}
-		if _, dup := col[h]; dup {
-			return nil, rosterError(1, "column %q twice", h)
-		}
-		col[h] = i
-	}
-	if _, ok := col["name"]; !ok {
-		return nil, rosterError(1, "no name column: the first line names the columns, as name,email,team,role")
+	col, err := rosterColumns(header)
+	if err != nil {
+		return nil, err
 	}
 	field := func(rec []string, name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
@@ -98,25 +88,8 @@ func ParseRoster(r io.Reader) ([]RosterRow, error) {
 			return nil, rosterError(n, "%d fields, the header names %d", len(rec), len(header))
 		}
 		row := RosterRow{Line: n, Name: strings.ToLower(field(rec, "name")), Email: field(rec, "email"), Team: strings.ToLower(field(rec, "team")), Role: strings.ToLower(field(rec, "role"))}
-		if err := CheckName(row.Name); err != nil {
-			return nil, rosterError(n, "%v", err)
-		}
-		if row.Email != "" {
-			if a, err := mail.ParseAddress(row.Email); err != nil || a.Address != row.Email {
-				return nil, rosterError(n, "email %q is not an address (name@example.org)", row.Email)
-			}
-		}
-		if row.Team != "" {
-			if err := CheckName(row.Team); err != nil {
-				return nil, rosterError(n, "team: %v", err)
-			}
-		}
-		switch row.Role {
-		case "":
-			row.Role = RolePlayer
-		case RolePlayer, RoleAdmin:
-		default:
-			return nil, rosterError(n, "role %q: player or admin", row.Role)
+		if err := row.check(); err != nil {
+			return nil, err
 		}
 		if first, dup := line[row.Name]; dup {
 			return nil, rosterError(n, "%s is on line %d already", row.Name, first)
@@ -136,6 +109,52 @@ func ParseRoster(r io.Reader) ([]RosterRow, error) {
 		return nil, Errorf(ErrInvalid, "the roster has no accounts: one a line after the header")
 	}
 	return rows, nil
+}
+
+// rosterColumns reads a roster's header: each column's index by its name,
+// name among them.
+func rosterColumns(header []string) (map[string]int, error) {
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF")))
+		if !slices.Contains([]string{"name", "email", "team", "role"}, h) {
+			return nil, rosterError(1, "column %q: the columns are name, email, team and role (name at least)", h)
+		}
+		if _, dup := col[h]; dup {
+			return nil, rosterError(1, "column %q twice", h)
+		}
+		col[h] = i
+	}
+	if _, ok := col["name"]; !ok {
+		return nil, rosterError(1, "no name column: the first line names the columns, as name,email,team,role")
+	}
+	return col, nil
+}
+
+// check checks a row's name, email, team and role, the role player when
+// empty.
+func (row *RosterRow) check() error {
+	if err := CheckName(row.Name); err != nil {
+		return rosterError(row.Line, "%v", err)
+	}
+	if row.Email != "" {
+		if a, err := mail.ParseAddress(row.Email); err != nil || a.Address != row.Email {
+			return rosterError(row.Line, "email %q is not an address (name@example.org)", row.Email)
+		}
+	}
+	if row.Team != "" {
+		if err := CheckName(row.Team); err != nil {
+			return rosterError(row.Line, "team: %v", err)
+		}
+	}
+	switch row.Role {
+	case "":
+		row.Role = RolePlayer
+	case RolePlayer, RoleAdmin:
+	default:
+		return rosterError(row.Line, "role %q: player or admin", row.Role)
+	}
+	return nil
 }
 
 // NewAccount is an account an import made, and the code of the link that
