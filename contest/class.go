@@ -91,31 +91,8 @@ func (c *Contests) Class(ctx context.Context, id int64, filter string) ([]ClassR
 			teamsOf[u] = append(teamsOf[u], team)
 		}
 	}
-	// Who may enter.
-	var names []string
-	if s.Entrants == Everyone {
-		for _, u := range users {
-			if role[u.Name] != "admin" {
-				names = append(names, u.Name)
-			}
-		}
-	} else {
-		names = append(names, s.Allowed...)
-		for _, e := range entries {
-			if !slices.Contains(names, e.Owner) {
-				names = append(names, e.Owner)
-			}
-		}
-	}
-	// The entry that counts for each owner: its own, else a team's.
-	entered := map[string]store.ContestEntry{}
-	for _, e := range entries {
-		if e.State == store.EntryEntered {
-			if _, ok := entered[e.Owner]; !ok {
-				entered[e.Owner] = e
-			}
-		}
-	}
+	names := classNames(s, users, role, entries)
+	entered := enteredBy(entries)
 	practice, err := c.practiceRows(ctx, id, entries)
 	if err != nil {
 		return nil, err
@@ -129,14 +106,7 @@ func (c *Contests) Class(ctx context.Context, id int64, filter string) ([]ClassR
 				row.Kind = "team"
 			}
 		}
-		e, ok := entered[name]
-		for _, team := range row.Teams {
-			if ok {
-				break
-			}
-			e, ok = entered[team]
-		}
-		if ok {
+		if e, ok := countingEntry(entered, row); ok {
 			row.Entry, row.EntryOwner, row.Bot = e.ID, e.Owner, e.Image
 			if err := c.classVersion(ctx, ct, e, &row); err != nil {
 				return nil, err
@@ -154,6 +124,53 @@ func (c *Contests) Class(ctx context.Context, id int64, filter string) ([]ClassR
 	}
 	slices.SortFunc(out, func(a, b ClassRow) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// classNames are who may enter: every user but admins, or those allowed
+// and whoever entered (role: each user's role by name).
+func classNames(s Spec, users []store.User, role map[string]string, entries []store.ContestEntry) []string {
+	var names []string
+	if s.Entrants == Everyone {
+		for _, u := range users {
+			if role[u.Name] != "admin" {
+				names = append(names, u.Name)
+			}
+		}
+		return names
+	}
+	names = append(names, s.Allowed...)
+	for _, e := range entries {
+		if !slices.Contains(names, e.Owner) {
+			names = append(names, e.Owner)
+		}
+	}
+	return names
+}
+
+// enteredBy is each owner's first entered entry.
+func enteredBy(entries []store.ContestEntry) map[string]store.ContestEntry {
+	entered := map[string]store.ContestEntry{}
+	for _, e := range entries {
+		if e.State == store.EntryEntered {
+			if _, ok := entered[e.Owner]; !ok {
+				entered[e.Owner] = e
+			}
+		}
+	}
+	return entered
+}
+
+// countingEntry is the entry that counts for a row's owner: its own, else
+// one of its teams'.
+func countingEntry(entered map[string]store.ContestEntry, row ClassRow) (store.ContestEntry, bool) {
+	e, ok := entered[row.Name]
+	for _, team := range row.Teams {
+		if ok {
+			break
+		}
+		e, ok = entered[team]
+	}
+	return e, ok
 }
 
 // classVersion fills a row with its entry's newest version and whether
