@@ -245,50 +245,16 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 	if err != nil {
 		return err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(patch, &fields); err != nil || fields == nil {
-		return invalid("send a JSON object of the settings to change, e.g. {\"freeze_at\": \"2027-01-31T18:00:00Z\"}")
-	}
-	if len(fields) == 0 {
-		return invalid("no setting to change")
-	}
-	for _, fixed := range []string{"game", "seed", "invite"} {
-		if _, ok := fields[fixed]; ok {
-			if fixed == "invite" {
-				return invalid(`invite: the invitation code is made by the server: send {"new_invite": true} to replace it`)
-			}
-			return invalid("%s: a contest's %s is fixed once it is made: clone it to change it", fixed, fixed)
-		}
-	}
-	rotate := false
-	if raw, ok := fields["new_invite"]; ok {
-		if err := json.Unmarshal(raw, &rotate); err != nil {
-			return invalid("new_invite: true or false")
-		}
-		delete(fields, "new_invite")
+	fields, rotate, err := patchFields(patch)
+	if err != nil {
+		return err
 	}
 	rest, err := json.Marshal(fields)
 	if err != nil {
 		return err
 	}
 	s := old
-	// Lists are replaced, not merged.
-	for _, k := range []string{"maps", "allowed", "tiebreak", "gates", "reference_bots"} {
-		if _, ok := fields[k]; ok {
-			switch k {
-			case "maps":
-				s.Maps = nil
-			case "allowed":
-				s.Allowed = nil
-			case "tiebreak":
-				s.TieBreak = nil
-			case "gates":
-				s.Gates = nil
-			case "reference_bots":
-				s.ReferenceBots = nil
-			}
-		}
-	}
+	clearLists(&s, fields)
 	dec := json.NewDecoder(bytes.NewReader(rest))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -315,6 +281,49 @@ func (c *Contests) Update(ctx context.Context, id int64, patch json.RawMessage, 
 	}
 	c.wake()
 	return nil
+}
+
+// patchFields reads an update's patch: the settings it sets, none of them
+// fixed, and whether it asks for a new invitation code ("new_invite", taken
+// out of the fields).
+func patchFields(patch json.RawMessage) (fields map[string]json.RawMessage, rotate bool, err error) {
+	if err := json.Unmarshal(patch, &fields); err != nil || fields == nil {
+		return nil, false, invalid("send a JSON object of the settings to change, e.g. {\"freeze_at\": \"2027-01-31T18:00:00Z\"}")
+	}
+	if len(fields) == 0 {
+		return nil, false, invalid("no setting to change")
+	}
+	for _, fixed := range []string{"game", "seed", "invite"} {
+		if _, ok := fields[fixed]; ok {
+			if fixed == "invite" {
+				return nil, false, invalid(`invite: the invitation code is made by the server: send {"new_invite": true} to replace it`)
+			}
+			return nil, false, invalid("%s: a contest's %s is fixed once it is made: clone it to change it", fixed, fixed)
+		}
+	}
+	if raw, ok := fields["new_invite"]; ok {
+		if err := json.Unmarshal(raw, &rotate); err != nil {
+			return nil, false, invalid("new_invite: true or false")
+		}
+		delete(fields, "new_invite")
+	}
+	return fields, rotate, nil
+}
+
+// clearLists empties the lists a patch sets: lists are replaced, not
+// merged.
+func clearLists(s *Spec, fields map[string]json.RawMessage) {
+	for k, empty := range map[string]func(){
+		"maps":           func() { s.Maps = nil },
+		"allowed":        func() { s.Allowed = nil },
+		"tiebreak":       func() { s.TieBreak = nil },
+		"gates":          func() { s.Gates = nil },
+		"reference_bots": func() { s.ReferenceBots = nil },
+	} {
+		if _, ok := fields[k]; ok {
+			empty()
+		}
+	}
 }
 
 // specChanges names what changed between two settings, field by field
@@ -397,40 +406,14 @@ func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestE
 	rec := store.ContestEntry{ContestID: id, Owner: e.Owner, CreatedBy: e.By, CreatedAt: c.deps.Now()}
 	switch {
 	case e.Repository != "":
-		tags, err := c.versions(ctx, e.Repository, time.Time{})
-		if err != nil {
-			return store.ContestEntry{}, err
-		}
-		if len(tags) == 0 {
-			return store.ContestEntry{}, invalid("bot: %s has no pushed version", e.Repository)
-		}
-		if tags[0].Owner != e.Owner {
-			return store.ContestEntry{}, invalid("bot: %s is %s's, not %s's", e.Repository, tags[0].Owner, e.Owner)
-		}
-		for _, t := range tags {
-			if t.Game != "" && t.Game != s.Game {
-				return store.ContestEntry{}, invalid("bot: %s:%s is labelled for %s (io.arena.game), not %s", t.Repository, t.Tag, t.Game, s.Game)
-			}
-		}
-		if e.Tag != "" && !hasTag(tags, e.Tag) {
-			return store.ContestEntry{}, invalid("bot: %s has no version %q", e.Repository, e.Tag)
-		}
-		rec.Bot, rec.Image, rec.Version = e.Repository, e.Repository, e.Tag
+		err = c.botEntry(ctx, s, e, &rec)
 	case e.Image != "":
-		imgID, err := c.deps.Image(ctx, e.Image)
-		if err != nil {
-			return store.ContestEntry{}, err
-		}
-		rec.Image, rec.FinalRef, rec.FinalID = e.Image, e.Image, imgID
-		if c.deps.Labels != nil {
-			game, authors := c.deps.Labels(ctx, imgID)
-			if game != "" && game != s.Game {
-				return store.ContestEntry{}, invalid("image: %s is labelled for %s (io.arena.game), not %s", e.Image, game, s.Game)
-			}
-			rec.Authors = authors
-		}
+		err = c.imageEntry(ctx, s, e, &rec)
 	default:
-		return store.ContestEntry{}, invalid(`send {"bot": "NAME/bot[:tag]"} (a pushed bot) or {"image": …}`)
+		err = invalid(`send {"bot": "NAME/bot[:tag]"} (a pushed bot) or {"image": …}`)
+	}
+	if err != nil {
+		return store.ContestEntry{}, err
 	}
 	for _, o := range entries {
 		if o.State == store.EntryEntered && o.Image == rec.Image {
@@ -454,6 +437,51 @@ func (c *Contests) Enter(ctx context.Context, id int64, e Entry) (store.ContestE
 	return out, err
 }
 
+// botEntry fills the record of an entry of a pushed bot: the entrant's,
+// with a version, all of them for the contest's game, the tag asked among
+// them.
+func (c *Contests) botEntry(ctx context.Context, s Spec, e Entry, rec *store.ContestEntry) error {
+	tags, err := c.versions(ctx, e.Repository, time.Time{})
+	if err != nil {
+		return err
+	}
+	if len(tags) == 0 {
+		return invalid("bot: %s has no pushed version", e.Repository)
+	}
+	if tags[0].Owner != e.Owner {
+		return invalid("bot: %s is %s's, not %s's", e.Repository, tags[0].Owner, e.Owner)
+	}
+	for _, t := range tags {
+		if t.Game != "" && t.Game != s.Game {
+			return invalid("bot: %s:%s is labelled for %s (io.arena.game), not %s", t.Repository, t.Tag, t.Game, s.Game)
+		}
+	}
+	if e.Tag != "" && !hasTag(tags, e.Tag) {
+		return invalid("bot: %s has no version %q", e.Repository, e.Tag)
+	}
+	rec.Bot, rec.Image, rec.Version = e.Repository, e.Repository, e.Tag
+	return nil
+}
+
+// imageEntry fills the record of an entry of an engine image, pinned now,
+// its labels (when read) naming the contest's game.
+func (c *Contests) imageEntry(ctx context.Context, s Spec, e Entry, rec *store.ContestEntry) error {
+	imgID, err := c.deps.Image(ctx, e.Image)
+	if err != nil {
+		return err
+	}
+	rec.Image, rec.FinalRef, rec.FinalID = e.Image, e.Image, imgID
+	if c.deps.Labels != nil {
+		game, authors := c.deps.Labels(ctx, imgID)
+		if game != "" && game != s.Game {
+			return invalid("image: %s is labelled for %s (io.arena.game), not %s", e.Image, game, s.Game)
+		}
+		rec.Authors = authors
+	}
+	return nil
+}
+
+// hasTag says whether tag is among the versions.
 func hasTag(tags []store.Tag, tag string) bool {
 	for _, t := range tags {
 		if t.Tag == tag {
