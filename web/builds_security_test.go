@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"arena/internal/poll"
 	"arena/platform"
 	"arena/sourcebuild"
 )
@@ -241,15 +242,17 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 		if status != http.StatusAccepted {
 			t.Fatalf("an upload in local mode: %d %v", status, v)
 		}
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-			_, v = ts.do(t, "GET", "/api/builds/"+v["id"].(string), "")
-			if v["state"] == "pushed" {
-				break
-			}
-			if v["state"] == "failed" || time.Since(start) > 20*time.Second {
+		id := v["id"].(string)
+		poll.Until(t, 20*time.Second, func() error {
+			_, v = ts.do(t, "GET", "/api/builds/"+id, "")
+			switch v["state"] {
+			case "pushed":
+				return nil
+			case "failed":
 				t.Fatalf("the build in local mode: %v", v)
 			}
-		}
+			return fmt.Errorf("the build in local mode: %v", v)
+		})
 	})
 }
 
@@ -268,13 +271,13 @@ func disable(t *testing.T, ms *matrixServer) {
 // waitBuild waits for a build to be done, read as the admin.
 func waitBuild(t *testing.T, ms *matrixServer, id string) map[string]any {
 	t.Helper()
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		_, v := ms.do(t, "GET", "/api/builds/"+id, "", "Authorization", "Bearer "+matrixAdminToken)
-		if v["state"] == "pushed" || v["state"] == "failed" {
-			return v
+	var v map[string]any
+	poll.Until(t, 20*time.Second, func() error {
+		_, v = ms.do(t, "GET", "/api/builds/"+id, "", "Authorization", "Bearer "+matrixAdminToken)
+		if v["state"] != "pushed" && v["state"] != "failed" {
+			return fmt.Errorf("build %s: %v", id, v)
 		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("build %s: %v", id, v)
-		}
-	}
+		return nil
+	})
+	return v
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
+	"arena/internal/poll"
 	"arena/platform"
 	"arena/sourcebuild"
 )
@@ -80,15 +81,14 @@ func TestBuildsFromUploads(t *testing.T) {
 	}
 	wait := func(id string) map[string]any {
 		t.Helper()
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-			_, v := get(alice, id)
-			if v["state"] == "pushed" || v["state"] == "failed" {
-				return v
+		var v map[string]any
+		poll.Until(t, 20*time.Second, func() error {
+			if _, v = get(alice, id); v["state"] != "pushed" && v["state"] != "failed" {
+				return fmt.Errorf("build %s: %v", id, v)
 			}
-			if time.Since(start) > 20*time.Second {
-				t.Fatalf("build %s: %v", id, v)
-			}
-		}
+			return nil
+		})
+		return v
 	}
 	good := zipped(t, map[string]string{"mybot/bot.py": "print('[]')", "mybot/tanks.py": "x = 1"})
 	status, v := upload(alice, "repository=alice/built&tag=v1&game=tanks", "application/zip", good)
@@ -104,19 +104,17 @@ func TestBuildsFromUploads(t *testing.T) {
 	}
 	// The pushed version is alice's, and is checked.
 	auth := []string{"Authorization", "Bearer " + alice}
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+	poll.Until(t, 20*time.Second, func() error {
 		_, reg := ms.do(t, "GET", "/api/registry", "", auth...)
 		imgs, _ := reg["images"].([]any)
-		if len(imgs) == 1 && imgs[0].(map[string]any)["state"] == "ready" {
-			if img := imgs[0].(map[string]any); img["reference"] != "alice/built:v1" || img["pushed_by"] != "alice" {
-				t.Errorf("the pushed version: %v", img)
-			}
-			break
+		if len(imgs) != 1 || imgs[0].(map[string]any)["state"] != "ready" {
+			return fmt.Errorf("the built bot was not checked ready: %v", reg)
 		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the built bot was not checked ready: %v", reg)
+		if img := imgs[0].(map[string]any); img["reference"] != "alice/built:v1" || img["pushed_by"] != "alice" {
+			t.Errorf("the pushed version: %v", img)
 		}
-	}
+		return nil
+	})
 	// A build that fails: why, in its log.
 	_, v = upload(alice, "repository=alice/built&tag=v2&game=tanks", "application/gzip", tarGzOf(t, map[string]string{"main.py": "x"}))
 	if failed := wait(v["id"].(string)); failed["state"] != "failed" || !strings.Contains(fmt.Sprint(failed["error"]), "exited with code 1") || !strings.Contains(fmt.Sprint(failed["log"]), "bot.py: no such file") {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"arena/internal/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
 	"arena/store"
@@ -222,16 +223,6 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	bad := tanksImage("bad", fake.Script{Faults: map[int]fake.Fault{1: fake.Crash}, Stderr: func(n int) string { return fmt.Sprintf("panic: boom %d", n) }})
 	slow := tanksImage("slow", fake.Script{Hold: hold})
 	unlabelled := newImage(t, nil, "unlabelled")
-	// (The server plays one match at a time: the held one last.)
-	for _, p := range []struct {
-		repo string
-		im   image
-	}{{"alice/good", good}, {"alice/bad", bad}, {"alice/nogame", unlabelled}, {"alice/slow", slow}} {
-		if status, body := ms.push(t, "alice", tok, p.repo, "v1", p.im); status != http.StatusCreated {
-			t.Fatalf("push %s: %d %s", p.repo, status, body)
-		}
-		time.Sleep(50 * time.Millisecond) // checks queued in this order
-	}
 	auth := []string{"Authorization", "Bearer " + tok}
 	state := func() map[string]map[string]any {
 		_, reg := ms.do(t, "GET", "/api/registry", "", auth...)
@@ -242,16 +233,30 @@ func TestPushedBotsAreChecked(t *testing.T) {
 		}
 		return out
 	}
-	var got map[string]map[string]any
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		got = state()
-		if got["alice/good:v1"]["state"] != "pending" && got["alice/bad:v1"]["state"] != "pending" && got["alice/nogame:v1"]["state"] != "pending" {
-			break
+	// (The server plays one match at a time: the held one last.) Each
+	// check is queued (or decided) before the next push: queued in this
+	// order.
+	for _, p := range []struct {
+		repo string
+		im   image
+	}{{"alice/good", good}, {"alice/bad", bad}, {"alice/nogame", unlabelled}, {"alice/slow", slow}} {
+		if status, body := ms.push(t, "alice", tok, p.repo, "v1", p.im); status != http.StatusCreated {
+			t.Fatalf("push %s: %d %s", p.repo, status, body)
 		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the checks did not end: %v", got)
-		}
+		poll.Until(t, 20*time.Second, func() error {
+			if s := state()[p.repo+":v1"]; s["state"] == "pending" && s["check_match"] == nil && s["reason"] == nil {
+				return fmt.Errorf("%s:v1's check is not queued: %v", p.repo, s)
+			}
+			return nil
+		})
 	}
+	var got map[string]map[string]any
+	poll.Until(t, 20*time.Second, func() error {
+		if got = state(); got["alice/good:v1"]["state"] == "pending" || got["alice/bad:v1"]["state"] == "pending" || got["alice/nogame:v1"]["state"] == "pending" {
+			return fmt.Errorf("the checks did not end: %v", got)
+		}
+		return nil
+	})
 	if g := got["alice/good:v1"]; g["state"] != "ready" || g["check_match"] == nil || g["checked_at"] == nil {
 		t.Errorf("the good bot: %v", g)
 	}
@@ -307,21 +312,23 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	if status, body := ms.do(t, "DELETE", "/api/matches/"+fmt.Sprint(slowCheck), "", auth...); status != http.StatusOK && status != http.StatusAccepted && status != http.StatusNoContent {
 		t.Fatalf("alice cancels the check match: %d %v", status, body)
 	}
-	for start := time.Now(); !strings.Contains(fmt.Sprint(state()["alice/slow:v1"]["reason"]), "cancelled"); time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the cancelled check: %v", state()["alice/slow:v1"])
+	poll.Until(t, 20*time.Second, func() error {
+		if s := state()["alice/slow:v1"]; !strings.Contains(fmt.Sprint(s["reason"]), "cancelled") {
+			return fmt.Errorf("the cancelled check: %v", s)
 		}
-	}
+		return nil
+	})
 	if s := state()["alice/slow:v1"]; s["state"] != "pending" {
 		t.Errorf("the version whose check was cancelled: %v", s)
 	}
 	release()
 	ms.push(t, "alice", tok, "alice/slow", "v1", slow)
-	for start := time.Now(); state()["alice/slow:v1"]["state"] != "ready"; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the version pushed again after its check was cancelled: %v", state()["alice/slow:v1"])
+	poll.Until(t, 20*time.Second, func() error {
+		if s := state()["alice/slow:v1"]; s["state"] != "ready" {
+			return fmt.Errorf("the version pushed again after its check was cancelled: %v", s)
 		}
-	}
+		return nil
+	})
 	if s := state()["alice/slow:v1"]; s["check_match"] == slowCheck {
 		t.Errorf("checked again by the same match: %v", s)
 	}
@@ -334,6 +341,7 @@ func TestPushedBotsAreChecked(t *testing.T) {
 	}
 	before := matches()
 	ms.push(t, "alice", tok, "alice/bad", "v1", bad)
+	// Sleeps on purpose: proves no new check is played meanwhile.
 	time.Sleep(300 * time.Millisecond)
 	if s := state()["alice/bad:v1"]; s["state"] != "rejected" || s["check_match"] != b["check_match"] {
 		t.Errorf("the rejected image pushed again: %v", s)
@@ -342,11 +350,12 @@ func TestPushedBotsAreChecked(t *testing.T) {
 		t.Errorf("the rejected image pushed again played %d new matches", n-before)
 	}
 	ms.push(t, "alice", tok, "alice/bad", "v1", good)
-	for start := time.Now(); state()["alice/bad:v1"]["state"] != "ready"; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the fixed version: %v", state()["alice/bad:v1"])
+	poll.Until(t, 20*time.Second, func() error {
+		if s := state()["alice/bad:v1"]; s["state"] != "ready" {
+			return fmt.Errorf("the fixed version: %v", s)
 		}
-	}
+		return nil
+	})
 }
 
 // A ladder entry registered by a tag follows it: a new image pushed under
@@ -359,16 +368,13 @@ func TestLadderEntriesFollowTheirTag(t *testing.T) {
 	auth := []string{"Authorization", "Bearer " + tok}
 	waitState := func(want string) {
 		t.Helper()
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		poll.Until(t, 20*time.Second, func() error {
 			_, reg := ms.do(t, "GET", "/api/registry", "", auth...)
-			img := reg["images"].([]any)[0].(map[string]any)
-			if img["state"] == want {
-				return
+			if img := reg["images"].([]any)[0].(map[string]any); img["state"] != want {
+				return fmt.Errorf("alice/bot:latest never %s: %v", want, img)
 			}
-			if time.Since(start) > 20*time.Second {
-				t.Fatalf("alice/bot:latest never %s: %v", want, img)
-			}
-		}
+			return nil
+		})
 	}
 	entries := func() []map[string]any {
 		t.Helper()
@@ -394,6 +400,7 @@ func TestLadderEntriesFollowTheirTag(t *testing.T) {
 	// A broken version: rejected, the entry stays on v1.
 	ms.push(t, "alice", tok, "alice/bot", "latest", version("broken", fake.Script{Faults: map[int]fake.Fault{1: fake.Crash}}))
 	waitState("rejected")
+	// Sleeps on purpose: proves the entry does not follow it meanwhile.
 	time.Sleep(100 * time.Millisecond)
 	if got := entries(); len(got) != 1 || got[0]["version"] != 1 {
 		t.Errorf("after a rejected version: %v", got)
@@ -402,14 +409,12 @@ func TestLadderEntriesFollowTheirTag(t *testing.T) {
 	ms.push(t, "alice", tok, "alice/bot", "latest", version("v2", fake.Script{}))
 	waitState("ready")
 	var got []map[string]any
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		if got = entries(); len(got) == 2 {
-			break
+	poll.Until(t, 10*time.Second, func() error {
+		if got = entries(); len(got) != 2 {
+			return fmt.Errorf("the entry did not follow its tag: %v", got)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("the entry did not follow its tag: %v", got)
-		}
-	}
+		return nil
+	})
 	if got[0]["state"] != "active" || got[0]["version"] != 2 || got[1]["state"] != "retired" || got[1]["version"] != 1 ||
 		got[0]["image_id"] == first[0]["image_id"] || got[1]["image_id"] != first[0]["image_id"] {
 		t.Errorf("after a ready version: %v (first %v)", got, first)
@@ -464,7 +469,7 @@ func TestRegistryQuotasAgainstLies(t *testing.T) {
 	if res, body := putIndex("multi3"); res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "ARENA_REGISTRY_MAX_TAGS") {
 		t.Errorf("a fifth tag, an index's: %d %s", res.StatusCode, body)
 	}
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() error {
 		_, reg = ms.do(t, "GET", "/api/registry", "", auth...)
 		var multi map[string]any
 		for _, v := range reg["images"].([]any) {
@@ -472,13 +477,11 @@ func TestRegistryQuotasAgainstLies(t *testing.T) {
 				multi = img
 			}
 		}
-		if multi != nil && multi["state"] == "rejected" && strings.Contains(fmt.Sprint(multi["reason"]), "not an image") {
-			break
+		if multi == nil || multi["state"] != "rejected" || !strings.Contains(fmt.Sprint(multi["reason"]), "not an image") {
+			return fmt.Errorf("the index on My bots: %v", multi)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("the index on My bots: %v", multi)
-		}
-	}
+		return nil
+	})
 }
 
 // Manifests pushed at the same moment cannot all pass the quotas: each is

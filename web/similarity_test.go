@@ -107,15 +107,16 @@ def play(state):
 		if status != http.StatusAccepted {
 			t.Fatalf("%s's upload: %d %v", user, status, v)
 		}
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		poll.Until(t, 20*time.Second, func() error {
 			_, got := ms.do(t, "GET", "/api/builds/"+v["id"].(string), "", "Authorization", "Bearer "+tok)
-			if got["state"] == "pushed" {
-				return
-			}
-			if got["state"] == "failed" || time.Since(start) > 20*time.Second {
+			switch got["state"] {
+			case "pushed":
+				return nil
+			case "failed":
 				t.Fatalf("%s's build: %v", user, got)
 			}
-		}
+			return fmt.Errorf("%s's build: %v", user, got)
+		})
 	}
 	build("alice", alices)
 	build("bob", bobs)
