@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"arena/internal/poll"
 )
 
 // A contest through the API, with the server's queue and its runner: staff
@@ -70,32 +72,25 @@ func TestAContestThroughTheAPI(t *testing.T) {
 		t.Errorf("a fourth of staff's: %d %v", status, body)
 	}
 	// Before the deadline: practice matches, rated on the practice board.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	poll.Until(t, 30*time.Second, func() error {
 		_, b := ms.do(t, "GET", path+"/standings", "")
-		if p, _ := b["practice"].([]any); len(p) >= 2 {
-			if len(b["rows"].([]any)) != 0 {
-				t.Errorf("final standings before the deadline: %v", b["rows"])
-			}
-			break
+		if p, _ := b["practice"].([]any); len(p) < 2 {
+			return fmt.Errorf("no practice board: %v", b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no practice board: %v", b)
+		if len(b["rows"].([]any)) != 0 {
+			t.Errorf("final standings before the deadline: %v", b["rows"])
 		}
-	}
+		return nil
+	})
 	// The deadline passes: the final runs by itself.
 	ms.clock.skip(time.Hour + time.Second)
 	var board map[string]any
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		_, board = ms.do(t, "GET", path+"/standings", "")
-		if board["final"] == true {
-			break
+	poll.Until(t, 60*time.Second, func() error {
+		if _, board = ms.do(t, "GET", path+"/standings", ""); board["final"] != true {
+			return fmt.Errorf("the final did not end: %v", board)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the final did not end: %v", board)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	rows := board["rows"].([]any)
 	games := board["games"].([]any)
 	if len(rows) != 3 || len(games) != 6 {
@@ -148,17 +143,12 @@ func TestAContestThroughTheAPI(t *testing.T) {
 	if status, body := ms.do(t, "POST", path+"/rerun", fmt.Sprintf(`{"entries":[%v,%v]}`, ids[0], ids[1]), staff...); status != http.StatusAccepted || body["games"] != 2.0 {
 		t.Errorf("staff rerun: %d %v", status, body)
 	}
-	deadline = time.Now().Add(60 * time.Second)
-	for {
-		_, board = ms.do(t, "GET", path+"/standings", "")
-		if board["final"] == true {
-			break
+	poll.Until(t, 60*time.Second, func() error {
+		if _, board = ms.do(t, "GET", path+"/standings", ""); board["final"] != true {
+			return fmt.Errorf("the rerun did not end: %v", board)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rerun did not end: %v", board)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	last = board["rows"].([]any)[2].(map[string]any)
 	if last["rank"] != 0.0 || last["disqualified"] != true {
 		t.Errorf("the disqualified entry: %v", last)
@@ -258,14 +248,12 @@ func TestAContestByInvitation(t *testing.T) {
 		}
 	}
 	ms.clock.skip(time.Hour + time.Second)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, p := ms.do(t, "GET", path, ""); p["phase"] != "practice" && p["phase"] != "freeze" {
-			break
+	poll.Until(t, 30*time.Second, func() error {
+		if _, p := ms.do(t, "GET", path, ""); p["phase"] == "practice" || p["phase"] == "freeze" {
+			return fmt.Errorf("the contest did not freeze: its phase is %v", p["phase"])
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the contest did not freeze")
-		}
-	}
+		return nil
+	})
 	if status, body := ms.do(t, "PATCH", path, `{"rules":"late"}`, staff...); status != http.StatusConflict {
 		t.Errorf("an edit after the freeze: %d %v", status, body)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"arena/internal/poll"
 	"arena/ladder"
 	"arena/ladder/skill"
 	"arena/orchestrator/fake"
@@ -30,13 +31,13 @@ func (ts *testServer) register(t *testing.T, name, image string) map[string]any 
 func (ts *testServer) waitBoard(t *testing.T, what string, ok func(b map[string]any) bool) map[string]any {
 	t.Helper()
 	var b map[string]any
-	for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(50 * time.Millisecond) {
-		if _, b = ts.do(t, "GET", "/api/ladders/tanks", ""); ok(b) {
-			return b
+	poll.Until(t, 30*time.Second, func() error {
+		if _, b = ts.do(t, "GET", "/api/ladders/tanks", ""); !ok(b) {
+			return fmt.Errorf("the leaderboard never showed %s: %v", what, b)
 		}
-	}
-	t.Fatalf("the leaderboard never showed %s: %v", what, b)
-	return nil
+		return nil
+	})
+	return b
 }
 
 func TestLadderRejectsBadInput(t *testing.T) {

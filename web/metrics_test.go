@@ -1,12 +1,15 @@
 package web
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"arena/internal/poll"
 )
 
 // scrape reads GET /metrics with the headers given (name, value pairs).
@@ -69,8 +72,7 @@ func TestMetricsMoveWithAMatch(t *testing.T) {
 		`arena_match_duration_seconds_count{game="tanks",kind="hand"}`:             1,
 		`arena_http_requests_total{code="201",method="POST",route="/api/matches"}`: 1,
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Until(t, 5*time.Second, func() error {
 		after = scrape(t, ts.url)
 		missing := ""
 		for series, v := range want {
@@ -78,14 +80,11 @@ func TestMetricsMoveWithAMatch(t *testing.T) {
 				missing = series
 			}
 		}
-		if missing == "" {
-			break
+		if missing != "" {
+			return fmt.Errorf("%s is not as wanted:\n%s", missing, after)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is not as wanted:\n%s", missing, after)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if n, _ := metric(after, `arena_answer_seconds_count{game="tanks"}`); n < 2 {
 		t.Errorf("%v answers counted", n)
 	}

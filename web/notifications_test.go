@@ -11,8 +11,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"regexp"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -416,7 +416,7 @@ func TestAFailingWebhookIsPaused(t *testing.T) {
 	if d[0].State != store.DeliveryPending || d[1].State != store.DeliveryFailed || !strings.Contains(d[1].Error, "not sent: your webhook is paused until") {
 		t.Errorf("while paused: the check's call %+v, the fault's %+v", d[0], d[1])
 	}
-	// Proves the pause holds: nothing is called meanwhile.
+	// Sleeps on purpose: proves the pause holds, nothing is called meanwhile.
 	time.Sleep(100 * time.Millisecond)
 	if got := calls(); len(got) != 4 {
 		t.Errorf("paused, the webhook got %v", got)
