@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/sandbox"
+	"arena/sprt"
 )
 
 type benchOptions struct {
@@ -77,47 +79,11 @@ Flags (settings also read their ARENA_* environment variable):
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, o, vals := benchFlags(stderr)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageErr("%v (see arena help bench)", err)
-	}
-	if len(pos) > 0 {
-		return usageErr("bench takes its bots with --bots, got %q", pos)
-	}
-	cfg, err := load(vals)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	game, err := findGame(o.game, 2, cfg.LogicLimits) // bench plays pairs
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	maps, err := resolveMaps(game, o.maps)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	settings, err := gameSettings(o.settings, o.maxRounds)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	seed, err := parseSeed(o.seed)
-	if err != nil {
-		return usageErr("--seed: %v", err)
-	}
-	if o.bots == "" {
-		return usageErr("no bots given (--bots 'team_a/*' or --bots img1,img2)")
-	}
-	if o.repeats < 1 || o.jobs < 1 {
-		return usageErr("--repeats and --jobs must be at least 1")
-	}
-	test, err := sprtTest(o)
+	o, b, err := benchArgs(args, stderr)
 	if err != nil {
 		return err
 	}
+	cfg, game, maps, settings, seed, test := b.cfg, b.game, b.maps, b.settings, b.seed, b.test
 
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
@@ -206,6 +172,57 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return platformErr(fmt.Errorf("%d of %d matches could not be played (see the error column)", failed, total))
 	}
 	return nil
+}
+
+// benchSetup is what bench's flags resolve to.
+type benchSetup struct {
+	cfg      Config
+	game     engine.Game
+	maps     []engine.Map
+	settings json.RawMessage
+	seed     uint64
+	test     sprt.Test
+}
+
+// benchArgs reads bench's arguments and checks them.
+func benchArgs(args []string, stderr io.Writer) (*benchOptions, benchSetup, error) {
+	var b benchSetup
+	fs, o, vals := benchFlags(stderr)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, b, err
+		}
+		return nil, b, usageErr("%v (see arena help bench)", err)
+	}
+	if len(pos) > 0 {
+		return nil, b, usageErr("bench takes its bots with --bots, got %q", pos)
+	}
+	if b.cfg, err = load(vals); err != nil {
+		return nil, b, usageErr("%v", err)
+	}
+	if b.game, err = findGame(o.game, 2, b.cfg.LogicLimits); err != nil { // bench plays pairs
+		return nil, b, usageErr("%v", err)
+	}
+	if b.maps, err = resolveMaps(b.game, o.maps); err != nil {
+		return nil, b, usageErr("%v", err)
+	}
+	if b.settings, err = gameSettings(o.settings, o.maxRounds); err != nil {
+		return nil, b, usageErr("%v", err)
+	}
+	if b.seed, err = parseSeed(o.seed); err != nil {
+		return nil, b, usageErr("--seed: %v", err)
+	}
+	if o.bots == "" {
+		return nil, b, usageErr("no bots given (--bots 'team_a/*' or --bots img1,img2)")
+	}
+	if o.repeats < 1 || o.jobs < 1 {
+		return nil, b, usageErr("--repeats and --jobs must be at least 1")
+	}
+	if b.test, err = sprtTest(o); err != nil {
+		return nil, b, err
+	}
+	return o, b, nil
 }
 
 // resolveMaps takes names, globs over the shipped maps, or files.
