@@ -102,112 +102,128 @@ func cmdContest(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer cancel()
 	switch pos[0] {
 	case "create":
-		if len(pos) < 2 || len(pos) > 3 {
-			return usageErr("usage: arena contest create FILE [SERVER]")
-		}
-		body, err := readContestFile(pos[1])
-		if err != nil {
-			return err
-		}
-		api, err := contestClient(pos[2:])
-		if err != nil {
-			return err
-		}
-		var out struct {
-			ID       int64     `json:"id"`
-			Name     string    `json:"name"`
-			FreezeAt time.Time `json:"freeze_at"`
-		}
-		if err := api.send(ctx, "POST", "/api/contests", "application/json", bytes.NewReader(body), &out); err != nil {
-			return platformErr(err)
-		}
-		fmt.Fprintf(stdout, "contest %d (%s) created: its final starts at %s; %s/#/contest/%d\n", out.ID, out.Name, out.FreezeAt.Local().Format(time.RFC3339), api.server, out.ID)
-		return nil
+		return contestCreate(ctx, pos[1:], stdout)
 	case "list":
-		api, err := contestClient(pos[1:])
-		if err != nil {
-			return err
-		}
-		var raw json.RawMessage
-		if err := api.call(ctx, "GET", "/api/contests", nil, &raw); err != nil {
-			return platformErr(err)
-		}
-		if *asJSON {
-			_, err := fmt.Fprintf(stdout, "%s\n", raw)
-			return err
-		}
-		var list []struct {
-			ID       int64     `json:"id"`
-			Name     string    `json:"name"`
-			Game     string    `json:"game"`
-			Phase    string    `json:"phase"`
-			FreezeAt time.Time `json:"freeze_at"`
-		}
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return platformErr(err)
-		}
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tCONTEST\tGAME\tPHASE\tDEADLINE")
-		for _, c := range list {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Game, c.Phase, c.FreezeAt.Local().Format("2006-01-02 15:04"))
-		}
-		return w.Flush()
+		return contestList(ctx, pos[1:], *asJSON, stdout)
 	case "standings":
-		if len(pos) < 2 || len(pos) > 3 {
-			return usageErr("usage: arena contest standings ID [--csv] [SERVER]")
-		}
-		api, err := contestClient(pos[2:])
-		if err != nil {
-			return err
-		}
-		path := "/api/contests/" + pos[1]
-		if *asCSV {
-			req := path + "/export?format=csv"
-			var buf bytes.Buffer
-			if err := api.raw(ctx, req, &buf); err != nil {
-				return platformErr(err)
-			}
-			_, err := stdout.Write(buf.Bytes())
-			return err
-		}
-		var raw json.RawMessage
-		if err := api.call(ctx, "GET", path+"/standings", nil, &raw); err != nil {
-			return platformErr(err)
-		}
-		if *asJSON {
-			_, err := fmt.Fprintf(stdout, "%s\n", raw)
-			return err
-		}
-		var b struct {
-			Phase string `json:"phase"`
-			Final bool   `json:"final"`
-			Rows  []struct {
-				Rank                                int
-				Name, Owner                         string
-				Points                              float64
-				Played, Wins, Draws, Losses, Faults int
-				Interval                            [2]float64
-				Disqualified                        bool
-			} `json:"rows"`
-		}
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return platformErr(err)
-		}
-		state := "so far"
-		if b.Final {
-			state = "final"
-		}
-		fmt.Fprintf(stdout, "contest %s: %s (standings %s)\n", pos[1], b.Phase, state)
-		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "#\tENTRY\tOWNER\tPOINTS\tPLAYED\tW/D/L\tINTERVAL\tFAULTS")
-		for _, r := range b.Rows {
-			rank := fmt.Sprint(r.Rank)
-			if r.Disqualified {
-				rank = "DQ"
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%g\t%d\t%d/%d/%d\t%.2f–%.2f\t%d\n", rank, r.Name, r.Owner, r.Points, r.Played, r.Wins, r.Draws, r.Losses, r.Interval[0], r.Interval[1], r.Faults)
-		}
-		return w.Flush()
+		return contestStandings(ctx, pos[1:], *asCSV, *asJSON, stdout)
 	}
 	return usageErr("unknown contest command %q: create, list or standings", pos[0])
+}
+
+// contestCreate is arena contest create FILE [SERVER].
+func contestCreate(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) < 1 || len(args) > 2 {
+		return usageErr("usage: arena contest create FILE [SERVER]")
+	}
+	body, err := readContestFile(args[0])
+	if err != nil {
+		return err
+	}
+	api, err := contestClient(args[1:])
+	if err != nil {
+		return err
+	}
+	var out struct {
+		ID       int64     `json:"id"`
+		Name     string    `json:"name"`
+		FreezeAt time.Time `json:"freeze_at"`
+	}
+	if err := api.send(ctx, "POST", "/api/contests", "application/json", bytes.NewReader(body), &out); err != nil {
+		return platformErr(err)
+	}
+	fmt.Fprintf(stdout, "contest %d (%s) created: its final starts at %s; %s/#/contest/%d\n", out.ID, out.Name, out.FreezeAt.Local().Format(time.RFC3339), api.server, out.ID)
+	return nil
+}
+
+// contestList is arena contest list [SERVER].
+func contestList(ctx context.Context, args []string, asJSON bool, stdout io.Writer) error {
+	api, err := contestClient(args)
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := api.call(ctx, "GET", "/api/contests", nil, &raw); err != nil {
+		return platformErr(err)
+	}
+	if asJSON {
+		_, err := fmt.Fprintf(stdout, "%s\n", raw)
+		return err
+	}
+	var list []struct {
+		ID       int64     `json:"id"`
+		Name     string    `json:"name"`
+		Game     string    `json:"game"`
+		Phase    string    `json:"phase"`
+		FreezeAt time.Time `json:"freeze_at"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return platformErr(err)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tCONTEST\tGAME\tPHASE\tDEADLINE")
+	for _, c := range list {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", c.ID, c.Name, c.Game, c.Phase, c.FreezeAt.Local().Format("2006-01-02 15:04"))
+	}
+	return w.Flush()
+}
+
+// contestStandings is arena contest standings ID [SERVER]: a table, the
+// server's JSON or its CSV export.
+func contestStandings(ctx context.Context, args []string, asCSV, asJSON bool, stdout io.Writer) error {
+	if len(args) < 1 || len(args) > 2 {
+		return usageErr("usage: arena contest standings ID [--csv] [SERVER]")
+	}
+	api, err := contestClient(args[1:])
+	if err != nil {
+		return err
+	}
+	path := "/api/contests/" + args[0]
+	if asCSV {
+		req := path + "/export?format=csv"
+		var buf bytes.Buffer
+		if err := api.raw(ctx, req, &buf); err != nil {
+			return platformErr(err)
+		}
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	var raw json.RawMessage
+	if err := api.call(ctx, "GET", path+"/standings", nil, &raw); err != nil {
+		return platformErr(err)
+	}
+	if asJSON {
+		_, err := fmt.Fprintf(stdout, "%s\n", raw)
+		return err
+	}
+	var b struct {
+		Phase string `json:"phase"`
+		Final bool   `json:"final"`
+		Rows  []struct {
+			Rank                                int
+			Name, Owner                         string
+			Points                              float64
+			Played, Wins, Draws, Losses, Faults int
+			Interval                            [2]float64
+			Disqualified                        bool
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return platformErr(err)
+	}
+	state := "so far"
+	if b.Final {
+		state = "final"
+	}
+	fmt.Fprintf(stdout, "contest %s: %s (standings %s)\n", args[0], b.Phase, state)
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "#\tENTRY\tOWNER\tPOINTS\tPLAYED\tW/D/L\tINTERVAL\tFAULTS")
+	for _, r := range b.Rows {
+		rank := fmt.Sprint(r.Rank)
+		if r.Disqualified {
+			rank = "DQ"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%g\t%d\t%d/%d/%d\t%.2f–%.2f\t%d\n", rank, r.Name, r.Owner, r.Points, r.Played, r.Wins, r.Draws, r.Losses, r.Interval[0], r.Interval[1], r.Faults)
+	}
+	return w.Flush()
 }
