@@ -286,51 +286,12 @@ func cmdLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	in := bufio.NewReader(os.Stdin)
 	cred := credential{At: time.Now().UTC()}
 	if *tokenStdin {
-		tok, _ := in.ReadString('\n')
-		a.token = strings.TrimSpace(tok)
-		if err := a.call(ctx, "GET", "/api/me", nil, &who); err != nil {
-			return platformErr(fmt.Errorf("%s does not take that token: %w", server, err))
-		}
-		if who.User == nil {
-			return platformErr(fmt.Errorf("%s does not take that token (it is unknown, revoked, or its account disabled)", server))
-		}
-		cred.Name, cred.Token = who.User.Name, a.token
+		err = tokenLogin(ctx, a, in, server, &cred)
 	} else {
-		if *name == "" {
-			fmt.Fprint(stderr, "Name: ")
-			line, _ := in.ReadString('\n')
-			*name = strings.TrimSpace(line)
-		}
-		if *name == "" {
-			return usageErr("no name given (--name NAME)")
-		}
-		var password string
-		if !*passwordStdin && term.IsTerminal(int(os.Stdin.Fd())) {
-			fmt.Fprintf(stderr, "Password for %s: ", *name)
-			b, err := term.ReadPassword(int(os.Stdin.Fd()))
-			fmt.Fprintln(stderr)
-			if err != nil {
-				return platformErr(err)
-			}
-			password = string(b)
-		} else {
-			line, _ := in.ReadString('\n')
-			password = strings.TrimRight(line, "\r\n")
-		}
-		if err := a.call(ctx, "POST", "/api/session", map[string]string{"name": *name, "password": password}, nil); err != nil {
-			return platformErr(fmt.Errorf("sign in to %s: %w", server, err))
-		}
-		host, _ := os.Hostname()
-		var tok struct {
-			ID    int64  `json:"id"`
-			Token string `json:"token"`
-		}
-		err := a.call(ctx, "POST", "/api/tokens", map[string]string{"name": "arena login on " + host}, &tok)
-		a.call(ctx, "DELETE", "/api/session", nil, nil) // the token is what stays
-		if err != nil {
-			return platformErr(fmt.Errorf("make a token on %s: %w", server, err))
-		}
-		cred.Name, cred.Token, cred.TokenID = *name, tok.Token, tok.ID
+		err = passwordLogin(ctx, a, in, server, *name, *passwordStdin, stderr, &cred)
+	}
+	if err != nil {
+		return err
 	}
 	creds, path, err := loadCredentials()
 	if err != nil {
@@ -350,6 +311,62 @@ func cmdLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	u, _ := url.Parse(server)
 	fmt.Fprintf(stdout, "logged in to %s as %s (token kept in %s)\n", server, cred.Name, path)
 	fmt.Fprintf(stdout, "to push a bot: docker login %s -u %s, with that token as the password; then docker push %s/%s/BOT:TAG\n", u.Host, cred.Name, u.Host, cred.Name)
+	return nil
+}
+
+// tokenLogin keeps the API token read from in, once the server takes it.
+func tokenLogin(ctx context.Context, a *apiClient, in *bufio.Reader, server string, cred *credential) error {
+	tok, _ := in.ReadString('\n')
+	a.token = strings.TrimSpace(tok)
+	var who me
+	if err := a.call(ctx, "GET", "/api/me", nil, &who); err != nil {
+		return platformErr(fmt.Errorf("%s does not take that token: %w", server, err))
+	}
+	if who.User == nil {
+		return platformErr(fmt.Errorf("%s does not take that token (it is unknown, revoked, or its account disabled)", server))
+	}
+	cred.Name, cred.Token = who.User.Name, a.token
+	return nil
+}
+
+// passwordLogin signs in as name (asked for when ""), with the password
+// asked for on the terminal or read from in, and makes a token to keep.
+func passwordLogin(ctx context.Context, a *apiClient, in *bufio.Reader, server, name string, passwordStdin bool, stderr io.Writer, cred *credential) error {
+	if name == "" {
+		fmt.Fprint(stderr, "Name: ")
+		line, _ := in.ReadString('\n')
+		name = strings.TrimSpace(line)
+	}
+	if name == "" {
+		return usageErr("no name given (--name NAME)")
+	}
+	var password string
+	if !passwordStdin && term.IsTerminal(int(os.Stdin.Fd())) {
+		fmt.Fprintf(stderr, "Password for %s: ", name)
+		b, err := term.ReadPassword(int(os.Stdin.Fd()))
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return platformErr(err)
+		}
+		password = string(b)
+	} else {
+		line, _ := in.ReadString('\n')
+		password = strings.TrimRight(line, "\r\n")
+	}
+	if err := a.call(ctx, "POST", "/api/session", map[string]string{"name": name, "password": password}, nil); err != nil {
+		return platformErr(fmt.Errorf("sign in to %s: %w", server, err))
+	}
+	host, _ := os.Hostname()
+	var tok struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	err := a.call(ctx, "POST", "/api/tokens", map[string]string{"name": "arena login on " + host}, &tok)
+	a.call(ctx, "DELETE", "/api/session", nil, nil) // the token is what stays
+	if err != nil {
+		return platformErr(fmt.Errorf("make a token on %s: %w", server, err))
+	}
+	cred.Name, cred.Token, cred.TokenID = name, tok.Token, tok.ID
 	return nil
 }
 
