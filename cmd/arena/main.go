@@ -198,6 +198,12 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, logout, cleanup, backup, restore, nats, healthcheck, help)", cmd)
 	}
+	return exitCode(err, stderr)
+}
+
+// exitCode is the exit code of a command that returned err, which it
+// writes to stderr.
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
