@@ -168,9 +168,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	fmt.Fprintf(stderr, "arena: sending %s (%d files, %d bytes) to %s\n", dir, len(files), body.Len(), server)
-	var b struct {
-		ID, State, Error, Log, Reference, Digest string
-	}
+	var b submitted
 	api := newAPIClient(server, c.Token)
 	// The upload has its own deadline: 16 MiB over a slow link.
 	upload := newAPIClient(server, c.Token)
@@ -178,6 +176,21 @@ func cmdSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := upload.send(ctx, "POST", "/api/builds?"+q.Encode(), "application/gzip", &body, &b); err != nil {
 		return platformErr(err)
 	}
+	if err := followBuild(ctx, api, &b, stdout); err != nil {
+		return err
+	}
+	// Then its check, as for a push.
+	return awaitCheck(ctx, api, b, stdout)
+}
+
+// submitted is an upload's build, as the server tells it.
+type submitted struct {
+	ID, State, Error, Log, Reference, Digest string
+}
+
+// followBuild prints the build's log as it goes until it ends, pushed or
+// failed.
+func followBuild(ctx context.Context, api *apiClient, b *submitted, stdout io.Writer) error {
 	shown := 0
 	for b.State == "queued" || b.State == "building" {
 		select {
@@ -185,7 +198,7 @@ func cmdSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return platformErr(fmt.Errorf("build %s: %w (it goes on on the server)", b.ID, ctx.Err()))
 		case <-time.After(500 * time.Millisecond):
 		}
-		if err := api.call(ctx, "GET", "/api/builds/"+b.ID, nil, &b); err != nil {
+		if err := api.call(ctx, "GET", "/api/builds/"+b.ID, nil, b); err != nil {
 			return platformErr(err)
 		}
 		fmt.Fprint(stdout, b.Log[min(shown, len(b.Log)):])
@@ -195,7 +208,12 @@ func cmdSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if b.State != "pushed" {
 		return platformErr(fmt.Errorf("build %s failed: %s", b.ID, b.Error))
 	}
-	// Then its check, as for a push.
+	return nil
+}
+
+// awaitCheck waits for the check of the image a build pushed, for five
+// minutes at most, and tells its verdict.
+func awaitCheck(ctx context.Context, api *apiClient, b submitted, stdout io.Writer) error {
 	for start := time.Now(); ; {
 		var reg struct {
 			Images []struct{ Reference, State, Reason, Digest string }
