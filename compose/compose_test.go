@@ -311,10 +311,13 @@ func TestDockerCompose(t *testing.T) {
 
 	a := api{url: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	var health map[string]string
-	for start := time.Now(); a.get(t, "/healthz", &health) != 200; time.Sleep(500 * time.Millisecond) {
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("/healthz never answered ok: %v\n%s", health, run(t, env, compose[0], composeArgs("logs", "--tail", "50")...))
+	if err := poll.Wait(2*time.Minute, func() error {
+		if status := a.get(t, "/healthz", &health); status != 200 {
+			return fmt.Errorf("/healthz never answered ok: %d %v", status, health)
 		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, run(t, env, compose[0], composeArgs("logs", "--tail", "50")...))
 	}
 	// The bots' stdio takes the FIFO path from inside the container too.
 	if health["stdio"] != "fifo" {

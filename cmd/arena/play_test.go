@@ -275,15 +275,12 @@ func TestAPersonPlaysALogicGame(t *testing.T) {
 	waitAsked := func(after float64) map[string]any {
 		t.Helper()
 		var st map[string]any
-		poll := func() bool {
-			st = seat()
-			return st["turn"] != nil && st["turn"].(float64) > after || st["over"] == true
-		}
-		for end := time.Now().Add(30 * time.Second); !poll(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("no question after turn %v: %v", after, st)
+		poll.Until(t, 30*time.Second, func() error {
+			if st = seat(); !(st["turn"] != nil && st["turn"].(float64) > after || st["over"] == true) {
+				return fmt.Errorf("no question after turn %v: %v", after, st)
 			}
-		}
+			return nil
+		})
 		return st
 	}
 	st := waitAsked(0)
@@ -292,7 +289,7 @@ func TestAPersonPlaysALogicGame(t *testing.T) {
 
 	// A move from elsewhere than the player's frame changes nothing.
 	must("a forged move", chromedp.Evaluate[chromedp.Void](`window.postMessage({type: "arena:move", answer: "0 0"}, "*")`))
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // Sleeps on purpose: proves the forged move is not taken meanwhile.
 	if again := seat(); again["turn"] != st["turn"] {
 		t.Fatalf("a move posted by the page itself was taken: asked %v, now %v", st["turn"], again["turn"])
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 // BenchmarkSlotsFollowTheHost plays 24 Tanks matches of two bots that
@@ -34,8 +35,9 @@ func BenchmarkSlotsFollowTheHost(b *testing.B) {
 				const n = 24
 				ids := make([]string, n)
 				for i := range ids {
-					// Posted as fast as the server's limit of starts takes.
-					for ids[i] == "" {
+					// Posted as fast as the server's limit of starts takes:
+					// again every half second while it says 429.
+					if err := poll.Every(500*time.Millisecond, 10*time.Minute, func() error {
 						res, err := http.Post(s.url+"/api/matches", "application/json", strings.NewReader(fmt.Sprintf(`{"game":"tanks","bots":[%q,%q],"seed":%d}`, waiting, waiting, i+1)))
 						if err != nil {
 							b.Fatal(err)
@@ -46,26 +48,35 @@ func BenchmarkSlotsFollowTheHost(b *testing.B) {
 						switch res.StatusCode {
 						case http.StatusCreated:
 							ids[i] = m["id"].(string)
+							return nil
 						case http.StatusTooManyRequests:
-							time.Sleep(500 * time.Millisecond)
+							return fmt.Errorf("match %d: %d %v", i, res.StatusCode, m)
 						default:
 							b.Fatalf("match %d: %d %v", i, res.StatusCode, m)
 						}
+						return nil
+					}); err != nil {
+						b.Fatal(err)
 					}
 				}
 				most := 0.0
+				// The slots every 200 ms until each match ends.
 				for _, id := range ids {
-					for {
+					if err := poll.Every(200*time.Millisecond, 10*time.Minute, func() error {
 						if v, ok := scrapedMetric(b, metrics, "arena_match_slots"); ok {
 							most = max(most, v)
 						}
-						if m := s.get(b, id); m["status"] == "finished" || m["status"] == "failed" {
-							if m["status"] != "finished" {
-								b.Fatalf("match %s: %v", id, m)
-							}
-							break
+						switch m := s.get(b, id); m["status"] {
+						case "finished":
+							return nil
+						case "failed":
+							b.Fatalf("match %s: %v", id, m)
+						default:
+							return fmt.Errorf("match %s did not end: %v", id, m)
 						}
-						time.Sleep(200 * time.Millisecond)
+						return nil
+					}); err != nil {
+						b.Fatal(err)
 					}
 				}
 				took := time.Since(start)

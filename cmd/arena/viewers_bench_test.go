@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"arena/internal/dockertest"
+	"arena/internal/poll"
 )
 
 // BenchmarkThousandViewers watches one live match from 1,000 viewers of
@@ -53,7 +54,8 @@ func BenchmarkThousandViewers(b *testing.B) {
 		viewers.Wait()
 		var lat []time.Duration
 		probe := &http.Client{Timeout: 5 * time.Second}
-		for done := false; !done; time.Sleep(20 * time.Millisecond) {
+		// /healthz's latency every 20 ms until the match ends.
+		if err := poll.Every(20*time.Millisecond, 10*time.Minute, func() error {
 			t0 := time.Now()
 			res, err := probe.Get(s.url + "/healthz")
 			if err != nil {
@@ -61,8 +63,12 @@ func BenchmarkThousandViewers(b *testing.B) {
 			}
 			res.Body.Close()
 			lat = append(lat, time.Since(t0))
-			st := s.get(b, id)["status"]
-			done = st == "finished" || st == "failed"
+			if m := s.get(b, id); m["status"] != "finished" && m["status"] != "failed" {
+				return fmt.Errorf("the match did not end: %v", m["status"])
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
 		}
 		m := s.waitStatus(b, id, "finished")
 		ended.Wait()
