@@ -154,7 +154,7 @@ func BenchmarkAClass(b *testing.B) {
 		if b.Failed() {
 			b.FailNow()
 		}
-		time.Sleep(time.Until(freeze))
+		time.Sleep(time.Until(freeze)) // Sleeps on purpose: until the freeze, when the server starts the final by its own clock.
 		start = time.Now()
 		// The warm pool during the final, from the server's metrics.
 		peakWarm := 0.0

@@ -45,8 +45,8 @@ func TestBotsDoNotShareUsers(t *testing.T) {
 		}
 		return nil
 	})
-	// A second into the hogging match (on purpose), then the checking
-	// one beside it.
+	// Sleeps on purpose: a second into the hogging match, then the
+	// checking one beside it.
 	time.Sleep(time.Second)
 	go func() { hogDone <- hogRun.Wait() }()
 	checkRun, checkOut, checkReplay := run("check", "12", check, check)

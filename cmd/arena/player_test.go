@@ -104,9 +104,9 @@ func TestAPlayerThatLeavesItsPageIsTornDown(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.KeyEvent(key)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond) // a step at a time
+		time.Sleep(100 * time.Millisecond) // Sleeps on purpose: paces the keys, a step at a time.
 	}
-	time.Sleep(500 * time.Millisecond) // time for a message to arrive, which none must
+	time.Sleep(500 * time.Millisecond) // Sleeps on purpose: time for a message to arrive, which none must.
 	if n := got("/got"); n != 0 {
 		t.Errorf("the page the player went to got %d messages: %v", n, heard)
 	}

@@ -696,7 +696,7 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			time.Sleep(200 * time.Millisecond) // a moment for the board to draw the turn
+			time.Sleep(200 * time.Millisecond) // Sleeps on purpose: a moment for the board to draw the turn, for the screenshot.
 			if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 				saveArtefact(t, fmt.Sprintf("boards-%s-%s.png", game, size.name), png)
 			}
@@ -765,7 +765,7 @@ func TestBoardsAtDesktopAndPhoneWidths(t *testing.T) {
 			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#fullscreen"))); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond) // a moment for the full screen to settle; looked at once
+			time.Sleep(300 * time.Millisecond) // Sleeps on purpose: a moment for the full screen to settle; looked at once.
 			fb := look(ctx)
 			t.Logf("full screen: pacman %v", fb)
 			if !fb.Fullscreen || fb.Pixels <= pb.Pixels {
@@ -825,7 +825,7 @@ func TestHistoryInTheBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#history tbody tr").forEach((tr) => (tr.seen = true))`)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(6 * time.Second) // a refresh of the page (every 5 s)
+	time.Sleep(6 * time.Second) // Sleeps on purpose: a refresh of the page (every 5 s), which must keep the rows.
 	if n := rows(); n != 24 {
 		t.Errorf("after a refresh the History shows %d rows, want the 24 opened", n)
 	}

@@ -56,7 +56,7 @@ func startLongMatch(t *testing.T, cli *client.Client, bin string) (*exec.Cmd, *b
 		}
 		return nil
 	})
-	time.Sleep(300 * time.Millisecond) // a few turns into the match
+	time.Sleep(300 * time.Millisecond) // Sleeps on purpose: a few turns into the match.
 	return cmd, &stderr
 }
 
@@ -179,7 +179,7 @@ func killRunWithAChild(t *testing.T, bin, bot string) ([]string, bool) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	time.Sleep(200 * time.Millisecond) // whether the child outlives Arena: give it the time not to
+	time.Sleep(200 * time.Millisecond) // Sleeps on purpose: whether the child outlives Arena: give it the time not to.
 	return cgroups, len(processesOf(bot)) > 0
 }
 

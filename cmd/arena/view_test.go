@@ -40,7 +40,7 @@ func TestReadKeys(t *testing.T) {
 		w.Write([]byte("\x1b[C"))
 		w.Write([]byte("x"))
 		w.Write([]byte("\x1b"))
-		time.Sleep(100 * time.Millisecond) // a lone ESC is the Esc key
+		time.Sleep(100 * time.Millisecond) // Sleeps on purpose: a lone ESC is the Esc key.
 		w.Write([]byte("q"))
 		w.Close()
 	}()
@@ -77,13 +77,13 @@ func TestTermView(t *testing.T) {
 	waitFor("paused")
 	v.add(json.RawMessage("3"))
 	v.add(json.RawMessage("4"))
-	time.Sleep(50 * time.Millisecond) // time to move on, which it must not
+	time.Sleep(50 * time.Millisecond) // Sleeps on purpose: time to move on, which it must not.
 	if strings.Contains(out.String(), "<frame 3>") {
 		t.Fatal("a paused view moved on")
 	}
 	keys <- keyRight // one step
 	waitFor("<frame 3>")
-	time.Sleep(50 * time.Millisecond) // time to step further, which it must not
+	time.Sleep(50 * time.Millisecond) // Sleeps on purpose: time to step further, which it must not.
 	if strings.Contains(out.String(), "<frame 4>") {
 		t.Fatal("the right arrow stepped more than one frame")
 	}

@@ -133,7 +133,7 @@ func BenchmarkViewer(b *testing.B) {
 					if err := chromedp.Do(ctx, chromedp.Navigate(s.url), chromedp.Poll[chromedp.Void](`document.readyState === "complete"`)); err != nil {
 						b.Fatal(err)
 					}
-					time.Sleep(time.Second) // the page's own loading settles
+					time.Sleep(time.Second) // Sleeps on purpose: the page's own loading settles.
 					id := s.post(b, m.body)
 					// The page's own loading is not the match's. The match is
 					// opened in a task of its own, as a click on its link would:
