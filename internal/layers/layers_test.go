@@ -1,5 +1,6 @@
 // Package layers checks the import rules between Arena's packages: the
-// layers the architecture (docs/architecture.md) promises.
+// layers the architecture (docs/architecture.md) promises; and that no
+// function grows past a complexity one can read (complexity_test.go).
 package layers
 
 import (
