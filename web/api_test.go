@@ -27,6 +27,7 @@ import (
 	"arena/accounts"
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/internal/poll"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
@@ -194,17 +195,18 @@ func (ts *testServer) do(t *testing.T, method, path, body string, header ...stri
 	return res.StatusCode, out
 }
 
-// waitStatus polls a match until its status is final.
+// waitFinal polls a match until its status is final.
 func (ts *testServer) waitFinal(t *testing.T, id string) map[string]any {
 	t.Helper()
-	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
-		_, m := ts.do(t, "GET", "/api/matches/"+id, "")
-		if st := m["status"]; st == "finished" || st == "failed" || st == "cancelled" {
-			return m
+	var m map[string]any
+	poll.Until(t, 20*time.Second, func() error {
+		_, m = ts.do(t, "GET", "/api/matches/"+id, "")
+		if st := m["status"]; st != "finished" && st != "failed" && st != "cancelled" {
+			return fmt.Errorf("match %s did not end: %v", id, m)
 		}
-	}
-	t.Fatalf("match %s did not end", id)
-	return nil
+		return nil
+	})
+	return m
 }
 
 func TestCreateMatchRejectsBadInput(t *testing.T) {
@@ -366,17 +368,18 @@ func TestQueueBoundsConcurrencyAndShowsPositions(t *testing.T) {
 		}
 	}
 	ts.release()
-	// Never more than one match's bots at once.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// Never more than one match's bots at once: looked at every 5 ms until
+	// the last match ends.
+	if err := poll.Every(5*time.Millisecond, 30*time.Second, func() error {
 		if n := ts.launcher.Running(); n > 2 {
 			t.Fatalf("%d bots running with a concurrency of 1", n)
 		}
-		_, m := ts.do(t, "GET", "/api/matches/"+ids[3], "")
-		if m["status"] == "finished" || time.Now().After(deadline) {
-			break
+		if _, m := ts.do(t, "GET", "/api/matches/"+ids[3], ""); m["status"] != "finished" {
+			return fmt.Errorf("the last match is not finished: %v", m)
 		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatalf("not so after 30s: %v", err)
 	}
 	for _, id := range ids {
 		if m := ts.waitFinal(t, id); m["status"] != "finished" {
@@ -586,14 +589,12 @@ func TestShutdownLetsMatchesFinish(t *testing.T) {
 	ts := newTestServer(t, Config{}, 1, with(platform.Config{FinishOnShutdown: true}))
 	_, running := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/held","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
 	_, queued := ts.do(t, "POST", "/api/matches", `{"game":"tanks","bots":["bots/slow","arena/tanks-hunter"],"settings":{"zone_radius":4}}`)
-	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if _, m := ts.do(t, "GET", "/api/matches/"+running["id"].(string), ""); m["status"] == "running" {
-			break
+	poll.Until(t, 10*time.Second, func() error {
+		if _, m := ts.do(t, "GET", "/api/matches/"+running["id"].(string), ""); m["status"] != "running" {
+			return fmt.Errorf("the first match never ran: %v", m)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the first match never ran")
-		}
-	}
+		return nil
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan struct{})
@@ -602,14 +603,12 @@ func TestShutdownLetsMatchesFinish(t *testing.T) {
 		close(done)
 	}()
 	// The queued match is dropped at once; the running one goes on.
-	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-		if m, _ := ts.store.Get(ctx, queued["id"].(string)); m.Status == "failed" {
-			break
+	poll.Until(t, 10*time.Second, func() error {
+		if m, err := ts.store.Get(ctx, queued["id"].(string)); m.Status != "failed" {
+			return fmt.Errorf("the queued match was not dropped: %s (%s), %v", m.Status, m.Error, err)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the queued match was not dropped")
-		}
-	}
+		return nil
+	})
 	ts.release()
 	<-done
 	if m, _ := ts.store.Get(ctx, running["id"].(string)); m.Status != "finished" {
