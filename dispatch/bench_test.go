@@ -73,7 +73,7 @@ func benchRig(b *testing.B, concurrency int, secure bool) (direct, viaNATS match
 	if err := Setup(b.Context(), js, Config{}); err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewDispatcher(b.Context(), dnc, "server", nil, nil)
+	d, err := NewDispatcher(b.Context(), dnc, "server", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

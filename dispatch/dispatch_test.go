@@ -52,7 +52,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err := Setup(t.Context(), js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewDispatcher(t.Context(), nc, "server", nil, zaptest.NewLogger(t).Named("dispatcher"))
+	d, err := NewDispatcher(t.Context(), nc, "server", zaptest.NewLogger(t).Named("dispatcher"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,9 +82,6 @@ type DispatcherConfig struct {
 	// Name names its durable consumer of the events (one per server; a
 	// bench takes its own).
 	Name string
-	// Pin resolves a bot's image to its id when a request has none (nil:
-	// requests must carry them).
-	Pin func(ctx context.Context, ref string) (string, error)
 	// Quarantine is told when a worker's reports were refused
 	// QuarantineAfter times (default 3), so it takes no more matches (the
 	// embedded NATS server revokes its key). Its events are refused from
@@ -197,9 +194,9 @@ const pullHeartbeat = time.Second
 // ErrNoWorker is the kind of error of a match no worker could play.
 var ErrNoWorker = errs.New(errs.ErrUnavailable, "no worker could play the match")
 
-// NewDispatcher is NewDispatcherWith with a name, a pin and a logger.
-func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, pin func(ctx context.Context, ref string) (string, error), log *zap.Logger) (*Dispatcher, error) {
-	return NewDispatcherWith(ctx, nc, DispatcherConfig{Name: name, Pin: pin, Log: log})
+// NewDispatcher is NewDispatcherWith with a name and a logger.
+func NewDispatcher(ctx context.Context, nc *nats.Conn, name string, log *zap.Logger) (*Dispatcher, error) {
+	return NewDispatcherWith(ctx, nc, DispatcherConfig{Name: name, Log: log})
 }
 
 // NewDispatcherWith follows the events stream from now on, through a
@@ -440,29 +437,14 @@ func (d *Dispatcher) Play(ctx context.Context, req matches.Request) (*matches.Re
 	if req.MatchID == "" {
 		req.MatchID = matches.NewMatchID()
 	}
-	if len(req.ImageIDs) == 0 {
-		if d.cfg.Pin == nil {
-			return nil, fmt.Errorf("match %s: its bots are not pinned to image ids", req.MatchID)
-		}
-		for _, ref := range req.Images {
-			id, err := d.cfg.Pin(ctx, ref)
-			if err != nil {
-				return nil, err
-			}
-			req.ImageIDs = append(req.ImageIDs, id)
-		}
+	// Pinned by who made it (platform/pins.go, orchestrator.Pin): every
+	// worker plays the same images.
+	if len(req.ImageIDs) != len(req.Images) {
+		return nil, fmt.Errorf("match %s: its bots are not pinned to image ids", req.MatchID)
 	}
 	if lg, ok := req.Game.(*judger.Game); ok {
-		// A logic game's logic too: every worker plays the same image.
 		if ref, id := lg.HostImage(); id == "" {
-			if d.cfg.Pin == nil {
-				return nil, fmt.Errorf("match %s: its logic %s is not pinned to an image id", req.MatchID, ref)
-			}
-			id, err := d.cfg.Pin(ctx, ref)
-			if err != nil {
-				return nil, fmt.Errorf("the game's logic: %w", err)
-			}
-			req.Game = lg.Pinned(id)
+			return nil, fmt.Errorf("match %s: its logic %s is not pinned to an image id", req.MatchID, ref)
 		}
 	}
 	var k [16]byte

@@ -135,7 +135,8 @@ func (s *Platform) runBuilds() {
 // HoldBuildPlace holds a place in the line for a user's upload while it
 // is read, refusing (429) a user whose build is not done yet, or whose
 // last upload is still being read, and a line without room.
-func (s *Platform) HoldBuildPlace(user string) error {
+func (rs *Registry) HoldBuildPlace(user string) error {
+	s := rs.p
 	s.builds.mu.Lock()
 	defer s.builds.mu.Unlock()
 	for _, r := range s.builds.all {
@@ -258,7 +259,9 @@ func (s *Platform) finishBuild(rec *Build, digest string, err error) {
 
 // Builds says whether the server builds uploads: it has a builder and
 // its registry.
-func (s *Platform) Builds() bool {
+func (rs *Registry) Builds() bool { return rs.p.buildsOn() }
+
+func (s *Platform) buildsOn() bool {
 	return s.deps.Builder != nil && s.registry != nil && s.builds != nil
 }
 
@@ -273,8 +276,9 @@ type BuildRequest struct {
 // CheckBuild checks a build p asks for before its upload is read: where
 // it would be pushed (a tag of latest when none is given), its game and
 // its kit.
-func (s *Platform) CheckBuild(p accounts.Principal, r *BuildRequest) error {
-	if !s.Builds() {
+func (rs *Registry) CheckBuild(p accounts.Principal, r *BuildRequest) error {
+	s := rs.p
+	if !s.buildsOn() {
 		return errs.New(errs.ErrNotFound, "this server builds no uploads (it needs its registry, ARENA_REGISTRY=on)")
 	}
 	if r.Tag == "" {
@@ -293,9 +297,13 @@ func (s *Platform) CheckBuild(p accounts.Principal, r *BuildRequest) error {
 	return s.registry.MayPush(p, r.Repository)
 }
 
+// MaxUpload is the largest upload a build takes.
+func (rs *Registry) MaxUpload() int64 { return rs.p.cfg.Builds.MaxUpload }
+
 // ReleaseBuildPlace gives back the place HoldBuildPlace held for a
 // user's upload that is not queued after all.
-func (s *Platform) ReleaseBuildPlace(user string) {
+func (rs *Registry) ReleaseBuildPlace(user string) {
+	s := rs.p
 	s.builds.mu.Lock()
 	delete(s.builds.receiving, user)
 	s.builds.mu.Unlock()
@@ -304,7 +312,8 @@ func (s *Platform) ReleaseBuildPlace(user string) {
 // QueueBuild puts an upload in the builds' line, in the place
 // HoldBuildPlace held for its owner (epoch: their session's, when the
 // upload came in one), and returns the build as it stands.
-func (s *Platform) QueueBuild(p accounts.Principal, epoch int64, r BuildRequest, src sourcebuild.Source) (Build, error) {
+func (rs *Registry) QueueBuild(p accounts.Principal, epoch int64, r BuildRequest, src sourcebuild.Source) (Build, error) {
+	s := rs.p
 	rec := &Build{ID: matches.NewMatchID(), Owner: p.Name, Repository: r.Repository, Tag: r.Tag, Reference: r.Repository + ":" + r.Tag,
 		Game: r.Game, Kit: r.Kit, State: "queued", CreatedAt: s.now()}
 	log := &boundedLog{}
@@ -334,7 +343,8 @@ func (s *Platform) QueueBuild(p accounts.Principal, epoch int64, r BuildRequest,
 
 // BuildOf is a build as p may see it, with its log so far: their own (an
 // admin's: any). Another's build is as absent as one that never was.
-func (s *Platform) BuildOf(p accounts.Principal, id string) (Build, error) {
+func (rs *Registry) BuildOf(p accounts.Principal, id string) (Build, error) {
+	s := rs.p
 	if s.builds == nil {
 		return Build{}, errs.New(errs.ErrNotFound, "this server builds no uploads")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"arena/accounts"
 	"arena/contest"
+	"arena/engine"
 	"arena/internal/errs"
 	"arena/ladder"
 	"arena/matches"
@@ -70,18 +71,12 @@ type opponent struct {
 	entry                       int64
 }
 
-// Challenge makes a challenge for p and queues its games: seats swapped
+// Create makes a challenge for p and queues its games: seats swapped
 // from one game to the next, each pair of games on the same map and seed.
-func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r ChallengeRequest) (ChallengeView, error) {
-	if !p.SignedIn() {
-		return ChallengeView{}, errs.New(errs.ErrUnauthenticated, "sign in to challenge a bot")
-	}
-	r.Bot = strings.TrimSpace(r.Bot)
-	if r.Bot == "" {
-		return ChallengeView{}, errs.New(errs.ErrInvalid, `bot: name your bot, e.g. "bob/tank:v2"`)
-	}
-	if r.Games < 1 || r.Games > MaxChallengeGames {
-		return ChallengeView{}, errs.Errorf(errs.ErrInvalid, "games: %d: 1 to %d", r.Games, MaxChallengeGames)
+func (cs *Challenges) Create(ctx context.Context, p accounts.Principal, r ChallengeRequest) (ChallengeView, error) {
+	s := cs.p
+	if err := checkChallenge(p, &r); err != nil {
+		return ChallengeView{}, err
 	}
 	opp, err := s.challengeOpponent(ctx, p, r.Opponent)
 	if err != nil {
@@ -91,31 +86,12 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 	if err != nil {
 		return ChallengeView{}, errs.Errorf(errs.ErrConflict, "the opponent plays %s, which is not on offer now", opp.game)
 	}
-	// The maps of two bots: the one named, or each of the game's.
-	var maps []string
-	for _, m := range game.Maps() {
-		if (r.Map == "" || m.Name == r.Map) && m.CheckPlayers(2) == nil {
-			maps = append(maps, m.Name)
-		}
-	}
-	if r.Map != "" && len(maps) == 0 {
-		m, err := game.Map(r.Map)
-		if err == nil {
-			err = m.Info().CheckPlayers(2)
-		}
-		return ChallengeView{}, errs.Errorf(errs.ErrInvalid, "map: %v", err)
-	}
-	if len(maps) == 0 {
-		return ChallengeView{}, errs.Errorf(errs.ErrInvalid, "%s has no map for two bots: a challenge is one bot against another", game.Name())
-	}
-	if err := s.MayPlayAll(p, "bot", r.Bot); err != nil {
+	maps, err := challengeMaps(game, r.Map)
+	if err != nil {
 		return ChallengeView{}, err
 	}
-	if err := s.PushedState(ctx, r.Bot, ""); err != nil {
+	if err := s.challengerBot(ctx, p, r.Bot, game); err != nil {
 		return ChallengeView{}, err
-	}
-	if labelled := s.gameLabel(ctx, r.Bot); labelled != "" && labelled != game.Name() {
-		return ChallengeView{}, errs.Errorf(errs.ErrInvalid, "bot: %s is labelled for %s (io.arena.game), and the opponent plays %s", r.Bot, labelled, game.Name())
 	}
 	if err := s.challengeOpen(ctx, p, game.Name(), opp); err != nil {
 		return ChallengeView{}, err
@@ -136,52 +112,118 @@ func (s *Platform) Challenge(ctx context.Context, p accounts.Principal, r Challe
 	if err != nil {
 		return ChallengeView{}, err
 	}
+	if err := s.queueChallenge(ctx, p, c, r, game, maps, opp, mine); err != nil {
+		return ChallengeView{}, err
+	}
+	return cs.Get(ctx, p, c.ID)
+}
+
+// checkChallenge checks what a challenge asks for by itself: who asks,
+// their bot's name, how many games.
+func checkChallenge(p accounts.Principal, r *ChallengeRequest) error {
+	if err := signedIn(p, "challenge a bot"); err != nil {
+		return err
+	}
+	r.Bot = strings.TrimSpace(r.Bot)
+	if r.Bot == "" {
+		return errs.New(errs.ErrInvalid, `bot: name your bot, e.g. "bob/tank:v2"`)
+	}
+	if r.Games < 1 || r.Games > MaxChallengeGames {
+		return errs.Errorf(errs.ErrInvalid, "games: %d: 1 to %d", r.Games, MaxChallengeGames)
+	}
+	return nil
+}
+
+// challengeMaps are the maps of two bots a challenge plays: the one
+// named, or each of the game's.
+func challengeMaps(game engine.Game, named string) ([]string, error) {
+	var maps []string
+	for _, m := range game.Maps() {
+		if (named == "" || m.Name == named) && m.CheckPlayers(2) == nil {
+			maps = append(maps, m.Name)
+		}
+	}
+	if named != "" && len(maps) == 0 {
+		m, err := game.Map(named)
+		if err == nil {
+			err = m.Info().CheckPlayers(2)
+		}
+		return nil, errs.Errorf(errs.ErrInvalid, "map: %v", err)
+	}
+	if len(maps) == 0 {
+		return nil, errs.Errorf(errs.ErrInvalid, "%s has no map for two bots: a challenge is one bot against another", game.Name())
+	}
+	return maps, nil
+}
+
+// challengerBot checks the challenger's bot: theirs to play, not
+// rejected by its check, labelled for the opponent's game if at all.
+func (s *Platform) challengerBot(ctx context.Context, p accounts.Principal, bot string, game engine.Game) error {
+	if err := s.MayPlayAll(p, "bot", bot); err != nil {
+		return err
+	}
+	if err := s.PushedState(ctx, bot, ""); err != nil {
+		return err
+	}
+	if labelled := s.gameLabel(ctx, bot); labelled != "" && labelled != game.Name() {
+		return errs.Errorf(errs.ErrInvalid, "bot: %s is labelled for %s (io.arena.game), and the opponent plays %s", bot, labelled, game.Name())
+	}
+	return nil
+}
+
+// queueChallenge queues a challenge's games. None queued: the challenge
+// is not made (forgotten, and the error returned); some: those play, and
+// its view says the others were not.
+func (s *Platform) queueChallenge(ctx context.Context, p accounts.Principal, c store.Challenge, r ChallengeRequest, game engine.Game, maps []string, opp opponent, mine int64) error {
 	var seed uint64
 	for i := range r.Games {
-		pair := i / 2
 		if i%2 == 0 {
 			seed = matches.RandomSeed()
 		}
-		mapName := maps[pair%len(maps)]
-		m, err := game.Map(mapName)
-		if err != nil {
-			return ChallengeView{}, err
+		err := s.queueChallengeGame(ctx, p, c, r, game, maps[(i/2)%len(maps)], seed, i, opp, mine)
+		if err == nil {
+			continue
 		}
-		seat := i % 2
-		images := []string{r.Bot, opp.ref}
-		ids := []string{"", opp.id}
-		entries := []int64{mine, opp.entry}
-		if seat == 1 {
-			slices.Reverse(images)
-			slices.Reverse(ids)
-			slices.Reverse(entries)
-		}
-		req := matches.Request{Game: game, Map: m, Seed: seed, Images: images, ImageIDs: ids, Limits: s.cfg.Limits,
-			MatchID: matches.NewMatchID(), Priority: matches.Challenge, Kind: matches.KindChallenge, Owner: p.Name}
-		cm := store.ChallengeMatch{Idx: i, MatchID: req.MatchID, Seat: seat, Map: mapName, Seed: seed}
-		if r.Ranked {
-			err = s.ladder.SubmitRated(ctx, req, entries, fmt.Sprintf("challenge %d by %s", c.ID, p.Name), func(ctx context.Context, _ store.Match) error {
-				return s.deps.Store.LinkChallengeMatch(ctx, c.ID, cm)
-			})
-		} else {
-			_, err = s.Submit(ctx, req, func(ctx context.Context, rec store.Match) error {
-				return s.deps.Store.InsertChallengeMatch(ctx, rec, c.ID, cm)
-			})
-		}
-		if err != nil {
-			if i == 0 {
-				// Nothing of it plays: it is not made.
-				if derr := s.deps.Store.DeleteChallenge(context.WithoutCancel(ctx), c.ID); derr != nil {
-					s.log.Error("forget a challenge none of whose games was queued", zap.Int64("challenge", c.ID), zap.Error(derr))
-				}
-				return ChallengeView{}, err
+		if i == 0 {
+			if derr := s.deps.Store.DeleteChallenge(context.WithoutCancel(ctx), c.ID); derr != nil {
+				s.log.Error("forget a challenge none of whose games was queued", zap.Int64("challenge", c.ID), zap.Error(derr))
 			}
-			// The games queued play; the view says the others were not.
-			s.log.Warn("a challenge's game was not queued", zap.Int64("challenge", c.ID), zap.Int("game", i), zap.Error(err))
-			break
+			return err
 		}
+		s.log.Warn("a challenge's game was not queued", zap.Int64("challenge", c.ID), zap.Int("game", i), zap.Error(err))
+		break
 	}
-	return s.ChallengeOf(ctx, p, c.ID)
+	return nil
+}
+
+// queueChallengeGame queues game i of a challenge: the challenger in seat
+// 0 of the even games, 1 of the odd; rated on the ladder when ranked.
+func (s *Platform) queueChallengeGame(ctx context.Context, p accounts.Principal, c store.Challenge, r ChallengeRequest, game engine.Game, mapName string, seed uint64, i int, opp opponent, mine int64) error {
+	m, err := game.Map(mapName)
+	if err != nil {
+		return err
+	}
+	seat := i % 2
+	images := []string{r.Bot, opp.ref}
+	ids := []string{"", opp.id}
+	entries := []int64{mine, opp.entry}
+	if seat == 1 {
+		slices.Reverse(images)
+		slices.Reverse(ids)
+		slices.Reverse(entries)
+	}
+	req := matches.Request{Game: game, Map: m, Seed: seed, Images: images, ImageIDs: ids, Limits: s.cfg.Limits,
+		MatchID: matches.NewMatchID(), Priority: matches.Challenge, Kind: matches.KindChallenge, Owner: p.Name}
+	cm := store.ChallengeMatch{Idx: i, MatchID: req.MatchID, Seat: seat, Map: mapName, Seed: seed}
+	if r.Ranked {
+		return s.ladder.SubmitRated(ctx, req, entries, fmt.Sprintf("challenge %d by %s", c.ID, p.Name), func(ctx context.Context, _ store.Match) error {
+			return s.deps.Store.LinkChallengeMatch(ctx, c.ID, cm)
+		})
+	}
+	_, err = s.Submit(ctx, req, func(ctx context.Context, rec store.Match) error {
+		return s.deps.Store.InsertChallengeMatch(ctx, rec, c.ID, cm)
+	})
+	return err
 }
 
 // ownerOf is who owns a bot p plays: the namespace of its name when it is
@@ -426,9 +468,10 @@ type ChallengeGame struct {
 	Position int    `json:"position,omitempty"`
 }
 
-// ChallengeOf is a challenge for p: its challenger, the owners of either
+// Get is a challenge for p: its challenger, the owners of either
 // bot and admins may see it.
-func (s *Platform) ChallengeOf(ctx context.Context, p accounts.Principal, id int64) (ChallengeView, error) {
+func (cs *Challenges) Get(ctx context.Context, p accounts.Principal, id int64) (ChallengeView, error) {
+	s := cs.p
 	c, err := s.deps.Store.Challenge(ctx, id)
 	if err != nil {
 		return ChallengeView{}, err
@@ -439,9 +482,10 @@ func (s *Platform) ChallengeOf(ctx context.Context, p accounts.Principal, id int
 	return s.challengeView(ctx, p, c)
 }
 
-// Challenges lists, newest first, the challenges p made or that involve
+// List lists, newest first, the challenges p made or that involve
 // their bots (at most limit).
-func (s *Platform) Challenges(ctx context.Context, p accounts.Principal, limit int) ([]ChallengeView, error) {
+func (cs *Challenges) List(ctx context.Context, p accounts.Principal, limit int) ([]ChallengeView, error) {
+	s := cs.p
 	if !p.SignedIn() {
 		return nil, errs.New(errs.ErrUnauthenticated, "sign in to see your challenges")
 	}

@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"arena/accounts"
 	"arena/engine"
+	"arena/imageref"
 	"arena/internal/errs"
 	"arena/judger"
 	"arena/store"
@@ -70,11 +72,28 @@ func (s *Platform) offer(g engine.Game, files map[string][]byte) {
 	s.playersMu.Unlock()
 }
 
-// PlayerFiles are the files of a game's player (nil: none).
-func (s *Platform) PlayerFiles(game string) map[string][]byte {
+// PlayerIndex is the page a logic's player folder must hold.
+const PlayerIndex = "index.html"
+
+// PlayerFile is a file of a game's player (a path inside its folder), as
+// read out of its image when the game was offered, never from the disk.
+func (g *Games) PlayerFile(game, name string) ([]byte, error) {
+	s := g.p
 	s.playersMu.RLock()
 	defer s.playersMu.RUnlock()
-	return s.players[game]
+	data, ok := s.players[game][name]
+	if !ok {
+		return nil, errs.New(errs.ErrNotFound, "no such file in this game's player")
+	}
+	return data, nil
+}
+
+// hasPlayer says whether a game ships a player page.
+func (s *Platform) hasPlayer(game string) bool {
+	s.playersMu.RLock()
+	defer s.playersMu.RUnlock()
+	_, ok := s.players[game][PlayerIndex]
+	return ok
 }
 
 // LogicSpec is a logic game as registered: its name, its logic's image
@@ -112,14 +131,11 @@ type RegisteredGame struct {
 	Problem   string         `json:"problem,omitempty"`
 }
 
-// ChecksLogic says whether logic games can be registered: the server can
-// check their images.
-func (s *Platform) ChecksLogic() bool { return s.deps.Logic != nil }
-
 // RegisterGame offers a logic game from now on, under a name of its own
 // (by an admin, by): its logic pinned to the image its name has now, by
 // id, under the limits given (zero fields: the server's).
-func (s *Platform) RegisterGame(ctx context.Context, by, name, image string, lim judger.Limits) (engine.Game, error) {
+func (gs *Games) register(ctx context.Context, by, name, image string, lim judger.Limits) (engine.Game, error) {
+	s := gs.p
 	if err := lim.Check(); err != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "the logic's limits: %v", err)
 	}
@@ -170,7 +186,11 @@ func (s *Platform) RegisterGame(ctx context.Context, by, name, image string, lim
 // Its matches and replays stay; its ladder board is kept in the store,
 // hidden until a game of its name is registered again (which continues
 // it); a contest of it that is not over keeps it.
-func (s *Platform) RemoveGame(ctx context.Context, by, name string) error {
+func (g *Games) Remove(ctx context.Context, p accounts.Principal, name string) error {
+	if err := staff(p, "remove a game"); err != nil {
+		return err
+	}
+	s, by := g.p, p.Name
 	s.gamesMu.Lock()
 	defer s.gamesMu.Unlock()
 	_, stale := s.unoffered[name]
@@ -214,7 +234,11 @@ func (s *Platform) RemoveGame(ctx context.Context, by, name string) error {
 
 // RegisteredGames are the logic games registered through the API, on
 // offer or not (and why not).
-func (s *Platform) RegisteredGames(ctx context.Context) ([]RegisteredGame, error) {
+func (g *Games) Registered(ctx context.Context, p accounts.Principal) ([]RegisteredGame, error) {
+	if err := staff(p, "list the registered games"); err != nil {
+		return nil, err
+	}
+	s := g.p
 	stored, err := s.deps.Store.LogicGames(ctx)
 	if err != nil {
 		return nil, err
@@ -255,3 +279,120 @@ func TitleOf(g engine.Game) string {
 	}
 	return ""
 }
+
+// Resources are what each bot's container may use, as the games' list
+// shows them (the sandbox enforces them).
+type Resources struct {
+	MemoryBytes int64
+	CPUs        float64
+	Pids        int64
+}
+
+// GameInfo is a game as the games' list shows it.
+type GameInfo struct {
+	Name        string           `json:"name"`
+	Maps        []engine.MapInfo `json:"maps"`
+	DefaultBots []BotInfo        `json:"default_bots"`
+	Limits      LimitsInfo       `json:"limits"`
+	// HasPlayer: the game's logic ships a viewer page of its own
+	// (PlayerIndex of its player, served by PlayerFile).
+	HasPlayer bool `json:"-"`
+	// Title is the game's name for people, when its logic's image gives
+	// one (label io.arena.title).
+	Title string `json:"title,omitempty"`
+	// Logic is a logic game's logic: its image, the id it plays, and its
+	// limits.
+	Logic *LogicInfo `json:"logic,omitempty"`
+}
+
+// LogicInfo is a logic game's logic as the games' list shows it.
+type LogicInfo struct {
+	Image   string        `json:"image"`
+	ImageID string        `json:"image_id,omitempty"`
+	Limits  judger.Limits `json:"limits"`
+}
+
+// BotInfo is a suggested bot image and whether it is on the engine (nil:
+// not known).
+type BotInfo struct {
+	Image   string `json:"image"`
+	Present *bool  `json:"present,omitempty"`
+}
+
+// LimitsInfo are a game's matches' limits as the games' list shows them.
+type LimitsInfo struct {
+	AnswerTimeoutMS float64 `json:"answer_timeout_ms"`
+	WarmUpMS        float64 `json:"warm_up_ms"`
+	MaxMessageBytes int     `json:"max_message_bytes"`
+	MemoryBytes     int64   `json:"memory_bytes"`
+	CPUs            float64 `json:"cpus"`
+	Pids            int64   `json:"pids"`
+}
+
+// List are the games on offer.
+func (g *Games) List(ctx context.Context) []GameInfo {
+	out := []GameInfo{}
+	for _, game := range g.p.deps.Games.List() {
+		out = append(out, g.p.gameInfo(ctx, game))
+	}
+	return out
+}
+
+// gameInfo is a game as the games' list shows it.
+func (s *Platform) gameInfo(ctx context.Context, g engine.Game) GameInfo {
+	eff := s.cfg.Limits.Resolve(g.Protocol())
+	r := s.cfg.Resources
+	lim := LimitsInfo{
+		AnswerTimeoutMS: float64(eff.AnswerTimeout.Milliseconds()), WarmUpMS: float64(eff.WarmUp.Milliseconds()),
+		MaxMessageBytes: eff.MaxMessageBytes, MemoryBytes: r.MemoryBytes, CPUs: r.CPUs, Pids: r.Pids,
+	}
+	bots := []BotInfo{}
+	for _, ref := range s.cfg.DefaultBots[g.Name()] {
+		b := BotInfo{Image: ref}
+		if s.deps.HasImage != nil {
+			present := s.deps.HasImage(ctx, ref)
+			b.Present = &present
+		}
+		bots = append(bots, b)
+	}
+	info := GameInfo{Name: g.Name(), Maps: g.Maps(), DefaultBots: bots, Limits: lim, Title: TitleOf(g), HasPlayer: s.hasPlayer(g.Name())}
+	if lg, ok := g.(*judger.Game); ok {
+		ref, id := lg.HostImage()
+		info.Logic = &LogicInfo{Image: ref, ImageID: id, Limits: lg.Limits()}
+	}
+	return info
+}
+
+// GameRequest is a logic game an admin registers: its name, its logic's
+// image, and the logic's own limits (zero fields: the server's).
+type GameRequest struct {
+	Name   string        `json:"name"`
+	Image  string        `json:"image"`
+	Limits judger.Limits `json:"limits"`
+}
+
+// Register offers a logic game from now on, under a name of its own (an
+// admin's): its logic pinned to the image its name has now, by id.
+func (g *Games) Register(ctx context.Context, p accounts.Principal, req GameRequest) (GameInfo, error) {
+	if err := staff(p, "register a game"); err != nil {
+		return GameInfo{}, err
+	}
+	req.Name, req.Image = strings.TrimSpace(req.Name), strings.TrimSpace(req.Image)
+	if err := judger.CheckName(req.Name); err != nil {
+		return GameInfo{}, errs.Mark(errs.ErrInvalid, err)
+	}
+	if req.Image == "" {
+		return GameInfo{}, errs.New(errs.ErrInvalid, "the game's logic image is missing: give \"image\", e.g. my/ttt-logic")
+	}
+	if err := imageref.Check(req.Image); err != nil {
+		return GameInfo{}, errs.Errorf(errs.ErrInvalid, "the game's logic image: %v", err)
+	}
+	game, err := g.register(ctx, p.Name, req.Name, req.Image, req.Limits)
+	if err != nil {
+		return GameInfo{}, err
+	}
+	return g.p.gameInfo(ctx, game), nil
+}
+
+// Find is a game on offer.
+func (g *Games) Find(name string) (engine.Game, error) { return g.p.deps.Games.Find(name) }

@@ -20,7 +20,7 @@ import (
 	"arena/store"
 )
 
-// Matches: StartMatch is a match someone starts, Submit the one way into
+// Matches: Start is a match someone starts, Submit the one way into
 // the queue (for the ladders', the contests' and the checks' matches
 // too), record keeps the store in step with the queue and tells the
 // ladders, the contests and the checks what ended.
@@ -54,52 +54,15 @@ func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string
 	} else if ok {
 		ref = pulled
 	}
-	// The logic must be on the engine already (never pulled for a
-	// match: its labels are checked now, before anything starts).
-	img, err := s.deps.Orchestrator.Image(ctx, ref)
-	if err != nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
-	}
-	// Pinned now, as the bots are: on this host or a worker's, the match
-	// plays this image.
-	g := judger.Named(name, ref, max(1, players), "").Pinned(img.ID).WithLimits(s.cfg.LogicLimits)
-	if _, err := judger.CheckLabelled(img.Labels); err != nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
-	}
-	if err := g.CheckHost(img.Labels); err != nil {
-		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
-	}
-	return g, nil
+	// Pinned, and its labels checked, with the bots (pin).
+	return judger.Named(name, ref, max(1, players), "").WithLimits(s.cfg.LogicLimits), nil
 }
 
 // submit checks a match request, records it with insert and queues it:
 // the one way in for matches started by hand and the ladders' alike. A
 // match the queue refuses is recorded as failed.
 func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
-	// Pinned now: the match plays the images as they are when it is
-	// created, on this host or a worker's (a pushed one pulled first, by
-	// its digest).
-	ids := make([]string, len(req.Images))
-	if len(req.ImageIDs) == len(req.Images) {
-		copy(ids, req.ImageIDs)
-	}
-	pushed := false
-	for i, ref := range req.Images {
-		if ids[i] != "" || req.People[i] != nil {
-			continue
-		}
-		_, id, ok, err := s.pushedVersion(ctx, ref)
-		if err != nil {
-			return store.Match{}, err
-		}
-		if ok {
-			ids[i], pushed = id, true
-		}
-	}
-	if pushed {
-		req.ImageIDs = ids
-	}
-	req, err := s.deps.Orchestrator.Pin(ctx, req, !s.cfg.PullMissing)
+	req, err := s.pin(ctx, req)
 	if err != nil {
 		return store.Match{}, err
 	}
@@ -191,10 +154,11 @@ type MatchRequest struct {
 	Settings json.RawMessage
 }
 
-// StartMatch queues a match p starts: the game and map it names, bots p
+// Start queues a match p starts: the game and map it names, bots p
 // may play. Warnings say what will likely go wrong (a bot labelled for
 // another game).
-func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r MatchRequest) (rec store.Match, warnings []string, err error) {
+func (ms *Matches) Start(ctx context.Context, p accounts.Principal, r MatchRequest) (rec store.Match, warnings []string, err error) {
+	s := ms.p
 	game, err := s.gameOf(ctx, p, r.Game, len(r.Bots))
 	if err != nil {
 		return store.Match{}, nil, err
@@ -262,9 +226,14 @@ func (s *Platform) StartMatch(ctx context.Context, p accounts.Principal, r Match
 	return rec, warnings, nil
 }
 
-// CancelMatch cancels a match that is not over, for its owner (or an
+// Cancel cancels a match that is not over, for its owner (or an
 // admin).
-func (s *Platform) CancelMatch(p accounts.Principal, m store.Match) error {
+func (ms *Matches) Cancel(ctx context.Context, p accounts.Principal, id string) error {
+	s := ms.p
+	m, err := s.matchRecord(ctx, id)
+	if err != nil {
+		return err
+	}
 	if err := p.MayChange("match "+m.ID, m.Owner); err != nil {
 		return err
 	}
@@ -272,14 +241,4 @@ func (s *Platform) CancelMatch(p accounts.Principal, m store.Match) error {
 		return errs.Errorf(errs.ErrConflict, "match %s is already %s", m.ID, m.Status)
 	}
 	return nil
-}
-
-// Live is the record of a match queued here that is not over, kept in
-// memory so its viewers never wait on the database.
-func (s *Platform) Live(id string) (store.Match, bool) {
-	v, ok := s.live.Load(id)
-	if !ok {
-		return store.Match{}, false
-	}
-	return v.(store.Match), true
 }

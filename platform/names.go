@@ -101,7 +101,7 @@ func (s *Platform) OwnRegistry(host string) bool {
 	if host == s.cfg.Registry.Host {
 		return true
 	}
-	if slices.Contains(s.cfg.Hosts, "*") || !s.ServesHost(host) {
+	if slices.Contains(s.cfg.Hosts, "*") || !s.servesHost(host) {
 		return false
 	}
 	_, port, err := net.SplitHostPort(host)
@@ -122,7 +122,11 @@ func hostName(host string) string {
 
 // ServesHost reports whether a host name (a Host header, or the domain
 // of a bot's image) names this server.
-func (s *Platform) ServesHost(host string) bool {
+func (st *Site) ServesHost(host string) bool { return st.p.servesHost(host) }
+
+// servesHost reports whether a host name names this server (see
+// Site.ServesHost).
+func (s *Platform) servesHost(host string) bool {
 	name := hostName(host)
 	for _, h := range s.cfg.Hosts {
 		if h == "*" || hostName(h) == name {
@@ -140,7 +144,8 @@ func (s *Platform) Images() accounts.Images { return s.images }
 // name, email, team, role) as by, an admin: the accounts and teams made,
 // the accounts' links' codes. A name that is the namespace of the
 // server's own images is a bad row.
-func (s *Platform) ImportRoster(ctx context.Context, by accounts.Principal, r io.Reader) ([]accounts.NewAccount, error) {
+func (pp *People) ImportRoster(ctx context.Context, by accounts.Principal, r io.Reader) ([]accounts.NewAccount, error) {
+	s := pp.p
 	if s.deps.Accounts == nil {
 		return nil, errs.New(errs.ErrNotFound, "this server has no accounts (local mode)")
 	}

@@ -188,7 +188,8 @@ func (s *Platform) peopleOf(ctx context.Context, owner string) []string {
 
 // Notifications are a person's newest notifications and how many are
 // unread.
-func (s *Platform) Notifications(ctx context.Context, p accounts.Principal) ([]store.Notification, int, error) {
+func (n *Notifications) List(ctx context.Context, p accounts.Principal) ([]store.Notification, int, error) {
+	s := n.p
 	if !p.SignedIn() {
 		return nil, 0, errs.New(errs.ErrUnauthenticated, "sign in to read your notifications")
 	}
@@ -196,7 +197,8 @@ func (s *Platform) Notifications(ctx context.Context, p accounts.Principal) ([]s
 }
 
 // MarkRead marks a person's notifications read (all when ids is empty).
-func (s *Platform) MarkRead(ctx context.Context, p accounts.Principal, ids []int64) (int, error) {
+func (n *Notifications) MarkRead(ctx context.Context, p accounts.Principal, ids []int64) (int, error) {
+	s := n.p
 	if !p.SignedIn() {
 		return 0, errs.New(errs.ErrUnauthenticated, "sign in to read your notifications")
 	}
@@ -212,7 +214,8 @@ type WebhookView struct {
 }
 
 // Webhook is a person's webhook, with its latest calls.
-func (s *Platform) Webhook(ctx context.Context, p accounts.Principal) (WebhookView, error) {
+func (n *Notifications) Webhook(ctx context.Context, p accounts.Principal) (WebhookView, error) {
+	s := n.p
 	if !p.SignedIn() {
 		return WebhookView{}, errs.New(errs.ErrUnauthenticated, "sign in to set a webhook")
 	}
@@ -230,7 +233,8 @@ func (s *Platform) Webhook(ctx context.Context, p accounts.Principal) (WebhookVi
 
 // SetWebhook sets a person's webhook to rawURL and returns the secret
 // its calls are signed with (shown this once).
-func (s *Platform) SetWebhook(ctx context.Context, p accounts.Principal, rawURL string) (string, error) {
+func (n *Notifications) SetWebhook(ctx context.Context, p accounts.Principal, rawURL string) (string, error) {
+	s := n.p
 	if !p.SignedIn() {
 		return "", errs.New(errs.ErrUnauthenticated, "sign in to set a webhook")
 	}
@@ -252,7 +256,8 @@ func (s *Platform) SetWebhook(ctx context.Context, p accounts.Principal, rawURL 
 }
 
 // DeleteWebhook removes a person's webhook.
-func (s *Platform) DeleteWebhook(ctx context.Context, p accounts.Principal) error {
+func (n *Notifications) DeleteWebhook(ctx context.Context, p accounts.Principal) error {
+	s := n.p
 	if !p.SignedIn() {
 		return errs.New(errs.ErrUnauthenticated, "sign in to remove your webhook")
 	}

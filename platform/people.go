@@ -2,244 +2,296 @@ package platform
 
 import (
 	"context"
+	"crypto/subtle"
+	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"arena/accounts"
 	"arena/internal/errs"
-	"arena/matches"
+	"arena/store"
 )
 
-// People's seats: a person plays one seat of a match against bots, from
-// the page. Their moves come through Move, one per turn they are asked;
-// the match judges each as a bot's answer, with the person's turn time
-// (PeopleConfig.Turn) instead of the bots' answer time. Such a match
-// plays on this server beside the match slots (matches.WithPeople).
+// People: who a visitor is (a session's or a token's account, the
+// admin's token, local mode's admin), signing up and in, passwords,
+// tokens, teams, and the admins' lists of accounts and invitations.
+// Package accounts keeps the accounts; this says who may do what, and
+// reads the lists.
 
-// PeopleConfig is the policy of matches people play.
-type PeopleConfig struct {
-	// Turn is the time a person has for a move (0: DefaultHumanTurn).
-	Turn time.Duration
-	// Matches bounds the matches with people playing at once (0: none is
-	// taken); PerUser those one user plays at once (0: no bound; an
-	// admin's are not bounded).
-	Matches int
-	PerUser int
+// SessionStore is where the front end's sessions are kept (the store's
+// session table; alexedwards/scs's Store).
+type SessionStore interface {
+	Delete(token string) error
+	Find(token string) ([]byte, bool, error)
+	Commit(token string, b []byte, expiry time.Time) error
 }
 
-// DefaultHumanTurn is a person's time for a move unless set otherwise.
-const DefaultHumanTurn = 30 * time.Second
+// Sessions are where sessions are kept.
+func (pp *People) Sessions() SessionStore { return pp.p.deps.Store.Sessions() }
 
-// person is a person's seat in a match: the question they are asked, if
-// any, and the channel their answer goes by.
-type person struct {
-	match, name string
-	// admin: the player is an admin, whose matches are not bounded.
-	admin   bool
-	seat    int
-	turn    time.Duration
-	mu      sync.Mutex
-	asked   *matches.Question
-	answer  chan []byte
-	over    bool
-	changed chan struct{}
-}
-
-func newPerson(match, name string, seat int, turn time.Duration) *person {
-	return &person{match: match, name: name, seat: seat, turn: turn, changed: make(chan struct{})}
-}
-
-// touchLocked wakes those who wait for the seat to change; p.mu is held.
-func (p *person) touchLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
-
-func (p *person) Turn() time.Duration { return p.turn }
-
-// Ask puts a question to the person and waits for their move.
-func (p *person) Ask(ctx context.Context, q matches.Question) ([]byte, error) {
-	ch := make(chan []byte, 1)
-	p.mu.Lock()
-	p.asked, p.answer = &q, ch
-	p.touchLocked()
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		if p.answer == ch {
-			p.asked, p.answer = nil, nil
-			p.touchLocked()
-		}
-		p.mu.Unlock()
-	}()
-	select {
-	case a := <-ch:
-		return a, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// accounts are the server's accounts, or why there are none.
+func (pp *People) accounts() (*accounts.Service, error) {
+	if pp.p.deps.Accounts == nil {
+		return nil, errs.New(errs.ErrNotFound, "this server runs in local mode: it has no accounts (ARENA_AUTH=local)")
 	}
+	return pp.p.deps.Accounts, nil
 }
 
-// move answers the question of a turn, once.
-func (p *person) move(turn int, answer []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.over:
-		return errs.Errorf(errs.ErrConflict, "match %s is over: it takes no more moves", p.match)
-	case p.asked == nil:
-		return errs.Errorf(errs.ErrConflict, "turn %d: your seat is not asked for a move now (the bots are playing, or your last move was taken)", turn)
-	case p.asked.Turn != turn:
-		return errs.Errorf(errs.ErrConflict, "turn %d: your seat is asked for turn %d", turn, p.asked.Turn)
+// LocalAdmin is who every visitor is in local mode.
+func (pp *People) LocalAdmin() accounts.Principal {
+	return accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaLocal}
+}
+
+// adminToken says whether token is ARENA_TOKEN (none set: no token is).
+func (s *Platform) adminToken(token string) bool {
+	return s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Token)) == 1
+}
+
+// Bearer is who a bearer token is: ARENA_TOKEN is the admin; else an
+// account's API token.
+func (pp *People) Bearer(ctx context.Context, token string) (accounts.Principal, error) {
+	if pp.p.adminToken(token) {
+		return accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}, nil
 	}
-	p.answer <- answer
-	p.asked, p.answer = nil, nil
-	p.touchLocked()
+	a, err := pp.accounts()
+	if err != nil {
+		return accounts.Anonymous, err
+	}
+	return a.ByToken(ctx, token)
+}
+
+// Session is who a session is: its account, as long as the session's
+// epoch is the account's (no password change or disabling since).
+func (pp *People) Session(ctx context.Context, name string, epoch int64) (accounts.Principal, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return accounts.Anonymous, err
+	}
+	return a.Principal(ctx, name, accounts.ViaSession, epoch)
+}
+
+// LocalChange lets a change through in local mode: with ARENA_TOKEN set,
+// only with it.
+func (pp *People) LocalChange(token string) error {
+	if pp.p.cfg.Token == "" || pp.p.adminToken(token) {
+		return nil
+	}
+	return errs.New(errs.ErrUnauthenticated, "a valid token is needed to start or cancel matches or change a ladder (Authorization: Bearer TOKEN)")
+}
+
+// TokenRequired says whether local mode's changes need ARENA_TOKEN.
+func (pp *People) TokenRequired() bool { return pp.p.cfg.Token != "" }
+
+// Signup is the sign-up mode (accounts mode).
+func (pp *People) Signup() string {
+	if a, err := pp.accounts(); err == nil {
+		return a.Signup()
+	}
+	return ""
+}
+
+// Invitations are the teams p is invited into.
+func (pp *People) Invitations(ctx context.Context, p accounts.Principal) ([]string, error) {
+	if _, err := pp.accounts(); err != nil || !p.SignedIn() {
+		return []string{}, nil
+	}
+	inv, err := pp.p.deps.Store.TeamsOf(ctx, p.Name, store.MemberInvited)
+	return append([]string{}, inv...), err
+}
+
+// SignUp makes an account, by its future owner as the sign-up mode
+// allows (with an invitation's code, when it needs one), or by an admin.
+// A name that is the namespace of the server's own images is refused.
+func (pp *People) SignUp(ctx context.Context, by accounts.Principal, name, password, invite string) (store.User, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return store.User{}, err
+	}
+	name = strings.TrimSpace(name)
+	if err := pp.p.OperatorNamespace(ctx, name); err != nil {
+		return store.User{}, err
+	}
+	return a.SignUp(ctx, by, name, password, invite)
+}
+
+// InviteUsable says whether a sign-up invitation's code may be used now.
+func (pp *People) InviteUsable(ctx context.Context, code string) (bool, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return false, err
+	}
+	return a.InviteUsable(ctx, code)
+}
+
+// SignIn is an account whose password is right, within the sign-in
+// limits of the account and of client.
+func (pp *People) SignIn(ctx context.Context, name, password, client string) (store.User, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return store.User{}, err
+	}
+	return a.SignIn(ctx, strings.TrimSpace(name), password, client)
+}
+
+// ChangePassword changes p's password, from a signed-in session only,
+// and returns the account's new epoch (which ends its other sessions).
+func (pp *People) ChangePassword(ctx context.Context, p accounts.Principal, old, new, client string) (int64, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return 0, err
+	}
+	if p.Via != accounts.ViaSession {
+		return 0, errs.New(errs.ErrDenied, "a password is changed from a signed-in session, not with a token")
+	}
+	return a.ChangePassword(ctx, p.Name, old, new, client)
+}
+
+// Users are every account (admins).
+func (pp *People) Users(ctx context.Context, p accounts.Principal) ([]store.User, error) {
+	if _, err := pp.accounts(); err != nil {
+		return nil, err
+	}
+	if err := staff(p, "list the accounts"); err != nil {
+		return nil, err
+	}
+	return pp.p.deps.Store.Users(ctx)
+}
+
+// UserChange is an admin's change of an account: its role, disabled.
+type UserChange struct {
+	Role     *string `json:"role"`
+	Disabled *bool   `json:"disabled"`
+}
+
+// SetUser changes an account (admins), and returns it.
+func (pp *People) SetUser(ctx context.Context, p accounts.Principal, name string, ch UserChange) (store.User, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return store.User{}, err
+	}
+	if err := staff(p, "change an account"); err != nil {
+		return store.User{}, err
+	}
+	u, err := pp.p.deps.Store.User(ctx, name)
+	if errors.Is(err, store.ErrNoUser) {
+		return store.User{}, errs.Errorf(errs.ErrNotFound, "no account %s", name)
+	}
+	if err != nil {
+		return store.User{}, err
+	}
+	if ch.Role != nil {
+		u.Role = *ch.Role
+	}
+	if ch.Disabled != nil {
+		u.Disabled = *ch.Disabled
+	}
+	return u, a.SetUser(ctx, u.Name, u.Role, u.Disabled)
+}
+
+// CreatePasswordLink makes a one-time link's code that sets an account's
+// password (admins).
+func (pp *People) CreatePasswordLink(ctx context.Context, p accounts.Principal, name string) (string, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return "", err
+	}
+	return a.CreatePasswordLink(ctx, p, name)
+}
+
+// PasswordLinkUsable says whether a password link's code may be used.
+func (pp *People) PasswordLinkUsable(ctx context.Context, code string) (bool, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return false, err
+	}
+	return a.PasswordLinkUsable(ctx, code)
+}
+
+// SetPasswordByLink sets the password of a link's account, and returns
+// it.
+func (pp *People) SetPasswordByLink(ctx context.Context, code, password string) (store.User, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return store.User{}, err
+	}
+	return a.SetPasswordByLink(ctx, code, password)
+}
+
+// Invites are the sign-up invitations (admins).
+func (pp *People) Invites(ctx context.Context, p accounts.Principal) ([]store.Invite, error) {
+	if _, err := pp.accounts(); err != nil {
+		return nil, err
+	}
+	if err := staff(p, "list the invitations"); err != nil {
+		return nil, err
+	}
+	return pp.p.deps.Store.Invites(ctx)
+}
+
+// CreateInvite makes a single-use sign-up invitation (admins): its code
+// is returned this once.
+func (pp *People) CreateInvite(ctx context.Context, p accounts.Principal) (store.Invite, string, error) {
+	a, err := pp.accounts()
+	if err != nil {
+		return store.Invite{}, "", err
+	}
+	if err := staff(p, "make an invitation"); err != nil {
+		return store.Invite{}, "", err
+	}
+	return a.CreateInvite(ctx, p)
+}
+
+// DeleteInvite deletes an invitation not used yet (admins).
+func (pp *People) DeleteInvite(ctx context.Context, p accounts.Principal, id int64) error {
+	if _, err := pp.accounts(); err != nil {
+		return err
+	}
+	if err := staff(p, "delete an invitation"); err != nil {
+		return err
+	}
+	if err := pp.p.deps.Store.DeleteInvite(ctx, id); errors.Is(err, store.ErrInviteUsed) {
+		return errs.Errorf(errs.ErrNotFound, "no invitation %d that is not used", id)
+	} else if err != nil {
+		return err
+	}
 	return nil
 }
 
-// end marks the seat's match over.
-func (p *person) end() {
-	p.mu.Lock()
-	p.over = true
-	p.touchLocked()
-	p.mu.Unlock()
-}
-
-// SeatState is a person's seat as its player sees it: the question they
-// are asked now, if any.
-type SeatState struct {
-	Match  string `json:"match"`
-	Seat   int    `json:"seat"`
-	Player string `json:"player"`
-	// Turn is the turn asked (0: none now); Input the seat's input since
-	// its last move, as a bot would read it; Deadline when the move is
-	// due; TurnMS the time a person has for a move.
-	Turn     int        `json:"turn"`
-	Input    string     `json:"input,omitempty"`
-	Deadline *time.Time `json:"deadline,omitempty"`
-	TurnMS   int64      `json:"turn_ms"`
-	Over     bool       `json:"over"`
-	// Changed is closed at the seat's next change.
-	Changed <-chan struct{} `json:"-"`
-}
-
-// seatOf is the person's seat of a live match, for its player only.
-func (s *Platform) seatOf(ctx context.Context, p accounts.Principal, matchID string) (*person, error) {
-	v, ok := s.people.Load(matchID)
-	if !ok {
-		m, err := s.deps.Store.Get(ctx, matchID)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range m.Bots {
-			if matches.IsHumanRef(b) {
-				return nil, errs.Errorf(errs.ErrConflict, "match %s is %s: it takes no more moves", m.ID, m.Status)
-			}
-		}
-		return nil, errs.Errorf(errs.ErrConflict, "match %s is played by bots only: it takes no moves", m.ID)
+// Tokens are p's API tokens.
+func (pp *People) Tokens(ctx context.Context, p accounts.Principal) ([]store.Token, error) {
+	if _, err := pp.accounts(); err != nil {
+		return nil, err
 	}
-	h := v.(*person)
-	if !p.SignedIn() || p.Name != h.name {
-		return nil, errs.Errorf(errs.ErrDenied, "only %s plays seat %d of match %s", h.name, h.seat, matchID)
+	if err := signedIn(p, "list your tokens"); err != nil {
+		return nil, err
 	}
-	return h, nil
+	return pp.p.deps.Store.Tokens(ctx, p.Name)
 }
 
-// Seat is the state of p's seat in a match.
-func (s *Platform) Seat(ctx context.Context, p accounts.Principal, matchID string) (SeatState, error) {
-	h, err := s.seatOf(ctx, p, matchID)
+// CreateToken makes an API token of p's, from a signed-in session only
+// (a token that leaks cannot mint others): the token is returned this
+// once.
+func (pp *People) CreateToken(ctx context.Context, p accounts.Principal, name string) (store.Token, string, error) {
+	a, err := pp.accounts()
 	if err != nil {
-		return SeatState{}, err
+		return store.Token{}, "", err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	st := SeatState{Match: matchID, Seat: h.seat, Player: h.name, TurnMS: h.turn.Milliseconds(), Over: h.over, Changed: h.changed}
-	if h.asked != nil {
-		d := h.asked.Deadline
-		st.Turn, st.Input, st.Deadline = h.asked.Turn, string(h.asked.Input), &d
+	if p.Via != accounts.ViaSession {
+		return store.Token{}, "", errs.New(errs.ErrDenied, "tokens are made from a signed-in session, not with a token")
 	}
-	return st, nil
+	return a.CreateToken(ctx, p, name)
 }
 
-// Move is p's move for a turn of their seat: the line a bot would print
-// (without its newline). The match judges it as a bot's answer.
-func (s *Platform) Move(ctx context.Context, p accounts.Principal, matchID string, turn int, answer string) error {
-	h, err := s.seatOf(ctx, p, matchID)
+// RevokeToken revokes a token of p's.
+func (pp *People) RevokeToken(ctx context.Context, p accounts.Principal, id int64) error {
+	a, err := pp.accounts()
 	if err != nil {
 		return err
 	}
-	answer = strings.TrimSuffix(strings.TrimSuffix(answer, "\n"), "\r")
-	if strings.ContainsAny(answer, "\r\n") {
-		return errs.New(errs.ErrInvalid, "answer: one line, as a bot prints it")
-	}
-	if turn < 1 {
-		return errs.Errorf(errs.ErrInvalid, "turn: %d: the turn your seat is asked for (from 1)", turn)
-	}
-	return h.move(turn, []byte(answer))
+	return a.RevokeToken(ctx, p, id)
 }
 
-// seatPeople gives a match's person seats their players: the seats of
-// req.Images named human:NAME. Only the requester plays.
-func (s *Platform) seatPeople(p accounts.Principal, req *matches.Request, seats []int) error {
-	if len(seats) == 0 {
-		return nil
-	}
-	if !p.SignedIn() {
-		return errs.New(errs.ErrUnauthenticated, "sign in to play a seat yourself")
-	}
-	if len(seats) > 1 {
-		return errs.New(errs.ErrInvalid, "bots: one seat at most is yours to play; bots play the others")
-	}
-	if len(seats) == len(req.Images) {
-		return errs.New(errs.ErrInvalid, "bots: a match needs a bot to play against")
-	}
-	turn := s.cfg.People.Turn
-	if turn <= 0 {
-		turn = DefaultHumanTurn
-	}
-	req.People = map[int]matches.Person{}
-	for _, i := range seats {
-		req.Images[i] = matches.HumanRef(p.Name)
-		h := newPerson(req.MatchID, p.Name, i, turn)
-		h.admin = p.Admin()
-		req.People[i] = h
-	}
-	return nil
-}
-
-// holdPeople keeps a match's people's seats while it plays, or refuses
-// it when its player plays PeopleConfig.PerUser matches already (an
-// admin is not bounded).
-func (s *Platform) holdPeople(req matches.Request) error {
-	s.peopleMu.Lock()
-	defer s.peopleMu.Unlock()
-	for _, pp := range req.People {
-		h, ok := pp.(*person)
-		if !ok {
-			continue
-		}
-		if most := s.cfg.People.PerUser; most > 0 && !h.admin {
-			playing := 0
-			s.people.Range(func(_, v any) bool {
-				if v.(*person).name == h.name {
-					playing++
-				}
-				return true
-			})
-			if playing >= most {
-				return errs.Errorf(errs.ErrTooMany, "%s plays %d matches already, the most one may at once (ARENA_HUMAN_MATCHES_PER_USER): finish one first", h.name, playing)
-			}
-		}
-		s.people.Store(req.MatchID, h)
-	}
-	return nil
-}
-
-// endPeople ends the people's seats of a match that is over.
-func (s *Platform) endPeople(id string) {
-	if v, ok := s.people.LoadAndDelete(id); ok {
-		v.(*person).end()
-	}
-}
+// Staff refuses anyone but the staff (the admins), saying so: for a
+// front end that refuses early, before it reads a request's body; each
+// service checks again what it does.
+func (pp *People) Staff(p accounts.Principal) error { return staff(p, "do this") }

@@ -74,12 +74,15 @@ type Config struct {
 	Builds BuildsConfig
 	// Challenges is the challenges' policy.
 	Challenges ChallengeConfig
-	// People is the policy of matches people play.
-	People PeopleConfig
+	// Seats is the policy of matches people play a seat of (seats.go).
+	Seats SeatsConfig
 	// Replays is how long replays are kept.
 	Replays ReplayConfig
 	// Notify is the notifications' policy (notify.go).
 	Notify NotifyConfig
+	// Resources are what each bot's container may use, shown in the
+	// games' list.
+	Resources Resources
 }
 
 // DefaultHosts are the names the server answers to unless told others.
@@ -143,6 +146,8 @@ type Platform struct {
 	people sync.Map // id → *person
 	// peopleMu orders holdPeople's count and store.
 	peopleMu sync.Mutex
+	// services are the use cases by domain (services.go).
+	services Services
 	// ladder makes ladder matches for the queue and rates them.
 	ladder *ladder.Ladder
 	// contests run the contests' freezes and finals (with the ladders).
@@ -220,6 +225,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 		s.players[name] = files
 	}
 	s.images.Own = s.OwnRegistry
+	s.initServices()
 	s.checks.init()
 	s.initNotify()
 	s.pulls.init()
@@ -227,11 +233,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	if deps.Player != nil {
 		player = deps.Player
 	}
-	if cfg.People.Turn <= 0 {
-		cfg.People.Turn = DefaultHumanTurn
+	if cfg.Seats.Turn <= 0 {
+		cfg.Seats.Turn = DefaultHumanTurn
 	}
 	// A match with people plays here, whoever plays the others.
-	opts := []matches.QueueOption{matches.WithLineMax(cfg.UserQueueMax), matches.WithPeople(deps.Orchestrator, cfg.People.Matches)}
+	opts := []matches.QueueOption{matches.WithLineMax(cfg.UserQueueMax), matches.WithPeople(deps.Orchestrator, cfg.Seats.Matches)}
 	if dir, err := liveFrames(deps.Store); err == nil {
 		opts = append(opts, matches.WithFrameFiles(dir))
 	} else {
@@ -303,22 +309,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 // Config is the platform's policy, its defaults filled in.
 func (s *Platform) Config() Config { return s.cfg }
 
-// Games are the games on offer.
-func (s *Platform) Games() *engine.Catalog { return s.deps.Games }
-
-// Orchestrator is the match runner of this host.
-func (s *Platform) Orchestrator() Orchestrator { return s.deps.Orchestrator }
-
-// Queue is the match queue.
-func (s *Platform) Queue() *matches.Queue { return s.queue }
-
-// Ladder is the ladders.
-func (s *Platform) Ladder() *ladder.Ladder { return s.ladder }
-
-// Contests are the contests.
-func (s *Platform) Contests() *contest.Contests { return s.contests }
-
-// Registry is the OCI registry, nil when the server has none.
+// Registry is the OCI registry, nil when the server has none: an HTTP
+// adapter the front end serves under /v2/, which the services call
+// through Go methods.
 func (s *Platform) Registry() *registry.Registry { return s.registry }
 
 // AccountsMode says whether the server has accounts (else every visitor

@@ -60,7 +60,7 @@ func newPlatform(t *testing.T, cfg platform.Config) (*platform.Platform, *store.
 func TestAMatchPlaysWithoutHTTP(t *testing.T) {
 	p, st := newPlatform(t, platform.Config{})
 	seed := uint64(7)
-	rec, warnings, err := p.StartMatch(t.Context(), admin, platform.MatchRequest{Game: "tanks", Seed: &seed,
+	rec, warnings, err := p.Services().Matches.Start(t.Context(), admin, platform.MatchRequest{Game: "tanks", Seed: &seed,
 		Bots: []string{"arena/tanks-random", "arena/snake-greedy"}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,14 +81,14 @@ func TestAMatchPlaysWithoutHTTP(t *testing.T) {
 		}
 		return nil
 	})
-	if _, ok := p.Live(rec.ID); ok {
+	if _, ok := p.Services().Matches.Live(rec.ID); ok {
 		t.Error("a finished match is still live")
 	}
 	m, err := st.Get(t.Context(), rec.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.CancelMatch(admin, m); !errs.IsConflict(err) {
+	if err := p.Services().Matches.Cancel(t.Context(), admin, m.ID); !errs.IsConflict(err) {
 		t.Errorf("cancelling a finished match: %v, want a conflict", err)
 	}
 
@@ -101,7 +101,7 @@ func TestAMatchPlaysWithoutHTTP(t *testing.T) {
 		{"an unknown map", platform.MatchRequest{Game: "tanks", Map: "atlantis", Bots: []string{"arena/tanks-random", "arena/tanks-hunter"}}, errs.IsInvalid},
 		{"an empty image name", platform.MatchRequest{Game: "tanks", Bots: []string{"arena/tanks-random", " "}}, errs.IsInvalid},
 	} {
-		if _, _, err := p.StartMatch(t.Context(), admin, c.req); !c.ok(err) {
+		if _, _, err := p.Services().Matches.Start(t.Context(), admin, c.req); !c.ok(err) {
 			t.Errorf("%s: %v (class %v)", c.what, err, errs.Class(err))
 		}
 	}
@@ -112,14 +112,14 @@ func TestOnlyItsOwnerCancelsAMatch(t *testing.T) {
 	p, _ := newPlatform(t, platform.Config{Allow: []string{"arena/*", "bots/*"}})
 	alice := accounts.Principal{Name: "alice", Role: accounts.RolePlayer, Via: accounts.ViaSession}
 	bob := accounts.Principal{Name: "bob", Role: accounts.RolePlayer, Via: accounts.ViaSession}
-	rec, _, err := p.StartMatch(t.Context(), alice, platform.MatchRequest{Game: "tanks", Bots: []string{"bots/held", "arena/tanks-hunter"}})
+	rec, _, err := p.Services().Matches.Start(t.Context(), alice, platform.MatchRequest{Game: "tanks", Bots: []string{"bots/held", "arena/tanks-hunter"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.CancelMatch(bob, rec); !errs.IsDenied(err) {
+	if err := p.Services().Matches.Cancel(t.Context(), bob, rec.ID); !errs.IsDenied(err) {
 		t.Errorf("bob cancels alice's match: %v, want denied", err)
 	}
-	if err := p.CancelMatch(alice, rec); err != nil {
+	if err := p.Services().Matches.Cancel(t.Context(), alice, rec.ID); err != nil {
 		t.Errorf("alice cancels her match: %v", err)
 	}
 }

@@ -123,28 +123,6 @@ func (s *Platform) pullVersion(ctx context.Context, repo, digest string) (ref, i
 	return ref, img.ID, nil
 }
 
-// pushedVersion is the version of the pushed tag a bot's reference names
-// (ok false when it names none), pulled onto the engine: its reference
-// there and its id.
-func (s *Platform) pushedVersion(ctx context.Context, ref string) (pulled, id string, ok bool, err error) {
-	t, ok, err := s.pushedTag(ctx, ref)
-	if err != nil || !ok {
-		return "", "", false, err
-	}
-	pulled, id, err = s.pullVersion(ctx, t.Repository, t.Digest)
-	return pulled, id, err == nil, err
-}
-
-// imageID is the id of the image a bot's reference names: the version of
-// its pushed tag (pulled), or the engine's image of that name.
-func (s *Platform) imageID(ctx context.Context, ref string) (string, error) {
-	if _, id, ok, err := s.pushedVersion(ctx, ref); err != nil || ok {
-		return id, err
-	}
-	img, err := s.deps.Orchestrator.Image(ctx, ref)
-	return img.ID, err
-}
-
 // holdImages pins the images of a match until it is over.
 func (s *Platform) holdImages(match string, ids []string) {
 	if len(ids) == 0 {

@@ -228,7 +228,7 @@ func (s *Platform) collectRegularly(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if took, err := s.CollectRegistry(ctx); err != nil {
+		if took, err := s.collectRegistry(ctx); err != nil {
 			if !errors.Is(err, context.Canceled) {
 				s.log.Error("collect the registry's garbage", zap.Error(err))
 			}
@@ -238,10 +238,10 @@ func (s *Platform) collectRegularly(ctx context.Context) {
 	}
 }
 
-// CollectRegistry removes the registry's blobs and manifests no tag
+// collectRegistry removes the registry's blobs and manifests no tag
 // names (registry.Collect), and forgets the manifests pushed by digest
 // it removed: they no longer count against their owners' quotas.
-func (s *Platform) CollectRegistry(ctx context.Context) (time.Duration, error) {
+func (s *Platform) collectRegistry(ctx context.Context) (time.Duration, error) {
 	if s.registry == nil {
 		return 0, errs.New(errs.ErrNotFound, "this server has no registry (ARENA_REGISTRY=off)")
 	}
@@ -283,7 +283,8 @@ func (s *Platform) ExportPushed(ctx context.Context, id string, w io.Writer) err
 // DeleteRepository deletes every tag of a repository (its blobs go at
 // the next collection), for its owner, a member of its team, or an
 // admin.
-func (s *Platform) DeleteRepository(ctx context.Context, p accounts.Principal, repo string) error {
+func (rs *Registry) DeleteRepository(ctx context.Context, p accounts.Principal, repo string) error {
+	s := rs.p
 	if s.registry == nil {
 		return errs.New(errs.ErrNotFound, "this server has no registry (ARENA_REGISTRY=off)")
 	}
@@ -314,4 +315,69 @@ func (s *Platform) DeleteRepository(ctx context.Context, p accounts.Principal, r
 	s.log.Info("repository deleted", zap.String("repository", repo), zap.String("by", p.Name))
 	s.pulls.wake()
 	return nil
+}
+
+// RegistryView is what one sees of the registry: the pushed versions
+// (theirs and their teams'; every one, for an admin who asks), each
+// owner's usage against the quotas, and what to give docker login as
+// the password.
+type RegistryView struct {
+	Images   []store.Tag
+	Usage    map[string]UsageView
+	Password string
+}
+
+// UsageView is an owner's usage of the registry, and the quotas.
+type UsageView struct {
+	Repositories    int   `json:"repositories"`
+	Tags            int   `json:"tags"`
+	Bytes           int64 `json:"bytes"`
+	MaxRepositories int   `json:"max_repositories"`
+	MaxTags         int   `json:"max_tags"`
+	MaxBytes        int64 `json:"max_bytes"`
+}
+
+// View is the registry as p sees it: their own and their teams' (all, an
+// admin's, every owner's).
+func (rs *Registry) View(ctx context.Context, p accounts.Principal, all bool) (RegistryView, error) {
+	s := rs.p
+	if s.registry == nil {
+		return RegistryView{}, errs.New(errs.ErrNotFound, "this server has no registry (ARENA_REGISTRY=off)")
+	}
+	if err := signedIn(p, "see your images"); err != nil {
+		return RegistryView{}, err
+	}
+	owners := p.Owners()
+	if p.Admin() && all {
+		owners = nil
+	}
+	tags, err := s.deps.Store.Tags(ctx, owners...)
+	if err != nil {
+		return RegistryView{}, err
+	}
+	v := RegistryView{Images: tags, Usage: map[string]UsageView{}, Password: "an API token of yours (make one on your account page)"}
+	q := s.cfg.Registry
+	for _, o := range p.Owners() {
+		u, err := s.deps.Store.RegistryUsage(ctx, o)
+		if err != nil {
+			return RegistryView{}, err
+		}
+		v.Usage[o] = UsageView{Repositories: u.Repositories, Tags: u.Tags, Bytes: u.Bytes, MaxRepositories: q.MaxRepos, MaxTags: q.MaxTags, MaxBytes: q.MaxBytes}
+	}
+	if !s.AccountsMode() {
+		v.Password = "anything"
+		if s.cfg.Token != "" {
+			v.Password = "ARENA_TOKEN"
+		}
+	}
+	return v, nil
+}
+
+// Collect collects the registry's garbage now (admins), and says how
+// long it took.
+func (rs *Registry) Collect(ctx context.Context, p accounts.Principal) (time.Duration, error) {
+	if err := staff(p, "collect the registry's garbage"); err != nil {
+		return 0, err
+	}
+	return rs.p.collectRegistry(ctx)
 }

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"arena/accounts"
-	"arena/internal/errs"
 	"arena/matches"
 	"arena/store"
 )
@@ -32,7 +31,7 @@ const expireEvery = time.Hour
 var ExpiringKinds = []matches.Kind{matches.KindLadder, matches.KindPractice, matches.KindCheck, matches.KindChallenge}
 
 // KeepReplays says how long the replays of ExpiringKinds are kept.
-func (s *Platform) KeepReplays() string {
+func (s *Platform) keepReplays() string {
 	keep := s.cfg.Replays.Keep
 	switch {
 	case keep <= 0:
@@ -69,7 +68,7 @@ func (s *Platform) ExpireReplays(ctx context.Context) (int, error) {
 		}
 	}
 	if total > 0 {
-		s.log.Info("expired replays removed", zap.Int("replays", total), zap.String("freed", mib(freed)), zap.String("kept", s.KeepReplays()))
+		s.log.Info("expired replays removed", zap.Int("replays", total), zap.String("freed", mib(freed)), zap.String("kept", s.keepReplays()))
 	}
 	return total, ctx.Err()
 }
@@ -101,13 +100,13 @@ type DiskUsage struct {
 	KeepReplays string `json:"keep_replays"`
 }
 
-// DiskUsage measures the data folder: the replays, the database and the
+// Disk measures the data folder: the replays, the database and the
 // registry's blobs when they are on this disk. Admins only.
-func (s *Platform) DiskUsage(ctx context.Context, p accounts.Principal) (DiskUsage, error) {
-	if !p.Admin() {
-		return DiskUsage{}, errs.New(errs.ErrDenied, "only an admin may see the disk's use")
+func (st *Site) Disk(ctx context.Context, p accounts.Principal) (DiskUsage, error) {
+	if err := staff(p, "see the disk's use"); err != nil {
+		return DiskUsage{}, err
 	}
-	return s.diskUsage(ctx)
+	return st.p.diskUsage(ctx)
 }
 
 // diskUsage measures the data folder (see DiskUsage).
@@ -116,7 +115,7 @@ func (s *Platform) diskUsage(ctx context.Context) (DiskUsage, error) {
 	if err != nil {
 		return DiskUsage{}, err
 	}
-	out := DiskUsage{DiskUsage: u, KeepReplays: s.KeepReplays()}
+	out := DiskUsage{DiskUsage: u, KeepReplays: s.keepReplays()}
 	if r := s.cfg.Registry; r.Enabled && r.Storage == nil && r.Dir != "" {
 		out.Registry, _, err = store.FolderBytes(r.Dir)
 	}

@@ -65,9 +65,10 @@ const similarityPairsMax = 100
 
 // Similarity compares the kept uploads of versions named
 // repository:tag. Admins only.
-func (s *Platform) Similarity(ctx context.Context, p accounts.Principal, versions []string) (SimilarityReport, error) {
-	if !p.Admin() {
-		return SimilarityReport{}, errs.New(errs.ErrDenied, "only an admin may compare bots")
+func (rs *Registry) Similarity(ctx context.Context, p accounts.Principal, versions []string) (SimilarityReport, error) {
+	s := rs.p
+	if err := staff(p, "compare bots"); err != nil {
+		return SimilarityReport{}, err
 	}
 	if len(versions) < 2 {
 		return SimilarityReport{}, errs.New(errs.ErrInvalid, "versions: name two or more, REPOSITORY:TAG,…")
@@ -93,11 +94,12 @@ func (s *Platform) Similarity(ctx context.Context, p accounts.Principal, version
 	return s.similarity(ctx, tags)
 }
 
-// ContestSimilarity compares the final versions of a contest's entries.
+// Similarity compares the final versions of a contest's entries.
 // Admins only.
-func (s *Platform) ContestSimilarity(ctx context.Context, p accounts.Principal, id int64) (SimilarityReport, error) {
-	if !p.Admin() {
-		return SimilarityReport{}, errs.New(errs.ErrDenied, "only an admin may compare bots")
+func (ct *Contests) Similarity(ctx context.Context, p accounts.Principal, id int64) (SimilarityReport, error) {
+	s := ct.p
+	if err := staff(p, "compare bots"); err != nil {
+		return SimilarityReport{}, err
 	}
 	if _, err := s.deps.Store.Contest(ctx, id); err != nil {
 		return SimilarityReport{}, err

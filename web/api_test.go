@@ -37,6 +37,8 @@ import (
 
 type testServer struct {
 	*Server
+	// pf is the platform the server serves.
+	pf       *platform.Platform
 	url      string
 	launcher *fake.Launcher
 	store    *store.Store
@@ -93,7 +95,6 @@ func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOpti
 	t.Cleanup(func() { st.Close() })
 	logs, seen := observer.New(zapcore.DebugLevel)
 	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, logs) })))
-	cfg.Resources = Resources{MemoryBytes: 256 << 20, CPUs: 1, Pids: 64}
 	games, orch := []engine.Game{tanks.New()}, orchestrator.New(l, orchestrator.WithLogger(log))
 	var player matches.Player
 	if viaNATS {
@@ -123,6 +124,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOpti
 	for _, o := range opts {
 		o(&pc, &pd)
 	}
+	pc.Resources = platform.Resources{MemoryBytes: 256 << 20, CPUs: 1, Pids: 64}
 	if pc.DefaultBots == nil {
 		pc.DefaultBots = map[string][]string{"tanks": {"arena/tanks-random", "arena/tanks-hunter"}}
 	}
@@ -140,7 +142,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOpti
 		ln.Close()
 		t.Fatal(err)
 	}
-	s := New(cfg, Deps{Platform: p, Store: st, Accounts: accts, Log: log, Now: clock.Now})
+	s := New(cfg, Deps{Services: p.Services(), Lifecycle: p, Metrics: p.Metrics(), Registry: p.Registry(), RegistryDeadline: p.Config().Registry.UploadDeadline, Log: log, Now: clock.Now})
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 	t.Cleanup(func() {
@@ -151,7 +153,7 @@ func newTestServer(t *testing.T, cfg Config, concurrency int, opts ...serverOpti
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &testServer{Server: s, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release, accounts: accts, clock: clock, logs: seen, engine: eng}
+	return &testServer{Server: s, pf: p, url: "http://" + ln.Addr().String(), launcher: l, store: st, release: release, accounts: accts, clock: clock, logs: seen, engine: eng}
 }
 
 // cheapPasswords makes password hashes cheap for a test (the parameters
@@ -689,3 +691,6 @@ func TestDownloadArena(t *testing.T) {
 		t.Errorf("the binary: %s %q %q", res.Status, body, res.Header.Get("Content-Disposition"))
 	}
 }
+
+// localAdmin is who every visitor of a server in local mode is.
+var localAdmin = accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaLocal}

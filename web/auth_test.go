@@ -53,8 +53,8 @@ func newMatrixServer(t *testing.T, cfg Config, opts ...serverOption) *matrixServ
 	opts = append(opts, func(c *platform.Config, _ *platform.Deps) {
 		c.Token = matrixAdminToken
 		c.Allow = []string{"arena/*", "bots/*"}
-		if c.People.Matches == 0 {
-			c.People.Matches = 32
+		if c.Seats.Matches == 0 {
+			c.Seats.Matches = 32
 		}
 	})
 	ms := &matrixServer{testServer: newTestServer(t, cfg, 1, opts...)}
@@ -261,7 +261,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	ms.waitFinal(t, finished)
 	running := ms.match(t, "alice", "bots/held", "bots/held")
 	aliceEntry := ms.entry(t, "alice")
-	aliceChallenge, err := ms.p.Challenge(t.Context(), ms.principal(t, "alice"), platform.ChallengeRequest{Bot: "arena/tanks-random", Opponent: platform.Opponent{Bot: "arena/tanks-hunter"}, Games: 1})
+	aliceChallenge, err := ms.svc.Challenges.Create(t.Context(), ms.principal(t, "alice"), platform.ChallengeRequest{Bot: "arena/tanks-random", Opponent: platform.Opponent{Bot: "arena/tanks-hunter"}, Games: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 	// A contest open for entries, with an entry of alice's pushed bot
 	// (and as many more of each visitor's as the matrix makes).
-	ct, err := ms.p.Contests().Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour), EntriesPerPerson: contest.MaxEntriesPerPerson}, "admin")
+	ct, err := ms.svc.Contests.Create(t.Context(), ms.principal(t, "admin"), contest.Spec{Name: "Cup", Game: "tanks", FreezeAt: ms.clock.Now().Add(24 * time.Hour), EntriesPerPerson: contest.MaxEntriesPerPerson})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		return repo
 	}
-	aliceContestEntry, err := ms.p.Contests().Enter(t.Context(), ct.ID, contest.Entry{Owner: "alice", By: "alice", Repository: pushed()})
+	aliceContestEntry, err := ms.svc.Contests.Enter(t.Context(), ms.principal(t, "alice"), ct.ID, platform.ContestEntryRequest{Bot: pushed()})
 	if err != nil {
 		t.Fatal(err)
 	}

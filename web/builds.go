@@ -36,14 +36,14 @@ import (
 var buildUploadTypes = []string{"application/zip", "application/gzip", "application/x-gzip", "application/octet-stream"}
 
 func (s *Server) createBuild(c echo.Context) error {
-	if !s.p.Builds() {
+	if !s.svc.Registry.Builds() {
 		return notFound("this server builds no uploads (it needs its registry, ARENA_REGISTRY=on)")
 	}
 	p := who(c)
 	q := c.QueryParams()
 	req := platform.BuildRequest{Repository: strings.TrimSpace(q.Get("repository")), Tag: strings.TrimSpace(q.Get("tag")), Game: strings.TrimSpace(q.Get("game")),
 		Kit: q.Get("kit"), Main: q.Get("bot"), Authors: q.Get("authors")}
-	if err := s.p.CheckBuild(p, &req); err != nil {
+	if err := s.svc.Registry.CheckBuild(p, &req); err != nil {
 		return err
 	}
 	mt, _, _ := mime.ParseMediaType(c.Request().Header.Get("Content-Type"))
@@ -52,16 +52,16 @@ func (s *Server) createBuild(c echo.Context) error {
 	}
 	// One at a time, and the line's room, before the body is read: a
 	// place is held while it is.
-	if err := s.p.HoldBuildPlace(p.Name); err != nil {
+	if err := s.svc.Registry.HoldBuildPlace(p.Name); err != nil {
 		return err
 	}
 	queued := false
 	defer func() {
 		if !queued {
-			s.p.ReleaseBuildPlace(p.Name)
+			s.svc.Registry.ReleaseBuildPlace(p.Name)
 		}
 	}()
-	max := s.p.Config().Builds.MaxUpload
+	max := s.svc.Registry.MaxUpload()
 	data, err := io.ReadAll(io.LimitReader(c.Request().Body, max+1))
 	if err != nil {
 		return badRequest("reading the upload: %v", err)
@@ -78,7 +78,7 @@ func (s *Server) createBuild(c echo.Context) error {
 		epoch = s.sessions.GetInt64(c.Request().Context(), sessionEpoch)
 	}
 	queued = true
-	b, err := s.p.QueueBuild(p, epoch, req, src)
+	b, err := s.svc.Registry.QueueBuild(p, epoch, req, src)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Server) createBuild(c echo.Context) error {
 }
 
 func (s *Server) getBuild(c echo.Context) error {
-	b, err := s.p.BuildOf(who(c), c.Param("id"))
+	b, err := s.svc.Registry.BuildOf(who(c), c.Param("id"))
 	if err != nil {
 		return err
 	}

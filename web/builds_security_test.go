@@ -212,7 +212,7 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 			release()
 			done := waitBuild(t, ms, id)
 			// What the registry holds, asked of it.
-			held, err := ms.p.Registry().Describe(t.Context(), "red/bot", "latest")
+			held, err := ms.pf.Registry().Describe(t.Context(), "red/bot", "latest")
 			if c.want == "" {
 				if done["state"] != "pushed" || err != nil || held.Digest != done["digest"] {
 					t.Errorf("carol's build: %v; the registry's red/bot:latest: %+v %v", done, held, err)

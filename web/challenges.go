@@ -34,7 +34,7 @@ func (s *Server) createChallenge(c echo.Context) error {
 	if body.Games != nil {
 		games = *body.Games
 	}
-	v, err := s.p.Challenge(c.Request().Context(), who(c), platform.ChallengeRequest{Bot: body.Bot, Opponent: *body.Opponent, Map: body.Map, Games: games, Ranked: body.Ranked})
+	v, err := s.svc.Challenges.Create(c.Request().Context(), who(c), platform.ChallengeRequest{Bot: body.Bot, Opponent: *body.Opponent, Map: body.Map, Games: games, Ranked: body.Ranked})
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Server) getChallenge(c echo.Context) error {
 	if err != nil || id < 1 {
 		return notFound("no challenge %q", c.Param("id"))
 	}
-	v, err := s.p.ChallengeOf(c.Request().Context(), who(c), id)
+	v, err := s.svc.Challenges.Get(c.Request().Context(), who(c), id)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *Server) listChallenges(c echo.Context) error {
 		}
 		limit = n
 	}
-	list, err := s.p.Challenges(c.Request().Context(), who(c), limit)
+	list, err := s.svc.Challenges.List(c.Request().Context(), who(c), limit)
 	if err != nil {
 		return err
 	}

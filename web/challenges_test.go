@@ -130,7 +130,7 @@ func TestChallenges(t *testing.T) {
 
 	// Carol challenges alice's entry in an open contest: it plays the
 	// entry's version; alice sees it; a withdrawn entry is refused.
-	spring, err := ms.p.Contests().Create(t.Context(), contest.Spec{Name: "Spring", Game: "tanks", Maps: []string{"classic"}, FreezeAt: ms.clock.Now().Add(time.Hour)}, "admin")
+	spring, err := ms.svc.Contests.Create(t.Context(), ms.principal(t, "admin"), contest.Spec{Name: "Spring", Game: "tanks", Maps: []string{"classic"}, FreezeAt: ms.clock.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,13 +179,13 @@ func TestChallenges(t *testing.T) {
 
 	// A contest of tanks in its freeze closes challenges but of its
 	// reference bots.
-	ct, err := ms.p.Contests().Create(t.Context(), contest.Spec{Name: "Cup", Game: "tanks", Maps: []string{"classic"}, FreezeAt: ms.clock.Now().Add(time.Minute), ReferenceBots: []string{"arena/tanks-hunter"}, EntriesPerPerson: 2}, "admin")
+	ct, err := ms.svc.Contests.Create(t.Context(), ms.principal(t, "admin"), contest.Spec{Name: "Cup", Game: "tanks", Maps: []string{"classic"}, FreezeAt: ms.clock.Now().Add(time.Minute), ReferenceBots: []string{"arena/tanks-hunter"}, EntriesPerPerson: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Two entries, one held: the final plays until the test ends.
 	for _, img := range []string{"bots/held", "arena/tanks-random"} {
-		if _, err := ms.p.Contests().Enter(t.Context(), ct.ID, contest.Entry{Owner: "admin", By: "admin", Image: img}); err != nil {
+		if _, err := ms.svc.Contests.Enter(t.Context(), ms.principal(t, "admin"), ct.ID, platform.ContestEntryRequest{Image: img}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"arena/contest"
-	"arena/internal/errs"
-	"arena/store"
+	"arena/platform"
 )
 
 // The contests' API:
@@ -40,13 +37,8 @@ func contestID(c echo.Context) (int64, error) {
 	return id, nil
 }
 
-func (s *Server) viewer(c echo.Context) contest.Viewer {
-	p := who(c)
-	return contest.Viewer{Staff: p.Admin(), Owners: p.Owners()}
-}
-
 func (s *Server) listContests(c echo.Context) error {
-	list, err := s.p.Contests().List(c.Request().Context())
+	list, err := s.svc.Contests.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -58,21 +50,17 @@ func (s *Server) createContest(c echo.Context) error {
 	if err := decodeBody(c, &spec, `a JSON contest {"name","game","maps","rounds","freeze_at",…}`); err != nil {
 		return err
 	}
-	ct, err := s.p.Contests().Create(c.Request().Context(), spec, who(c).Name)
-	return s.contestCreated(c, ct, err)
+	page, err := s.svc.Contests.Create(c.Request().Context(), who(c), spec)
+	return contestCreated(c, page, err)
 }
 
 // contestCreated answers a contest's creation (or clone): 201 with its
 // page.
-func (s *Server) contestCreated(c echo.Context, ct store.Contest, err error) error {
+func contestCreated(c echo.Context, page contest.View, err error) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.p.Contests().Page(c.Request().Context(), ct.ID, s.viewer(c))
-	if err != nil {
-		return err
-	}
-	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d", ct.ID))
+	c.Response().Header().Set("Location", fmt.Sprintf("/api/contests/%d", page.ID))
 	return c.JSON(http.StatusCreated, page)
 }
 
@@ -81,7 +69,7 @@ func (s *Server) getContest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.p.Contests().Page(c.Request().Context(), id, s.viewer(c))
+	page, err := s.svc.Contests.Page(c.Request().Context(), who(c), id)
 	if err != nil {
 		return err
 	}
@@ -97,7 +85,7 @@ func (s *Server) patchContest(c echo.Context) error {
 	if err := decodeBody(c, &patch, `a JSON object of the settings to change, e.g. {"freeze_at": "2027-01-31T18:00:00Z"}`); err != nil {
 		return err
 	}
-	if err := s.p.Contests().Update(c.Request().Context(), id, patch, who(c).Name); err != nil {
+	if err := s.svc.Contests.Update(c.Request().Context(), who(c), id, patch); err != nil {
 		return err
 	}
 	return s.getContest(c)
@@ -114,10 +102,7 @@ func (s *Server) rerunContest(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON rerun {"entries": [A, B]}`); err != nil {
 		return err
 	}
-	if len(body.Entries) != 2 || body.Entries[0] == body.Entries[1] {
-		return badRequest(`entries: name the two entries whose games are played again, {"entries": [A, B]}`)
-	}
-	n, err := s.p.Contests().Rerun(c.Request().Context(), id, body.Entries[0], body.Entries[1], who(c).Name)
+	n, err := s.svc.Contests.Rerun(c.Request().Context(), who(c), id, body.Entries)
 	if err != nil {
 		return err
 	}
@@ -136,8 +121,8 @@ func (s *Server) cloneContest(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON clone {"name", "freeze_at"}`); err != nil {
 		return err
 	}
-	ct, err := s.p.Contests().Clone(c.Request().Context(), id, body.Name, body.FreezeAt, who(c).Name)
-	return s.contestCreated(c, ct, err)
+	page, err := s.svc.Contests.Clone(c.Request().Context(), who(c), id, body.Name, body.FreezeAt)
+	return contestCreated(c, page, err)
 }
 
 func (s *Server) enterContest(c echo.Context) error {
@@ -145,50 +130,11 @@ func (s *Server) enterContest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Bot    string `json:"bot"`
-		Image  string `json:"image"`
-		Team   string `json:"team,omitempty"`
-		Invite string `json:"invite,omitempty"`
-	}
+	var body platform.ContestEntryRequest
 	if err := decodeBody(c, &body, `a JSON entry {"bot": "NAME/bot[:tag]"}`); err != nil {
 		return err
 	}
-	p := who(c)
-	owner := p.Name
-	if body.Team != "" {
-		if !slices.Contains(p.Teams, body.Team) {
-			return errs.Errorf(errs.ErrDenied, "team: you are not a member of team %s", body.Team)
-		}
-		owner = body.Team
-	}
-	e := contest.Entry{Owner: owner, By: p.Name, Invite: strings.TrimSpace(body.Invite)}
-	switch bot, img := strings.TrimSpace(body.Bot), strings.TrimSpace(body.Image); {
-	case bot != "" && img != "":
-		return badRequest(`send either "bot" or "image", not both`)
-	case bot != "":
-		repo, tag, _ := strings.Cut(bot, ":")
-		if strings.Contains(repo, "@") || strings.Count(repo, "/") != 1 {
-			return badRequest("bot: %q: a bot pushed to this server, NAME/bot or NAME/bot:tag", bot)
-		}
-		// The entry is the bot's owner's: its namespace's user or team.
-		ns := strings.SplitN(repo, "/", 2)[0]
-		if err := p.MayChange("bot "+repo, ns); err != nil {
-			return err
-		}
-		if body.Team != "" && body.Team != ns {
-			return badRequest("team: %s is %s's bot, not team %s's", repo, ns, body.Team)
-		}
-		e.Repository, e.Tag, e.Owner = repo, tag, ns
-	case img != "":
-		if !p.Admin() {
-			return errs.Errorf(errs.ErrDenied, "image: only staff enter an image of the engine; push your bot and enter it as {\"bot\": \"NAME/bot\"}")
-		}
-		e.Image = img
-	default:
-		return badRequest(`send {"bot": "NAME/bot[:tag]"}, a bot pushed to this server`)
-	}
-	rec, err := s.p.Contests().Enter(c.Request().Context(), id, e)
+	rec, err := s.svc.Contests.Enter(c.Request().Context(), who(c), id, body)
 	if err != nil {
 		return err
 	}
@@ -205,27 +151,11 @@ func (s *Server) patchContestEntry(c echo.Context) error {
 	if err != nil || eid < 1 {
 		return notFound("no entry %q", c.Param("eid"))
 	}
-	var body struct {
-		Version    *string `json:"version"`
-		Withdraw   bool    `json:"withdraw"`
-		Disqualify *string `json:"disqualify"`
-	}
+	var body platform.ContestEntryChange
 	if err := decodeBody(c, &body, `a JSON change of an entry {"version": "TAG"}, {"withdraw": true} or {"disqualify": "why"}`); err != nil {
 		return err
 	}
-	p := who(c)
-	entry, err := s.p.Contests().Entry(c.Request().Context(), id, eid)
-	if err != nil {
-		return err
-	}
-	owner := entry.Owner
-	if body.Disqualify != nil && !p.Admin() {
-		return errs.Errorf(errs.ErrDenied, "disqualify: staff only")
-	}
-	if err := p.MayChange(fmt.Sprintf("entry %d", eid), owner); err != nil {
-		return err
-	}
-	e, err := s.p.Contests().ChangeEntry(c.Request().Context(), id, eid, contest.Change{Version: body.Version, Withdraw: body.Withdraw, Disqualify: body.Disqualify, By: p.Name})
+	e, err := s.svc.Contests.ChangeEntry(c.Request().Context(), who(c), id, eid, body)
 	if err != nil {
 		return err
 	}
@@ -237,7 +167,7 @@ func (s *Server) contestStandings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.p.Contests().Standings(c.Request().Context(), id)
+	b, err := s.svc.Contests.Standings(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -249,7 +179,7 @@ func (s *Server) exportContest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.p.Contests().Standings(c.Request().Context(), id)
+	b, err := s.svc.Contests.Standings(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -280,10 +210,7 @@ func (s *Server) contestClass(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !s.viewer(c).Staff {
-		return errs.New(errs.ErrDenied, "the class is for staff (admins)")
-	}
-	rows, err := s.p.Contests().Class(c.Request().Context(), id, c.QueryParam("filter"))
+	rows, err := s.svc.Contests.Class(c.Request().Context(), who(c), id, c.QueryParam("filter"))
 	if err != nil {
 		return err
 	}
@@ -309,10 +236,7 @@ func (s *Server) contestGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !s.viewer(c).Staff {
-		return errs.New(errs.ErrDenied, "the grades are for staff (admins)")
-	}
-	rows, gates, err := s.p.Contests().Grades(c.Request().Context(), id)
+	rows, gates, err := s.svc.Contests.Grades(c.Request().Context(), who(c), id)
 	if err != nil {
 		return err
 	}
@@ -338,7 +262,7 @@ func (s *Server) runGates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.p.Contests().RequestGates(c.Request().Context(), id, who(c).Owners())
+	e, err := s.svc.Contests.RequestGates(c.Request().Context(), who(c), id)
 	if err != nil {
 		return err
 	}

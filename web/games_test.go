@@ -14,6 +14,7 @@ import (
 
 	"arena/contest"
 	"arena/engine"
+	"arena/engine/tanks"
 	"arena/judger"
 	"arena/orchestrator/fake"
 	"arena/platform"
@@ -111,7 +112,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 		t.Fatalf("ttt's player: %d", res.StatusCode)
 	}
 	// A contest may be of it at once.
-	ct, err := ts.p.Contests().Create(t.Context(), contest.Spec{Name: "Noughts", Game: "ttt", FreezeAt: time.Now().Add(time.Hour)}, "admin")
+	ct, err := ts.svc.Contests.Create(t.Context(), localAdmin, contest.Spec{Name: "Noughts", Game: "ttt", FreezeAt: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatalf("a contest of ttt: %v", err)
 	}
@@ -165,7 +166,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 	if err := ts.store.AddLogicGame(t.Context(), store.LogicGame{Name: "tanks", Image: "kit/ttt-logic", AddedBy: "admin", AddedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	pf, err := platform.New(t.Context(), platform.Config{Token: "s3cret"}, platform.Deps{Store: ts.store, Games: engine.NewCatalog(ts.p.Games().List()[0]),
+	pf, err := platform.New(t.Context(), platform.Config{Token: "s3cret"}, platform.Deps{Store: ts.store, Games: engine.NewCatalog(tanks.New()),
 		Logic: fakeLogic(map[string]string{"kit/ttt-logic": "player"}), Log: ts.log})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 	if err := pf.Recover(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	again := New(ts.cfg, Deps{Platform: pf, Store: ts.store, Log: ts.log})
+	again := New(ts.cfg, Deps{Services: pf.Services(), Lifecycle: pf, Metrics: pf.Metrics(), Log: ts.log})
 	get := func(s *Server, method, path string) (int, string) {
 		req := httptest.NewRequest(method, "http://127.0.0.1"+path, nil)
 		req.Header.Set("Authorization", "Bearer s3cret")
@@ -182,10 +183,10 @@ func TestRegisteringALogicGame(t *testing.T) {
 		b, _ := io.ReadAll(rec.Body)
 		return rec.Code, string(b)
 	}
-	if _, err := again.p.Games().Find("ttt"); err != nil {
+	if _, err := again.svc.Games.Find("ttt"); err != nil {
 		t.Fatalf("after a restart: %v", err)
 	}
-	if _, err := again.p.Games().Find("go9"); err == nil {
+	if _, err := again.svc.Games.Find("go9"); err == nil {
 		t.Fatal("go9, whose image has gone, is offered after a restart")
 	}
 	code, list := get(again, "GET", "/api/games/registered")
@@ -203,7 +204,7 @@ func TestRegisteringALogicGame(t *testing.T) {
 	if code, body := get(again, "DELETE", "/api/games/tanks"); code != http.StatusNoContent {
 		t.Fatalf("remove the record named tanks: %d %s", code, body)
 	}
-	if _, err := again.p.Games().Find("tanks"); err != nil {
+	if _, err := again.svc.Games.Find("tanks"); err != nil {
 		t.Fatalf("the built-in tanks went with a record of its name: %v", err)
 	}
 	if code, body := get(again, "GET", "/api/games/registered"); code != http.StatusOK || strings.Contains(body, "go9") || strings.Contains(body, "tanks") {
@@ -253,26 +254,29 @@ func TestAMatchOfALogicImage(t *testing.T) {
 
 // A pushed image named as a game (logic:IMAGE) plays only once its check
 // passed, as a ladder's bot does: one still pending is refused, saying
-// to wait, and one rejected is refused with the reason.
+// to wait, and one rejected is refused with the reason. (The versions are
+// recorded before the server starts: its checks of pending versions run
+// then, and leave these as they are.)
 func TestAPushedLogicPlaysOnceChecked(t *testing.T) {
-	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"))
+	digest := "sha256:" + strings.Repeat("1", 64)
+	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
+		for _, tag := range []string{"v1", "v2"} {
+			if err := d.Store.RecordTag(t.Context(), store.Tag{Repository: "alice/lg", Tag: tag, Owner: "alice", Digest: digest, ImageID: "sha256:" + strings.Repeat("2", 64), Game: "tanks", PushedBy: "alice", PushedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := d.Store.CheckTag(t.Context(), "alice/lg", "v2", digest, store.Tag{State: store.TagRejected, Reason: "not a logic"}); err != nil {
+			t.Fatal(err)
+		}
+	}))
 	_, aliceTok := ms.token(t, "alice")
 	alice := []string{"Authorization", "Bearer " + aliceTok}
-	ctx := t.Context()
-	digest := "sha256:" + strings.Repeat("1", 64)
-	if err := ms.store.RecordTag(ctx, store.Tag{Repository: "alice/lg", Tag: "v1", Owner: "alice", Digest: digest, ImageID: "sha256:" + strings.Repeat("2", 64), PushedBy: "alice", PushedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	const match = `{"game":"logic:alice/lg:v1","bots":["arena/tanks-random","arena/tanks-hunter"]}`
-	status, body := ms.do(t, "POST", "/api/matches", match, alice...)
-	if msg, _ := body["error"].(string); status != http.StatusConflict || !strings.Contains(msg, "alice/lg:v1 is still being checked; play it as a game once My bots says ready") {
+	status, body := ms.do(t, "POST", "/api/matches", `{"game":"logic:alice/lg:v1","bots":["arena/tanks-random","arena/tanks-hunter"]}`, alice...)
+	if msg, _ := body["error"].(string); status != http.StatusConflict || !strings.Contains(msg, "alice/lg:v1 is ") || !strings.Contains(msg, "play it as a game once My bots says ready") {
 		t.Errorf("a logic still being checked: %d %v", status, body)
 	}
-	if _, err := ms.store.CheckTag(ctx, "alice/lg", "v1", digest, store.Tag{State: store.TagRejected, Reason: "not a logic"}); err != nil {
-		t.Fatal(err)
-	}
-	status, body = ms.do(t, "POST", "/api/matches", match, alice...)
-	if msg, _ := body["error"].(string); status != http.StatusBadRequest || !strings.Contains(msg, "alice/lg:v1 was rejected by its check: not a logic") {
+	status, body = ms.do(t, "POST", "/api/matches", `{"game":"logic:alice/lg:v2","bots":["arena/tanks-random","arena/tanks-hunter"]}`, alice...)
+	if msg, _ := body["error"].(string); status != http.StatusBadRequest || !strings.Contains(msg, "alice/lg:v2 was rejected by its check: not a logic") {
 		t.Errorf("a rejected logic: %d %v", status, body)
 	}
 	if n := len(ms.launcher.Bots()); n != 0 {

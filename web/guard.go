@@ -32,7 +32,7 @@ import (
 
 func (s *Server) allowHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.p.ServesHost(c.Request().Host) {
+		if s.svc.Site.ServesHost(c.Request().Host) {
 			return next(c)
 		}
 		return errs.Errorf(errs.ErrDenied, "host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)
@@ -85,7 +85,7 @@ func (s *Server) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 // perMinute starts a minute, in bursts of up to burst.
 func (s *Server) limitStarts(perMinute, burst int) echo.MiddlewareFunc {
 	return s.limit(float64(perMinute), burst, func(c echo.Context) string {
-		if p := who(c); s.accountsMode() && p.SignedIn() {
+		if p := who(c); s.accountsMode() && p.Name != "" {
 			return "user " + p.Name
 		}
 		return s.client(c)
@@ -100,7 +100,7 @@ func (s *Server) limitStarts(perMinute, burst int) echo.MiddlewareFunc {
 func (s *Server) limitAnonymousReads(perMinute int) echo.MiddlewareFunc {
 	return s.limit(float64(perMinute), max(1, perMinute/5), s.client, func(id string) string {
 		return fmt.Sprintf("too many requests from %s: at most %d a minute without signing in", id, perMinute)
-	}, func(c echo.Context) bool { return who(c).SignedIn() })
+	}, signedIn)
 }
 
 // admitSignUp holds a sign-up to the limit of sign-ups one client may
@@ -108,11 +108,11 @@ func (s *Server) limitAnonymousReads(perMinute int) echo.MiddlewareFunc {
 // An invitation that can still be used admits it (it is checked first:
 // a guessed code is no invitation); an admin is not limited.
 func (s *Server) admitSignUp(c echo.Context, invite string) error {
-	if s.signups == nil || who(c).Admin() {
+	if s.signups == nil || s.svc.People.Staff(who(c)) == nil {
 		return nil
 	}
 	if invite != "" {
-		ok, err := s.deps.Accounts.InviteUsable(c.Request().Context(), invite)
+		ok, err := s.svc.People.InviteUsable(c.Request().Context(), invite)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -39,7 +37,7 @@ func viewInvite(in store.Invite) inviteView {
 
 // createInvite is POST /api/invites (admins): a single-use sign-up link.
 func (s *Server) createInvite(c echo.Context) error {
-	in, code, err := s.deps.Accounts.CreateInvite(c.Request().Context(), who(c))
+	in, code, err := s.svc.People.CreateInvite(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}
@@ -50,7 +48,7 @@ func (s *Server) createInvite(c echo.Context) error {
 }
 
 func (s *Server) listInvites(c echo.Context) error {
-	list, err := s.deps.Store.Invites(c.Request().Context())
+	list, err := s.svc.People.Invites(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}
@@ -66,9 +64,7 @@ func (s *Server) deleteInvite(c echo.Context) error {
 	if err != nil || id < 1 {
 		return notFound("no invitation %q", c.Param("id"))
 	}
-	if err := s.deps.Store.DeleteInvite(c.Request().Context(), id); errors.Is(err, store.ErrInviteUsed) {
-		return errs.Errorf(errs.ErrNotFound, "no invitation %d that is not used", id)
-	} else if err != nil {
+	if err := s.svc.People.DeleteInvite(c.Request().Context(), who(c), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -3,21 +3,18 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"arena/internal/errs"
 	"arena/ladder"
 	"arena/matches"
 	"arena/platform"
@@ -122,10 +119,12 @@ type matchView struct {
 	Ladder []ladder.Entrant `json:"ladder,omitempty"`
 }
 
-func (s *Server) view(m store.Match) matchView {
-	v := matchView{ID: m.ID, Status: m.Status, Game: m.Game, Map: m.Map, Seed: m.Seed, SeedText: strconv.FormatUint(m.Seed, 10), Bots: m.Bots,
+// view is a match as the API shows it.
+func view(mi platform.MatchInfo) matchView {
+	m := mi.Match
+	v := matchView{ID: m.ID, Status: m.Status, Position: mi.Position, Game: m.Game, Map: m.Map, Seed: m.Seed, SeedText: strconv.FormatUint(m.Seed, 10), Bots: m.Bots,
 		Settings: m.Settings, CreatedAt: m.CreatedAt, Error: m.Error, Result: m.Result, Owner: m.Owner,
-		ReplayExpired: m.ReplayExpired, Kind: m.Kind}
+		ReplayExpired: m.ReplayExpired, Kind: m.Kind, Ladder: mi.Ladder}
 	if !m.StartedAt.IsZero() {
 		v.StartedAt = &m.StartedAt
 	}
@@ -135,10 +134,6 @@ func (s *Server) view(m store.Match) matchView {
 	if m.HasReplay {
 		v.Replay = "/api/matches/" + m.ID + "/replay"
 	}
-	if st, pos, ok := s.p.Queue().Status(m.ID); ok {
-		v.Status, v.Position = string(st), pos
-	}
-	v.Ladder, _ = s.p.Ladder().Entrants(context.Background(), m.ID)
 	return v
 }
 
@@ -155,20 +150,6 @@ func liveView(m store.Match, l matches.Live) matchView {
 		v.StartedAt = &m.StartedAt
 	}
 	return v
-}
-
-var matchIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
-
-func (s *Server) match(c echo.Context) (store.Match, error) {
-	id := c.Param("id")
-	if !matchIDPattern.MatchString(id) {
-		return store.Match{}, notFound("no match %q", id)
-	}
-	m, err := s.deps.Store.Get(c.Request().Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Match{}, notFound("no match %q", id)
-	}
-	return m, err
 }
 
 func (s *Server) createMatch(c echo.Context) error {
@@ -206,7 +187,12 @@ func (s *Server) createMatch(c echo.Context) error {
 			people = append(people, i)
 		}
 	}
-	rec, warnings, err := s.p.StartMatch(c.Request().Context(), who(c), platform.MatchRequest{Game: body.Game, Map: body.Map, Seed: seed, Bots: bots, People: people, Settings: body.Settings})
+	ctx := c.Request().Context()
+	rec, warnings, err := s.svc.Matches.Start(ctx, who(c), platform.MatchRequest{Game: body.Game, Map: body.Map, Seed: seed, Bots: bots, People: people, Settings: body.Settings})
+	if err != nil {
+		return err
+	}
+	m, err := s.svc.Matches.Get(ctx, rec.ID)
 	if err != nil {
 		return err
 	}
@@ -214,61 +200,47 @@ func (s *Server) createMatch(c echo.Context) error {
 	return c.JSON(http.StatusCreated, struct {
 		matchView
 		Warnings []string `json:"warnings,omitempty"`
-	}{s.view(rec), warnings})
+	}{view(m), warnings})
 }
 
 func (s *Server) getMatch(c echo.Context) error {
-	m, err := s.match(c)
+	m, err := s.svc.Matches.Get(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.view(m))
+	return c.JSON(http.StatusOK, view(m))
 }
 
 // listMatches is GET /api/matches: newest first, filtered by owner
 // (owner=NAME, or mine=1 for the visitor's own and their teams'),
 // ladder=0 (no ladder matches) and game=G.
 func (s *Server) listMatches(c echo.Context) error {
-	limit, before := 20, int64(0)
+	q := platform.ListQuery{Owner: c.QueryParam("owner"), Game: c.QueryParam("game")}
 	if v := c.QueryParam("limit"); v != "" {
-		if _, err := fmt.Sscan(v, &limit); err != nil || limit < 1 || limit > 100 {
+		if _, err := fmt.Sscan(v, &q.Limit); err != nil || q.Limit < 1 {
 			return badRequest("limit must be a number from 1 to 100")
 		}
 	}
 	if v := c.QueryParam("before"); v != "" {
-		if _, err := fmt.Sscan(v, &before); err != nil || before < 1 {
+		if _, err := fmt.Sscan(v, &q.Before); err != nil || q.Before < 1 {
 			return badRequest("before must be a cursor from a previous page")
 		}
 	}
-	var f store.Filter
 	switch v := c.QueryParam("mine"); v {
 	case "", "0", "false":
 	case "1", "true":
-		p := who(c)
-		if !p.SignedIn() {
-			return errs.Errorf(errs.ErrUnauthenticated, "sign in to see your matches")
-		}
-		f.Owners = p.Owners()
+		q.Mine = true
 	default:
 		return badRequest("mine must be 1 or 0")
-	}
-	if v := c.QueryParam("owner"); v != "" {
-		f.Owners = []string{v}
 	}
 	switch v := c.QueryParam("ladder"); v {
 	case "", "1", "true":
 	case "0", "false":
-		f.NoLadder = true
+		q.NoLadder = true
 	default:
 		return badRequest("ladder must be 1 (ladder matches too) or 0 (none)")
 	}
-	if v := c.QueryParam("game"); v != "" {
-		if _, err := s.p.Games().Find(v); err != nil {
-			return badRequest("game: %v", err)
-		}
-		f.Game = v
-	}
-	list, next, err := s.deps.Store.List(c.Request().Context(), f, before, limit)
+	list, next, err := s.svc.Matches.List(c.Request().Context(), who(c), q)
 	if err != nil {
 		return err
 	}
@@ -277,7 +249,7 @@ func (s *Server) listMatches(c echo.Context) error {
 		Next    *int64      `json:"next"`
 	}{Matches: []matchView{}}
 	for _, m := range list {
-		out.Matches = append(out.Matches, s.view(m))
+		out.Matches = append(out.Matches, view(m))
 	}
 	if next > 0 {
 		out.Next = &next
@@ -286,28 +258,15 @@ func (s *Server) listMatches(c echo.Context) error {
 }
 
 func (s *Server) cancelMatch(c echo.Context) error {
-	m, err := s.match(c)
-	if err != nil {
+	id := c.Param("id")
+	if err := s.svc.Matches.Cancel(c.Request().Context(), who(c), id); err != nil {
 		return err
 	}
-	if err := s.p.CancelMatch(who(c), m); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, map[string]string{"id": m.ID, "status": "cancelling"})
+	return c.JSON(http.StatusAccepted, map[string]string{"id": id, "status": "cancelling"})
 }
 
 func (s *Server) getReplay(c echo.Context) error {
-	m, err := s.match(c)
-	if err != nil {
-		return err
-	}
-	if m.ReplayExpired {
-		return notFound("match %s has no replay: it expired (%s replays are kept %s; see ARENA_KEEP_REPLAYS)", m.ID, m.Kind, s.p.KeepReplays())
-	}
-	if !m.HasReplay {
-		return notFound("match %s has no replay (it is %s)", m.ID, s.view(m).Status)
-	}
-	f, err := s.deps.Store.OpenReplay(m.ID)
+	m, f, err := s.svc.Matches.Replay(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func TestOldPushedVersionsLeaveTheEngine(t *testing.T) {
 	}
 	prune := func() []string {
 		t.Helper()
-		if _, err := ms.p.PruneEngine(t.Context()); err != nil {
+		if _, err := ms.pf.PruneEngine(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		return eng.held()

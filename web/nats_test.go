@@ -56,10 +56,7 @@ func natsPlayer(t *testing.T, o *orchestrator.Orchestrator, games []engine.Game,
 		t.Fatal(err)
 	}
 	stopForger := func() {}
-	d, err := dispatch.NewDispatcherWith(t.Context(), nc, dispatch.DispatcherConfig{Name: "server", Pin: func(ctx context.Context, ref string) (string, error) {
-		img, err := o.Image(ctx, ref)
-		return img.ID, err
-	}, Log: log.Named("dispatch"),
+	d, err := dispatch.NewDispatcherWith(t.Context(), nc, dispatch.DispatcherConfig{Name: "server", Log: log.Named("dispatch"),
 		// As the embedded server revokes a quarantined worker's key.
 		Quarantine: func(string, string) { go stopForger() },
 	})

@@ -14,7 +14,7 @@ import (
 // /api/me/webhook.
 
 func (s *Server) listNotifications(c echo.Context) error {
-	list, unread, err := s.p.Notifications(c.Request().Context(), who(c))
+	list, unread, err := s.svc.Notifications.List(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,7 @@ func (s *Server) readNotifications(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON {"ids": [ID, …]}, or {} to mark all read`); err != nil {
 		return err
 	}
-	n, err := s.p.MarkRead(c.Request().Context(), who(c), body.IDs)
+	n, err := s.svc.Notifications.MarkRead(c.Request().Context(), who(c), body.IDs)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Server) readNotifications(c echo.Context) error {
 }
 
 func (s *Server) getWebhook(c echo.Context) error {
-	v, err := s.p.Webhook(c.Request().Context(), who(c))
+	v, err := s.svc.Notifications.Webhook(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) putWebhook(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON {"url": "https://…"}`); err != nil {
 		return err
 	}
-	secret, err := s.p.SetWebhook(c.Request().Context(), who(c), body.URL)
+	secret, err := s.svc.Notifications.SetWebhook(c.Request().Context(), who(c), body.URL)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (s *Server) putWebhook(c echo.Context) error {
 }
 
 func (s *Server) deleteWebhook(c echo.Context) error {
-	if err := s.p.DeleteWebhook(c.Request().Context(), who(c)); err != nil {
+	if err := s.svc.Notifications.DeleteWebhook(c.Request().Context(), who(c)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

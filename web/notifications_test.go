@@ -329,10 +329,10 @@ func TestOneWebhookDelaysOnlyItsOwner(t *testing.T) {
 
 	ctx := t.Context()
 	for i := range 300 {
-		ms.p.Notify(ctx, "mallory", platform.NotifyEntryFault, fmt.Sprintf("flood %d", i), "", nil)
+		ms.pf.Notify(ctx, "mallory", platform.NotifyEntryFault, fmt.Sprintf("flood %d", i), "", nil)
 	}
-	ms.p.Notify(ctx, "mallory", platform.NotifyCheck, "mallory/bot:v1 is ready", "#/mybots", nil)
-	ms.p.Notify(ctx, "alice", platform.NotifyEntryFault, "alice's entry faulted", "", nil)
+	ms.pf.Notify(ctx, "mallory", platform.NotifyCheck, "mallory/bot:v1 is ready", "#/mybots", nil)
+	ms.pf.Notify(ctx, "alice", platform.NotifyEntryFault, "alice's entry faulted", "", nil)
 
 	// Before mallory's first call gives up (webhook.Timeout, 10 s).
 	poll.Until(t, webhook.Timeout-time.Second, func() error {
@@ -400,8 +400,8 @@ func TestAFailingWebhookIsPaused(t *testing.T) {
 	}
 	ms.setWebhook(t, bobTok, receiver.URL)
 	ctx := t.Context()
-	ms.p.Notify(ctx, "bob", platform.NotifyEntryFault, "first", "", nil)
-	ms.p.Notify(ctx, "bob", platform.NotifyEntryFault, "second", "", nil)
+	ms.pf.Notify(ctx, "bob", platform.NotifyEntryFault, "first", "", nil)
+	ms.pf.Notify(ctx, "bob", platform.NotifyEntryFault, "second", "", nil)
 	n := ms.notified(t, bobTok, "webhook_paused")
 	if !regexp.MustCompile(`^Your webhook failed 2 calls in a row \(the last: .*502.*\)\. Calls to it are paused until .* UTC`).MatchString(n[0]["text"].(string)) || n[0]["link"] != "#/account" {
 		t.Errorf("bob is told: %v", n[0])
@@ -410,8 +410,8 @@ func TestAFailingWebhookIsPaused(t *testing.T) {
 		t.Errorf("the webhook got %v, want 4 calls (2 tries of 2 notifications), none of them the pause's", got)
 	}
 
-	ms.p.Notify(ctx, "bob", platform.NotifyEntryFault, "third", "", nil)
-	ms.p.Notify(ctx, "bob", platform.NotifyCheck, "bob/bot:v2 is ready", "#/mybots", nil)
+	ms.pf.Notify(ctx, "bob", platform.NotifyEntryFault, "third", "", nil)
+	ms.pf.Notify(ctx, "bob", platform.NotifyCheck, "bob/bot:v2 is ready", "#/mybots", nil)
 	d := ms.deliveries(t, "bob")
 	if d[0].State != store.DeliveryPending || d[1].State != store.DeliveryFailed || !strings.Contains(d[1].Error, "not sent: your webhook is paused until") {
 		t.Errorf("while paused: the check's call %+v, the fault's %+v", d[0], d[1])

@@ -17,10 +17,7 @@ import (
 var moveWait = 25 * time.Second
 
 func (s *Server) getMoves(c echo.Context) error {
-	m, err := s.match(c)
-	if err != nil {
-		return err
-	}
+	var err error
 	after := -1
 	if v := c.QueryParam("after"); v != "" {
 		if after, err = strconv.Atoi(v); err != nil || after < 0 {
@@ -31,7 +28,7 @@ func (s *Server) getMoves(c echo.Context) error {
 	timeout := time.NewTimer(moveWait)
 	defer timeout.Stop()
 	for {
-		st, err := s.p.Seat(ctx, who(c), m.ID)
+		st, err := s.svc.Matches.Seat(ctx, who(c), c.Param("id"))
 		if err != nil {
 			return err
 		}
@@ -55,10 +52,6 @@ type moveRequest struct {
 }
 
 func (s *Server) postMove(c echo.Context) error {
-	m, err := s.match(c)
-	if err != nil {
-		return err
-	}
 	var body moveRequest
 	if err := decodeBody(c, &body, `a JSON move {"turn": T, "answer": "…"}`); err != nil {
 		return err
@@ -66,8 +59,8 @@ func (s *Server) postMove(c echo.Context) error {
 	if body.Turn == nil || body.Answer == nil {
 		return badRequest(`a move names its turn and its answer: {"turn": T, "answer": "…"}`)
 	}
-	if err := s.p.Move(c.Request().Context(), who(c), m.ID, *body.Turn, *body.Answer); err != nil {
+	if err := s.svc.Matches.Move(c.Request().Context(), who(c), c.Param("id"), *body.Turn, *body.Answer); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"match": m.ID, "turn": *body.Turn})
+	return c.JSON(http.StatusAccepted, map[string]any{"match": c.Param("id"), "turn": *body.Turn})
 }

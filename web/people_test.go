@@ -23,7 +23,7 @@ import (
 // meanwhile does not wait for theirs (it takes no slot).
 func TestAPersonPlaysASeat(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) {
-		c.People = platform.PeopleConfig{Turn: 2 * time.Second, Matches: 1}
+		c.Seats = platform.SeatsConfig{Turn: 2 * time.Second, Matches: 1}
 	})
 	_, aliceTok := ms.token(t, "alice")
 	_, bobTok := ms.token(t, "bob")
@@ -133,7 +133,7 @@ func TestAPersonPlaysASeat(t *testing.T) {
 // takes another; an admin is not bounded.
 func TestOnePersonTakesFewSeats(t *testing.T) {
 	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) {
-		c.People = platform.PeopleConfig{Turn: time.Minute, Matches: 8, PerUser: 2}
+		c.Seats = platform.SeatsConfig{Turn: time.Minute, Matches: 8, PerUser: 2}
 	})
 	_, aliceTok := ms.token(t, "alice")
 	_, bobTok := ms.token(t, "bob")

@@ -8,9 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// playerIndex is the page a logic's player folder must hold.
-const playerIndex = "index.html"
-
 // playerPolicy confines a logic's player page (a game author's code):
 // wherever it is opened it runs as a sandboxed document of an origin of
 // its own (no cookies, no storage, no reading this server's pages), and
@@ -23,11 +20,10 @@ const playerPolicy = "sandbox allow-scripts; default-src 'none'; script-src 'sel
 // player, from what was read out of its image when the game was offered
 // (never from the disk).
 func (s *Server) playerFile(c echo.Context) error {
-	files := s.p.PlayerFiles(c.Param("game"))
 	name := path.Clean("/" + c.Param("*"))[1:]
-	data, ok := files[name]
-	if !ok {
-		return notFound("no such file in this game's player")
+	data, err := s.svc.Games.PlayerFile(c.Param("game"), name)
+	if err != nil {
+		return err
 	}
 	h := c.Response().Header()
 	h.Set("Content-Security-Policy", playerPolicy)

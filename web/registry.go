@@ -28,19 +28,19 @@ import (
 func (s *Server) serveRegistry(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p := c.Request().URL.Path
-		if s.p.Registry() == nil || (p != "/v2" && !strings.HasPrefix(p, "/v2/")) {
+		if s.deps.Registry == nil || (p != "/v2" && !strings.HasPrefix(p, "/v2/")) {
 			return next(c)
 		}
-		if !s.p.ServesHost(c.Request().Host) {
+		if !s.svc.Site.ServesHost(c.Request().Host) {
 			return errs.Errorf(errs.ErrDenied, "host %q is not one this server answers to (ARENA_HOSTS)", c.Request().Host)
 		}
 		if p == "/v2" {
 			c.Request().URL.Path = "/v2/"
 		}
 		rc := http.NewResponseController(c.Response())
-		rc.SetReadDeadline(time.Now().Add(s.p.Config().Registry.UploadDeadline))
-		rc.SetWriteDeadline(time.Now().Add(s.p.Config().Registry.UploadDeadline))
-		s.p.Registry().ServeHTTP(c.Response(), c.Request())
+		rc.SetReadDeadline(time.Now().Add(s.deps.RegistryDeadline))
+		rc.SetWriteDeadline(time.Now().Add(s.deps.RegistryDeadline))
+		s.deps.Registry.ServeHTTP(c.Response(), c.Request())
 		return nil
 	}
 }
@@ -78,21 +78,14 @@ type registryImage struct {
 }
 
 func (s *Server) getRegistry(c echo.Context) error {
-	if s.p.Registry() == nil {
-		return notFound("this server has no registry (ARENA_REGISTRY=off)")
-	}
 	p := who(c)
-	owners := p.Owners()
-	if p.Admin() && c.QueryParam("all") == "1" {
-		owners = nil
-	}
-	tags, err := s.deps.Store.Tags(c.Request().Context(), owners...)
+	r, err := s.svc.Registry.View(c.Request().Context(), p, c.QueryParam("all") == "1")
 	if err != nil {
 		return err
 	}
 	// The commands name the registry as the visitor reaches the page.
 	v := registryView{Host: c.Request().Host, Images: []registryImage{}, Usage: map[string]any{}}
-	for _, t := range tags {
+	for _, t := range r.Images {
 		v.Images = append(v.Images, registryImage{Reference: t.Repository + ":" + t.Tag, Repository: t.Repository, Tag: t.Tag, Owner: t.Owner,
 			Digest: t.Digest, ImageID: t.ImageID, Size: t.Size, Game: t.Game, Authors: t.Authors, PushedBy: t.PushedBy, PushedAt: t.PushedAt,
 			State: t.State, CheckMatch: t.CheckMatch, Reason: t.Reason, Stderr: t.Stderr})
@@ -100,25 +93,12 @@ func (s *Server) getRegistry(c echo.Context) error {
 			v.Images[len(v.Images)-1].CheckedAt = &t.CheckedAt
 		}
 	}
-	for _, o := range p.Owners() {
-		u, err := s.deps.Store.RegistryUsage(c.Request().Context(), o)
-		if err != nil {
-			return err
-		}
-		q := s.p.Config().Registry
-		v.Usage[o] = map[string]any{"repositories": u.Repositories, "tags": u.Tags, "bytes": u.Bytes,
-			"max_repositories": q.MaxRepos, "max_tags": q.MaxTags, "max_bytes": q.MaxBytes}
+	for o, u := range r.Usage {
+		v.Usage[o] = u
 	}
 	host, name := v.Host, p.Name
-	pass := "an API token of yours (make one on your account page)"
-	if !s.accountsMode() {
-		pass = "anything"
-		if s.p.Config().Token != "" {
-			pass = "ARENA_TOKEN"
-		}
-	}
 	v.Commands = []string{
-		fmt.Sprintf("docker login %s -u %s    # the password: %s", host, name, pass),
+		fmt.Sprintf("docker login %s -u %s    # the password: %s", host, name, r.Password),
 		fmt.Sprintf("docker tag my-bot %s/%s/my-bot:v1", host, name),
 		fmt.Sprintf("docker push %s/%s/my-bot:v1", host, name),
 		fmt.Sprintf("# then play it as %s/my-bot:v1", name),
@@ -130,7 +110,7 @@ func (s *Server) getRegistry(c echo.Context) error {
 // of it goes (its blobs at the next collection); its owner, a member of
 // its team, or an admin.
 func (s *Server) deleteRepository(c echo.Context) error {
-	if err := s.p.DeleteRepository(c.Request().Context(), who(c), strings.Trim(c.Param("*"), "/")); err != nil {
+	if err := s.svc.Registry.DeleteRepository(c.Request().Context(), who(c), strings.Trim(c.Param("*"), "/")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -138,10 +118,7 @@ func (s *Server) deleteRepository(c echo.Context) error {
 
 // collect is POST /api/registry/gc (admins).
 func (s *Server) collect(c echo.Context) error {
-	if s.p.Registry() == nil {
-		return notFound("this server has no registry (ARENA_REGISTRY=off)")
-	}
-	took, err := s.p.CollectRegistry(c.Request().Context())
+	took, err := s.svc.Registry.Collect(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	// The platform pulls everything, with its own credential.
-	if b, err := ms.p.Registry().Describe(t.Context(), "alice/tank", "v1"); err != nil || b.Game != "tanks" {
+	if b, err := ms.pf.Registry().Describe(t.Context(), "alice/tank", "v1"); err != nil || b.Game != "tanks" {
 		t.Errorf("the platform reads alice/tank:v1: %+v %v", b, err)
 	}
 	// Pushed images are listed for their owners, with what they say.

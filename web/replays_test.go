@@ -85,7 +85,7 @@ func TestReplaysOnDisk(t *testing.T) {
 		t.Errorf("disk: %v", disk)
 	}
 	ts.clock.skip(31 * 24 * time.Hour)
-	if n, err := ts.p.ExpireReplays(ctx); err != nil || n != 1 {
+	if n, err := ts.pf.ExpireReplays(ctx); err != nil || n != 1 {
 		t.Fatalf("expired %d, %v", n, err)
 	}
 	_, m := ts.do(t, "GET", "/api/matches/"+old, "")

@@ -50,7 +50,7 @@ func (s *Server) importRoster(c echo.Context) error {
 	if len(data) > rosterMaxBytes {
 		return &apiError{http.StatusRequestEntityTooLarge, fmt.Sprintf("the roster is larger than %d bytes: import it in parts", rosterMaxBytes)}
 	}
-	made, err := s.p.ImportRoster(c.Request().Context(), who(c), bytes.NewReader(data))
+	made, err := s.svc.People.ImportRoster(c.Request().Context(), who(c), bytes.NewReader(data))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) importRoster(c echo.Context) error {
 
 // createPasswordLink is POST /api/users/:name/password-link (admins).
 func (s *Server) createPasswordLink(c echo.Context) error {
-	code, err := s.deps.Accounts.CreatePasswordLink(c.Request().Context(), who(c), c.Param("name"))
+	code, err := s.svc.People.CreatePasswordLink(c.Request().Context(), who(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Server) setPasswordByLink(c echo.Context) error {
 		code = code[i+1:]
 	}
 	ctx := c.Request().Context()
-	ok, err := s.deps.Accounts.PasswordLinkUsable(ctx, code)
+	ok, err := s.svc.People.PasswordLinkUsable(ctx, code)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Server) setPasswordByLink(c echo.Context) error {
 		}
 		return errs.New(errs.ErrDenied, "the link is unknown, used or expired: ask an admin for a new one")
 	}
-	u, err := s.deps.Accounts.SetPasswordByLink(ctx, code, body.Password)
+	u, err := s.svc.People.SetPasswordByLink(ctx, code, body.Password)
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,10 @@ import (
 	"golang.org/x/net/netutil"
 	"golang.org/x/time/rate"
 
-	"arena/accounts"
 	"arena/internal/errs"
+	"arena/metrics"
 	"arena/platform"
-	"arena/store"
+	"arena/registry"
 )
 
 //go:embed static
@@ -81,26 +81,22 @@ type Config struct {
 	HeaderTimeout, IdleTimeout time.Duration
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
-	// Resources are what each bot may use, shown in /api/games.
-	Resources Resources
-}
-
-// Resources are what each bot may use.
-type Resources struct {
-	MemoryBytes int64
-	CPUs        float64
-	Pids        int64
 }
 
 // Deps are the server's collaborators.
 type Deps struct {
-	// Platform is what the server serves: its handlers decode a request,
-	// call it and encode its answer.
-	Platform *platform.Platform
-	// Store is read for the lists and pages the API shows.
-	Store *store.Store
-	// Accounts are the server's accounts (accounts mode only).
-	Accounts *accounts.Service
+	// Services are what the server serves: its handlers decode a
+	// request, call one of them and encode its answer.
+	Services platform.Services
+	// Lifecycle starts the services' loops when the server serves, and
+	// stops them when it shuts down.
+	Lifecycle Lifecycle
+	// Metrics are the server's metrics, served at /metrics (admins).
+	Metrics *metrics.Set
+	// Registry is the OCI registry, served under /v2/ (nil: none), each
+	// request within RegistryDeadline.
+	Registry         *registry.Registry
+	RegistryDeadline time.Duration
 	// Ping checks the Docker engine for /healthz.
 	Ping func(ctx context.Context) error
 	// Queue says whether matches can be queued to workers (for
@@ -109,9 +105,6 @@ type Deps struct {
 	Workers func() any
 	// Stdio says how bots' stdio travels (for /healthz).
 	Stdio func() string
-	// HasImage tells whether an image is present on the engine (for the
-	// default bots in /api/games); nil: not known.
-	HasImage func(ctx context.Context, ref string) bool
 	// Binary, when set, is the arena command's static binary, offered at
 	// /download/arena: the command line for those who run the server
 	// with compose and have no Go.
@@ -120,11 +113,18 @@ type Deps struct {
 	Now    func() time.Time
 }
 
+// Lifecycle starts and stops what the server serves (platform.Platform).
+type Lifecycle interface {
+	Start()
+	Shutdown(ctx context.Context)
+	Close()
+}
+
 // Server is the HTTP server in front of the platform.
 type Server struct {
 	cfg     Config
 	deps    Deps
-	p       *platform.Platform
+	svc     platform.Services
 	log     *zap.Logger
 	now     func() time.Time
 	echo    *echo.Echo
@@ -178,9 +178,9 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.SignupsPerHour == 0 {
 		cfg.SignupsPerHour = 10
 	}
-	s := &Server{cfg: cfg, deps: deps, p: deps.Platform, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
+	s := &Server{cfg: cfg, deps: deps, svc: deps.Services, log: deps.Log, now: deps.Now, closing: make(chan struct{})}
 	if cfg.Auth == AuthAccounts {
-		s.sessions = newSessions(deps.Store, cfg.SessionLifetime)
+		s.sessions = newSessions(s.svc.People.Sessions(), cfg.SessionLifetime)
 	}
 	if cfg.SignupsPerHour > 0 {
 		s.signups = middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
@@ -212,7 +212,7 @@ func (s *Server) routes() *echo.Echo {
 			if route == "" {
 				route = "unmatched"
 			}
-			s.p.Metrics().HTTPRequests.WithLabelValues(route, v.Method, strconv.Itoa(v.Status)).Inc()
+			s.deps.Metrics.HTTPRequests.WithLabelValues(route, v.Method, strconv.Itoa(v.Status)).Inc()
 			if v.Status >= 500 {
 				s.log.Error("request", fields...)
 			} else {
@@ -278,7 +278,7 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/games/registered", s.listRegisteredGames, s.guardChanges, s.adminOnly)
 	api.DELETE("/games/:name", s.removeGame, s.guardChanges, s.adminOnly)
 	api.GET("/disk", s.getDisk, s.guardChanges, s.adminOnly)
-	e.GET("/metrics", echo.WrapHandler(s.p.Metrics().Handler()), s.adminOnly)
+	e.GET("/metrics", echo.WrapHandler(s.deps.Metrics.Handler()), s.adminOnly)
 	api.GET("/images", s.listImages, s.signedIn)
 	api.GET("/matches", s.listMatches, read...)
 	api.POST("/matches", s.createMatch, starts...)
@@ -428,10 +428,10 @@ func (s *Server) health(c echo.Context) error {
 // progress are cancelled, or let finish, as configured) and closes the
 // HTTP side. Live viewers are disconnected.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.p.Shutdown(ctx)
+	s.deps.Lifecycle.Shutdown(ctx)
 	s.once.Do(func() { close(s.closing) })
 	err := s.echo.Shutdown(ctx)
-	s.p.Close()
+	s.deps.Lifecycle.Close()
 	return err
 }
 
@@ -469,6 +469,6 @@ func (s *Server) Serve(l net.Listener) error {
 	hs.IdleTimeout = s.cfg.IdleTimeout
 	hs.MaxHeaderBytes = 16 << 10
 	s.echo.Listener = netutil.LimitListener(l, s.cfg.MaxConnections)
-	s.p.Start()
+	s.deps.Lifecycle.Start()
 	return s.echo.StartServer(hs)
 }

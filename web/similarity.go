@@ -23,7 +23,7 @@ func (s *Server) getSimilarity(c echo.Context) error {
 			versions = append(versions, v)
 		}
 	}
-	rep, err := s.p.Similarity(c.Request().Context(), who(c), versions)
+	rep, err := s.svc.Registry.Similarity(c.Request().Context(), who(c), versions)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) contestSimilarity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.p.ContestSimilarity(c.Request().Context(), who(c), id)
+	rep, err := s.svc.Contests.Similarity(c.Request().Context(), who(c), id)
 	if err != nil {
 		return err
 	}

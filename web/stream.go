@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
-
-	"arena/matches"
 )
 
 // heartbeat keeps idle streams (a long queue) from being cut by proxies.
@@ -34,12 +31,13 @@ const streamBatch = 50 * time.Millisecond
 // frame's index, so a reconnecting browser resumes where it left off),
 // and "end" once the match is over and every frame was sent.
 func (s *Server) stream(c echo.Context) error {
-	m, ok := s.p.Live(c.Param("id"))
+	m, ok := s.svc.Matches.Live(c.Param("id"))
 	if !ok {
-		var err error
-		if m, err = s.match(c); err != nil {
+		mi, err := s.svc.Matches.Get(c.Request().Context(), c.Param("id"))
+		if err != nil {
 			return err
 		}
+		m = mi.Match
 	}
 	next := 0
 	if v := c.Request().Header.Get("Last-Event-ID"); v != "" {
@@ -54,12 +52,12 @@ func (s *Server) stream(c echo.Context) error {
 	w.WriteHeader(http.StatusOK)
 	out := &sse{w: w, rc: http.NewResponseController(w)}
 	ctx := c.Request().Context()
-	entrants, _ := s.p.Ladder().Entrants(ctx, m.ID)
+	entrants := s.svc.Matches.Entrants(ctx, m.ID)
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	lastView := ""
 	for {
-		l, live := s.p.Queue().Follow(m.ID, next)
+		l, live := s.svc.Matches.Follow(m.ID, next)
 		if !live {
 			// Over (or never live here): the rest comes from the store.
 			return s.finishStream(c, m.ID, next, out)
@@ -107,33 +105,28 @@ func (s *Server) stream(c echo.Context) error {
 // match view (first, so that a viewer knows the game and the bots before
 // the frames), the frames from its replay, and "end".
 func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) error {
-	m, err := s.deps.Store.Get(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	m, err := s.svc.Matches.Get(ctx, id)
 	if err != nil {
 		s.log.Warn("read a match for its stream", zap.String("match", id), zap.Error(err))
 		return nil
 	}
-	out.value("match", -1, s.view(m))
-	if m.HasReplay {
-		// Frame by frame from the file: a long replay is never in memory
-		// whole, however many watch it.
-		f, err := s.deps.Store.OpenReplay(id)
-		if err == nil {
-			gone := errors.New("the viewer left")
-			err = matches.ReplayFrames(f, next, func(i int, frame json.RawMessage) error {
-				out.event("frame", i, frame)
-				if out.buf.Len() > 256<<10 && out.flush() != nil {
-					return gone
-				}
-				return nil
-			})
-			f.Close()
-			if errors.Is(err, gone) {
-				return nil
-			}
+	out.value("match", -1, view(m))
+	// Frame by frame from the file: a long replay is never in memory
+	// whole, however many watch it.
+	gone := errors.New("the viewer left")
+	err = s.svc.Matches.Frames(ctx, m.Match, next, func(i int, frame json.RawMessage) error {
+		out.event("frame", i, frame)
+		if out.buf.Len() > 256<<10 && out.flush() != nil {
+			return gone
 		}
-		if err != nil && !os.IsNotExist(err) {
-			s.log.Warn("read the replay for a stream", zap.String("match", id), zap.Error(err))
-		}
+		return nil
+	})
+	if errors.Is(err, gone) {
+		return nil
+	}
+	if err != nil {
+		s.log.Warn("read the replay for a stream", zap.String("match", id), zap.Error(err))
 	}
 	out.value("end", -1, map[string]string{"status": m.Status})
 	out.flush()

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -38,24 +37,17 @@ func viewTeam(t store.Team) teamView {
 // listTeams is GET /api/teams: the user's teams and the ones they are
 // invited into.
 func (s *Server) listTeams(c echo.Context) error {
-	ctx := c.Request().Context()
-	p := who(c)
-	out := struct {
-		Teams       []teamView `json:"teams"`
-		Invitations []string   `json:"invitations"`
-	}{Teams: []teamView{}, Invitations: []string{}}
-	for _, name := range p.Teams {
-		t, err := s.deps.Store.Team(ctx, name)
-		if err != nil {
-			return err
-		}
-		out.Teams = append(out.Teams, viewTeam(t))
-	}
-	inv, err := s.deps.Store.TeamsOf(ctx, p.Name, store.MemberInvited)
+	v, err := s.svc.People.Teams(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}
-	out.Invitations = append(out.Invitations, inv...)
+	out := struct {
+		Teams       []teamView `json:"teams"`
+		Invitations []string   `json:"invitations"`
+	}{Teams: []teamView{}, Invitations: v.Invitations}
+	for _, t := range v.Teams {
+		out.Teams = append(out.Teams, viewTeam(t))
+	}
 	return c.JSON(http.StatusOK, out)
 }
 
@@ -66,23 +58,16 @@ func (s *Server) createTeam(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON team {"name"}`); err != nil {
 		return err
 	}
-	name := strings.TrimSpace(body.Name)
-	if err := s.p.OperatorNamespace(c.Request().Context(), name); err != nil {
-		return err
-	}
-	if err := s.deps.Accounts.CreateTeam(c.Request().Context(), who(c), name); err != nil {
-		return err
-	}
-	t, err := s.deps.Store.Team(c.Request().Context(), name)
+	t, err := s.svc.People.CreateTeam(c.Request().Context(), who(c), body.Name)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Location", "/api/teams/"+name)
+	c.Response().Header().Set("Location", "/api/teams/"+t.Name)
 	return c.JSON(http.StatusCreated, viewTeam(t))
 }
 
 func (s *Server) getTeam(c echo.Context) error {
-	t, err := s.deps.Accounts.Team(c.Request().Context(), who(c), c.Param("name"))
+	t, err := s.svc.People.Team(c.Request().Context(), who(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -97,12 +82,7 @@ func (s *Server) inviteMember(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON invitation {"user"}`); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	user, team := strings.TrimSpace(body.User), c.Param("name")
-	if err := s.p.InviteMember(ctx, who(c), team, user); err != nil {
-		return err
-	}
-	t, err := s.deps.Store.Team(ctx, c.Param("name"))
+	t, err := s.svc.People.InviteMember(c.Request().Context(), who(c), c.Param("name"), body.User)
 	if err != nil {
 		return err
 	}
@@ -112,11 +92,7 @@ func (s *Server) inviteMember(c echo.Context) error {
 // joinTeam is POST /api/teams/{name}/join: the user accepts an
 // invitation.
 func (s *Server) joinTeam(c echo.Context) error {
-	ctx := c.Request().Context()
-	if err := s.p.JoinTeam(ctx, who(c), c.Param("name")); err != nil {
-		return err
-	}
-	t, err := s.deps.Store.Team(ctx, c.Param("name"))
+	t, err := s.svc.People.JoinTeam(c.Request().Context(), who(c), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -126,7 +102,7 @@ func (s *Server) joinTeam(c echo.Context) error {
 // removeMember is DELETE /api/teams/{name}/members/{user}: leaving,
 // declining, or a member taking another out.
 func (s *Server) removeMember(c echo.Context) error {
-	if err := s.deps.Accounts.RemoveMember(c.Request().Context(), who(c), c.Param("name"), c.Param("user")); err != nil {
+	if err := s.svc.People.RemoveMember(c.Request().Context(), who(c), c.Param("name"), c.Param("user")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -1,15 +1,12 @@
 package web
 
 import (
-	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"arena/accounts"
-	"arena/internal/errs"
+	"arena/platform"
 	"arena/store"
 )
 
@@ -39,20 +36,16 @@ type meUser struct {
 
 func (s *Server) me(c echo.Context) error {
 	p := who(c)
-	v := meView{Mode: AuthLocal, TokenRequired: !s.accountsMode() && s.p.Config().Token != ""}
+	v := meView{Mode: AuthLocal, TokenRequired: !s.accountsMode() && s.svc.People.TokenRequired()}
 	if s.accountsMode() {
-		v.Mode, v.Signup, v.Public = AuthAccounts, s.deps.Accounts.Signup(), s.cfg.Public
+		v.Mode, v.Signup, v.Public = AuthAccounts, s.svc.People.Signup(), s.cfg.Public
 	}
-	if p.SignedIn() {
-		u := &meUser{Name: p.Name, Role: p.Role, Teams: append([]string{}, p.Teams...), Invitations: []string{}, Via: p.Via}
-		if s.accountsMode() {
-			inv, err := s.deps.Store.TeamsOf(c.Request().Context(), p.Name, store.MemberInvited)
-			if err != nil {
-				return err
-			}
-			u.Invitations = append(u.Invitations, inv...)
+	if p.Name != "" {
+		inv, err := s.svc.People.Invitations(c.Request().Context(), p)
+		if err != nil {
+			return err
 		}
-		v.User = u
+		v.User = &meUser{Name: p.Name, Role: p.Role, Teams: append([]string{}, p.Teams...), Invitations: inv, Via: p.Via}
 	}
 	return c.JSON(http.StatusOK, v)
 }
@@ -88,14 +81,11 @@ func (s *Server) signUp(c echo.Context) error {
 		return err
 	}
 	p := who(c)
-	if err := s.p.OperatorNamespace(c.Request().Context(), strings.TrimSpace(body.Name)); err != nil {
-		return err
-	}
-	u, err := s.deps.Accounts.SignUp(c.Request().Context(), p, strings.TrimSpace(body.Name), body.Password, body.Invite)
+	u, err := s.svc.People.SignUp(c.Request().Context(), p, body.Name, body.Password, body.Invite)
 	if err != nil {
 		return err
 	}
-	if !p.SignedIn() {
+	if p.Name == "" {
 		if err := s.startSession(c, u); err != nil {
 			return err
 		}
@@ -110,7 +100,7 @@ func (s *Server) signIn(c echo.Context) error {
 	if err := decodeBody(c, &body, `a JSON sign-in {"name","password"}`); err != nil {
 		return err
 	}
-	u, err := s.deps.Accounts.SignIn(c.Request().Context(), strings.TrimSpace(body.Name), body.Password, s.client(c))
+	u, err := s.svc.People.SignIn(c.Request().Context(), body.Name, body.Password, s.client(c))
 	if err != nil {
 		return err
 	}
@@ -138,15 +128,11 @@ type passwordChange struct {
 // changePassword is PUT /api/me/password: every other session of the
 // account ends; this one goes on.
 func (s *Server) changePassword(c echo.Context) error {
-	p := who(c)
-	if p.Via != accounts.ViaSession {
-		return errs.Errorf(errs.ErrDenied, "a password is changed from a signed-in session, not with a token")
-	}
 	var body passwordChange
 	if err := decodeBody(c, &body, `a JSON password change {"old","new"}`); err != nil {
 		return err
 	}
-	epoch, err := s.deps.Accounts.ChangePassword(c.Request().Context(), p.Name, body.Old, body.New, s.client(c))
+	epoch, err := s.svc.People.ChangePassword(c.Request().Context(), who(c), body.Old, body.New, s.client(c))
 	if err != nil {
 		return err
 	}
@@ -166,7 +152,7 @@ func (s *Server) changePassword(c echo.Context) error {
 
 // listUsers is GET /api/users (admins).
 func (s *Server) listUsers(c echo.Context) error {
-	list, err := s.deps.Store.Users(c.Request().Context())
+	list, err := s.svc.People.Users(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}
@@ -179,28 +165,12 @@ func (s *Server) listUsers(c echo.Context) error {
 
 // patchUser is PATCH /api/users/{name} {role, disabled} (admins).
 func (s *Server) patchUser(c echo.Context) error {
-	var body struct {
-		Role     *string `json:"role"`
-		Disabled *bool   `json:"disabled"`
-	}
+	var body platform.UserChange
 	if err := decodeBody(c, &body, `a JSON change of an account {"role","disabled"}`); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	u, err := s.deps.Store.User(ctx, c.Param("name"))
-	if errors.Is(err, store.ErrNoUser) {
-		return errs.Errorf(errs.ErrNotFound, "no account %s", c.Param("name"))
-	}
+	u, err := s.svc.People.SetUser(c.Request().Context(), who(c), c.Param("name"), body)
 	if err != nil {
-		return err
-	}
-	if body.Role != nil {
-		u.Role = *body.Role
-	}
-	if body.Disabled != nil {
-		u.Disabled = *body.Disabled
-	}
-	if err := s.deps.Accounts.SetUser(ctx, u.Name, u.Role, u.Disabled); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, viewUser(u))
@@ -209,7 +179,7 @@ func (s *Server) patchUser(c echo.Context) error {
 // getDisk is GET /api/disk (admins): the bytes the replays, the database
 // and the registry hold, and how long replays are kept.
 func (s *Server) getDisk(c echo.Context) error {
-	u, err := s.p.DiskUsage(c.Request().Context(), who(c))
+	u, err := s.svc.Site.Disk(c.Request().Context(), who(c))
 	if err != nil {
 		return err
 	}

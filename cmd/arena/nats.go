@@ -284,9 +284,9 @@ func cmdNATSTLS(args []string, stdout, stderr io.Writer) error {
 }
 
 // benchDispatcher plays a bench's matches on the workers of a NATS
-// cluster; it sets the work queue up (with the defaults) when no server
-// did.
-func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orchestrator, log *zap.Logger) (*dispatch.Dispatcher, func(), error) {
+// cluster, each pinned to this engine's images first (orchestrator.Pin);
+// it sets the work queue up (with the defaults) when no server did.
+func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orchestrator, log *zap.Logger) (matches.Player, func(), error) {
 	nc, err := trust.Dial(urls, "arena bench", trust.DialOptions{CAFile: settingValue("ARENA_NATS_CA")})
 	if err != nil {
 		return nil, nil, err
@@ -301,10 +301,6 @@ func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orches
 	name := fmt.Sprintf("bench-%d", os.Getpid())
 	if err == nil {
 		disp, err = dispatch.NewDispatcherWith(ctx, nc, dispatch.DispatcherConfig{Name: name, Log: log.Named("dispatch"),
-			Pin: func(ctx context.Context, ref string) (string, error) {
-				img, err := orch.Image(ctx, ref)
-				return img.ID, err
-			},
 			// A logic game's results are believed once its logic, played
 			// again here, reproduces them.
 			VerifyLogic: orch.VerifyHosted})
@@ -313,9 +309,24 @@ func benchDispatcher(ctx context.Context, urls string, orch *orchestrator.Orches
 		nc.Close()
 		return nil, nil, fmt.Errorf("nats %s: %w", urls, err)
 	}
-	return disp, func() {
+	return pinnedPlayer{orch, disp}, func() {
 		disp.Close()
 		_ = js.DeleteConsumer(context.WithoutCancel(ctx), dispatch.EventsStream, name)
 		nc.Close()
 	}, nil
+}
+
+// pinnedPlayer plays matches on another player (the workers) once the
+// orchestrator pinned them to this engine's images.
+type pinnedPlayer struct {
+	orch *orchestrator.Orchestrator
+	matches.Player
+}
+
+func (p pinnedPlayer) Play(ctx context.Context, req matches.Request) (*matches.Replay, error) {
+	req, err := p.orch.Pin(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	return p.Player.Play(ctx, req)
 }

@@ -19,6 +19,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 
 	"arena/accounts"
@@ -95,72 +96,128 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync()
+	sv := &serving{cfg: cfg, most: most, log: log, stderr: stderr}
+	defer sv.close()
+	// Each part in turn, on what the ones before made.
+	for _, start := range []func(context.Context) error{sv.openStore, sv.startSandbox, sv.startDispatch, sv.startPlatform, sv.startWeb} {
+		if err := start(ctx); err != nil {
+			return err
+		}
+	}
+	return sv.serve(ctx)
+}
 
-	// The data folder first, then the port: a second server on the same
-	// folder or port stops here, before it touches any container.
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
-	host, _ := os.Hostname()
-	st, err := store.Open(cfg.Data, fmt.Sprintf("arena serve (pid %d on %s, http://%s)", os.Getpid(), host, addr))
+// serving is a server's parts as cmdServe makes them, by concern: the
+// store (with the accounts and the port), the sandbox (the engine, the
+// janitor, the orchestrator), dispatch (NATS, this host's worker), the
+// platform (with the registry, the builder and the games), and web.
+// What each part opens is closed, in reverse, by close.
+type serving struct {
+	cfg    Config
+	most   int
+	log    *zap.Logger
+	stderr io.Writer
+	closes []func()
+
+	host, addr string
+	st         *store.Store
+	auth       string
+	accts      *accounts.Service
+	listener   net.Listener
+
+	cli     *client.Client
+	d       *sandbox.Docker
+	owner   sandbox.Owner
+	janitor *sandbox.Janitor
+	orch    *orchestrator.Orchestrator
+	met     *metrics.Set
+
+	ns         *natsSide
+	built      atomic.Pointer[platform.Platform]
+	stopWorker func()
+
+	pf        *platform.Platform
+	logicImgs *logicImages
+	srv       *web.Server
+}
+
+// onClose has f run when the server closes, before what came earlier.
+func (sv *serving) onClose(f func()) { sv.closes = append(sv.closes, f) }
+
+// close closes what the parts opened, the last first.
+func (sv *serving) close() {
+	for i := len(sv.closes) - 1; i >= 0; i-- {
+		sv.closes[i]()
+	}
+}
+
+// openStore opens the data folder first, then the port: a second server
+// on the same folder or port stops here, before it touches any
+// container.
+func (sv *serving) openStore(ctx context.Context) error {
+	cfg := sv.cfg
+	sv.addr = net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	sv.host, _ = os.Hostname()
+	st, err := store.Open(cfg.Data, fmt.Sprintf("arena serve (pid %d on %s, http://%s)", os.Getpid(), sv.host, sv.addr))
 	if err != nil {
 		return platformErr(err)
 	}
-	defer st.Close()
-	auth, accts, err := startAccounts(ctx, cfg, st, log, stderr)
-	if err != nil {
+	sv.st = st
+	sv.onClose(func() { st.Close() })
+	if sv.auth, sv.accts, err = startAccounts(ctx, cfg, st, sv.log, sv.stderr); err != nil {
 		return err
 	}
-	listener, err := net.Listen("tcp", addr)
-	if err != nil {
-		return platformErr(fmt.Errorf("listen on %s: %w", addr, err))
+	if sv.listener, err = net.Listen("tcp", sv.addr); err != nil {
+		return platformErr(fmt.Errorf("listen on %s: %w", sv.addr, err))
 	}
-	defer listener.Close()
+	sv.onClose(func() { sv.listener.Close() })
+	return nil
+}
 
+// startSandbox connects to the engine (local bots are never reachable
+// from the web), with the warm pool, the janitor and the orchestrator.
+func (sv *serving) startSandbox(ctx context.Context) error {
+	cfg, log := sv.cfg, sv.log
 	extra := []sandbox.Option{sandbox.WithPool(cfg.Pool, poolIdle), sandbox.WithPoolMax(cfg.PoolMax)}
 	if cfg.Pull == "missing" {
 		extra = append(extra, sandbox.WithPullMissing())
 	}
-	// Local bots are never reachable from the web.
-	cli, d, _, err := sandboxes(ctx, cfg, log, stderr, false, extra...)
+	cli, d, _, err := sandboxes(ctx, cfg, log, sv.stderr, false, extra...)
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
-	defer d.Close(context.WithoutCancel(ctx))
+	sv.cli, sv.d = cli, d
+	sv.onClose(func() { cli.Close() })
+	sv.onClose(func() { d.Close(context.WithoutCancel(ctx)) })
 	// Told to stop, the warm containers go at once, while the matches
-	// end (the deferred Close waits for them).
-	defer context.AfterFunc(ctx, func() { d.Close(context.WithoutCancel(ctx)) })()
+	// end (the Close above waits for them).
+	stop := context.AfterFunc(ctx, func() { d.Close(context.WithoutCancel(ctx)) })
+	sv.onClose(func() { stop() })
 	log.Info("bots' stdio", zap.String("path", d.StdioPath()))
-
-	owner, err := sandbox.Self()
-	if err != nil {
+	if sv.owner, err = sandbox.Self(); err != nil {
 		return platformErr(err)
 	}
-	janitor := newJanitor(cli, owner, cfg.StdioDir, log)
-	reap := func(ctx context.Context, id string) error {
-		_, err := janitor.RemoveMatch(ctx, id)
-		return err
-	}
-	orch := orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...)
-	met := metrics.New()
-	containerGauges(met, cli, d, owner)
+	sv.janitor = newJanitor(cli, sv.owner, cfg.StdioDir, log)
+	sv.orch = orchestrator.New(orchestrator.Docker(d), cfg.Orchestrator(log)...)
+	sv.met = metrics.New()
+	containerGauges(sv.met, cli, d, sv.owner)
+	return nil
+}
 
-	// Matches go through NATS JetStream: the embedded server unless
-	// ARENA_NATS names a cluster. This host plays ARENA_CONCURRENCY of
-	// them at once itself, as a worker in this process.
-	// The workers that lack a pushed bot get it from the registry, once
-	// the platform (which holds it) is built.
-	var built atomic.Pointer[platform.Platform]
-	ownWorker := trust.OwnWorkerPrefix + trust.SafeWorkerName(host)
-	ns, err := startNATS(ctx, cfg, log, dispatch.DispatcherConfig{
+// startDispatch starts NATS JetStream, through which the matches go: the
+// embedded server unless ARENA_NATS names a cluster. This host plays
+// ARENA_CONCURRENCY of them at once itself, as a worker in this process.
+// The workers that lack a pushed bot get it from the registry, once the
+// platform (which holds it) is built.
+func (sv *serving) startDispatch(ctx context.Context) error {
+	cfg, cli := sv.cfg, sv.cli
+	ownWorker := trust.OwnWorkerPrefix + trust.SafeWorkerName(sv.host)
+	ns, err := startNATS(ctx, cfg, sv.log, dispatch.DispatcherConfig{
 		// A worker's replay is read within the bounds of this server's
 		// budget.
 		ReplayBudget: cfg.ReplayBudget,
-		Pin: func(ctx context.Context, ref string) (string, error) {
-			img, err := orch.Image(ctx, ref)
-			return img.ID, err
-		},
 		Images: func(ctx context.Context, id string, w io.Writer) error {
-			if pf := built.Load(); pf != nil {
+			if pf := sv.built.Load(); pf != nil {
 				return pf.ExportPushed(ctx, id, w)
 			}
 			return errors.New("the server is starting")
@@ -177,57 +234,97 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_, err = io.Copy(w, body)
 			return err
 		},
-		VerifyLogic:  orch.VerifyHosted,
+		VerifyLogic:  sv.orch.VerifyHosted,
 		VerifyAtOnce: cfg.VerifyAtOnce,
 		Own:          ownWorker,
 	})
 	if err != nil {
 		return err
 	}
-	defer ns.close()
-	// The matches of a server that stopped are over (Recover below).
+	sv.ns = ns
+	sv.onClose(ns.close)
+	// The matches of a server that stopped are over (Recover).
 	if err := ns.disp.Purge(ctx); err != nil {
 		return platformErr(fmt.Errorf("nats: clear the work queue: %w", err))
 	}
-	stopWorker := func() {}
+	sv.stopWorker = func() {}
 	if cfg.Concurrency > 0 {
 		reapLost := func(ctx context.Context, id string) error {
-			_, err := janitor.RemoveLostMatch(ctx, id)
+			_, err := sv.janitor.RemoveLostMatch(ctx, id)
 			return err
 		}
-		if stopWorker, err = localWorker(ctx, ns.nc, ownWorker, cfg.Concurrency, most, orch, reapLost, log); err != nil {
+		if sv.stopWorker, err = localWorker(ctx, ns.nc, ownWorker, cfg.Concurrency, sv.most, sv.orch, reapLost, sv.log); err != nil {
 			return platformErr(err)
 		}
 	}
-	defer stopWorker()
-	// Uploads are built in the sandbox and pushed to the registry.
+	sv.onClose(sv.stopWorker)
+	return nil
+}
+
+// startPlatform builds the platform: its games (the operator's logic
+// games checked), its registry, the builder of uploads (in the sandbox,
+// pushing to the registry), and recovers from the last stop.
+func (sv *serving) startPlatform(ctx context.Context) error {
+	cfg, cli := sv.cfg, sv.cli
 	var bld platform.Builder
 	if cfg.Registry {
-		b, err := builder(ctx, cfg, cli, owner, log, stderr)
+		b, err := builder(ctx, cfg, cli, sv.owner, sv.log, sv.stderr)
 		if err != nil {
 			return err
 		}
 		bld = b
 	}
-	// The command line for compose users: this binary, when static.
-	binary, _ := os.Executable()
-	if static, err := sandbox.IsStatic(binary); err != nil || !static {
-		binary = ""
+	sv.logicImgs = newLogicImages(cli, filepath.Join(cfg.Data, "players"), cfg.LogicLimits)
+	gamesServed, players, err := servedGames(ctx, sv.logicImgs, cfg.LogicGames)
+	if err != nil {
+		return usageErr("%v", err)
 	}
+	pf, err := platform.New(ctx, platformConfig(cfg), platform.Deps{
+		Games:        engine.NewCatalog(gamesServed...),
+		Orchestrator: sv.orch,
+		Player:       sv.ns.disp,
+		Store:        sv.st,
+		Concurrency:  sv.ns.inFlight(cfg),
+		HasImage: func(ctx context.Context, ref string) bool {
+			_, err := cli.ImageInspect(ctx, ref)
+			return err == nil
+		},
+		Reap: func(ctx context.Context, id string) error {
+			_, err := sv.janitor.RemoveMatch(ctx, id)
+			return err
+		},
+		Accounts: sv.accts,
+		Engine:   engineImages{cli},
+		Builder:  bld,
+		Players:  players,
+		Logic:    sv.logicImgs.check,
+		Metrics:  sv.met,
+		Log:      sv.log,
+	})
+	if err != nil {
+		return platformErr(fmt.Errorf("registry: %w", err))
+	}
+	sv.pf = pf
+	sv.built.Store(pf)
+	// The queue hands the work queue as many matches as the workers
+	// report slots: the rest wait in the owners' lines, served in turn.
+	sv.onClose(sv.ns.disp.FeedSlots(pf, sv.ns.inFlight(cfg)))
+	if err := pf.Recover(ctx); err != nil {
+		return platformErr(err)
+	}
+	// The players' saves of images no game offered now uses.
+	sv.logicImgs.prune()
+	workerGauges(sv.met, sv.ns.disp)
+	return nil
+}
+
+// platformConfig is the platform's policy from the settings.
+func platformConfig(cfg Config) platform.Config {
 	registryHost := cfg.RegistryHost
 	if registryHost == "" {
 		registryHost = net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))
 	}
-	hasImage := func(ctx context.Context, ref string) bool {
-		_, err := cli.ImageInspect(ctx, ref)
-		return err == nil
-	}
-	logicImgs := newLogicImages(cli, filepath.Join(cfg.Data, "players"), cfg.LogicLimits)
-	gamesServed, players, err := servedGames(ctx, logicImgs, cfg.LogicGames)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	pf, err := platform.New(ctx, platform.Config{
+	return platform.Config{
 		Token:            cfg.Token,
 		Hosts:            serverHosts(cfg),
 		QueueMax:         cfg.QueueMax,
@@ -240,80 +337,71 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		FinishOnShutdown: cfg.Shutdown == "finish",
 		Ladder:           platform.LadderConfig{Enabled: cfg.Ladder, MaxEntries: cfg.LadderMax, MaxPerOwner: cfg.LadderPerOwner},
 		Challenges:       platform.ChallengeConfig{PerDay: cfg.ChallengesPerDay, Ranked: cfg.RankedChallenges},
-		People:           platform.PeopleConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches, PerUser: cfg.HumanPerUser},
+		Seats:            platform.SeatsConfig{Turn: cfg.HumanTurn, Matches: cfg.HumanMatches, PerUser: cfg.HumanPerUser},
 		Replays:          platform.ReplayConfig{Keep: cfg.KeepReplays},
+		Resources:        platform.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 		Notify:           platform.NotifyConfig{Webhooks: webhook.Policy{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)}, FromOthersPerHour: cfg.NotifyFromOthers},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
-	}, platform.Deps{
-		Games:        engine.NewCatalog(gamesServed...),
-		Orchestrator: orch,
-		Player:       ns.disp,
-		Store:        st,
-		Concurrency:  ns.inFlight(cfg),
-		HasImage:     hasImage,
-		Reap:         reap,
-		Accounts:     accts,
-		Engine:       engineImages{cli},
-		Builder:      bld,
-		Players:      players,
-		Logic:        logicImgs.check,
-		Metrics:      met,
-		Log:          log,
-	})
-	if err != nil {
-		return platformErr(fmt.Errorf("registry: %w", err))
 	}
-	srv := web.New(web.Config{
-		Auth:            auth,
+}
+
+// startWeb makes the web server in front of the platform's services,
+// and the metrics' own address when one is set.
+func (sv *serving) startWeb(ctx context.Context) error {
+	cfg, pf, cli := sv.cfg, sv.pf, sv.cli
+	// The command line for compose users: this binary, when static.
+	binary, _ := os.Executable()
+	if static, err := sandbox.IsStatic(binary); err != nil || !static {
+		binary = ""
+	}
+	sv.srv = web.New(web.Config{
+		Auth:            sv.auth,
 		Public:          cfg.Public,
 		ReadsPerMinute:  cfg.ReadRate,
 		SignupsPerHour:  cfg.SignupRate,
 		TrustedProxies:  cfg.TrustedProxies,
 		StartsPerMinute: cfg.StartsPerMinute,
 		MaxConnections:  cfg.MaxConnections,
-		Resources:       web.Resources{MemoryBytes: cfg.MemoryBytes, CPUs: cfg.CPUs, Pids: cfg.PidsLimit},
 	}, web.Deps{
-		Platform: pf,
-		Store:    st,
-		Accounts: accts,
-		Queue:    ns.disp.Health,
-		Workers:  func() any { return ns.disp.Workers() },
+		Services:         pf.Services(),
+		Lifecycle:        pf,
+		Metrics:          pf.Metrics(),
+		Registry:         pf.Registry(),
+		RegistryDeadline: pf.Config().Registry.UploadDeadline,
+		Queue:            sv.ns.disp.Health,
+		Workers:          func() any { return sv.ns.disp.Workers() },
 		Ping: func(ctx context.Context) error {
 			_, err := cli.Ping(ctx)
 			return err
 		},
-		Stdio:    d.StdioPath,
-		HasImage: hasImage,
-		Binary:   binary,
-		Log:      log,
+		Stdio:  sv.d.StdioPath,
+		Binary: binary,
+		Log:    sv.log,
 	})
-	built.Store(pf)
-	// The queue hands the work queue as many matches as the workers
-	// report slots: the rest wait in the owners' lines, served in turn.
-	defer ns.disp.FeedSlots(pf, ns.inFlight(cfg))()
-	if err := pf.Recover(ctx); err != nil {
-		return platformErr(err)
-	}
-	// The players' saves of images no game offered now uses.
-	logicImgs.prune()
-
-	workerGauges(met, ns.disp)
 	if cfg.MetricsListen != "" {
-		stop, err := serveMetrics(cfg.MetricsListen, met, log)
+		stop, err := serveMetrics(cfg.MetricsListen, sv.met, sv.log)
 		if err != nil {
 			return platformErr(err)
 		}
-		defer stop()
-		fmt.Fprintf(stderr, "arena: metrics on http://%s/metrics (no sign-in: keep the address private)\n", cfg.MetricsListen)
+		sv.onClose(stop)
+		fmt.Fprintf(sv.stderr, "arena: metrics on http://%s/metrics (no sign-in: keep the address private)\n", cfg.MetricsListen)
 	}
+	return nil
+}
+
+// serve serves until ctx ends, then shuts the server down: the web side
+// and the platform (its matches cancelled or let finish), then this
+// host's worker, whose matches end and whose containers go.
+func (sv *serving) serve(ctx context.Context) error {
+	cfg, stderr := sv.cfg, sv.stderr
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(listener) }()
+	go func() { served <- sv.srv.Serve(sv.listener) }()
 	at := fmt.Sprintf("%d match(es) at a time here", cfg.Concurrency)
-	if most > cfg.Concurrency {
-		at = fmt.Sprintf("%d to %d matches at a time here, as its CPUs idle", cfg.Concurrency, most)
+	if sv.most > cfg.Concurrency {
+		at = fmt.Sprintf("%d to %d matches at a time here, as its CPUs idle", cfg.Concurrency, sv.most)
 	}
-	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %s)\n", addr, auth, cfg.Data, at)
+	fmt.Fprintf(stderr, "arena: serving http://%s (%s mode, data in %s, %s)\n", sv.addr, sv.auth, cfg.Data, at)
 	switch {
 	case cfg.NATS != "":
 		fmt.Fprintf(stderr, "arena: workers take matches from NATS at %s\n", trust.Redact(cfg.NATS))
@@ -322,17 +410,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	select {
 	case err := <-served:
-		return platformErr(fmt.Errorf("serve on %s: %w", addr, err))
+		return platformErr(fmt.Errorf("serve on %s: %w", sv.addr, err))
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(stderr, "arena: shutting down")
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		log.Warn("shutdown", zap.Error(err))
+	if err := sv.srv.Shutdown(shutCtx); err != nil {
+		sv.log.Warn("shutdown", zap.Error(err))
 	}
-	// The matches this host plays end and their containers go.
-	stopWorker()
+	sv.stopWorker()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return platformErr(err)
 	}

@@ -14,18 +14,9 @@ import (
 )
 
 // maxComplexity is the most cyclomatic complexity a function of the module
-// may have, counted as gocyclo counts it (gocyclo -over 25 reports none but
-// overToday's). A //gocyclo:ignore directive excuses nothing here.
+// may have, counted as gocyclo counts it (gocyclo -over 25 reports none). A
+// //gocyclo:ignore directive excuses nothing here.
 const maxComplexity = 25
-
-// overToday lists the functions above maxComplexity in the code being
-// rewritten as the check came in (platform/, web/, cmd/arena/serve.go), as
-// "file: function" with its complexity then. It only shrinks: whoever brings
-// one down to maxComplexity removes its line, and the test says when to.
-var overToday = map[string]int{
-	"cmd/arena/serve.go: cmdServe":                  39,
-	"platform/challenges.go: (*Platform).Challenge": 32,
-}
 
 // TestNoFunctionTooComplex keeps every function of the module, tests and test
 // bots aside, at maxComplexity or less (issue #60).
@@ -39,33 +30,15 @@ func TestNoFunctionTooComplex(t *testing.T) {
 		t.Fatalf("found only %d source files under %s", len(files), root)
 	}
 	fset := token.NewFileSet()
-	seen := map[string]bool{}
 	for _, name := range files {
 		f, err := parser.ParseFile(fset, filepath.Join(root, name), nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, fn := range functions(f) {
-			key := name + ": " + fn.name
-			n := complexity(fn.node)
-			line := fset.Position(fn.node.Pos()).Line
-			was, listed := overToday[key]
-			if listed {
-				seen[key] = true
+			if n := complexity(fn.node); n > maxComplexity {
+				t.Errorf("%s:%d: %s has complexity %d, above %d: cut it into named steps", name, fset.Position(fn.node.Pos()).Line, fn.name, n, maxComplexity)
 			}
-			switch {
-			case listed && n > was:
-				t.Errorf("%s:%d: %s has complexity %d, more than the %d overToday allows", name, line, fn.name, n, was)
-			case listed && n <= maxComplexity:
-				t.Errorf("%s:%d: %s has complexity %d now: remove it from overToday", name, line, fn.name, n)
-			case !listed && n > maxComplexity:
-				t.Errorf("%s:%d: %s has complexity %d, above %d", name, line, fn.name, n, maxComplexity)
-			}
-		}
-	}
-	for key := range overToday {
-		if !seen[key] {
-			t.Errorf("overToday lists %s, which no longer exists: remove or rename its line", key)
 		}
 	}
 }
