@@ -168,7 +168,7 @@ type buildOwner struct {
 // admin of local mode or of ARENA_TOKEN has no account to read.
 func (s *Platform) ownerMayPush(ctx context.Context, o buildOwner, repo string) (accounts.Principal, error) {
 	p := o.p
-	if s.AccountsMode() && p.Via != accounts.ViaLocal && p.Via != accounts.ViaAdminToken {
+	if s.accountsMode() && p.Via != accounts.ViaLocal && p.Via != accounts.ViaAdminToken {
 		now, err := s.deps.Accounts.Principal(ctx, p.Name, p.Via, o.epoch)
 		if err != nil {
 			return accounts.Anonymous, err

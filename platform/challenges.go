@@ -159,10 +159,10 @@ func challengeMaps(game engine.Game, named string) ([]string, error) {
 // challengerBot checks the challenger's bot: theirs to play, not
 // rejected by its check, labelled for the opponent's game if at all.
 func (s *Platform) challengerBot(ctx context.Context, p accounts.Principal, bot string, game engine.Game) error {
-	if err := s.MayPlayAll(p, "bot", bot); err != nil {
+	if err := s.mayPlayAll(p, "bot", bot); err != nil {
 		return err
 	}
-	if err := s.PushedState(ctx, bot, ""); err != nil {
+	if err := s.pushedState(ctx, bot, ""); err != nil {
 		return err
 	}
 	if labelled := s.gameLabel(ctx, bot); labelled != "" && labelled != game.Name() {
@@ -220,7 +220,7 @@ func (s *Platform) queueChallengeGame(ctx context.Context, p accounts.Principal,
 			return s.deps.Store.LinkChallengeMatch(ctx, c.ID, cm)
 		})
 	}
-	_, err = s.Submit(ctx, req, func(ctx context.Context, rec store.Match) error {
+	_, err = s.submit(ctx, req, func(ctx context.Context, rec store.Match) error {
 		return s.deps.Store.InsertChallengeMatch(ctx, rec, c.ID, cm)
 	})
 	return err
@@ -278,7 +278,7 @@ func (s *Platform) challengeOpponent(ctx context.Context, p accounts.Principal, 
 		return opponent{game: ct.Game, named: fmt.Sprintf("contest %d entry %d", ct.ID, e.ID), owner: e.Owner, ref: ref, id: id}, nil
 	}
 	ref := strings.TrimSpace(o.Bot)
-	if repo, tag, ok := s.PushedName(ref); ok {
+	if repo, tag, ok := s.pushedName(ref); ok {
 		t, found, err := s.challengeTag(ctx, ref, repo, tag)
 		if err != nil {
 			return opponent{}, err

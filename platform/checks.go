@@ -196,7 +196,7 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
 		log.Error("record a check", zap.Error(err))
 	}
-	if _, err := s.Submit(ctx, req, s.deps.Store.Insert); err != nil {
+	if _, err := s.submit(ctx, req, s.deps.Store.Insert); err != nil {
 		s.checks.inFlight.Delete(id)
 		verdict(store.TagPending, "its check match could not start: "+err.Error()+" (it is checked again when the server starts, or push it again)")
 		return
@@ -372,12 +372,12 @@ func (s *Platform) checkPending(ctx context.Context) error {
 	return nil
 }
 
-// PushedState says whether a pushed version may play: a match refuses a
+// pushedState says whether a pushed version may play: a match refuses a
 // rejected one; a ladder, and a match whose game it is (logic:IMAGE),
 // take only a ready one (ready: "register it", "play it"; "": any but a
 // rejected one). A reference that names no pushed tag is none of the
 // registry's business.
-func (s *Platform) PushedState(ctx context.Context, ref string, ready string) error {
+func (s *Platform) pushedState(ctx context.Context, ref string, ready string) error {
 	t, ok, err := s.pushedTag(ctx, ref)
 	if err != nil || !ok {
 		return err

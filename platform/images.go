@@ -61,7 +61,7 @@ func (ms *Matches) Images(ctx context.Context, p accounts.Principal, game string
 	for _, img := range imgs {
 		// A copy named with this server's address (tagged to be pushed
 		// here) is the version pushed.
-		if repo, tag, ok := s.PushedName(img.Ref); ok && rejected[repo+":"+tag] {
+		if repo, tag, ok := s.pushedName(img.Ref); ok && rejected[repo+":"+tag] {
 			continue
 		}
 		if p.MayPlay(img.Ref, s.images) == nil {

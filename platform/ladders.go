@@ -58,7 +58,7 @@ func (ls *Ladders) Register(ctx context.Context, p accounts.Principal, game stri
 	if img == "" {
 		return ladder.Page{}, false, errs.New(errs.ErrInvalid, "image: empty image name")
 	}
-	if err := s.MayPlayAll(p, "image", img); err != nil {
+	if err := s.mayPlayAll(p, "image", img); err != nil {
 		return ladder.Page{}, false, err
 	}
 	owner, err := ownerFor(p, r.Team)

@@ -20,7 +20,7 @@ import (
 	"arena/store"
 )
 
-// Matches: Start is a match someone starts, Submit the one way into
+// Matches: Start is a match someone starts, submit the one way into
 // the queue (for the ladders', the contests' and the checks' matches
 // too), record keeps the store in step with the queue and tells the
 // ladders, the contests and the checks what ended.
@@ -42,10 +42,10 @@ func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string
 	if err := imageref.Check(ref); err != nil {
 		return nil, errs.Errorf(errs.ErrInvalid, "game %s: %v", name, err)
 	}
-	if err := s.MayPlayAll(p, "game", ref); err != nil {
+	if err := s.mayPlayAll(p, "game", ref); err != nil {
 		return nil, err
 	}
-	if err := s.PushedState(ctx, ref, "play it as a game"); err != nil {
+	if err := s.pushedState(ctx, ref, "play it as a game"); err != nil {
 		return nil, err
 	}
 	// A pushed logic plays the version its tag names now, by digest.
@@ -61,7 +61,7 @@ func (s *Platform) gameOf(ctx context.Context, p accounts.Principal, name string
 // submit checks a match request, records it with insert and queues it:
 // the one way in for matches started by hand and the ladders' alike. A
 // match the queue refuses is recorded as failed.
-func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
+func (s *Platform) submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) (store.Match, error) {
 	req, err := s.pin(ctx, req)
 	if err != nil {
 		return store.Match{}, err
@@ -95,7 +95,7 @@ func (s *Platform) Submit(ctx context.Context, req matches.Request, insert func(
 type ladderQueue struct{ s *Platform }
 
 func (q ladderQueue) Submit(ctx context.Context, req matches.Request, insert func(context.Context, store.Match) error) error {
-	_, err := q.s.Submit(ctx, req, insert)
+	_, err := q.s.submit(ctx, req, insert)
 	return err
 }
 
@@ -188,13 +188,13 @@ func (ms *Matches) Start(ctx context.Context, p accounts.Principal, r MatchReque
 		if matches.IsHumanRef(ref) {
 			return store.Match{}, nil, errs.Errorf(errs.ErrInvalid, `bots[%d]: %s names a person's seat: play a seat yourself with {"human": true}`, i, ref)
 		}
-		if err := s.MayPlayAll(p, fmt.Sprintf("bots[%d]", i), ref); err != nil {
+		if err := s.mayPlayAll(p, fmt.Sprintf("bots[%d]", i), ref); err != nil {
 			return store.Match{}, nil, err
 		}
 		bots = append(bots, ref)
 	}
 	for _, ref := range bots {
-		if err := s.PushedState(ctx, ref, ""); err != nil {
+		if err := s.pushedState(ctx, ref, ""); err != nil {
 			return store.Match{}, nil, err
 		}
 	}
@@ -210,7 +210,7 @@ func (ms *Matches) Start(ctx context.Context, p accounts.Principal, r MatchReque
 	if err := s.seatPeople(p, &req, r.People); err != nil {
 		return store.Match{}, nil, err
 	}
-	rec, err = s.Submit(ctx, req, s.deps.Store.Insert)
+	rec, err = s.submit(ctx, req, s.deps.Store.Insert)
 	if err != nil {
 		return store.Match{}, nil, err
 	}

@@ -18,7 +18,7 @@ import (
 // mayPlayAll checks every bot image of a request against the
 // principal's rights (and ARENA_ALLOW), naming the first it may not
 // play by its place.
-func (s *Platform) MayPlayAll(p accounts.Principal, field string, refs ...string) error {
+func (s *Platform) mayPlayAll(p accounts.Principal, field string, refs ...string) error {
 	for i, ref := range refs {
 		if err := p.MayPlay(ref, s.images); err != nil {
 			name := field
@@ -41,12 +41,12 @@ func examples(defaults map[string][]string) []string {
 	return slices.Compact(out)
 }
 
-// OperatorNamespace refuses a user or team name that is the namespace of
+// operatorNamespace refuses a user or team name that is the namespace of
 // an image the server runs by name: ARENA_ALLOW's patterns, the example
 // bots, the logic games (ARENA_GAMES and those admins registered). Its
 // owner could push images of those names to the registry, which the
 // server would then play in their place.
-func (s *Platform) OperatorNamespace(ctx context.Context, name string) error {
+func (s *Platform) operatorNamespace(ctx context.Context, name string) error {
 	refs := append([]string{}, s.cfg.Allow...)
 	for _, bots := range s.cfg.DefaultBots {
 		refs = append(refs, bots...)
@@ -78,7 +78,7 @@ func (s *Platform) OperatorNamespace(ctx context.Context, name string) error {
 // registry's, or a name of one component.
 func (s *Platform) namespaceOf(ref string) string {
 	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
-		if d := reference.Domain(named); d != "docker.io" && !s.OwnRegistry(d) {
+		if d := reference.Domain(named); d != "docker.io" && !s.ownRegistry(d) {
 			return ""
 		}
 		ref = reference.Path(named)
@@ -90,14 +90,14 @@ func (s *Platform) namespaceOf(ref string) string {
 	return ns
 }
 
-// OwnRegistry says whether a registry host (an image's domain, HOST or
+// ownRegistry says whether a registry host (an image's domain, HOST or
 // HOST:PORT) is this server's registry: the address its engine pulls from
 // (RegistryConfig.Host), or a name the server answers to (Config.Hosts,
 // not "*") with no port or that address's port (localhost:5006,
 // 127.0.0.1:5006, the public name behind a proxy). Another port of
 // those names is another registry (a second one on a shared engine):
 // nobody's namespace here.
-func (s *Platform) OwnRegistry(host string) bool {
+func (s *Platform) ownRegistry(host string) bool {
 	if host == s.cfg.Registry.Host {
 		return true
 	}
@@ -136,10 +136,6 @@ func (s *Platform) servesHost(host string) bool {
 	return false
 }
 
-// Images says which images may play: ARENA_ALLOW's patterns and the
-// example bots.
-func (s *Platform) Images() accounts.Images { return s.images }
-
 // ImportRoster imports a course's roster (accounts.ParseRoster: a CSV of
 // name, email, team, role) as by, an admin: the accounts and teams made,
 // the accounts' links' codes. A name that is the namespace of the
@@ -161,7 +157,7 @@ func (pp *People) ImportRoster(ctx context.Context, by accounts.Principal, r io.
 			if name == "" {
 				continue
 			}
-			if err := s.OperatorNamespace(ctx, name); err != nil {
+			if err := s.operatorNamespace(ctx, name); err != nil {
 				return nil, errs.Errorf(errs.ErrInvalid, "line %d: %v", row.Line, err)
 			}
 		}

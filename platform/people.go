@@ -108,7 +108,7 @@ func (pp *People) SignUp(ctx context.Context, by accounts.Principal, name, passw
 		return store.User{}, err
 	}
 	name = strings.TrimSpace(name)
-	if err := pp.p.OperatorNamespace(ctx, name); err != nil {
+	if err := pp.p.operatorNamespace(ctx, name); err != nil {
 		return store.User{}, err
 	}
 	return a.SignUp(ctx, by, name, password, invite)

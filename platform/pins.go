@@ -9,7 +9,7 @@ import (
 )
 
 // Pins: a match is pinned to the images it plays, by id, once, when the
-// server makes it (Submit): on this host or a worker's, and after a
+// server makes it (submit): on this host or a worker's, and after a
 // replayed delivery, it plays the images as they were then. A pushed
 // bot's version is pulled from the registry by its digest first; the
 // orchestrator then pins each bot's reference to its id on this engine

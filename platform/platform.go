@@ -224,7 +224,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	for name, files := range deps.Players {
 		s.players[name] = files
 	}
-	s.images.Own = s.OwnRegistry
+	s.images.Own = s.ownRegistry
 	s.initServices()
 	s.checks.init()
 	s.initNotify()
@@ -252,7 +252,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	s.ladder = ladder.New(ladder.Config{Enabled: cfg.Ladder.Enabled, MaxEntries: cfg.Ladder.MaxEntries, MaxPerOwner: cfg.Ladder.MaxPerOwner, InFlight: inFlight, Limits: cfg.Limits}, ladder.Deps{
 		Store: deps.Store, Games: deps.Games, Queue: ladderQueue{s}, Log: deps.Log.Named("ladder"), Now: deps.Now,
 		Image: func(ctx context.Context, ref string) (string, error) {
-			if err := s.PushedState(ctx, ref, "register it"); err != nil {
+			if err := s.pushedState(ctx, ref, "register it"); err != nil {
 				return "", err
 			}
 			return s.imageID(ctx, ref)
@@ -314,9 +314,9 @@ func (s *Platform) Config() Config { return s.cfg }
 // through Go methods.
 func (s *Platform) Registry() *registry.Registry { return s.registry }
 
-// AccountsMode says whether the server has accounts (else every visitor
+// accountsMode says whether the server has accounts (else every visitor
 // acts as the admin).
-func (s *Platform) AccountsMode() bool { return s.deps.Accounts != nil }
+func (s *Platform) accountsMode() bool { return s.deps.Accounts != nil }
 
 // SetSlots sets how many matches are played at once (those the player's
 // workers have room for): more start at once, fewer stop none.

@@ -47,10 +47,10 @@ type RegistryConfig struct {
 // ARENA_TOKEN set, whoever sends it).
 func (s *Platform) registryAuth(ctx context.Context, name, token string) (accounts.Principal, error) {
 	admin := accounts.Principal{Name: accounts.AdminName, Role: accounts.RoleAdmin, Via: accounts.ViaAdminToken}
-	if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Token)) == 1 && (name == accounts.AdminName || !s.AccountsMode()) {
+	if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.Token)) == 1 && (name == accounts.AdminName || !s.accountsMode()) {
 		return admin, nil
 	}
-	if !s.AccountsMode() {
+	if !s.accountsMode() {
 		if s.cfg.Token == "" {
 			admin.Via = accounts.ViaLocal
 			return admin, nil
@@ -178,23 +178,23 @@ func (s *Platform) pushedTag(ctx context.Context, ref string) (store.Tag, bool, 
 	if s.registry == nil {
 		return store.Tag{}, false, nil
 	}
-	repo, tag, ok := s.PushedName(ref)
+	repo, tag, ok := s.pushedName(ref)
 	if !ok {
 		return store.Tag{}, false, nil
 	}
 	return s.deps.Store.TagOf(ctx, repo, tag)
 }
 
-// PushedName is the repository and tag a bot's reference would have in
+// pushedName is the repository and tag a bot's reference would have in
 // this server's registry (NAME/bot:tag, or HOST/NAME/bot:tag with HOST
 // this registry's address); false for another registry's, or a
 // reference that does not parse.
-func (s *Platform) PushedName(ref string) (repo, tag string, ok bool) {
+func (s *Platform) pushedName(ref string) (repo, tag string, ok bool) {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
 		return "", "", false // the pin says what is wrong with it
 	}
-	if d := reference.Domain(named); d != "docker.io" && !s.OwnRegistry(d) {
+	if d := reference.Domain(named); d != "docker.io" && !s.ownRegistry(d) {
 		return "", "", false // another registry's
 	}
 	tagged, ok := reference.TagNameOnly(named).(reference.NamedTagged)
@@ -364,7 +364,7 @@ func (rs *Registry) View(ctx context.Context, p accounts.Principal, all bool) (R
 		}
 		v.Usage[o] = UsageView{Repositories: u.Repositories, Tags: u.Tags, Bytes: u.Bytes, MaxRepositories: q.MaxRepos, MaxTags: q.MaxTags, MaxBytes: q.MaxBytes}
 	}
-	if !s.AccountsMode() {
+	if !s.accountsMode() {
 		v.Password = "anything"
 		if s.cfg.Token != "" {
 			v.Password = "ARENA_TOKEN"

@@ -51,7 +51,7 @@ func (pp *People) CreateTeam(ctx context.Context, p accounts.Principal, name str
 		return store.Team{}, err
 	}
 	name = strings.TrimSpace(name)
-	if err := pp.p.OperatorNamespace(ctx, name); err != nil {
+	if err := pp.p.operatorNamespace(ctx, name); err != nil {
 		return store.Team{}, err
 	}
 	if err := a.CreateTeam(ctx, p, name); err != nil {
