@@ -8,6 +8,10 @@
 //     the store.
 //   - limit.go: the limits on signing in, per account and per client.
 //
+// Its errors are of the classes of package errs (unauthenticated,
+// denied, invalid, conflict, not found, too many), which the edges
+// answer by.
+//
 // Sessions (the cookie) are the web server's, with alexedwards/scs over
 // the store's session table.
 package accounts
@@ -78,43 +82,19 @@ func (p Principal) Owns(owner string) bool {
 	return p.Name != "" && owner != "" && slices.Contains(p.Owners(), owner)
 }
 
-// Errors of the accounts: the shared classes of package errs, under the
-// names the accounts' callers know (the web server maps each to its
-// status).
-var (
-	// ErrUnauthenticated: nobody is signed in, or the credentials are
-	// wrong, expired or revoked (401).
-	ErrUnauthenticated = errs.ErrUnauthenticated
-	// ErrDenied: signed in, but not allowed (403).
-	ErrDenied = errs.ErrDenied
-	// ErrInvalid: a name, password or field that is not acceptable (400).
-	ErrInvalid = errs.ErrInvalid
-	// ErrConflict: a name in use, the last member of a team (409).
-	ErrConflict = errs.ErrConflict
-	// ErrNotFound: no such account, team, token or invitation (404).
-	ErrNotFound = errs.ErrNotFound
-)
-
-// Errorf is an error of one of the classes above, its message only the
-// formatted text (the class shows in errors.Is, not in the words): as
-// errs.Errorf.
-func Errorf(class error, format string, a ...any) error {
-	return errs.Errorf(class, format, a...)
-}
-
 // MayChange says whether the principal may change (pause, remove,
 // rename, cancel) a thing of owner, what names the thing in the answer;
 // the error says why not.
 func (p Principal) MayChange(what, owner string) error {
 	switch {
 	case !p.SignedIn():
-		return Errorf(ErrUnauthenticated, "sign in to change %s", what)
+		return errs.Errorf(errs.ErrUnauthenticated, "sign in to change %s", what)
 	case p.Admin(), p.Owns(owner):
 		return nil
 	case owner == "":
-		return Errorf(ErrDenied, "%s belongs to the platform: only an admin may change it", what)
+		return errs.Errorf(errs.ErrDenied, "%s belongs to the platform: only an admin may change it", what)
 	default:
-		return Errorf(ErrDenied, "%s belongs to %s: only its owner (or a member of that team) or an admin may change it", what, owner)
+		return errs.Errorf(errs.ErrDenied, "%s belongs to %s: only its owner (or a member of that team) or an admin may change it", what, owner)
 	}
 }
 
@@ -151,13 +131,13 @@ func (im Images) allowed(ref string) bool {
 // their teams), the example bots, and what ARENA_ALLOW admits.
 func (p Principal) MayPlay(ref string, im Images) error {
 	if !p.SignedIn() {
-		return Errorf(ErrUnauthenticated, "sign in to play bots")
+		return errs.Errorf(errs.ErrUnauthenticated, "sign in to play bots")
 	}
 	if p.Admin() {
 		if len(im.Allow) == 0 || im.allowed(ref) {
 			return nil
 		}
-		return Errorf(ErrDenied, "image %s is not allowed here (allowed: %s)", ref, strings.Join(im.Allow, ", "))
+		return errs.Errorf(errs.ErrDenied, "image %s is not allowed here (allowed: %s)", ref, strings.Join(im.Allow, ", "))
 	}
 	if slices.Contains(im.Examples, ref) || im.allowed(ref) {
 		return nil
@@ -165,7 +145,7 @@ func (p Principal) MayPlay(ref string, im Images) error {
 	if ns := im.Namespace(ref); ns != "" && p.Owns(ns) {
 		return nil
 	}
-	return Errorf(ErrDenied, "image %s is not yours to play: you may play %s, the example bots%s", ref, yours(p), allowHint(im))
+	return errs.Errorf(errs.ErrDenied, "image %s is not yours to play: you may play %s, the example bots%s", ref, yours(p), allowHint(im))
 }
 
 func yours(p Principal) string {

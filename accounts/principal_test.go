@@ -1,8 +1,9 @@
 package accounts
 
 import (
-	"errors"
 	"testing"
+
+	"arena/internal/errs"
 )
 
 var (
@@ -19,17 +20,17 @@ func TestMayChange(t *testing.T) {
 	}{
 		{alice, "alice", nil},
 		{alice, "red", nil},
-		{bob, "alice", ErrDenied},
-		{bob, "red", ErrDenied},
+		{bob, "alice", errs.ErrDenied},
+		{bob, "red", errs.ErrDenied},
 		{admin, "alice", nil},
 		{admin, "", nil},
-		{alice, "", ErrDenied}, // the platform's (a ladder's match)
-		{Anonymous, "alice", ErrUnauthenticated},
+		{alice, "", errs.ErrDenied}, // the platform's (a ladder's match)
+		{Anonymous, "alice", errs.ErrUnauthenticated},
 		{Principal{Name: "eve", Role: "nobody"}, "eve", nil},
 	}
 	for _, tt := range tests {
 		err := tt.who.MayChange("entry 1", tt.owner)
-		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+		if tt.want == nil && err != nil || tt.want != nil && errs.Class(err) != tt.want {
 			t.Errorf("%q changes a thing of %q: %v, want %v", tt.who.Name, tt.owner, err, tt.want)
 		}
 	}
@@ -50,21 +51,21 @@ func TestMayPlay(t *testing.T) {
 		{alice, "alice/bot:v3", nil, nil},
 		{alice, "red/bot@sha256:" + sha, nil, nil},
 		{alice, "localhost:5006/alice/bot", nil, nil},
-		{alice, "127.0.0.1:27999/alice/bot", nil, ErrDenied}, // another registry's
+		{alice, "127.0.0.1:27999/alice/bot", nil, errs.ErrDenied}, // another registry's
 		{alice, "arena/tanks-random", nil, nil},
-		{alice, "arena/tanks-hunter", nil, ErrDenied}, // not an example
-		{alice, "bob/bot", nil, ErrDenied},
-		{alice, "alicebot", nil, ErrDenied},              // docker.io/library/alicebot
-		{alice, "sha256:" + sha, nil, ErrDenied},         // an id names no owner
-		{alice, "Alice/Bot", nil, ErrDenied},             // not a reference
+		{alice, "arena/tanks-hunter", nil, errs.ErrDenied}, // not an example
+		{alice, "bob/bot", nil, errs.ErrDenied},
+		{alice, "alicebot", nil, errs.ErrDenied},         // docker.io/library/alicebot
+		{alice, "sha256:" + sha, nil, errs.ErrDenied},    // an id names no owner
+		{alice, "Alice/Bot", nil, errs.ErrDenied},        // not a reference
 		{alice, "team_x/bot", []string{"team_*/*"}, nil}, // ARENA_ALLOW
 		{admin, "anything/at-all", nil, nil},
-		{admin, "anything/at-all", []string{"team_*/*"}, ErrDenied},
-		{Anonymous, "arena/tanks-random", nil, ErrUnauthenticated},
+		{admin, "anything/at-all", []string{"team_*/*"}, errs.ErrDenied},
+		{Anonymous, "arena/tanks-random", nil, errs.ErrUnauthenticated},
 	}
 	for _, tt := range tests {
 		err := tt.who.MayPlay(tt.ref, Images{Allow: tt.allow, Examples: examples, Own: func(h string) bool { return h == "localhost:5006" }})
-		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+		if tt.want == nil && err != nil || tt.want != nil && errs.Class(err) != tt.want {
 			t.Errorf("%q plays %s (allow %v): %v, want %v", tt.who.Name, tt.ref, tt.allow, err, tt.want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -42,7 +43,7 @@ type RosterRow struct {
 
 // rosterError is a bad row: its line and why.
 func rosterError(line int, format string, a ...any) error {
-	return Errorf(ErrInvalid, "line %d: %s", line, fmt.Sprintf(format, a...))
+	return errs.Errorf(errs.ErrInvalid, "line %d: %s", line, fmt.Sprintf(format, a...))
 }
 
 // ParseRoster reads a roster CSV, checking every row: a name, an email
@@ -54,10 +55,10 @@ func ParseRoster(r io.Reader) ([]RosterRow, error) {
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, Errorf(ErrInvalid, "the roster is empty: its first line names the columns, as name,email,team,role")
+		return nil, errs.Errorf(errs.ErrInvalid, "the roster is empty: its first line names the columns, as name,email,team,role")
 	}
 	if err != nil {
-		return nil, Errorf(ErrInvalid, "the roster is not CSV: %v", err)
+		return nil, errs.Errorf(errs.ErrInvalid, "the roster is not CSV: %v", err)
 	}
 	col, err := rosterColumns(header)
 	if err != nil {
@@ -106,7 +107,7 @@ func ParseRoster(r io.Reader) ([]RosterRow, error) {
 		}
 	}
 	if len(rows) == 0 {
-		return nil, Errorf(ErrInvalid, "the roster has no accounts: one a line after the header")
+		return nil, errs.Errorf(errs.ErrInvalid, "the roster has no accounts: one a line after the header")
 	}
 	return rows, nil
 }
@@ -167,7 +168,7 @@ type NewAccount struct{ Name, Code string }
 // with their links' codes.
 func (s *Service) ImportRoster(ctx context.Context, by Principal, rows []RosterRow) ([]NewAccount, error) {
 	if !by.Admin() {
-		return nil, Errorf(ErrDenied, "only admins import rosters")
+		return nil, errs.Errorf(errs.ErrDenied, "only admins import rosters")
 	}
 	for _, row := range rows {
 		kind, err := s.store.NameKind(ctx, row.Name)
@@ -199,7 +200,7 @@ func (s *Service) ImportRoster(ctx context.Context, by Principal, rows []RosterR
 	now := s.now()
 	made, err := s.store.ImportRoster(ctx, accts, by.Name, now, now.Add(PasswordLinkLifetime))
 	if errors.Is(err, store.ErrNameInUse) {
-		return nil, Errorf(ErrConflict, "a name of the roster was taken meanwhile (%v): import it again", err)
+		return nil, errs.Errorf(errs.ErrConflict, "a name of the roster was taken meanwhile (%v): import it again", err)
 	}
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func (s *Service) ImportRoster(ctx context.Context, by Principal, rows []RosterR
 // that are not used stop working. The code is returned once.
 func (s *Service) CreatePasswordLink(ctx context.Context, by Principal, user string) (string, error) {
 	if !by.Admin() {
-		return "", Errorf(ErrDenied, "only admins make password links")
+		return "", errs.Errorf(errs.ErrDenied, "only admins make password links")
 	}
 	code, err := secret(PasswordLinkPrefix)
 	if err != nil {
@@ -225,7 +226,7 @@ func (s *Service) CreatePasswordLink(ctx context.Context, by Principal, user str
 	}
 	now := s.now()
 	if err := s.store.CreatePasswordLink(ctx, Digest(code), user, by.Name, now, now.Add(PasswordLinkLifetime)); errors.Is(err, store.ErrNoUser) {
-		return "", Errorf(ErrNotFound, "no account %s", user)
+		return "", errs.Errorf(errs.ErrNotFound, "no account %s", user)
 	} else if err != nil {
 		return "", err
 	}
@@ -267,7 +268,7 @@ func (s *Service) SetPasswordByLink(ctx context.Context, code, password string) 
 		return store.User{}, err
 	}
 	if u.Disabled {
-		return store.User{}, Errorf(ErrDenied, "the account %s is disabled", u.Name)
+		return store.User{}, errs.Errorf(errs.ErrDenied, "the account %s is disabled", u.Name)
 	}
 	s.log.Info("password set by link", zap.String("user", u.Name))
 	return u, nil

@@ -96,7 +96,7 @@ func New(st *store.Store, signup string, opts ...Option) (*Service, error) {
 	switch signup {
 	case SignupOpen, SignupInvite, SignupClosed:
 	default:
-		return nil, Errorf(ErrInvalid, "sign-up mode %q: want open, invite or closed", signup)
+		return nil, errs.Errorf(errs.ErrInvalid, "sign-up mode %q: want open, invite or closed", signup)
 	}
 	s := &Service{store: st, signup: signup, now: time.Now, log: zap.NewNop(), hashing: make(chan struct{}, max(1, runtime.NumCPU())), teamsPerUser: DefaultTeamsPerUser,
 		teamChanges: keyrate.PerHour(DefaultTeamChangesPerHour), teamChangesPerHour: DefaultTeamChangesPerHour}
@@ -132,10 +132,10 @@ var reserved = []string{AdminName, PlatformName, "arena", "arena-test", "library
 // them — the first component of an image's path (NAME/bot).
 func CheckName(name string) error {
 	if len(name) < 2 || len(name) > 32 || !namePattern.MatchString(name) {
-		return Errorf(ErrInvalid, "name %q: 2 to 32 lower-case letters and digits, with single dashes or underscores between them (it names your images: NAME/bot)", name)
+		return errs.Errorf(errs.ErrInvalid, "name %q: 2 to 32 lower-case letters and digits, with single dashes or underscores between them (it names your images: NAME/bot)", name)
 	}
 	if slices.Contains(reserved, name) {
-		return Errorf(ErrInvalid, "name %q is reserved", name)
+		return errs.Errorf(errs.ErrInvalid, "name %q is reserved", name)
 	}
 	return nil
 }
@@ -145,11 +145,11 @@ func CheckName(name string) error {
 func CheckPassword(name, password string) error {
 	switch {
 	case utf8.RuneCountInString(password) < 8:
-		return Errorf(ErrInvalid, "password: at least 8 characters")
+		return errs.Errorf(errs.ErrInvalid, "password: at least 8 characters")
 	case len(password) > 256:
-		return Errorf(ErrInvalid, "password: at most 256 bytes")
+		return errs.Errorf(errs.ErrInvalid, "password: at most 256 bytes")
 	case strings.EqualFold(password, name):
-		return Errorf(ErrInvalid, "password: not the account's name")
+		return errs.Errorf(errs.ErrInvalid, "password: not the account's name")
 	}
 	return nil
 }
@@ -197,9 +197,9 @@ func (s *Service) SignUp(ctx context.Context, by Principal, name, password, invi
 	switch {
 	case by.Admin():
 	case s.signup == SignupClosed:
-		return store.User{}, Errorf(ErrDenied, "sign-up is closed here: ask an admin for an account")
+		return store.User{}, errs.Errorf(errs.ErrDenied, "sign-up is closed here: ask an admin for an account")
 	case s.signup == SignupInvite && invite == "":
-		return store.User{}, Errorf(ErrDenied, "sign-up needs an invitation here: ask an admin for an invitation link")
+		return store.User{}, errs.Errorf(errs.ErrDenied, "sign-up needs an invitation here: ask an admin for an invitation link")
 	case s.signup == SignupInvite:
 		inviteHash = Digest(invite)
 	}
@@ -210,9 +210,9 @@ func (s *Service) SignUp(ctx context.Context, by Principal, name, password, invi
 	u := store.User{Name: name, Password: h, Role: RolePlayer, CreatedAt: s.now()}
 	switch err := s.store.CreateUser(ctx, u, inviteHash); {
 	case errors.Is(err, store.ErrNameInUse):
-		return store.User{}, Errorf(ErrConflict, "the name %s is taken", name)
+		return store.User{}, errs.Errorf(errs.ErrConflict, "the name %s is taken", name)
 	case errors.Is(err, store.ErrInviteUsed):
-		return store.User{}, Errorf(ErrDenied, "the invitation is unknown, used or expired: ask an admin for a new one")
+		return store.User{}, errs.Errorf(errs.ErrDenied, "the invitation is unknown, used or expired: ask an admin for a new one")
 	case err != nil:
 		return store.User{}, err
 	}
@@ -245,7 +245,7 @@ func (s *Service) SignIn(ctx context.Context, name, password, client string) (st
 	}
 	if err != nil || !ok || cerr != nil || u.Disabled {
 		s.log.Info("sign-in refused", zap.String("user", name), zap.String("client", client))
-		return store.User{}, Errorf(ErrUnauthenticated, "wrong name or password")
+		return store.User{}, errs.Errorf(errs.ErrUnauthenticated, "wrong name or password")
 	}
 	done(true)
 	return u, nil
@@ -259,8 +259,8 @@ func (s *Service) ChangePassword(ctx context.Context, name, old, new, client str
 		return 0, err
 	}
 	if _, err := s.SignIn(ctx, name, old, client); err != nil {
-		if errors.Is(err, ErrUnauthenticated) {
-			return 0, Errorf(ErrDenied, "the current password is wrong")
+		if errs.IsUnauthenticated(err) {
+			return 0, errs.Errorf(errs.ErrDenied, "the current password is wrong")
 		}
 		return 0, err
 	}
@@ -297,20 +297,20 @@ func (s *Service) EnsureAdmin(ctx context.Context, password string) error {
 // Principal is the principal of a user known by via (a session of
 // epoch, or a token), with their role and teams as they are now: a
 // disabled account, or a session older than the last password change,
-// is nobody (ErrUnauthenticated).
+// is nobody (errs.ErrUnauthenticated).
 func (s *Service) Principal(ctx context.Context, name, via string, epoch int64) (Principal, error) {
 	u, err := s.store.User(ctx, name)
 	if errors.Is(err, store.ErrNoUser) {
-		return Anonymous, Errorf(ErrUnauthenticated, "the account %s no longer exists", name)
+		return Anonymous, errs.Errorf(errs.ErrUnauthenticated, "the account %s no longer exists", name)
 	}
 	if err != nil {
 		return Anonymous, err
 	}
 	if u.Disabled {
-		return Anonymous, Errorf(ErrUnauthenticated, "the account %s is disabled", name)
+		return Anonymous, errs.Errorf(errs.ErrUnauthenticated, "the account %s is disabled", name)
 	}
 	if via == ViaSession && epoch != u.Epoch {
-		return Anonymous, Errorf(ErrUnauthenticated, "the session ended (the password was changed): sign in again")
+		return Anonymous, errs.Errorf(errs.ErrUnauthenticated, "the session ended (the password was changed): sign in again")
 	}
 	teams, err := s.store.TeamsOf(ctx, name, store.MemberIn)
 	if err != nil {
@@ -345,7 +345,7 @@ const TokenPrefix = "arena_"
 func (s *Service) CreateToken(ctx context.Context, p Principal, name string) (store.Token, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 64 {
-		return store.Token{}, "", Errorf(ErrInvalid, "token name: 1 to 64 characters, to tell your tokens apart")
+		return store.Token{}, "", errs.Errorf(errs.ErrInvalid, "token name: 1 to 64 characters, to tell your tokens apart")
 	}
 	tok, err := secret(TokenPrefix)
 	if err != nil {
@@ -363,7 +363,7 @@ func (s *Service) CreateToken(ctx context.Context, p Principal, name string) (st
 func (s *Service) ByToken(ctx context.Context, token string) (Principal, error) {
 	t, err := s.store.TokenByHash(ctx, Digest(token), s.now())
 	if errors.Is(err, store.ErrNoToken) {
-		return Anonymous, Errorf(ErrUnauthenticated, "the token is unknown or revoked")
+		return Anonymous, errs.Errorf(errs.ErrUnauthenticated, "the token is unknown or revoked")
 	}
 	if err != nil {
 		return Anonymous, err
@@ -376,7 +376,7 @@ func (s *Service) ByToken(ctx context.Context, token string) (Principal, error) 
 // RevokeToken revokes one of the user's tokens.
 func (s *Service) RevokeToken(ctx context.Context, p Principal, id int64) error {
 	if err := s.store.RevokeToken(ctx, p.Name, id, s.now()); errors.Is(err, store.ErrNoToken) {
-		return Errorf(ErrNotFound, "%s has no token %d that is not revoked", p.Name, id)
+		return errs.Errorf(errs.ErrNotFound, "%s has no token %d that is not revoked", p.Name, id)
 	} else if err != nil {
 		return err
 	}
@@ -421,9 +421,9 @@ func (s *Service) CreateTeam(ctx context.Context, p Principal, name string) erro
 	}
 	switch err := s.store.CreateTeam(ctx, name, p.Name, s.now(), limit); {
 	case errors.Is(err, store.ErrNameInUse):
-		return Errorf(ErrConflict, "the name %s is taken", name)
+		return errs.Errorf(errs.ErrConflict, "the name %s is taken", name)
 	case errors.Is(err, store.ErrTeamLimit):
-		return Errorf(ErrDenied, "you have made %d teams, the most one may (ARENA_TEAMS_PER_USER): ask an admin for another", limit)
+		return errs.Errorf(errs.ErrDenied, "you have made %d teams, the most one may (ARENA_TEAMS_PER_USER): ask an admin for another", limit)
 	case err != nil:
 		return err
 	}
@@ -431,18 +431,18 @@ func (s *Service) CreateTeam(ctx context.Context, p Principal, name string) erro
 	return nil
 }
 
-// Team returns a team, for its members and admins (ErrNotFound for
+// Team returns a team, for its members and admins (errs.ErrNotFound for
 // anyone else, who need not know it exists beyond its name).
 func (s *Service) Team(ctx context.Context, p Principal, name string) (store.Team, error) {
 	t, err := s.store.Team(ctx, name)
 	if errors.Is(err, store.ErrNoUser) {
-		return store.Team{}, Errorf(ErrNotFound, "no team %s", name)
+		return store.Team{}, errs.Errorf(errs.ErrNotFound, "no team %s", name)
 	}
 	if err != nil {
 		return store.Team{}, err
 	}
 	if !p.Admin() && !slices.ContainsFunc(t.Members, func(m store.Member) bool { return m.User == p.Name }) {
-		return store.Team{}, Errorf(ErrNotFound, "no team %s of yours", name)
+		return store.Team{}, errs.Errorf(errs.ErrNotFound, "no team %s of yours", name)
 	}
 	return t, nil
 }
@@ -450,15 +450,15 @@ func (s *Service) Team(ctx context.Context, p Principal, name string) (store.Tea
 // InviteMember invites a user into a team; members (and admins) may.
 func (s *Service) InviteMember(ctx context.Context, p Principal, team, user string) error {
 	if !p.Admin() && !slices.Contains(p.Teams, team) {
-		return Errorf(ErrDenied, "only members of team %s invite people into it", team)
+		return errs.Errorf(errs.ErrDenied, "only members of team %s invite people into it", team)
 	}
 	if _, err := s.store.Team(ctx, team); errors.Is(err, store.ErrNoUser) {
-		return Errorf(ErrNotFound, "no team %s", team)
+		return errs.Errorf(errs.ErrNotFound, "no team %s", team)
 	} else if err != nil {
 		return err
 	}
 	if _, err := s.store.User(ctx, user); errors.Is(err, store.ErrNoUser) {
-		return Errorf(ErrNotFound, "no account %s", user)
+		return errs.Errorf(errs.ErrNotFound, "no account %s", user)
 	} else if err != nil {
 		return err
 	}
@@ -484,7 +484,7 @@ func (s *Service) teamChange(p Principal) error {
 // Join accepts p's invitation into a team.
 func (s *Service) Join(ctx context.Context, p Principal, team string) error {
 	if err := s.store.AcceptInvitation(ctx, team, p.Name); errors.Is(err, store.ErrNoUser) {
-		return Errorf(ErrNotFound, "you are not invited into team %s", team)
+		return errs.Errorf(errs.ErrNotFound, "you are not invited into team %s", team)
 	} else if err != nil {
 		return err
 	}
@@ -496,7 +496,7 @@ func (s *Service) Join(ctx context.Context, p Principal, team string) error {
 // or declining an invitation), another member, or an admin.
 func (s *Service) RemoveMember(ctx context.Context, p Principal, team, user string) error {
 	if !p.Admin() && p.Name != user && !slices.Contains(p.Teams, team) {
-		return Errorf(ErrDenied, "only members of team %s take people out of it", team)
+		return errs.Errorf(errs.ErrDenied, "only members of team %s take people out of it", team)
 	}
 	if p.Name != user {
 		// Leaving, or declining, is never bounded.
@@ -506,9 +506,9 @@ func (s *Service) RemoveMember(ctx context.Context, p Principal, team, user stri
 	}
 	switch err := s.store.RemoveMember(ctx, team, user); {
 	case errors.Is(err, store.ErrNoUser):
-		return Errorf(ErrNotFound, "%s is not in team %s", user, team)
+		return errs.Errorf(errs.ErrNotFound, "%s is not in team %s", user, team)
 	case errors.Is(err, store.ErrNameInUse):
-		return Errorf(ErrConflict, "%s is the last member of team %s: a team keeps one", user, team)
+		return errs.Errorf(errs.ErrConflict, "%s is the last member of team %s: a team keeps one", user, team)
 	case err != nil:
 		return err
 	}
@@ -520,13 +520,13 @@ func (s *Service) RemoveMember(ctx context.Context, p Principal, team, user stri
 // admin account itself stays an enabled admin.
 func (s *Service) SetUser(ctx context.Context, name, role string, disabled bool) error {
 	if role != RoleAdmin && role != RolePlayer {
-		return Errorf(ErrInvalid, "role %q: want admin or player", role)
+		return errs.Errorf(errs.ErrInvalid, "role %q: want admin or player", role)
 	}
 	if name == AdminName && (role != RoleAdmin || disabled) {
-		return Errorf(ErrConflict, "the %s account stays an enabled admin", AdminName)
+		return errs.Errorf(errs.ErrConflict, "the %s account stays an enabled admin", AdminName)
 	}
 	if err := s.store.UpdateUser(ctx, name, role, disabled); errors.Is(err, store.ErrNoUser) {
-		return Errorf(ErrNotFound, "no account %s", name)
+		return errs.Errorf(errs.ErrNotFound, "no account %s", name)
 	} else if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -40,18 +41,18 @@ func TestSignUpModes(t *testing.T) {
 	if _, err := open.SignUp(ctx, Anonymous, "alice", "alices-password", ""); err != nil {
 		t.Errorf("open sign-up: %v", err)
 	}
-	if _, err := open.SignUp(ctx, Anonymous, "alice", "alices-password", ""); !errors.Is(err, ErrConflict) {
+	if _, err := open.SignUp(ctx, Anonymous, "alice", "alices-password", ""); !errs.IsConflict(err) {
 		t.Errorf("the same name twice: %v", err)
 	}
 	closed, _, _ := newService(t, SignupClosed)
-	if _, err := closed.SignUp(ctx, Anonymous, "alice", "alices-password", ""); !errors.Is(err, ErrDenied) {
+	if _, err := closed.SignUp(ctx, Anonymous, "alice", "alices-password", ""); !errs.IsDenied(err) {
 		t.Errorf("closed sign-up: %v", err)
 	}
 	if _, err := closed.SignUp(ctx, admin, "alice", "alices-password", ""); err != nil {
 		t.Errorf("an admin makes an account when sign-up is closed: %v", err)
 	}
 	invite, _, c := newService(t, SignupInvite)
-	if _, err := invite.SignUp(ctx, Anonymous, "alice", "alices-password", "invite_nope"); !errors.Is(err, ErrDenied) {
+	if _, err := invite.SignUp(ctx, Anonymous, "alice", "alices-password", "invite_nope"); !errs.IsDenied(err) {
 		t.Errorf("an unknown invitation: %v", err)
 	}
 	_, code, err := invite.CreateInvite(ctx, admin)
@@ -73,7 +74,7 @@ func TestSignUpModes(t *testing.T) {
 	if usable(code) {
 		t.Error("an expired invitation is usable")
 	}
-	if _, err := invite.SignUp(ctx, Anonymous, "alice", "alices-password", code); !errors.Is(err, ErrDenied) {
+	if _, err := invite.SignUp(ctx, Anonymous, "alice", "alices-password", code); !errs.IsDenied(err) {
 		t.Errorf("an expired invitation: %v", err)
 	}
 	_, code, _ = invite.CreateInvite(ctx, admin)
@@ -83,7 +84,7 @@ func TestSignUpModes(t *testing.T) {
 	if usable(code) {
 		t.Error("a used invitation is usable")
 	}
-	if _, err := New(nil, "sometimes"); !errors.Is(err, ErrInvalid) {
+	if _, err := New(nil, "sometimes"); !errs.IsInvalid(err) {
 		t.Errorf("an unknown mode: %v", err)
 	}
 }
@@ -117,14 +118,14 @@ func TestSignInAndPasswords(t *testing.T) {
 		t.Errorf("a minute later: %v", err)
 	}
 	// A password change checks the old one and moves the epoch on.
-	if _, err := s.ChangePassword(ctx, "alice", "wrong-password", "a-new-password", "10.0.0.4"); !errors.Is(err, ErrDenied) {
+	if _, err := s.ChangePassword(ctx, "alice", "wrong-password", "a-new-password", "10.0.0.4"); !errs.IsDenied(err) {
 		t.Errorf("with a wrong old password: %v", err)
 	}
 	epoch, err := s.ChangePassword(ctx, "alice", "alices-password", "a-new-password", "10.0.0.4")
 	if err != nil || epoch != 2 {
 		t.Errorf("change: epoch %d, %v", epoch, err)
 	}
-	if _, err := s.Principal(ctx, "alice", ViaSession, 1); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Principal(ctx, "alice", ViaSession, 1); !errs.IsUnauthenticated(err) {
 		t.Errorf("a session of the old epoch: %v", err)
 	}
 	if p, err := s.Principal(ctx, "alice", ViaSession, 2); err != nil || p.Name != "alice" {
@@ -135,7 +136,7 @@ func TestSignInAndPasswords(t *testing.T) {
 func TestEnsureAdmin(t *testing.T) {
 	ctx := t.Context()
 	s, st, _ := newService(t, SignupInvite)
-	if err := s.EnsureAdmin(ctx, "short"); !errors.Is(err, ErrInvalid) {
+	if err := s.EnsureAdmin(ctx, "short"); !errs.IsInvalid(err) {
 		t.Errorf("a short admin password: %v", err)
 	}
 	if err := s.EnsureAdmin(ctx, "the-admin-password"); err != nil {
@@ -154,7 +155,7 @@ func TestEnsureAdmin(t *testing.T) {
 	if _, err := s.SignIn(ctx, AdminName, "another-admin-password", "c"); err != nil {
 		t.Errorf("the reset password: %v", err)
 	}
-	if err := s.SetUser(ctx, AdminName, RolePlayer, false); !errors.Is(err, ErrConflict) {
+	if err := s.SetUser(ctx, AdminName, RolePlayer, false); !errs.IsConflict(err) {
 		t.Errorf("the admin account made a player: %v", err)
 	}
 }
@@ -177,19 +178,19 @@ func TestTeams(t *testing.T) {
 	if err := s.CreateTeam(ctx, p("alice"), "red"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InviteMember(ctx, p("bob"), "red", "carol"); !errors.Is(err, ErrDenied) {
+	if err := s.InviteMember(ctx, p("bob"), "red", "carol"); !errs.IsDenied(err) {
 		t.Errorf("bob invites into alice's team: %v", err)
 	}
-	if err := s.InviteMember(ctx, p("alice"), "red", "nobody"); !errors.Is(err, ErrNotFound) {
+	if err := s.InviteMember(ctx, p("alice"), "red", "nobody"); !errs.IsNotFound(err) {
 		t.Errorf("inviting nobody: %v", err)
 	}
 	if err := s.InviteMember(ctx, p("alice"), "red", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Team(ctx, p("carol"), "red"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Team(ctx, p("carol"), "red"); !errs.IsNotFound(err) {
 		t.Errorf("carol reads red: %v", err)
 	}
-	if err := s.Join(ctx, p("carol"), "red"); !errors.Is(err, ErrNotFound) {
+	if err := s.Join(ctx, p("carol"), "red"); !errs.IsNotFound(err) {
 		t.Errorf("carol joins uninvited: %v", err)
 	}
 	if err := s.Join(ctx, p("bob"), "red"); err != nil {
@@ -198,13 +199,13 @@ func TestTeams(t *testing.T) {
 	if got := p("bob").Teams; len(got) != 1 || got[0] != "red" {
 		t.Errorf("bob's teams %v", got)
 	}
-	if err := s.RemoveMember(ctx, p("carol"), "red", "bob"); !errors.Is(err, ErrDenied) {
+	if err := s.RemoveMember(ctx, p("carol"), "red", "bob"); !errs.IsDenied(err) {
 		t.Errorf("carol takes bob out of red: %v", err)
 	}
 	if err := s.RemoveMember(ctx, p("bob"), "red", "alice"); err != nil {
 		t.Errorf("bob takes alice out: %v", err)
 	}
-	if err := s.RemoveMember(ctx, p("bob"), "red", "bob"); !errors.Is(err, ErrConflict) {
+	if err := s.RemoveMember(ctx, p("bob"), "red", "bob"); !errs.IsConflict(err) {
 		t.Errorf("the last member leaves: %v", err)
 	}
 }
@@ -225,7 +226,7 @@ func TestSignInLimitsHoldAgainstARace(t *testing.T) {
 			switch {
 			case errors.As(err, &tooMany):
 				refused.Add(1)
-			case errors.Is(err, ErrUnauthenticated):
+			case errs.IsUnauthenticated(err):
 				compared.Add(1)
 			default:
 				t.Errorf("a wrong password: %v", err)

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"arena/accounts"
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/internal/errs"
 	"arena/store"
 )
 
@@ -51,7 +51,7 @@ func (r *rig) enter(t *testing.T, id int64, repo, by string) (store.ContestEntry
 // each of want.
 func refused(t *testing.T, what string, err error, want ...string) {
 	t.Helper()
-	if !errors.Is(err, accounts.ErrConflict) {
+	if !errs.IsConflict(err) {
 		t.Errorf("%s: %v, want it refused (a conflict)", what, err)
 		return
 	}
@@ -249,21 +249,21 @@ func TestEntriesAtTheSameMoment(t *testing.T) {
 		r.push(t, "alice/bot"+string(rune('a'+i)))
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, n)
+	results := make([]error, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = runners[i%2].Enter(t.Context(), ct.ID, Entry{Owner: "alice", By: "alice", Repository: "alice/bot" + string(rune('a'+i))})
+			_, results[i] = runners[i%2].Enter(t.Context(), ct.ID, Entry{Owner: "alice", By: "alice", Repository: "alice/bot" + string(rune('a'+i))})
 		}()
 	}
 	wg.Wait()
 	made := 0
-	for _, err := range errs {
+	for _, err := range results {
 		switch {
 		case err == nil:
 			made++
-		case !errors.Is(err, accounts.ErrConflict):
+		case !errs.IsConflict(err):
 			t.Errorf("an entry: %v", err)
 		}
 	}

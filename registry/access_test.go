@@ -1,13 +1,13 @@
 package registry
 
 import (
-	"errors"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/distribution/distribution/v3/registry/auth"
 
 	"arena/accounts"
+	"arena/internal/errs"
 )
 
 func TestParseRoute(t *testing.T) {
@@ -44,19 +44,19 @@ func TestPermit(t *testing.T) {
 		{alice, repo("alice/bot"), "push", nil},
 		{alice, repo("alice/bot"), "pull", nil},
 		{alice, repo("red/bot"), "delete", nil},
-		{alice, repo("bob/bot"), "pull", accounts.ErrDenied},
-		{alice, repo("bob/bot"), "push", accounts.ErrDenied},
-		{alice, repo("alice"), "push", accounts.ErrDenied}, // no namespace: an official image's name
-		{alice, repo("alicebot/x"), "push", accounts.ErrDenied},
-		{alice, catalog, "*", accounts.ErrDenied},
+		{alice, repo("bob/bot"), "pull", errs.ErrDenied},
+		{alice, repo("bob/bot"), "push", errs.ErrDenied},
+		{alice, repo("alice"), "push", errs.ErrDenied}, // no namespace: an official image's name
+		{alice, repo("alicebot/x"), "push", errs.ErrDenied},
+		{alice, catalog, "*", errs.ErrDenied},
 		{admin, repo("bob/bot"), "push", nil},
 		{admin, catalog, "*", nil},
 		{platform, repo("bob/bot"), "pull", nil},
-		{platform, repo("bob/bot"), "push", accounts.ErrDenied},
+		{platform, repo("bob/bot"), "push", errs.ErrDenied},
 		{platform, catalog, "*", nil},
 	} {
 		err := permit(c.who, c.res, c.action)
-		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+		if c.want == nil && err != nil || c.want != nil && errs.Class(err) != c.want {
 			t.Errorf("%s %s %s: %v, want %v", c.who.name(), c.action, c.res.Name, err, c.want)
 		}
 	}
@@ -67,7 +67,7 @@ func TestPermit(t *testing.T) {
 func TestIdentify(t *testing.T) {
 	r := &Registry{platformSecret: "s3cret"}
 	req := httptest.NewRequest("GET", "/v2/", nil)
-	if _, err := r.identify(req); !errors.Is(err, accounts.ErrUnauthenticated) {
+	if _, err := r.identify(req); !errs.IsUnauthenticated(err) {
 		t.Errorf("no credentials: %v", err)
 	}
 	r.deps.Open = true
@@ -75,7 +75,7 @@ func TestIdentify(t *testing.T) {
 		t.Errorf("no credentials, open: %+v %v", c, err)
 	}
 	req.SetBasicAuth(PlatformUser, "guess")
-	if _, err := r.identify(req); !errors.Is(err, accounts.ErrUnauthenticated) {
+	if _, err := r.identify(req); !errs.IsUnauthenticated(err) {
 		t.Errorf("a guessed platform secret: %v", err)
 	}
 	req.SetBasicAuth(PlatformUser, "s3cret")

@@ -16,6 +16,7 @@ import (
 
 	"arena/accounts"
 	"arena/internal/dockertest"
+	"arena/internal/errs"
 )
 
 // conformance runs the OCI distribution-spec conformance suite (the tool
@@ -72,7 +73,7 @@ func TestConformance(t *testing.T) {
 		if name == "alice" && token == "alices-token" {
 			return accounts.Principal{Name: "alice", Role: accounts.RolePlayer}, nil
 		}
-		return accounts.Anonymous, accounts.Errorf(accounts.ErrUnauthenticated, "no")
+		return accounts.Anonymous, errs.Errorf(errs.ErrUnauthenticated, "no")
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ func TestErrorClasses(t *testing.T) {
 		{"a contest closed", fmt.Errorf("%w: x", store.ErrContestClosed), 409, ""},
 		{"a contest's input", fmt.Errorf("%w: x", contest.ErrInvalid), 400, ""},
 		{"not invited", fmt.Errorf("%w: x", contest.ErrNotInvited), 403, ""},
-		{"an account's", accounts.Errorf(accounts.ErrDenied, "only an admin"), 403, ""},
+		{"an account's", accounts.Principal{Name: "bob", Role: accounts.RolePlayer}.MayChange("entry 1", "alice"), 403, ""},
 		// Purely HTTP answers keep their own status.
 		{"an HTTP answer", &apiError{http.StatusUnsupportedMediaType, "send JSON"}, 415, ""},
 	} {

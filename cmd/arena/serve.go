@@ -26,6 +26,7 @@ import (
 	"arena/dispatch"
 	"arena/dispatch/trust"
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/matches"
 	"arena/metrics"
 	"arena/orchestrator"
@@ -447,7 +448,7 @@ func startAccounts(ctx context.Context, cfg Config, st *store.Store, log *zap.Lo
 	}
 	if cfg.AdminPassword != "" {
 		if err := accts.EnsureAdmin(ctx, cfg.AdminPassword); err != nil {
-			if errors.Is(err, accounts.ErrInvalid) {
+			if errs.IsInvalid(err) {
 				return "", nil, usageErr("setting --admin-password / %v", err)
 			}
 			return "", nil, platformErr(err)
