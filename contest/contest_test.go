@@ -16,6 +16,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/internal/errs"
 	"arena/ladder/skill"
 	"arena/matches"
 	"arena/store"
@@ -319,7 +320,7 @@ func TestAContestRunsItsFinalAtTheFreeze(t *testing.T) {
 	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "x", By: "x", Image: "good"}); err == nil {
 		t.Error("the same image entered twice")
 	}
-	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "x", By: "x", Image: "snakebot"}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "labelled for snake") {
+	if _, err := r.c.Enter(t.Context(), ct.ID, Entry{Owner: "x", By: "x", Image: "snakebot"}); !errs.IsInvalid(err) || !strings.Contains(err.Error(), "labelled for snake") {
 		t.Errorf("a snake bot entered in a tanks contest: %v", err)
 	}
 	if es, _ := r.st.ContestEntries(t.Context(), ct.ID); es[0].Authors != "someone <a@b.c>" {
@@ -686,7 +687,7 @@ func TestStaffChangeTheSettingsBeforeTheFreeze(t *testing.T) {
 		`[1]`:                        "JSON object",
 		`{"tiebreak":["coin-toss"]}`: "coin-toss",
 	} {
-		if err := patch(body); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+		if err := patch(body); !errs.IsInvalid(err) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error naming %q", body, err, want)
 		}
 	}

@@ -2,7 +2,6 @@ package contest
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -227,7 +226,7 @@ func TestAContestMayTakeMoreEntriesPerPerson(t *testing.T) {
 	}
 	for _, n := range []int{-1, 101} {
 		s.EntriesPerPerson = n
-		if err := s.Check([]engine.Game{tanks.New()}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "entries_per_person") {
+		if err := s.Check([]engine.Game{tanks.New()}); !errs.IsInvalid(err) || !strings.Contains(err.Error(), "entries_per_person") {
 			t.Errorf("%d entries per person: %v", n, err)
 		}
 	}

@@ -64,7 +64,8 @@ func FormatNames() []string {
 	return slices.Sorted(maps.Keys(formats))
 }
 
-// LookupFormat is the format of that name (ErrInvalid if there is none).
+// LookupFormat is the format of that name (an error of errs.ErrInvalid
+// if there is none).
 func LookupFormat(name string) (Format, error) {
 	if f, ok := formats[name]; ok {
 		return f, nil

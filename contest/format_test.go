@@ -1,10 +1,11 @@
 package contest
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"arena/internal/errs"
 )
 
 // Each registered format is found by its name; an unknown one is
@@ -24,8 +25,8 @@ func TestLookupFormat(t *testing.T) {
 	}
 	for _, name := range []string{"knockout", "", "Swiss"} {
 		f, err := LookupFormat(name)
-		if f != nil || !errors.Is(err, ErrInvalid) {
-			t.Errorf("LookupFormat(%q) = %v, %v: want ErrInvalid", name, f, err)
+		if f != nil || !errs.IsInvalid(err) {
+			t.Errorf("LookupFormat(%q) = %v, %v: want errs.ErrInvalid", name, f, err)
 			continue
 		}
 		want := `format: "` + name + `": "auto", "round-robin" or "swiss"`

@@ -113,11 +113,10 @@ const (
 	Rating          = "rating"
 )
 
-// ErrInvalid: a contest's settings or an entry that is not acceptable.
-var ErrInvalid = errs.New(errs.ErrInvalid, "invalid contest input")
-
+// invalid is an error of errs.ErrInvalid: a contest's settings or an
+// entry that is not acceptable.
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	return errs.Errorf(errs.ErrInvalid, "invalid contest input: "+format, args...)
 }
 
 // Check fills a spec's defaults and says what is wrong with it, naming

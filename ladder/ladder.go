@@ -125,12 +125,11 @@ func New(cfg Config, deps Deps) *Ladder {
 		kick: make(chan struct{}, 1), inFlight: map[string]string{}, changed: make(chan struct{})}
 }
 
-// Errors of the ladder's input, each of its class (package errs).
+// Errors of the ladder's input, each of its class (package errs); a name
+// or image that is not acceptable is of errs.ErrInvalid.
 var (
 	// ErrUnknownGame: no such game.
 	ErrUnknownGame = errs.New(errs.ErrNotFound, "unknown game")
-	// ErrInvalid: a name or image that is not acceptable.
-	ErrInvalid = errs.New(errs.ErrInvalid, "invalid ladder input")
 	// ErrNoEntry: no such entry in this game's ladder.
 	ErrNoEntry = store.ErrNoEntry
 )
@@ -177,7 +176,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$`)
 // checkName says why an entry's name is not acceptable.
 func checkName(name string) error {
 	if !namePattern.MatchString(name) {
-		return fmt.Errorf("%w: name %q: 1 to 40 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit", ErrInvalid, name)
+		return errs.Errorf(errs.ErrInvalid, "invalid ladder input: name %q: 1 to 40 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit", name)
 	}
 	return nil
 }
@@ -210,7 +209,7 @@ func (l *Ladder) Register(ctx context.Context, r Registration) (store.Entry, boo
 	}
 	image = strings.TrimSpace(image)
 	if image == "" {
-		return store.Entry{}, false, fmt.Errorf("%w: image: empty image name", ErrInvalid)
+		return store.Entry{}, false, errs.Errorf(errs.ErrInvalid, "invalid ladder input: image: empty image name")
 	}
 	id, err := l.deps.Image(ctx, image)
 	if err != nil {
@@ -222,7 +221,7 @@ func (l *Ladder) Register(ctx context.Context, r Registration) (store.Entry, boo
 			return store.Entry{}, false, err
 		}
 		if labelled != "" && labelled != g.Name() {
-			return store.Entry{}, false, fmt.Errorf("%w: image: %s is labelled for %s (io.arena.game=%s), not %s: it would fault every match here; register it on the %s ladder", ErrInvalid, image, labelled, labelled, g.Name(), labelled)
+			return store.Entry{}, false, errs.Errorf(errs.ErrInvalid, "invalid ladder input: image: %s is labelled for %s (io.arena.game=%s), not %s: it would fault every match here; register it on the %s ladder", image, labelled, labelled, g.Name(), labelled)
 		}
 	}
 	rating := l.cfg.Model.New()
@@ -262,7 +261,7 @@ func (l *Ladder) SetActive(ctx context.Context, game string, id int64, active bo
 		return store.Entry{}, err
 	}
 	if !e.Listed() {
-		return store.Entry{}, fmt.Errorf("%w: entry %d is %s", ErrInvalid, id, e.State)
+		return store.Entry{}, errs.Errorf(errs.ErrInvalid, "invalid ladder input: entry %d is %s", id, e.State)
 	}
 	state := store.EntryPaused
 	if active {

@@ -32,6 +32,7 @@ func (deniedByMarker) IsDenied() bool { return true }
 // and a Retry-After when an error of too many says how long to wait.
 func TestErrorClasses(t *testing.T) {
 	s := &Server{log: zap.NewNop()}
+	_, contestInput := contest.LookupFormat("no-such-format")
 	for _, tc := range []struct {
 		name   string
 		err    error
@@ -57,7 +58,6 @@ func TestErrorClasses(t *testing.T) {
 		{"a match", fmt.Errorf("%w: x", store.ErrNotFound), 404, ""},
 		{"a ladder entry", store.ErrNoEntry, 404, ""},
 		{"an unknown game", fmt.Errorf("%w: x", ladder.ErrUnknownGame), 404, ""},
-		{"a ladder's input", fmt.Errorf("%w: x", ladder.ErrInvalid), 400, ""},
 		{"a name taken", fmt.Errorf("%w: x", store.ErrNameTaken), 409, ""},
 		{"a full ladder", store.ErrLadderFull, 409, ""},
 		{"a request", fmt.Errorf("%w: x", matches.ErrInvalid), 400, ""},
@@ -67,7 +67,7 @@ func TestErrorClasses(t *testing.T) {
 		{"sign-in limits", &accounts.TooManyError{Of: "account alice", RetryAfter: 41 * time.Second}, 429, "41"},
 		{"no contest", fmt.Errorf("%w: x", store.ErrNoContest), 404, ""},
 		{"a contest closed", fmt.Errorf("%w: x", store.ErrContestClosed), 409, ""},
-		{"a contest's input", fmt.Errorf("%w: x", contest.ErrInvalid), 400, ""},
+		{"a contest's input", contestInput, 400, ""},
 		{"not invited", fmt.Errorf("%w: x", contest.ErrNotInvited), 403, ""},
 		{"an account's", accounts.Principal{Name: "bob", Role: accounts.RolePlayer}.MayChange("entry 1", "alice"), 403, ""},
 		// Purely HTTP answers keep their own status.
