@@ -177,7 +177,8 @@ func (r *rig) refused(worker string) int {
 }
 
 func TestAfterPlay(t *testing.T) {
-	invalid := fmt.Errorf("bad map: %w", matches.ErrInvalid)
+	invalid := errs.Errorf(errs.ErrInvalid, "bad map")
+	logicImageAbsent := fmt.Errorf("the game's logic my/logic: %w", errs.Mark(matches.ErrImageNotFound, errors.New("not on this engine")))
 	failed := errors.New("docker: no such image")
 	logicFailed := errs.Mark(matches.ErrGameHost, errs.Mark(matches.ErrLogicFailed, errors.New("the logic crashed")))
 	logicAbsent := errs.Mark(matches.ErrGameHost, errors.New("the game's logic did not start"))
@@ -202,6 +203,7 @@ func TestAfterPlay(t *testing.T) {
 		{"could not play, no limit", failed, nil, 9, 0, afterHandBack},
 		{"its logic failed", logicFailed, nil, 1, 5, afterFail},
 		{"its logic did not start", logicAbsent, nil, 1, 5, afterHandBack},
+		{"its logic's image is not here", logicImageAbsent, nil, 1, 5, afterHandBack},
 		{"its logic failed as the worker stopped", logicFailed, errStopping, 1, 5, afterHandBack},
 	} {
 		if got := afterPlay(tt.err, tt.cause, tt.attempt, tt.limit); got != tt.want {

@@ -21,6 +21,7 @@ import (
 
 	"arena/dispatch/trust"
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/judger"
 	"arena/matches"
 )
@@ -637,7 +638,9 @@ func afterPlay(err, cause error, attempt, maxDeliver int) after {
 		return afterGiveUp
 	case errors.Is(cause, errCancelled):
 		return afterStopped
-	case errors.Is(err, matches.ErrInvalid) && cause == nil:
+	case errs.IsInvalid(err) && !errors.Is(err, matches.ErrImageNotFound) && cause == nil:
+		// The request's own fault: it would fail on any host (an image
+		// this host lacks, another may hold).
 		return afterFail
 	case errors.Is(err, matches.ErrLogicFailed) && cause == nil:
 		// The logic's own failure: it would fail on any host.

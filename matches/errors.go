@@ -9,12 +9,11 @@ import (
 
 // Error kinds. Callers test them with errors.Is; the message of an error
 // of a kind is its own (the kind adds nothing to it). Each kind but the
-// last two is of a class of package errs.
+// last three is of a class of package errs. A request that cannot be
+// played as given (unknown map, wrong number of bots, bad settings, a
+// malformed bot reference) is of errs.ErrInvalid, with no kind of its
+// own: the caller's mistake, found before any bot starts.
 var (
-	// ErrInvalid: the request cannot be played as given (unknown map,
-	// wrong number of bots, bad settings, a malformed bot reference). It
-	// is the caller's mistake, found before any bot starts (errs.ErrInvalid).
-	ErrInvalid = errs.New(errs.ErrInvalid, "invalid request")
 	// ErrImageNotFound: a bot's image is not on the engine (and may not
 	// be pulled). Of errs.ErrInvalid: the request names an image the
 	// engine lacks, which is the caller's input to mend.
@@ -42,7 +41,3 @@ var (
 	// fails where it plays, it is not handed to another host.
 	ErrLogicFailed = errors.New("the game's logic failed during the match")
 )
-
-// Invalid marks err as the caller's mistake (errs.Mark: its message is
-// err's, and errors.Is matches both ErrInvalid and whatever err wraps).
-func Invalid(err error) error { return errs.Mark(ErrInvalid, err) }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"arena/internal/errs"
 )
 
 // State is where a queued match stands.
@@ -248,7 +250,7 @@ func (q *Queue) startAsideLocked(j *job) error {
 	case q.people == nil || q.peopleMax == 0:
 		q.mu.Unlock()
 		j.cancel(ErrQueueFull)
-		return Invalid(errors.New("this server plays no matches with people (ARENA_HUMAN_MATCHES is 0)"))
+		return errs.New(errs.ErrInvalid, "this server plays no matches with people (ARENA_HUMAN_MATCHES is 0)")
 	case q.withPeople >= q.peopleMax:
 		n := q.withPeople
 		q.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/internal/errs"
 	"arena/internal/poll"
 	"arena/matches"
 	"arena/orchestrator"
@@ -583,7 +584,7 @@ func TestQueuePlaysPeopleBesideItsSlots(t *testing.T) {
 
 	plain, _ := newQueue(t, l, 1)
 	human.MatchID = "human3"
-	if _, err := plain.Enqueue(human); !errors.Is(err, matches.ErrInvalid) || !strings.Contains(err.Error(), "no matches with people") {
+	if _, err := plain.Enqueue(human); !errs.IsInvalid(err) || !strings.Contains(err.Error(), "no matches with people") {
 		t.Errorf("a queue without a people's player: %v", err)
 	}
 }

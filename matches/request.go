@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"arena/engine"
+	"arena/internal/errs"
 )
 
 // Request is one match to play.
@@ -116,7 +116,7 @@ func (k Kind) OrHand() Kind {
 
 // Check is the request's own validation, which needs no launcher: a game
 // and a map, bots, and a match the game accepts (the number of bots, the
-// settings). Its errors are of kind ErrInvalid.
+// settings). Its errors are of errs.ErrInvalid.
 func (req Request) Check() error {
 	_, err := req.Match()
 	return err
@@ -124,14 +124,14 @@ func (req Request) Check() error {
 
 func (req Request) Match() (engine.Match, error) {
 	if req.Game == nil || req.Map == nil {
-		return nil, Invalid(errors.New("no game or map given"))
+		return nil, errs.New(errs.ErrInvalid, "no game or map given")
 	}
 	if len(req.Images) == 0 {
-		return nil, Invalid(errors.New("no bots given"))
+		return nil, errs.New(errs.ErrInvalid, "no bots given")
 	}
 	m, err := req.Game.NewMatch(engine.Config{Map: req.Map, Seed: req.Seed, Players: BotIDs(req.Images), Settings: req.Settings})
 	if err != nil {
-		return nil, Invalid(err)
+		return nil, errs.Mark(errs.ErrInvalid, err)
 	}
 	return m, nil
 }

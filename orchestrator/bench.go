@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"sync"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/matches"
 )
 
@@ -107,7 +107,7 @@ func (o *Orchestrator) RunBench(ctx context.Context, plan BenchPlan, jobs int, r
 func (o *Orchestrator) RunBenchOn(ctx context.Context, p matches.Player, plan BenchPlan, jobs int, report func(BenchOutcome)) error {
 	planned := plan.Matches()
 	if len(planned) == 0 {
-		return matches.Invalid(errors.New("the plan has no matches: it needs at least two different bots"))
+		return errs.New(errs.ErrInvalid, "the plan has no matches: it needs at least two different bots")
 	}
 	// Every match and every image is checked before the first starts.
 	for _, m := range planned {

@@ -22,7 +22,7 @@ import (
 // attaches the match to it. The host returned, when not nil, must be
 // closed (closeHost) whatever the error; with it, the image it runs.
 // Every error is of kind matches.ErrGameHost (or
-// matches.ErrImageNotFound, matches.ErrInvalid for an image whose labels
+// matches.ErrImageNotFound, errs.ErrInvalid for an image whose labels
 // do not fit the match, or ctx's).
 func (o *Orchestrator) startHost(ctx context.Context, req matches.Request, matchID string, m engine.HostedMatch) (Bot, *matches.LogicRecord, error) {
 	g, ok := req.Game.(engine.Hosted)
@@ -44,7 +44,7 @@ func (o *Orchestrator) startHost(ctx context.Context, req matches.Request, match
 	img.Ref = ref // for names and messages; the container runs img.ID
 	rec := &matches.LogicRecord{Image: ref, ImageID: img.ID}
 	if err := g.CheckHost(img.Labels); err != nil {
-		return nil, rec, matches.Invalid(err)
+		return nil, rec, errs.Mark(errs.ErrInvalid, err)
 	}
 	container := fmt.Sprintf("arena-%s-logic", matchID)
 	if req.Attempt > 1 {

@@ -65,7 +65,7 @@ func New(l Launcher, opts ...Option) *Orchestrator {
 // Validate checks a request without starting anything: the request's own
 // Check, and every bot reference well formed for the launcher. With
 // images, every image must also be available (matches.ErrImageNotFound
-// otherwise). Input problems are of kind matches.ErrInvalid.
+// otherwise). Input problems are of errs.ErrInvalid.
 func (o *Orchestrator) Validate(ctx context.Context, req matches.Request, images bool) error {
 	_, _, _, err := o.prepare(ctx, req, images)
 	return err
@@ -124,15 +124,15 @@ func digestFor(img sandbox.Image) string {
 
 // Image looks a bot's image up without starting anything: its id (a
 // ladder pins its entries to it; a request may name an image by its id).
-// Errors are of kind matches.ErrInvalid for a malformed reference and
+// Errors are of errs.ErrInvalid for a malformed reference and of kind
 // matches.ErrImageNotFound for an absent image.
 func (o *Orchestrator) Image(ctx context.Context, ref string) (sandbox.Image, error) {
 	if err := o.launcher.Check(ref); err != nil {
-		return sandbox.Image{}, matches.Invalid(err)
+		return sandbox.Image{}, errs.Mark(errs.ErrInvalid, err)
 	}
 	img, err := o.launcher.Image(ctx, ref)
 	if errors.Is(err, sandbox.ErrBadReference) {
-		return sandbox.Image{}, matches.Invalid(err)
+		return sandbox.Image{}, errs.Mark(errs.ErrInvalid, err)
 	}
 	return img, err
 }
@@ -153,17 +153,17 @@ func (o *Orchestrator) prepare(ctx context.Context, req matches.Request, resolve
 			continue
 		}
 		if err := o.launcher.Check(ref); err != nil {
-			return nil, nil, nil, matches.Invalid(fmt.Errorf("bot %d: %w", i+1, err))
+			return nil, nil, nil, errs.Errorf(errs.ErrInvalid, "bot %d: %w", i+1, err)
 		}
 	}
 	if !resolve {
 		return match, nil, nil, nil
 	}
 	if len(req.ImageIDs) > 0 && len(req.ImageIDs) != len(req.Images) {
-		return nil, nil, nil, matches.Invalid(fmt.Errorf("%d image ids for %d bots", len(req.ImageIDs), len(req.Images)))
+		return nil, nil, nil, errs.Errorf(errs.ErrInvalid, "%d image ids for %d bots", len(req.ImageIDs), len(req.Images))
 	}
 	if len(req.ImageDigests) > 0 && len(req.ImageDigests) != len(req.ImageIDs) {
-		return nil, nil, nil, matches.Invalid(fmt.Errorf("%d image digests for %d image ids", len(req.ImageDigests), len(req.ImageIDs)))
+		return nil, nil, nil, errs.Errorf(errs.ErrInvalid, "%d image digests for %d image ids", len(req.ImageDigests), len(req.ImageIDs))
 	}
 	images := make([]sandbox.Image, len(req.Images))
 	absent = make([]string, len(req.Images))
@@ -179,7 +179,7 @@ func (o *Orchestrator) prepare(ctx context.Context, req matches.Request, resolve
 		if len(req.ImageIDs) == 0 || req.ImageIDs[i] == "" {
 			if images[i], err = o.launcher.Image(ctx, ref); err != nil {
 				if errors.Is(err, sandbox.ErrBadReference) {
-					return nil, nil, nil, matches.Invalid(fmt.Errorf("bot %d: %w", i+1, err))
+					return nil, nil, nil, errs.Errorf(errs.ErrInvalid, "bot %d: %w", i+1, err)
 				}
 				return nil, nil, nil, err
 			}
@@ -208,9 +208,9 @@ func checkPerson(req matches.Request, i int) error {
 	ref, person := req.Images[i], req.People[i] != nil
 	switch {
 	case person && !matches.IsHumanRef(ref):
-		return matches.Invalid(fmt.Errorf("bot %d: a person's seat is named %sNAME, not %s", i+1, matches.HumanPrefix, ref))
+		return errs.Errorf(errs.ErrInvalid, "bot %d: a person's seat is named %sNAME, not %s", i+1, matches.HumanPrefix, ref)
 	case !person && matches.IsHumanRef(ref):
-		return matches.Invalid(fmt.Errorf("bot %d: %s names a person's seat, and no person plays it", i+1, ref))
+		return errs.Errorf(errs.ErrInvalid, "bot %d: %s names a person's seat, and no person plays it", i+1, ref)
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func checkPerson(req matches.Request, i int) error {
 func (o *Orchestrator) pinned(ctx context.Context, ref, id, digest string) (sandbox.Image, error) {
 	img, err := o.launcher.Image(ctx, id)
 	if errors.Is(err, sandbox.ErrBadReference) {
-		return sandbox.Image{}, matches.Invalid(err)
+		return sandbox.Image{}, errs.Mark(errs.ErrInvalid, err)
 	}
 	if err != nil && errors.Is(err, matches.ErrImageNotFound) && digest != "" {
 		byDigest, derr := o.launcher.Image(ctx, digest)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"arena/engine/snake"
+	"arena/internal/errs"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
@@ -66,7 +67,7 @@ func TestPinnedImages(t *testing.T) {
 	}
 
 	req.ImageIDs = []string{fake.ImageID("bot/a"), fake.ImageID("bot/b")}[:1]
-	if err := o.Validate(t.Context(), req, true); !errors.Is(err, matches.ErrInvalid) {
-		t.Errorf("one id for two bots: got %v, want ErrInvalid", err)
+	if err := o.Validate(t.Context(), req, true); !errs.IsInvalid(err) {
+		t.Errorf("one id for two bots: got %v, want errs.ErrInvalid", err)
 	}
 }

@@ -149,13 +149,13 @@ func rerunMatch(games []engine.Game, rr RerunRequest) (engine.Game, engine.Match
 	r := rr.Replay
 	game, err := engine.Find(games, r.Game)
 	if err != nil {
-		return nil, nil, matches.Invalid(err)
+		return nil, nil, errs.Mark(errs.ErrInvalid, err)
 	}
 	if r.Format == matches.ReplayFormatV1 && r.Game == "pacman" {
-		return nil, nil, matches.Invalid(fmt.Errorf("this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", matches.ReplayFormatV1))
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "this Pac-Man replay is in format %s, whose frames the engine no longer writes: it cannot be rerun", matches.ReplayFormatV1)
 	}
 	if rr.Seat < 0 || rr.Seat >= len(r.Bots) {
-		return nil, nil, matches.Invalid(fmt.Errorf("--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1))
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "--seat %d: the match has seats 0 to %d", rr.Seat, len(r.Bots)-1)
 	}
 	var m engine.Map
 	if _, hosted := game.(engine.Hosted); hosted {
@@ -164,7 +164,7 @@ func rerunMatch(games []engine.Game, rr RerunRequest) (engine.Game, engine.Match
 		m, err = game.ParseMap(r.Map, []byte(r.MapData))
 	}
 	if err != nil {
-		return nil, nil, matches.Invalid(fmt.Errorf("replay map: %w", err))
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "replay map: %w", err)
 	}
 	ids := make([]string, len(r.Bots))
 	for i, b := range r.Bots {
@@ -172,7 +172,7 @@ func rerunMatch(games []engine.Game, rr RerunRequest) (engine.Game, engine.Match
 	}
 	match, err := game.NewMatch(engine.Config{Map: m, Seed: r.Seed, Players: ids, Settings: r.Settings})
 	if err != nil {
-		return nil, nil, matches.Invalid(fmt.Errorf("replay settings: %w", err))
+		return nil, nil, errs.Errorf(errs.ErrInvalid, "replay settings: %w", err)
 	}
 	return game, match, nil
 }
@@ -192,14 +192,14 @@ func rerunTurns(rr RerunRequest) (map[int]matches.Frame, int, error) {
 		}
 	}
 	if lastAsked == 0 {
-		return nil, 0, matches.Invalid(fmt.Errorf("seat %d (%s) was never asked for an answer in this replay", rr.Seat, r.Bots[rr.Seat].ID))
+		return nil, 0, errs.Errorf(errs.ErrInvalid, "seat %d (%s) was never asked for an answer in this replay", rr.Seat, r.Bots[rr.Seat].ID)
 	}
 	until := rr.Turn
 	if until == 0 {
 		until = lastAsked
 	}
 	if until < 1 || until > lastAsked {
-		return nil, 0, matches.Invalid(fmt.Errorf("--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked))
+		return nil, 0, errs.Errorf(errs.ErrInvalid, "--turn %d: seat %d answered in turns 1 to %d", until, rr.Seat, lastAsked)
 	}
 	return frames, until, nil
 }

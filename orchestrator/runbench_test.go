@@ -10,6 +10,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
+	"arena/internal/errs"
 	"arena/internal/poll"
 	"arena/matches"
 	"arena/orchestrator"
@@ -61,12 +62,12 @@ func TestRunBenchChecksEverythingFirst(t *testing.T) {
 		t.Errorf("missing image: %v", err)
 	}
 	plan.Bots = []string{"bots/a"}
-	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, matches.ErrInvalid) {
+	if err := o.RunBench(t.Context(), plan, 1, report); !errs.IsInvalid(err) {
 		t.Errorf("one bot: %v", err)
 	}
 	plan.Bots, plan.Maps = []string{"bots/a", "bots/b"}, []engine.Map{tanksMap(t, "crossroads")}
 	plan.Settings = []byte(`{"nope":1}`)
-	if err := o.RunBench(t.Context(), plan, 1, report); !errors.Is(err, matches.ErrInvalid) {
+	if err := o.RunBench(t.Context(), plan, 1, report); !errs.IsInvalid(err) {
 		t.Errorf("bad settings: %v", err)
 	}
 	if len(l.Bots()) != 0 {

@@ -3,11 +3,10 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"sync"
 
 	"arena/engine"
+	"arena/internal/errs"
 	"arena/matches"
 	"arena/sprt"
 )
@@ -154,13 +153,13 @@ feed:
 // bots, the matches of a pair on each map, and both bots' images present.
 func (o *Orchestrator) checkSPRT(ctx context.Context, plan SPRTPlan) error {
 	if err := plan.Test.Validate(); err != nil {
-		return matches.Invalid(fmt.Errorf("--sprt: %w", err))
+		return errs.Errorf(errs.ErrInvalid, "--sprt: %w", err)
 	}
 	if plan.Candidate == plan.Base {
-		return matches.Invalid(errors.New("the SPRT needs two different bots"))
+		return errs.New(errs.ErrInvalid, "the SPRT needs two different bots")
 	}
 	if len(plan.Maps) == 0 {
-		return matches.Invalid(errors.New("no maps given"))
+		return errs.New(errs.ErrInvalid, "no maps given")
 	}
 	for i := range plan.Maps {
 		for _, m := range plan.Pair(i) {

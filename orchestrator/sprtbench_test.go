@@ -1,7 +1,6 @@
 package orchestrator_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,7 +9,7 @@ import (
 	"arena/engine"
 	"arena/engine/pacman"
 	"arena/engine/tanks"
-	"arena/matches"
+	"arena/internal/errs"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 	"arena/sprt"
@@ -122,7 +121,7 @@ func TestRunSPRTLimitsAndChecks(t *testing.T) {
 		"missing bot": {Game: plan.Game, Maps: plan.Maps, Candidate: "bots/a", Base: "bots/missing", Test: plan.Test},
 	} {
 		_, err := o.RunSPRT(t.Context(), p, 1, report)
-		if !errors.Is(err, matches.ErrInvalid) && !errors.Is(err, matches.ErrImageNotFound) {
+		if !errs.IsInvalid(err) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

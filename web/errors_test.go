@@ -60,7 +60,7 @@ func TestErrorClasses(t *testing.T) {
 		{"an unknown game", fmt.Errorf("%w: x", ladder.ErrUnknownGame), 404, ""},
 		{"a name taken", fmt.Errorf("%w: x", store.ErrNameTaken), 409, ""},
 		{"a full ladder", store.ErrLadderFull, 409, ""},
-		{"a request", fmt.Errorf("%w: x", matches.ErrInvalid), 400, ""},
+		{"a request", matches.Request{}.Check(), 400, ""},
 		{"an absent image", fmt.Errorf("%w: x", matches.ErrImageNotFound), 400, ""},
 		{"a closed queue", matches.ErrQueueClosed, 503, ""},
 		{"a full queue", fmt.Errorf("%w: 3 matches are waiting", matches.ErrQueueFull), 429, "10"},

@@ -566,7 +566,7 @@ func tournamentErr(err error) error {
 	switch {
 	case err == nil || errors.Is(err, context.Canceled):
 		return nil
-	case errors.Is(err, matches.ErrInvalid):
+	case badInput(err):
 		return usageErr("%v", err)
 	default:
 		return platformErr(err)

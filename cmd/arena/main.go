@@ -23,7 +23,9 @@ import (
 	"arena/engine/snake"
 	"arena/engine/tanks"
 	"arena/imageref"
+	"arena/internal/errs"
 	"arena/judger"
+	"arena/matches"
 	"arena/sandbox"
 	"arena/sandbox/probe"
 )
@@ -49,6 +51,12 @@ func usageErr(format string, a ...any) error {
 }
 
 func platformErr(err error) error { return &exitError{exitPlatform, err} }
+
+// badInput reports whether a match's error is bad usage or input (of
+// errs.ErrInvalid, exit 2), and not an image missing, which is exit 1.
+func badInput(err error) bool {
+	return errs.IsInvalid(err) && !errors.Is(err, matches.ErrImageNotFound)
+}
 
 // games is every game Arena ships.
 func games() []engine.Game { return []engine.Game{tanks.New(), snake.New(), pacman.New()} }

@@ -235,7 +235,7 @@ func verifyLogic(ctx context.Context, file string, rep *matches.Replay, logic st
 		switch {
 		case errors.As(err, &mm):
 			return platformErr(fmt.Errorf("%s does not verify: %w\n(the logic, played again on the recorded answers, did otherwise: it is not deterministic given its seed, or the replay was changed)", file, err))
-		case errors.Is(err, matches.ErrInvalid):
+		case badInput(err):
 			return usageErr("%s: %v", file, err)
 		}
 		return platformErr(fmt.Errorf("%s: %w", file, err))

@@ -124,7 +124,7 @@ func cmdReplayRerun(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		var mm *matches.Mismatch
 		switch {
-		case errors.Is(err, matches.ErrInvalid):
+		case badInput(err):
 			return usageErr("%s: %v", pos[0], err)
 		case errors.As(err, &mm):
 			return platformErr(fmt.Errorf("%s does not replay: %w", pos[0], err))

@@ -133,7 +133,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, matches.ErrInvalid):
+		case badInput(err):
 			return usageErr("%v", err)
 		case ctx.Err() != nil:
 			return platformErr(errors.New("interrupted; the match's containers were removed"))
