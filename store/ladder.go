@@ -341,9 +341,57 @@ func (s *Store) tx(ctx context.Context, f func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// Reader reads the ladders (and the matches) as the Store's methods of the
+// same names do. A Reader from Snapshot reads within one read
+// transaction: every read sees the database as the first one did, and no
+// write falls between them.
+type Reader struct{ q rowQuerier }
+
+// read is a Reader over the database itself, each read its own.
+func (s *Store) read() Reader { return Reader{q: s.db} }
+
+// Snapshot runs f with a Reader whose reads all see one state of the
+// database: what must agree, such as a board's entries, their counts of
+// matches and faults and the matches listed (issue #60: a board showed a
+// bot crashing in 15 of 14 matches, a match having been settled between
+// two of its reads), is read through one Snapshot.
+//
+// The store has one connection (Open), which f holds until it returns:
+// writes wait meanwhile, so f only reads, and only through r; a call to
+// the Store itself within f would wait for the connection f holds, until
+// ctx ends.
+func (s *Store) Snapshot(ctx context.Context, f func(r Reader) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin a read of the store: %w", err)
+	}
+	defer tx.Rollback() // once committed, a no-op
+	if err := f(Reader{q: tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// snapshot runs one read of several statements (f, a Reader's method) in
+// a Snapshot of its own, so that they agree.
+func snapshot[T any](ctx context.Context, s *Store, f func(Reader) (T, error)) (T, error) {
+	var out T
+	err := s.Snapshot(ctx, func(r Reader) error {
+		var err error
+		out, err = f(r)
+		return err
+	})
+	return out, err
+}
+
 // Entry returns one entry.
 func (s *Store) Entry(ctx context.Context, id int64) (Entry, error) {
-	e, err := scanEntry(s.db.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ladder_entries WHERE id = ?`, id))
+	return s.read().Entry(ctx, id)
+}
+
+// Entry returns one entry.
+func (r Reader) Entry(ctx context.Context, id int64) (Entry, error) {
+	e, err := scanEntry(r.q.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ladder_entries WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Entry{}, ErrNoEntry
 	}
@@ -356,6 +404,11 @@ func (s *Store) Entry(ctx context.Context, id int64) (Entry, error) {
 // Entries returns a game's entries in the given states (all when none),
 // oldest first; an empty game gives every game's.
 func (s *Store) Entries(ctx context.Context, game string, states ...string) ([]Entry, error) {
+	return s.read().Entries(ctx, game, states...)
+}
+
+// Entries returns a game's entries, as Store.Entries does.
+func (r Reader) Entries(ctx context.Context, game string, states ...string) ([]Entry, error) {
 	q := `SELECT ` + entryColumns + ` FROM ladder_entries WHERE (? = '' OR game = ?)`
 	args := []any{game, game}
 	if len(states) > 0 {
@@ -364,7 +417,7 @@ func (s *Store) Entries(ctx context.Context, game string, states ...string) ([]E
 			args = append(args, st)
 		}
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	rows, err := r.q.QueryContext(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list ladder entries: %w", err)
 	}
@@ -560,7 +613,13 @@ func ladderMatches(ctx context.Context, q querier, where string, args ...any) ([
 // LadderMatchOf returns a ladder match with its seats; ErrNotFound when
 // the ladder did not make that match.
 func (s *Store) LadderMatchOf(ctx context.Context, id string) (LadderMatch, error) {
-	list, err := ladderMatches(ctx, s.db, `WHERE match_id = ?`, id)
+	return snapshot(ctx, s, func(r Reader) (LadderMatch, error) { return r.LadderMatchOf(ctx, id) })
+}
+
+// LadderMatchOf returns a ladder match with its seats, as
+// Store.LadderMatchOf does.
+func (r Reader) LadderMatchOf(ctx context.Context, id string) (LadderMatch, error) {
+	list, err := ladderMatches(ctx, r.q, `WHERE match_id = ?`, id)
 	if err != nil {
 		return LadderMatch{}, fmt.Errorf("read ladder match %s: %w", id, err)
 	}
@@ -573,6 +632,12 @@ func (s *Store) LadderMatchOf(ctx context.Context, id string) (LadderMatch, erro
 // LadderMatches returns a game's ladder matches in the given states (all
 // when none) with their seats, in creation order.
 func (s *Store) LadderMatches(ctx context.Context, game string, states ...string) ([]LadderMatch, error) {
+	return snapshot(ctx, s, func(r Reader) ([]LadderMatch, error) { return r.LadderMatches(ctx, game, states...) })
+}
+
+// LadderMatches returns a game's ladder matches, as Store.LadderMatches
+// does.
+func (r Reader) LadderMatches(ctx context.Context, game string, states ...string) ([]LadderMatch, error) {
 	where := `WHERE game = ?`
 	args := []any{game}
 	if len(states) > 0 {
@@ -581,7 +646,7 @@ func (s *Store) LadderMatches(ctx context.Context, game string, states ...string
 			args = append(args, st)
 		}
 	}
-	list, err := ladderMatches(ctx, s.db, where+` ORDER BY seq`, args...)
+	list, err := ladderMatches(ctx, r.q, where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s ladder matches: %w", game, err)
 	}
@@ -591,7 +656,13 @@ func (s *Store) LadderMatches(ctx context.Context, game string, states ...string
 // RatedMatches returns a game's rated ladder matches in the order they
 // were rated, with their seats: the history a recomputation replays.
 func (s *Store) RatedMatches(ctx context.Context, game string) ([]LadderMatch, error) {
-	list, err := ladderMatches(ctx, s.db, `WHERE game = ? AND state = 'rated' ORDER BY rated_seq`, game)
+	return snapshot(ctx, s, func(r Reader) ([]LadderMatch, error) { return r.RatedMatches(ctx, game) })
+}
+
+// RatedMatches returns a game's rated ladder matches, as
+// Store.RatedMatches does.
+func (r Reader) RatedMatches(ctx context.Context, game string) ([]LadderMatch, error) {
+	list, err := ladderMatches(ctx, r.q, `WHERE game = ? AND state = 'rated' ORDER BY rated_seq`, game)
 	if err != nil {
 		return nil, fmt.Errorf("list rated %s ladder matches: %w", game, err)
 	}
@@ -719,11 +790,17 @@ func (s *Store) ReplaceRatings(ctx context.Context, game string, seats []Reratin
 // EntryMatches returns the ladder matches an entry played, newest first,
 // at most limit (0: all), with every seat.
 func (s *Store) EntryMatches(ctx context.Context, entryID int64, limit int) ([]LadderMatch, error) {
+	return snapshot(ctx, s, func(r Reader) ([]LadderMatch, error) { return r.EntryMatches(ctx, entryID, limit) })
+}
+
+// EntryMatches returns the ladder matches an entry played, as
+// Store.EntryMatches does.
+func (r Reader) EntryMatches(ctx context.Context, entryID int64, limit int) ([]LadderMatch, error) {
 	q := `WHERE match_id IN (SELECT match_id FROM ladder_seats WHERE entry_id = ?) ORDER BY created_at DESC, seq DESC`
 	if limit > 0 {
 		q += ` LIMIT ` + strconv.Itoa(limit)
 	}
-	list, err := ladderMatches(ctx, s.db, q, entryID)
+	list, err := ladderMatches(ctx, r.q, q, entryID)
 	if err != nil {
 		return nil, fmt.Errorf("list the matches of ladder entry %d: %w", entryID, err)
 	}
@@ -747,10 +824,18 @@ type FaultCount struct {
 }
 
 // LadderStats returns the figures of every entry of a game that played a
-// rated match, by entry id.
+// rated match, by entry id. Its two statements (the results, the faults)
+// read in one Snapshot: a match settled between them would count a fault
+// of a match the results do not.
 func (s *Store) LadderStats(ctx context.Context, game string) (map[int64]EntryStats, error) {
+	return snapshot(ctx, s, func(r Reader) (map[int64]EntryStats, error) { return r.LadderStats(ctx, game) })
+}
+
+// LadderStats returns the figures of a game's entries, as
+// Store.LadderStats does.
+func (r Reader) LadderStats(ctx context.Context, game string) (map[int64]EntryStats, error) {
 	out := map[int64]EntryStats{}
-	rows, err := s.db.QueryContext(ctx, `SELECT s.entry_id, COUNT(*), SUM(s.outcome = 'win'), SUM(s.outcome = 'draw'), SUM(s.outcome = 'loss')
+	rows, err := r.q.QueryContext(ctx, `SELECT s.entry_id, COUNT(*), SUM(s.outcome = 'win'), SUM(s.outcome = 'draw'), SUM(s.outcome = 'loss')
 		FROM ladder_seats s JOIN ladder_matches m ON m.match_id = s.match_id
 		WHERE m.game = ? AND m.state = 'rated' GROUP BY s.entry_id`, game)
 	if err != nil {
@@ -771,7 +856,7 @@ func (s *Store) LadderStats(ctx context.Context, game string) (map[int64]EntrySt
 		return nil, err
 	}
 	// SQLite gives a bare column the values of the row that has the MAX.
-	rows, err = s.db.QueryContext(ctx, `SELECT s.entry_id, s.status, COUNT(*), s.match_id, MAX(m.rated_seq)
+	rows, err = r.q.QueryContext(ctx, `SELECT s.entry_id, s.status, COUNT(*), s.match_id, MAX(m.rated_seq)
 		FROM ladder_seats s JOIN ladder_matches m ON m.match_id = s.match_id
 		WHERE m.game = ? AND m.state = 'rated' AND s.status NOT IN ('ok', '') GROUP BY s.entry_id, s.status`, game)
 	if err != nil {
@@ -795,7 +880,13 @@ func (s *Store) LadderStats(ctx context.Context, game string) (map[int64]EntrySt
 // LadderGames counts the listed and active entries of every game that has
 // any.
 func (s *Store) LadderGames(ctx context.Context) (listed, active map[string]int, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT game, state, COUNT(*) FROM ladder_entries WHERE state IN ('active', 'paused') GROUP BY game, state`)
+	return s.read().LadderGames(ctx)
+}
+
+// LadderGames counts the listed and active entries of every game, as
+// Store.LadderGames does.
+func (r Reader) LadderGames(ctx context.Context) (listed, active map[string]int, err error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT game, state, COUNT(*) FROM ladder_entries WHERE state IN ('active', 'paused') GROUP BY game, state`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("count ladder entries: %w", err)
 	}
@@ -818,7 +909,13 @@ func (s *Store) LadderGames(ctx context.Context) (listed, active map[string]int,
 // RecentLadderMatches returns a game's latest settled ladder matches,
 // newest first, at most limit.
 func (s *Store) RecentLadderMatches(ctx context.Context, game string, limit int) ([]LadderMatch, error) {
-	list, err := ladderMatches(ctx, s.db, `WHERE game = ? AND state != 'pending' ORDER BY settled_at DESC, seq DESC LIMIT `+strconv.Itoa(limit), game)
+	return snapshot(ctx, s, func(r Reader) ([]LadderMatch, error) { return r.RecentLadderMatches(ctx, game, limit) })
+}
+
+// RecentLadderMatches returns a game's latest settled ladder matches, as
+// Store.RecentLadderMatches does.
+func (r Reader) RecentLadderMatches(ctx context.Context, game string, limit int) ([]LadderMatch, error) {
+	list, err := ladderMatches(ctx, r.q, `WHERE game = ? AND state != 'pending' ORDER BY settled_at DESC, seq DESC LIMIT `+strconv.Itoa(limit), game)
 	if err != nil {
 		return nil, fmt.Errorf("list recent %s ladder matches: %w", game, err)
 	}
@@ -827,8 +924,14 @@ func (s *Store) RecentLadderMatches(ctx context.Context, game string, limit int)
 
 // CountLadderMatches counts a game's ladder matches in a state.
 func (s *Store) CountLadderMatches(ctx context.Context, game, state string) (int, error) {
+	return s.read().CountLadderMatches(ctx, game, state)
+}
+
+// CountLadderMatches counts a game's ladder matches in a state, as
+// Store.CountLadderMatches does.
+func (r Reader) CountLadderMatches(ctx context.Context, game, state string) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_matches WHERE game = ? AND state = ?`, game, state).Scan(&n); err != nil {
+	if err := r.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM ladder_matches WHERE game = ? AND state = ?`, game, state).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count %s ladder matches: %w", game, err)
 	}
 	return n, nil

@@ -305,7 +305,12 @@ func scan(row interface{ Scan(...any) error }) (Match, error) {
 
 // Get returns one match.
 func (s *Store) Get(ctx context.Context, id string) (Match, error) {
-	m, err := scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM matches WHERE id = ?`, id))
+	return s.read().Get(ctx, id)
+}
+
+// Get returns one match, as Store.Get does.
+func (r Reader) Get(ctx context.Context, id string) (Match, error) {
+	m, err := scan(r.q.QueryRowContext(ctx, `SELECT `+columns+` FROM matches WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Match{}, ErrNotFound
 	}
