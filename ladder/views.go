@@ -22,7 +22,8 @@ type Summary struct {
 	Running bool `json:"running"`
 }
 
-// Summaries lists every game's ladder.
+// Summaries lists every game's ladder; its counts are one statement's
+// (store.LadderGames), which reads one state of the store.
 func (l *Ladder) Summaries(ctx context.Context) ([]Summary, error) {
 	listed, active, err := l.deps.Store.LadderGames(ctx)
 	if err != nil {
@@ -93,12 +94,23 @@ func faultRate(st store.EntryStats) FaultRate {
 				r.Latest, seq = f.Latest, f.LatestSeq
 			}
 		}
-		if st.Matches > 0 {
-			r.Percent = 100 * float64(r.N) / float64(st.Matches)
-		}
+		r.Percent = percent(r.N, st.Matches)
 		return r
 	}
 	return FaultRate{Timeout: kind(faultKinds["timeout"]), Crash: kind(faultKinds["crash"]), BadOutput: kind(faultKinds["bad_output"])}
+}
+
+// percent is n matches' share of all, in percent (0 of none). A fault is
+// counted only in a rated match, which all counts too, and a page reads
+// both in one snapshot (store.Snapshot), so n ≤ all; the rate is clamped
+// at 100% all the same, as a guard: should counts ever be read apart
+// again, a person is still never shown a bot faulting in more matches
+// than it played (issue #60's "crash 107%").
+func percent(n, all int) float64 {
+	if all <= 0 {
+		return 0
+	}
+	return min(100, 100*float64(n)/float64(all))
 }
 
 // Planned is a ladder match waiting or playing, with why it was made.
@@ -150,18 +162,37 @@ type Board struct {
 
 // Leaderboard is a game's board: the listed entries ranked by their
 // conservative rating, the matches in flight with why they were made, and
-// the latest settled ones.
+// the latest settled ones. It is read in one snapshot, so that its figures
+// agree (a match settled meanwhile is on the board whole or not at all).
 func (l *Ladder) Leaderboard(ctx context.Context, game string) (Board, error) {
 	g, err := l.game(game)
 	if err != nil {
 		return Board{}, err
 	}
 	game = g.Name()
-	all, err := l.deps.Store.Entries(ctx, game)
-	if err != nil {
-		return Board{}, err
-	}
-	stats, err := l.deps.Store.LadderStats(ctx, game)
+	var (
+		all             []store.Entry
+		stats           map[int64]store.EntryStats
+		pending, recent []store.LadderMatch
+		rated           int
+	)
+	err = l.deps.Store.Snapshot(ctx, func(r store.Reader) error {
+		var err error
+		if all, err = r.Entries(ctx, game); err != nil {
+			return err
+		}
+		if stats, err = r.LadderStats(ctx, game); err != nil {
+			return err
+		}
+		if pending, err = r.LadderMatches(ctx, game, store.LadderPending); err != nil {
+			return err
+		}
+		if recent, err = r.RecentLadderMatches(ctx, game, 12); err != nil {
+			return err
+		}
+		rated, err = r.CountLadderMatches(ctx, game, store.LadderRated)
+		return err
+	})
 	if err != nil {
 		return Board{}, err
 	}
@@ -187,10 +218,6 @@ func (l *Ladder) Leaderboard(ctx context.Context, game string) (Board, error) {
 	default:
 		b.Running = true
 	}
-	pending, err := l.deps.Store.LadderMatches(ctx, game, store.LadderPending)
-	if err != nil {
-		return Board{}, err
-	}
 	for _, lm := range pending {
 		p := Planned{MatchID: lm.MatchID, Map: lm.Map, Reason: lm.Note, Entries: []string{}}
 		for _, s := range lm.Seats {
@@ -198,16 +225,10 @@ func (l *Ladder) Leaderboard(ctx context.Context, game string) (Board, error) {
 		}
 		b.Upcoming = append(b.Upcoming, p)
 	}
-	recent, err := l.deps.Store.RecentLadderMatches(ctx, game, 12)
-	if err != nil {
-		return Board{}, err
-	}
 	for _, lm := range recent {
 		b.Recent = append(b.Recent, played(lm, names))
 	}
-	if b.Rated, err = l.deps.Store.CountLadderMatches(ctx, game, store.LadderRated); err != nil {
-		return Board{}, err
-	}
+	b.Rated = rated
 	return b, nil
 }
 
@@ -308,16 +329,32 @@ type VersionRef struct {
 }
 
 // EntryPage is an entry's page, with up to recent of its latest matches.
-func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent int) (Page, error) {
-	e, err := l.Entry(ctx, game, id)
+// It is read in one snapshot, as a board is (Leaderboard).
+func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent int) (p Page, err error) {
+	if _, err := l.game(game); err != nil {
+		return Page{}, err
+	}
+	err = l.deps.Store.Snapshot(ctx, func(r store.Reader) error {
+		e, err := r.Entry(ctx, id)
+		if err == nil && e.Game != game {
+			err = ErrNoEntry
+		}
+		if err != nil {
+			return err
+		}
+		p, err = l.entryPage(ctx, r, e, recent)
+		return err
+	})
+	return p, err
+}
+
+// entryPage is e's page, read through r.
+func (l *Ladder) entryPage(ctx context.Context, r store.Reader, e store.Entry, recent int) (Page, error) {
+	all, err := r.Entries(ctx, e.Game)
 	if err != nil {
 		return Page{}, err
 	}
-	all, err := l.deps.Store.Entries(ctx, e.Game)
-	if err != nil {
-		return Page{}, err
-	}
-	stats, err := l.deps.Store.LadderStats(ctx, e.Game)
+	stats, err := r.LadderStats(ctx, e.Game)
 	if err != nil {
 		return Page{}, err
 	}
@@ -340,7 +377,7 @@ func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent in
 			p.Rank = s.Rank
 		}
 	}
-	matches, err := l.deps.Store.EntryMatches(ctx, e.ID, 0)
+	matches, err := r.EntryMatches(ctx, e.ID, 0)
 	if err != nil {
 		return Page{}, err
 	}
@@ -397,7 +434,7 @@ func (l *Ladder) EntryPage(ctx context.Context, game string, id int64, recent in
 	}
 	st := stats[e.ID]
 	for status, f := range st.Faults {
-		p.Faults = append(p.Faults, FaultDetail{Status: status, N: f.N, Percent: 100 * float64(f.N) / float64(max(1, st.Matches)), Latest: f.Latest, Reason: l.faultReason(ctx, f.Latest, e.ID)})
+		p.Faults = append(p.Faults, FaultDetail{Status: status, N: f.N, Percent: percent(f.N, st.Matches), Latest: f.Latest, Reason: faultReason(ctx, r, f.Latest, e.ID)})
 	}
 	slices.SortFunc(p.Faults, func(a, b FaultDetail) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Status, b.Status)) })
 	return p, nil
@@ -413,18 +450,25 @@ func seatOf(lm store.LadderMatch, entry int64) store.LadderSeat {
 }
 
 // Entrants names the entries that play a ladder match, by seat; ok is
-// false for a match the ladder did not make.
+// false for a match the ladder did not make. The match and its entries
+// are read in one snapshot.
 func (l *Ladder) Entrants(ctx context.Context, matchID string) (entrants []Entrant, ok bool) {
-	lm, err := l.deps.Store.LadderMatchOf(ctx, matchID)
+	err := l.deps.Store.Snapshot(ctx, func(r store.Reader) error {
+		lm, err := r.LadderMatchOf(ctx, matchID)
+		if err != nil {
+			return err
+		}
+		for _, s := range lm.Seats {
+			en := Entrant{EntryID: s.EntryID}
+			if e, err := r.Entry(ctx, s.EntryID); err == nil {
+				en.Name = entryName(e)
+			}
+			entrants = append(entrants, en)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, false
-	}
-	for _, s := range lm.Seats {
-		en := Entrant{EntryID: s.EntryID}
-		if e, err := l.deps.Store.Entry(ctx, s.EntryID); err == nil {
-			en.Name = entryName(e)
-		}
-		entrants = append(entrants, en)
 	}
 	return entrants, true
 }
@@ -436,12 +480,12 @@ type Entrant struct {
 }
 
 // faultReason is the fault detail of the entry's bot in a match, from
-// its stored result ("" when there is none).
-func (l *Ladder) faultReason(ctx context.Context, matchID string, entry int64) string {
+// its stored result read through r ("" when there is none).
+func faultReason(ctx context.Context, r store.Reader, matchID string, entry int64) string {
 	if matchID == "" {
 		return ""
 	}
-	lm, err := l.deps.Store.LadderMatchOf(ctx, matchID)
+	lm, err := r.LadderMatchOf(ctx, matchID)
 	if err != nil {
 		return ""
 	}
@@ -451,7 +495,7 @@ func (l *Ladder) faultReason(ctx context.Context, matchID string, entry int64) s
 			seat = s.Seat
 		}
 	}
-	m, err := l.deps.Store.Get(ctx, matchID)
+	m, err := r.Get(ctx, matchID)
 	if err != nil || seat < 0 || len(m.Result) == 0 {
 		return ""
 	}
