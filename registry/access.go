@@ -199,29 +199,29 @@ func forgetController(id string) {
 	controllersMu.Unlock()
 }
 
-// errorStatus maps an error's class (package errs) to a registry error:
-// its status and OCI error code. The spec has no code for a conflict or
-// for input that is wrong but no manifest's (a bad manifest says its own
-// code, badManifest): those are UNSUPPORTED. An error of no class is the
-// platform's failure.
+// ociCode is the distribution spec's error code of each class (package
+// errs); the status is the class's (errs.HTTPStatus). The spec has no
+// code for a conflict or for input that is wrong but no manifest's (a
+// bad manifest says its own code, badManifest): those are UNSUPPORTED.
+var ociCode = map[error]string{
+	errs.ErrUnauthenticated: "UNAUTHORIZED",
+	errs.ErrDenied:          "DENIED",
+	errs.ErrNotFound:        "NAME_UNKNOWN",
+	errs.ErrInvalid:         "UNSUPPORTED",
+	errs.ErrConflict:        "UNSUPPORTED",
+	errs.ErrUnavailable:     "UNAVAILABLE",
+	errs.ErrTooMany:         "TOOMANYREQUESTS",
+}
+
+// errorStatus is the registry error of err: its class's status and OCI
+// error code. An error of no class is the platform's failure (500,
+// UNKNOWN).
 func errorStatus(err error) (int, string) {
-	switch errs.Class(err) {
-	case errs.ErrUnauthenticated:
-		return http.StatusUnauthorized, "UNAUTHORIZED"
-	case errs.ErrDenied:
-		return http.StatusForbidden, "DENIED"
-	case errs.ErrNotFound:
-		return http.StatusNotFound, "NAME_UNKNOWN"
-	case errs.ErrInvalid:
-		return http.StatusBadRequest, "UNSUPPORTED"
-	case errs.ErrConflict:
-		return http.StatusConflict, "UNSUPPORTED"
-	case errs.ErrUnavailable:
-		return http.StatusServiceUnavailable, "UNAVAILABLE"
-	case errs.ErrTooMany:
-		return http.StatusTooManyRequests, "TOOMANYREQUESTS"
+	code, ok := ociCode[errs.Class(err)]
+	if !ok {
+		code = "UNKNOWN"
 	}
-	return http.StatusInternalServerError, "UNKNOWN"
+	return errs.HTTPStatus(err), code
 }
 
 // MayPush says whether an account may push to a repository (its own or

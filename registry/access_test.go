@@ -1,8 +1,12 @@
 package registry
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/distribution/distribution/v3/registry/auth"
 
@@ -81,5 +85,28 @@ func TestIdentify(t *testing.T) {
 	req.SetBasicAuth(PlatformUser, "s3cret")
 	if c, err := r.identify(req); err != nil || !c.platform {
 		t.Errorf("the platform: %+v %v", c, err)
+	}
+}
+
+// A refusal's status and OCI code are its class's (errorStatus).
+func TestErrorStatus(t *testing.T) {
+	for _, tt := range []struct {
+		give   error
+		status int
+		code   string
+	}{
+		{errs.Errorf(errs.ErrUnauthenticated, "sign in"), http.StatusUnauthorized, "UNAUTHORIZED"},
+		{errs.Errorf(errs.ErrDenied, "not yours"), http.StatusForbidden, "DENIED"},
+		{errs.Errorf(errs.ErrNotFound, "no such repository"), http.StatusNotFound, "NAME_UNKNOWN"},
+		{errs.Errorf(errs.ErrInvalid, "bad name"), http.StatusBadRequest, "UNSUPPORTED"},
+		{errs.Errorf(errs.ErrConflict, "taken"), http.StatusConflict, "UNSUPPORTED"},
+		{errs.Errorf(errs.ErrUnavailable, "shutting down"), http.StatusServiceUnavailable, "UNAVAILABLE"},
+		{errs.TooMany(errors.New("over the quota"), time.Minute), http.StatusTooManyRequests, "TOOMANYREQUESTS"},
+		{fmt.Errorf("push: %w", errs.Errorf(errs.ErrDenied, "not yours")), http.StatusForbidden, "DENIED"},
+		{errors.New("the disk broke"), http.StatusInternalServerError, "UNKNOWN"},
+	} {
+		if status, code := errorStatus(tt.give); status != tt.status || code != tt.code {
+			t.Errorf("%v: %d %s, want %d %s", tt.give, status, code, tt.status, tt.code)
+		}
 	}
 }

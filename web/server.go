@@ -328,7 +328,8 @@ func (s *Server) routes() *echo.Echo {
 
 // apiError is an error with its HTTP status, for the central handler:
 // only for answers that are purely HTTP (415, 413, 501). Every other
-// refusal is an error of a class (package errs), which handleError maps.
+// refusal is an error of a class (package errs), which handleError
+// answers with its class's status (errs.HTTPStatus).
 type apiError struct {
 	status int
 	msg    string
@@ -348,22 +349,11 @@ func notFound(format string, a ...any) error {
 	return errs.Errorf(errs.ErrNotFound, format, a...)
 }
 
-// classStatus is the status of each class of error (package errs).
-var classStatus = map[error]int{
-	errs.ErrNotFound:        http.StatusNotFound,
-	errs.ErrInvalid:         http.StatusBadRequest,
-	errs.ErrConflict:        http.StatusConflict,
-	errs.ErrUnauthenticated: http.StatusUnauthorized,
-	errs.ErrDenied:          http.StatusForbidden,
-	errs.ErrUnavailable:     http.StatusServiceUnavailable,
-	errs.ErrTooMany:         http.StatusTooManyRequests,
-}
-
 // handleError is the one place where errors become HTTP responses:
 // {"error": "..."} with a 4xx for the caller's mistakes and a 5xx for the
-// platform's. The status is the error's class's (errs.Class), with a
-// Retry-After when an error of too many says how long to wait; an error
-// of no class is a 500.
+// platform's. The status is the error's class's (errs.HTTPStatus), with
+// a Retry-After when an error of too many says how long to wait; an
+// error of no class is a 500.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -381,9 +371,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 			msg = fmt.Sprintf("request body is larger than %d bytes", s.cfg.MaxBodyBytes)
 		}
 	default:
-		if st, ok := classStatus[errs.Class(err)]; ok {
-			status = st
-		}
+		status = errs.HTTPStatus(err)
 		if d := errs.RetryAfter(err); d > 0 && status == http.StatusTooManyRequests {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 		}

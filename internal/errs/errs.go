@@ -1,7 +1,8 @@
 // Package errs is Arena's one error scheme: a few classes of error, by
 // what the caller does about one. A package marks its errors with a
-// class; the edges (the web API, the registry) turn the class into an
-// answer. Nothing else maps errors to statuses.
+// class; the edges (the web API, the registry) answer by the class's
+// status, HTTPStatus, the one map from a class to a status. Nothing else
+// maps errors to statuses.
 //
 // The classes, and when to use each:
 //
