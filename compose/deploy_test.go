@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // The deploy files are valid compose files and say what docs/deploy.md

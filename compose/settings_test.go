@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // Every setting .env.example offers reaches the container: docker

@@ -22,7 +22,7 @@ import (
 	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/engine/snake"
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"

@@ -15,8 +15,8 @@ import (
 	"arena/dispatch/trust"
 	"arena/engine"
 	"arena/engine/snake"
-	"arena/internal/natstest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/natstest"
+	"arena/internal/testsupport/poll"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"
 )

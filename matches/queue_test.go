@@ -15,7 +15,7 @@ import (
 	"arena/engine"
 	"arena/engine/tanks"
 	"arena/internal/errs"
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"

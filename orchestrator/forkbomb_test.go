@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"arena/engine"
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/matches"
 )
 

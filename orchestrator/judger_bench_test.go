@@ -9,13 +9,13 @@ import (
 
 	"arena/engine"
 	"arena/framing"
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/judger"
 	"arena/matches"
 )
 
 // relay is a built-in game of the shape of the judger's benchmark logic
-// (internal/testbots/relaylogic): each round one seat, in turn, is sent
+// (internal/testsupport/testbots/relaylogic): each round one seat, in turn, is sent
 // "go\n" and answers, length-prefixed; {"rounds": N} rounds (100 by
 // default), then a draw. It is the baseline a logic game's round is
 // measured against: the same bots, the same exchanges, no logic.

@@ -9,7 +9,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/pacman"
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/matches"
 )
 

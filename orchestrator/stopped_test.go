@@ -9,7 +9,7 @@ import (
 
 	"arena/engine"
 	"arena/engine/tanks"
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/matches"
 	"arena/orchestrator"
 )

@@ -11,7 +11,7 @@ import (
 	"arena/engine/snake"
 	"arena/engine/tanks"
 	"arena/internal/errs"
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"

@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"arena/accounts"
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/internal/errs"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/docker/docker/client"
 	"go.uber.org/zap"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/sandbox"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/sandbox"
 )
 

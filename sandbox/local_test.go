@@ -14,8 +14,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/sandbox"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 )
 
 // A Snapshot's reads all see one state of the store, though a match is

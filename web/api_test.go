@@ -27,7 +27,7 @@ import (
 	"arena/accounts"
 	"arena/engine"
 	"arena/engine/tanks"
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/matches"
 	"arena/orchestrator"
 	"arena/orchestrator/fake"

@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/platform"
 	"arena/sourcebuild"
 )

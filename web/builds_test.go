@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/platform"
 	"arena/sourcebuild"
 )

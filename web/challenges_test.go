@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"arena/contest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/orchestrator/fake"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 )
 
 // A contest through the API, with the server's queue and its runner: staff

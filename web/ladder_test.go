@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/ladder"
 	"arena/ladder/skill"
 	"arena/orchestrator/fake"

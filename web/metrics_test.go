@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 )
 
 // scrape reads GET /metrics with the headers given (name, value pairs).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/judger"
 	"arena/orchestrator/fake"
 	"arena/platform"

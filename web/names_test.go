@@ -12,7 +12,7 @@ import (
 
 	"arena/accounts"
 	"arena/engine"
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/judger"
 	"arena/orchestrator/fake"
 	"arena/platform"

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
 	"arena/store"

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
 	"arena/store"

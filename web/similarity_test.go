@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 	"arena/orchestrator/fake"
 	"arena/platform"
 )

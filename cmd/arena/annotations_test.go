@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/matches"
 )
 

@@ -19,8 +19,8 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"arena/backup"
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 )
 
 // A backup taken while a ladder plays, restored into a new data folder:

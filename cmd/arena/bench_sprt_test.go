@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // Bad --sprt arguments are usage errors that name the problem, before

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 )
 
 func readCSV(t *testing.T, path string) [][]string {

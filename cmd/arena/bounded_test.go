@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/matches"
 	"arena/orchestrator"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // The platform image is built from the folders .dockerignore lets in:

@@ -10,7 +10,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 	"arena/sandbox"
 	"arena/sandbox/probe"
 )

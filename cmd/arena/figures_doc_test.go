@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // figure is a measured quantity as the docs write one: a number and a

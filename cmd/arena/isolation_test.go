@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/matches"
 )
 

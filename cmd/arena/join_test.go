@@ -15,7 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // Joining a worker is one command on each side: arena join-token on the

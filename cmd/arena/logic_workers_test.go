@@ -20,8 +20,8 @@ import (
 
 	"arena/dispatch"
 	"arena/dispatch/trust"
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/matches"
 	"arena/orchestrator"
 )

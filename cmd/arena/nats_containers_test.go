@@ -17,8 +17,8 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"arena/dispatch"
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/sandbox"
 )
 

@@ -27,8 +27,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"arena/dispatch/trust"
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 )
 
 // overlapStop bounds how long a match's containers may outlive its end

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // The page for bot authors, in a real browser: the bot fields follow the

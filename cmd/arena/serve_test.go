@@ -24,8 +24,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/docker/docker/client"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/sandbox"
 )
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"arena/internal/dockertest"
+	"arena/internal/testsupport/dockertest"
 )
 
 // envName is an environment variable of Arena's; streams are NATS
@@ -38,7 +38,7 @@ func TestSettingsAreReadOnlyFromTheTable(t *testing.T) {
 			switch rel {
 			// Another module; the test bots; what a bot runs (its own
 			// environment, ARENA_BOT_ID, is not a setting).
-			case "botkits", "internal/testbots", "sandbox/probe", ".git", "build":
+			case "botkits", "internal/testsupport/testbots", "sandbox/probe", ".git", "build":
 				return filepath.SkipDir
 			}
 			return nil

@@ -15,8 +15,8 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 	"arena/sandbox"
 )
 

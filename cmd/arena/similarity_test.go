@@ -12,8 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 )
 
 // Staff look for copied bots in Chromium. Alice builds a Python bot from

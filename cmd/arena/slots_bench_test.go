@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 )
 
 // BenchmarkSlotsFollowTheHost plays 24 Tanks matches of two bots that

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/poll"
+	"arena/internal/testsupport/poll"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader.

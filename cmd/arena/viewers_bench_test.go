@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"arena/internal/dockertest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/dockertest"
+	"arena/internal/testsupport/poll"
 )
 
 // BenchmarkThousandViewers watches one live match from 1,000 viewers of

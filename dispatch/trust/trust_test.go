@@ -17,8 +17,8 @@ import (
 
 	"arena/dispatch/natsd"
 	"arena/dispatch/trust"
-	"arena/internal/natstest"
-	"arena/internal/poll"
+	"arena/internal/testsupport/natstest"
+	"arena/internal/testsupport/poll"
 )
 
 func waitFor(t *testing.T, what string, ok func() bool) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"arena/engine"
-	"arena/internal/golden"
+	"arena/internal/testsupport/golden"
 )
 
 // towards is the first move of a shortest path from `from` to the nearest

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"arena/engine"
-	"arena/internal/golden"
+	"arena/internal/testsupport/golden"
 )
 
 // stateLine is what a scripted bot reads of its state line.

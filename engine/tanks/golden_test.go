@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"arena/engine"
-	"arena/internal/golden"
+	"arena/internal/testsupport/golden"
 )
 
 // scriptedAnswer is a deterministic stand-in for a bot: a mix of moves,

@@ -3,7 +3,7 @@
 // socket is in reach. Two programs run it in a container under the
 // policy: the arena binary (`arena doctor` starts it with
 // sandbox.ProbeCommand and checks the report) and the hostile test bot
-// (internal/testbots/tankbot, mode "probe"). It uses the standard library
+// (internal/testsupport/testbots/tankbot, mode "probe"). It uses the standard library
 // only, so a bot's static binary links nothing else of Arena.
 package probe
 

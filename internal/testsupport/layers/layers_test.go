@@ -72,3 +72,28 @@ func TestThePlatformKnowsNothingOfHTTP(t *testing.T) {
 		}
 	}
 }
+
+// No production code imports the tests' support (internal/testsupport):
+// only tests, and the support itself, do.
+func TestProductionImportsNoTestSupport(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "arena/...").Output()
+	if err != nil {
+		t.Fatalf("go list arena/...: %v", err)
+	}
+	const support = "arena/internal/testsupport/"
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 30 {
+		t.Fatalf("go list found only %d packages", len(lines))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		if strings.HasPrefix(fields[0], support) {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, support) {
+				t.Errorf("%s imports %s: test support is for tests only", fields[0], imp)
+			}
+		}
+	}
+}

@@ -56,7 +56,7 @@ func Client(t testing.TB) *client.Client {
 // Root is the repository's root directory.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 var (
@@ -180,7 +180,7 @@ func ScratchDockerfile(args ...string) string {
 }
 
 // RelayImages builds the judger's measuring pair: relaylogic, the
-// smallest Saiblo logic (internal/testbots/relaylogic), as
+// smallest Saiblo logic (internal/testsupport/testbots/relaylogic), as
 // arena-test/relaylogic, and relaybot, a bot that answers each line at
 // once, as arena-test/relaybot.
 func RelayImages(t testing.TB, cli *client.Client) (logic, bot string) {
@@ -247,20 +247,20 @@ func Standins(t testing.TB) {
 
 var testBotOnce sync.Map // tag → struct{}
 
-// TestBot builds the Tanks test bot (internal/testbots/tankbot) in the
+// TestBot builds the Tanks test bot (internal/testsupport/testbots/tankbot) in the
 // given mode, e.g. "delay=150ms", as arena-test/tankbot:<mode>.
 func TestBot(t testing.TB, cli *client.Client, mode string) string {
 	return testBot(t, cli, "tankbot", mode)
 }
 
-// PacBot builds the Pac-Man test bot (internal/testbots/pacbot) in the
+// PacBot builds the Pac-Man test bot (internal/testsupport/testbots/pacbot) in the
 // given mode, as arena-test/pacbot:<mode>.
 func PacBot(t testing.TB, cli *client.Client, mode string) string {
 	return testBot(t, cli, "pacbot", mode)
 }
 
 // SnakeBot builds the Snake test bot that circles a loop
-// (internal/testbots/snakebot) as arena-test/snakebot.
+// (internal/testsupport/testbots/snakebot) as arena-test/snakebot.
 func SnakeBot(t testing.TB, cli *client.Client) string {
 	return testBot(t, cli, "snakebot", "")
 }

@@ -1,5 +1,5 @@
 // Package testwaits checks that the tests wait for a condition through
-// internal/poll alone (docs/tests.md): no loop of a test sleeps, and a
+// internal/testsupport/poll alone (docs/tests.md): no loop of a test sleeps, and a
 // test sleeps only where a comment says why, starting with Marker.
 package testwaits
 
@@ -42,7 +42,7 @@ func root(t *testing.T) string {
 	}
 }
 
-// testFiles lists the module's test files, but internal/poll's (the one
+// testFiles lists the module's test files, but internal/testsupport/poll's (the one
 // loop that sleeps) and those of other modules (a folder of its own
 // go.mod) or of testdata.
 func testFiles(t *testing.T, root string) []string {
@@ -56,7 +56,7 @@ func testFiles(t *testing.T, root string) []string {
 			name := d.Name()
 			if path != root {
 				if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules" ||
-					path == filepath.Join(root, "internal", "poll") {
+					path == filepath.Join(root, "internal", "testsupport", "poll") {
 					return filepath.SkipDir
 				}
 				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
