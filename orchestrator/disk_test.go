@@ -30,7 +30,7 @@ import (
 // is one of the bounded ones.
 func TestWritingEverywhereReachesNoDisk(t *testing.T) {
 	cli := dockertest.Client(t)
-	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testsupport/testbots/tankbot")
 	img := dockertest.Build(t, cli, "arena-test/tankbot:fill-everywhere-volume",
 		"FROM scratch\nCOPY bot /bot\nUSER 65534:65534\nVOLUME /data\nENTRYPOINT [\"/bot\"]\nCMD [\"fill-everywhere-at=1\"]\n",
 		map[string]string{"bot": "@" + bin})

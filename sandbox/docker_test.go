@@ -214,7 +214,7 @@ func TestTheMemoryLimitOfASpec(t *testing.T) {
 func TestRootImagesGetDistinctUnprivilegedUIDs(t *testing.T) {
 	cli := dockertest.Client(t)
 	d := newDocker(t, cli)
-	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testsupport/testbots/tankbot")
 	tag := dockertest.Build(t, cli, "arena-test/tankbot-root:probe", "FROM scratch\nCOPY bot /bot\nENTRYPOINT [\"/bot\", \"probe\"]\n", map[string]string{"bot": "@" + bin})
 	uids := map[int]bool{}
 	for i := 0; i < 2; i++ {

@@ -68,7 +68,7 @@ func startLocal(t *testing.T, l *sandbox.Local, mode string) *sandbox.Process {
 // filled in).
 func startLocalSpec(t *testing.T, l *sandbox.Local, mode string, spec sandbox.Spec) *sandbox.Process {
 	t.Helper()
-	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testsupport/testbots/tankbot")
 	img, err := l.Image("exec:" + bin + " " + mode)
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func TestRunMissingImage(t *testing.T) {
 func TestRunLocalBot(t *testing.T) {
 	cli := dockertest.Client(t)
 	hunter := dockertest.ExampleBots(t, cli)[1]
-	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	bin := dockertest.GoBinary(t, dockertest.Root(), "./internal/testsupport/testbots/tankbot")
 	local := "exec:" + bin + " delay=1ms"
 	code, stdout, stderr := arena(t, "run", "--json", local, hunter)
 	if code != exitOK {

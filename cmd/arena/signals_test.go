@@ -66,7 +66,7 @@ func startLongMatch(t *testing.T, cli *client.Client, bin string) (*exec.Cmd, *b
 func TestKilledRunIsLeftToTheCleaningCommands(t *testing.T) {
 	cli := dockertest.Client(t)
 	bin := arenaBinary(t)
-	tankbot := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	tankbot := dockertest.GoBinary(t, dockertest.Root(), "./internal/testsupport/testbots/tankbot")
 	replay := filepath.Join(t.TempDir(), "m.json")
 	local := "exec:" + tankbot
 	if out, err := exec.Command(bin, "run", "--settings", `{"zone_radius":2}`, "--replay", replay, local, local).CombinedOutput(); err != nil {
@@ -226,7 +226,7 @@ func TestKilledRunLeavesNoLocalBot(t *testing.T) {
 	dockertest.Client(t) // arena cleanup reaches the engine too
 	bin := arenaBinary(t)
 	// A copy of the test bot of its own, to find its processes by.
-	src := dockertest.GoBinary(t, dockertest.Root(), "./internal/testbots/tankbot")
+	src := dockertest.GoBinary(t, dockertest.Root(), "./internal/testsupport/testbots/tankbot")
 	bot := filepath.Join(t.TempDir(), "spawner")
 	data, err := os.ReadFile(src)
 	if err != nil {

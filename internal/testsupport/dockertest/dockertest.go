@@ -185,9 +185,9 @@ func ScratchDockerfile(args ...string) string {
 // once, as arena-test/relaybot.
 func RelayImages(t testing.TB, cli *client.Client) (logic, bot string) {
 	t.Helper()
-	logicBin := GoBinary(t, Root(), "./internal/testbots/relaylogic")
+	logicBin := GoBinary(t, Root(), "./internal/testsupport/testbots/relaylogic")
 	logic = Build(t, cli, "arena-test/relaylogic", ScratchDockerfile()+"LABEL io.arena.logic=saiblo io.arena.players=2\n", map[string]string{"bot": "@" + logicBin})
-	botBin := GoBinary(t, Root(), "./internal/testbots/relaybot")
+	botBin := GoBinary(t, Root(), "./internal/testsupport/testbots/relaybot")
 	bot = Build(t, cli, "arena-test/relaybot", ScratchDockerfile(), map[string]string{"bot": "@" + botBin})
 	return logic, bot
 }
@@ -276,7 +276,7 @@ func testBot(t testing.TB, cli *client.Client, program, mode string) string {
 	if _, done := testBotOnce.Load(tag); done {
 		return tag
 	}
-	bin := GoBinary(t, Root(), "./internal/testbots/"+program)
+	bin := GoBinary(t, Root(), "./internal/testsupport/testbots/"+program)
 	Build(t, cli, tag, ScratchDockerfile(args...), map[string]string{"bot": "@" + bin})
 	testBotOnce.Store(tag, struct{}{})
 	return tag
