@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -30,8 +31,20 @@ type Builder interface {
 type BuildsConfig struct {
 	// MaxUpload bounds an upload's archive (default 16 MiB).
 	MaxUpload int64
-	// Queue bounds the builds waiting (default 16); one runs at a time.
+	// Queue bounds the builds waiting (default 16).
 	Queue int
+	// Parallel builds run at once, one per user (0: half the CPUs, at
+	// least 1). A kit whose image is assembled from the files (Python,
+	// JavaScript: no build step) takes no place: it is assembled at once.
+	Parallel int
+}
+
+// parallel is how many builds run at once.
+func (c BuildsConfig) parallel() int {
+	if c.Parallel > 0 {
+		return c.Parallel
+	}
+	return max(1, runtime.NumCPU()/2)
 }
 
 // Build is one build: its state (queued, building, pushed, failed), why
@@ -66,6 +79,8 @@ type builds struct {
 	// receiving are the owners whose upload is being read: each holds a
 	// place in the line until it is queued or refused.
 	receiving map[string]bool
+	// ctx is the builds' (Start to Shutdown); nil before Start.
+	ctx context.Context
 }
 
 // buildsKept is how many builds are remembered.
@@ -102,8 +117,9 @@ func (s *Platform) newBuilds() {
 	s.builds = &builds{all: map[string]*Build{}, logs: map[string]*boundedLog{}, line: make(chan func(context.Context), q), receiving: map[string]bool{}}
 }
 
-// runBuilds runs the builds, one at a time, until Shutdown, which stops
-// the one running; those waiting then fail, saying so.
+// runBuilds runs the builds, BuildsConfig.Parallel at once, until
+// Shutdown, which stops those running; those waiting then fail, saying
+// so.
 func (s *Platform) runBuilds() {
 	if s.builds == nil {
 		return
@@ -113,29 +129,37 @@ func (s *Platform) runBuilds() {
 		<-s.stopping
 		cancel()
 	}()
-	s.loops.Go(func() {
-		for {
-			select {
-			case <-ctx.Done():
-				for {
-					select {
-					case run := <-s.builds.line:
-						run(ctx)
-					default:
-						return
-					}
+	s.builds.ctx = ctx
+	for range s.cfg.Builds.parallel() {
+		s.loops.Go(func() { s.buildLine(ctx) })
+	}
+}
+
+// buildLine runs the builds of the line, one after another, until ctx
+// ends; then it fails those left.
+func (s *Platform) buildLine(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			for {
+				select {
+				case run := <-s.builds.line:
+					run(ctx)
+				default:
+					return
 				}
-			case run := <-s.builds.line:
-				run(ctx)
 			}
+		case run := <-s.builds.line:
+			run(ctx)
 		}
-	})
+	}
 }
 
 // HoldBuildPlace holds a place in the line for a user's upload while it
 // is read, refusing (429) a user whose build is not done yet, or whose
-// last upload is still being read, and a line without room.
-func (rs *Registry) HoldBuildPlace(user string) error {
+// last upload is still being read, and a line without room (unless the
+// upload names a kit with no build step, which waits in no line).
+func (rs *Registry) HoldBuildPlace(user, kit string) error {
 	s := rs.p
 	s.builds.mu.Lock()
 	defer s.builds.mu.Unlock()
@@ -146,6 +170,10 @@ func (rs *Registry) HoldBuildPlace(user string) error {
 	}
 	if s.builds.receiving[user] {
 		return errs.Errorf(errs.ErrTooMany, "your last upload is still being received: one at a time")
+	}
+	if k, err := sourcebuild.FindKit(kit, sourcebuild.Source{}); kit != "" && err == nil && k.Build == nil {
+		s.builds.receiving[user] = true
+		return nil
 	}
 	if len(s.builds.line)+len(s.builds.receiving) >= cap(s.builds.line) {
 		return errs.Errorf(errs.ErrTooMany, "too many builds are waiting: try again in a while")
@@ -329,8 +357,15 @@ func (rs *Registry) QueueBuild(p accounts.Principal, epoch int64, r BuildRequest
 		delete(s.builds.logs, s.builds.order[0])
 		s.builds.order = s.builds.order[1:]
 	}
+	run := func(ctx context.Context) { s.runBuild(ctx, rec, req, owner, log) }
+	if kit, err := sourcebuild.FindKit(req.Kit, src); err == nil && kit.Build == nil && s.builds.ctx != nil {
+		// Assembled from the files, with no build step: at once.
+		ctx := s.builds.ctx
+		s.loops.Go(func() { run(ctx) })
+		return *rec, nil
+	}
 	select {
-	case s.builds.line <- func(ctx context.Context) { s.runBuild(ctx, rec, req, owner, log) }:
+	case s.builds.line <- run:
 	default:
 		// Not so: the place held is the one taken (only uploads send to
 		// the line, each holding a place first).

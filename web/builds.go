@@ -52,7 +52,7 @@ func (s *Server) createBuild(c echo.Context) error {
 	}
 	// One at a time, and the line's room, before the body is read: a
 	// place is held while it is.
-	if err := s.svc.Registry.HoldBuildPlace(p.Name); err != nil {
+	if err := s.svc.Registry.HoldBuildPlace(p.Name, req.Kit); err != nil {
 		return err
 	}
 	queued := false

@@ -103,13 +103,14 @@ func uploadThrough(t *testing.T, ms *matrixServer, tok, repo string, body io.Rea
 
 // A second upload of a user whose build is queued or building, or
 // whose last upload is still being read, and an upload while the line
-// is full, are refused (429) before their body is read.
+// is full, are refused (429) before their body is read. (Uploads of a
+// kit with a build step, one build at a time: the line fills.)
 func TestBuildRefusedBeforeItsBodyIsRead(t *testing.T) {
 	g := newGatedBuilder()
-	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}, Builds: platform.BuildsConfig{Queue: 1}}),
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}, Builds: platform.BuildsConfig{Queue: 1, Parallel: 1}}),
 		withDeps(func(d *platform.Deps) { d.Builder = g }))
 	defer close(g.release)
-	good := zipped(t, map[string]string{"bot.py": "print()"})
+	good := zipped(t, map[string]string{"bot.cpp": "int main() {}"})
 	_, alice := ms.token(t, "alice")
 	_, bob := ms.token(t, "bob")
 	_, carol := ms.token(t, "carol")
@@ -179,7 +180,7 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 	} {
 		t.Run(c.what, func(t *testing.T) {
 			g := newGatedBuilder()
-			ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = g }))
+			ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), oneBuildAtATime, withDeps(func(d *platform.Deps) { d.Builder = g }))
 			released := false
 			release := func() {
 				if !released {
@@ -190,7 +191,7 @@ func TestBuildOwnerReadAfresh(t *testing.T) {
 			defer release()
 			_, alice := ms.token(t, "alice")
 			_, carol := ms.token(t, "carol")
-			good := zipped(t, map[string]string{"bot.py": "print()"})
+			good := zipped(t, map[string]string{"bot.cpp": "int main() {}"})
 			if c.queued {
 				// Alice's build runs; carol's waits behind it.
 				if status, v := uploadThrough(t, ms, alice, "alice/first", bytes.NewReader(good)); status != http.StatusAccepted {
@@ -280,4 +281,47 @@ func waitBuild(t *testing.T, ms *matrixServer, id string) map[string]any {
 		return nil
 	})
 	return v
+}
+
+// oneBuildAtATime builds uploads one at a time.
+func oneBuildAtATime(c *platform.Config, _ *platform.Deps) { c.Builds.Parallel = 1 }
+
+// ARENA_BUILDS builds run at once, one per user: two users' builds with a
+// build step run together while a third waits; an upload of a kit with
+// no build step (Python: the image is assembled from the files) waits in
+// no line, even behind a full one.
+func TestBuildsRunInParallel(t *testing.T) {
+	g := newGatedBuilder()
+	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006"}, Builds: platform.BuildsConfig{Queue: 1, Parallel: 2}}),
+		withDeps(func(d *platform.Deps) { d.Builder = g }))
+	defer close(g.release)
+	cpp := zipped(t, map[string]string{"bot.cpp": "int main() {}"})
+	ms.user(t, "erin")
+	var ids []string
+	for _, u := range []string{"alice", "bob", "carol"} {
+		_, tok := ms.token(t, u)
+		status, v := uploadThrough(t, ms, tok, u+"/one", bytes.NewReader(cpp))
+		if status != http.StatusAccepted {
+			t.Fatalf("%s's upload: %d %v", u, status, v)
+		}
+		ids = append(ids, v["id"].(string))
+	}
+	started := map[string]bool{g.waitStarted(t): true, g.waitStarted(t): true}
+	if !started[ids[0]] || !started[ids[1]] {
+		t.Errorf("builds started %v, want alice's and bob's %v", started, ids[:2])
+	}
+	// The line (of one) holds carol's: dave's C++ upload finds it full,
+	// erin's Python upload is assembled at once.
+	_, dave := ms.token(t, "dave")
+	if status, v := uploadThrough(t, ms, dave, "dave/one", bytes.NewReader(cpp)); status != http.StatusTooManyRequests {
+		t.Errorf("dave's upload to a full line: %d %v", status, v)
+	}
+	_, erin := ms.token(t, "erin")
+	status, v := uploadThrough(t, ms, erin, "erin/py&kit=python", bytes.NewReader(zipped(t, map[string]string{"bot.py": "print()"})))
+	if status != http.StatusAccepted {
+		t.Fatalf("erin's Python upload: %d %v", status, v)
+	}
+	if got := g.waitStarted(t); got != v["id"] {
+		t.Errorf("build %s started, want erin's %s, which waits in no line", got, v["id"])
+	}
 }

@@ -29,7 +29,7 @@ type fakeBuilder struct{ built []sourcebuild.Request }
 func (f *fakeBuilder) Build(_ context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
 	f.built = append(f.built, req)
 	fmt.Fprintln(log, "building", len(req.Source.Files), "files")
-	if !req.Source.Has("bot.py") {
+	if !req.Source.Has("bot.py") && !req.Source.Has("bot.cpp") {
 		fmt.Fprintln(log, "bot.py: no such file")
 		return nil, fmt.Errorf("%w: the build step exited with code 1 (see the log)", sourcebuild.ErrBuild)
 	}
