@@ -83,8 +83,17 @@ func (s Source) under(dir string) bool {
 // ErrArchive is the kind of every error about an upload's archive.
 var ErrArchive = errs.New(errs.ErrInvalid, "the archive is refused")
 
+// ErrFiles is the kind of every error about files given by name, not
+// in an archive (Check): a draft's, written in the page.
+var ErrFiles = errs.New(errs.ErrInvalid, "the files are refused")
+
 func refuse(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrArchive, fmt.Sprintf(format, args...))
+	return refuseAs(ErrArchive, format, args...)
+}
+
+// refuseAs is an error of kind (ErrArchive or ErrFiles) saying why.
+func refuseAs(kind error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", kind, fmt.Sprintf(format, args...))
 }
 
 // Read reads an upload: a zip or a gzipped tar (told by their first
@@ -120,16 +129,19 @@ func Read(data []byte, lim Limits) (Source, error) {
 }
 
 // entry checks one entry's name; "" for a folder's or the root's own.
-func entry(name string) (string, error) {
+func entry(name string) (string, error) { return entryAs(ErrArchive, name) }
+
+// entryAs is entry, its errors of kind.
+func entryAs(kind error, name string) (string, error) {
 	if strings.ContainsRune(name, 0) || strings.Contains(name, `\`) {
-		return "", refuse("entry %q: not a plain path", name)
+		return "", refuseAs(kind, "entry %q: not a plain path", name)
 	}
 	if strings.HasPrefix(name, "/") {
-		return "", refuse("entry %q: an absolute path", name)
+		return "", refuseAs(kind, "entry %q: an absolute path", name)
 	}
 	for _, part := range strings.Split(name, "/") {
 		if part == ".." {
-			return "", refuse("entry %q: a path that climbs out of the folder (..)", name)
+			return "", refuseAs(kind, "entry %q: a path that climbs out of the folder (..)", name)
 		}
 	}
 	clean := path.Clean(name)
@@ -145,6 +157,15 @@ type counter struct {
 	files int
 	bytes int64
 	seen  map[string]bool
+	// kind is its errors' (nil: ErrArchive).
+	kind error
+}
+
+func (c *counter) refuse(format string, args ...any) error {
+	if c.kind == nil {
+		return refuse(format, args...)
+	}
+	return refuseAs(c.kind, format, args...)
 }
 
 func (c *counter) add(name string, size int64) error {
@@ -153,13 +174,13 @@ func (c *counter) add(name string, size int64) error {
 	}
 	c.bytes += size
 	if size < 0 || c.bytes > c.lim.Bytes {
-		return refuse("more than %d bytes unpacked", c.lim.Bytes)
+		return c.refuse("more than %d bytes unpacked", c.lim.Bytes)
 	}
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
 	if c.seen[name] {
-		return refuse("entry %q: twice", name)
+		return c.refuse("entry %q: twice", name)
 	}
 	c.seen[name] = true
 	return nil
@@ -169,9 +190,46 @@ func (c *counter) add(name string, size int64) error {
 func (c *counter) count(what string) error {
 	c.files++
 	if c.files > c.lim.Files {
-		return refuse("more than %d %s", c.lim.Files, what)
+		return c.refuse("more than %d %s", c.lim.Files, what)
 	}
 	return nil
+}
+
+// Check checks files given by name (a draft's, written in the page) as
+// Read checks an archive's entries: each name a clean relative path
+// (none absolute, none that climbs out with .., no NUL or backslash),
+// none twice once cleaned, none empty, none both a file and another's
+// folder, and no more files or bytes than the limits. (Files given by
+// name are regular files: there is no link to refuse.) It returns the
+// files under their clean names, sorted; its errors are of ErrFiles.
+func Check(src Source, lim Limits) (Source, error) {
+	if len(src.Files) == 0 {
+		return Source{}, refuseAs(ErrFiles, "there is no file")
+	}
+	c := &counter{lim: lim, kind: ErrFiles}
+	files := make([]File, 0, len(src.Files))
+	for _, f := range src.Files {
+		name, err := entryAs(ErrFiles, f.Name)
+		if err != nil {
+			return Source{}, err
+		}
+		if name == "" || strings.HasSuffix(f.Name, "/") {
+			return Source{}, refuseAs(ErrFiles, "entry %q: a file without a name", f.Name)
+		}
+		if err := c.add(name, int64(len(f.Data))); err != nil {
+			return Source{}, err
+		}
+		files = append(files, File{Name: name, Data: f.Data, Exec: f.Exec})
+	}
+	for _, f := range files {
+		for dir := path.Dir(f.Name); dir != "."; dir = path.Dir(dir) {
+			if c.seen[dir] {
+				return Source{}, refuseAs(ErrFiles, "entry %q: %s is a file, not a folder", f.Name, dir)
+			}
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return Source{Files: files}, nil
 }
 
 // readAll reads an entry's data, at most size bytes as it declared.

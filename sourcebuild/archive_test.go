@@ -5,8 +5,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"strings"
 	"testing"
+
+	"arena/internal/errs"
 )
 
 type entryOf struct {
@@ -92,6 +95,49 @@ func TestRead(t *testing.T) {
 		}
 		if _, err := Read(c.data, lim); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// Files given by name (a draft's) are checked as an archive's entries
+// are, by the same checks: a name that climbs out, an absolute one, one
+// twice, a file that is another's folder, too many files or bytes: each
+// refused, naming the entry, as invalid input of ErrFiles. Good names are
+// cleaned and sorted.
+func TestCheck(t *testing.T) {
+	files := func(names ...string) Source {
+		var s Source
+		for _, n := range names {
+			s.Files = append(s.Files, File{Name: n, Data: []byte("x = 1")})
+		}
+		return s
+	}
+	s, err := Check(files("lib/x.py", "./bot.py"), DefaultLimits)
+	if err != nil || len(s.Files) != 2 || s.Files[0].Name != "bot.py" || s.Files[1].Name != "lib/x.py" {
+		t.Fatalf("good files: %+v %v", s.Files, err)
+	}
+	for name, c := range map[string]struct {
+		src  Source
+		want string
+	}{
+		"climbs out":      {files("bot.py", "../x"), `entry "../x": a path that climbs out of the folder (..)`},
+		"climbs out deep": {files("a/../../x"), "climbs out"},
+		"absolute":        {files("/etc/passwd"), `entry "/etc/passwd": an absolute path`},
+		"a backslash":     {files(`..\x`), "not a plain path"},
+		"twice":           {files("a", "./a"), `entry "a": twice`},
+		"no name":         {files("."), "a file without a name"},
+		"a folder":        {files("lib/"), "a file without a name"},
+		"file and folder": {files("lib", "lib/x.py"), `entry "lib/x.py": lib is a file, not a folder`},
+		"none":            {Source{}, "there is no file"},
+		"too many files":  {files("a", "b", "c"), "more than 2 files"},
+		"too many bytes":  {Source{Files: []File{{Name: "a", Data: make([]byte, 101)}}}, "more than 100 bytes"},
+	} {
+		_, err := Check(c.src, Limits{Files: 2, Bytes: 100})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrFiles) || !errs.IsInvalid(err) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "archive") {
+			t.Errorf("%s: %v speaks of an archive", name, err)
 		}
 	}
 }
