@@ -31,6 +31,7 @@ var migrations = []string{
 	14: sourcesPinnedSchema,
 	15: notificationsSchema,
 	16: untaggedSchema,
+	17: draftsSchema,
 }
 
 // SchemaVersion is the version a database has once opened.

@@ -173,9 +173,12 @@ func (s *Store) tags(ctx context.Context, where string, args ...any) ([]Tag, err
 type Usage struct {
 	Repositories, Tags int
 	// Bytes counts each manifest's image once, however many tags name it
-	// (layers shared between images are counted with each), and the
-	// uploads kept with the versions they built (sources.go).
+	// (layers shared between images are counted with each), the uploads
+	// kept with the versions they built (sources.go), and the drafts'
+	// saves (drafts.go).
 	Bytes int64
+	// Drafts is what the drafts' saves weigh, of Bytes.
+	Drafts int64
 }
 
 // Manifests pushed by digest with no tag (schema version 16): what an
@@ -261,23 +264,34 @@ func (s *Store) CollectedUntagged(ctx context.Context, before time.Time) error {
 
 // RegistryUsage is what an owner holds in the registry.
 func (s *Store) RegistryUsage(ctx context.Context, owner string) (Usage, error) {
+	return registryUsage(ctx, s.db, owner)
+}
+
+// registryUsage is RegistryUsage read through q (the database, or a
+// transaction that must count it with what it writes).
+func registryUsage(ctx context.Context, q rowQuerier, owner string) (Usage, error) {
 	var u Usage
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT repository), COUNT(*) FROM registry_tags WHERE owner = ?`, owner).Scan(&u.Repositories, &u.Tags)
+	err := q.QueryRowContext(ctx, `SELECT COUNT(DISTINCT repository), COUNT(*) FROM registry_tags WHERE owner = ?`, owner).Scan(&u.Repositories, &u.Tags)
 	if err == nil {
-		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM (SELECT DISTINCT digest, size FROM registry_tags WHERE owner = ?)`, owner).Scan(&u.Bytes)
+		err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM (SELECT DISTINCT digest, size FROM registry_tags WHERE owner = ?)`, owner).Scan(&u.Bytes)
 	}
 	if err == nil {
 		// So do the manifests pushed by digest that no tag names.
 		var untagged int64
-		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM registry_untagged u WHERE owner = ?
+		err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM registry_untagged u WHERE owner = ?
 			AND NOT EXISTS (SELECT 1 FROM registry_tags t WHERE t.repository = u.repository AND t.digest = u.digest)`, owner).Scan(&untagged)
 		u.Bytes += untagged
 	}
 	if err == nil {
 		// The uploads kept with their versions count too (sources.go).
 		var kept int64
-		err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM sources WHERE owner = ?`, owner).Scan(&kept)
+		err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM sources WHERE owner = ?`, owner).Scan(&kept)
 		u.Bytes += kept
+	}
+	if err == nil {
+		// And every save of the drafts kept (drafts.go).
+		err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(s.size), 0) FROM draft_saves s JOIN drafts d ON d.id = s.draft_id WHERE d.owner = ?`, owner).Scan(&u.Drafts)
+		u.Bytes += u.Drafts
 	}
 	if err != nil {
 		return Usage{}, fmt.Errorf("registry usage of %s: %w", owner, err)
