@@ -72,6 +72,8 @@ type Config struct {
 	Registry RegistryConfig
 	// Builds is how uploads are built (with Deps.Builder).
 	Builds BuildsConfig
+	// Drafts is the drafts' policy (drafts.go).
+	Drafts DraftsConfig
 	// Challenges is the challenges' policy.
 	Challenges ChallengeConfig
 	// Seats is the policy of matches people play a seat of (seats.go).

@@ -148,8 +148,8 @@ func (s *Platform) allowPush(ctx context.Context, p registry.Push) error {
 	case q.MaxTags > 0 && newTag && u.Tags >= q.MaxTags:
 		return errs.Errorf(errs.ErrDenied, "quota: %s has %d tags, the most one may (ARENA_REGISTRY_MAX_TAGS); delete a repository on My bots", ns, u.Tags)
 	case q.MaxBytes > 0 && u.Bytes+size > q.MaxBytes:
-		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA; images pushed by digest with no tag count until the daily collection); delete a repository on My bots",
-			ns, mib(u.Bytes), mib(size), mib(q.MaxBytes))
+		return errs.Errorf(errs.ErrDenied, "quota: %s's images weigh %s (%s of it the saves of drafts) and this one %s, past the %s one may hold (ARENA_REGISTRY_QUOTA; images pushed by digest with no tag count until the daily collection); delete a repository on My bots, or a draft",
+			ns, mib(u.Bytes), mib(u.Drafts), mib(size), mib(q.MaxBytes))
 	}
 	return nil
 }
@@ -332,6 +332,7 @@ type UsageView struct {
 	Repositories    int   `json:"repositories"`
 	Tags            int   `json:"tags"`
 	Bytes           int64 `json:"bytes"`
+	DraftBytes      int64 `json:"draft_bytes"`
 	MaxRepositories int   `json:"max_repositories"`
 	MaxTags         int   `json:"max_tags"`
 	MaxBytes        int64 `json:"max_bytes"`
@@ -362,7 +363,7 @@ func (rs *Registry) View(ctx context.Context, p accounts.Principal, all bool) (R
 		if err != nil {
 			return RegistryView{}, err
 		}
-		v.Usage[o] = UsageView{Repositories: u.Repositories, Tags: u.Tags, Bytes: u.Bytes, MaxRepositories: q.MaxRepos, MaxTags: q.MaxTags, MaxBytes: q.MaxBytes}
+		v.Usage[o] = UsageView{Repositories: u.Repositories, Tags: u.Tags, Bytes: u.Bytes, DraftBytes: u.Drafts, MaxRepositories: q.MaxRepos, MaxTags: q.MaxTags, MaxBytes: q.MaxBytes}
 	}
 	if !s.accountsMode() {
 		v.Password = "anything"

@@ -23,6 +23,7 @@ type Services struct {
 	Ladders       *Ladders
 	Contests      *Contests
 	Registry      *Registry
+	Drafts        *Drafts
 	People        *People
 	Games         *Games
 	Notifications *Notifications
@@ -54,6 +55,10 @@ type Contests struct{ p *Platform }
 // (Platform.RegistryHandler).
 type Registry struct{ p *Platform }
 
+// Drafts are the bots people write in the page, kept on the server with
+// their last saves; the kits' starters they begin from (drafts.go).
+type Drafts struct{ p *Platform }
+
 // People are the accounts: signing up and in, tokens, teams, the
 // admins' lists, a class's roster, sign-up invitations and password
 // links (people.go, teams.go, names.go).
@@ -74,7 +79,7 @@ type Site struct{ p *Platform }
 func (s *Platform) initServices() {
 	s.services = Services{
 		Matches: &Matches{s}, Challenges: &Challenges{s}, Ladders: &Ladders{s}, Contests: &Contests{s},
-		Registry: &Registry{s}, People: &People{s}, Games: &Games{s}, Notifications: &Notifications{s}, Site: &Site{s},
+		Registry: &Registry{s}, Drafts: &Drafts{s}, People: &People{s}, Games: &Games{s}, Notifications: &Notifications{s}, Site: &Site{s},
 	}
 }
 
