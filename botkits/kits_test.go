@@ -14,7 +14,7 @@ func TestTheKitsSources(t *testing.T) {
 		}
 		seen[strings.SplitN(f.Name, "/", 2)[0]]++
 	}
-	for _, kit := range []string{"python", "javascript", "cpp"} {
+	for _, kit := range []string{"go", "python", "javascript", "cpp"} {
 		if seen[kit] < 3 {
 			t.Errorf("%d files of the %s kit", seen[kit], kit)
 		}
