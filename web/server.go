@@ -12,8 +12,8 @@
 // defences. The handlers are one file per resource: matches.go and
 // stream.go (a match's live stream), games.go, images.go, ladder.go,
 // contests.go, users.go (accounts, signing up, in and out), tokens.go,
-// teams.go, invites.go, registry.go, builds.go and player.go (a logic
-// game's viewer page).
+// teams.go, invites.go, registry.go, builds.go, drafts.go and player.go
+// (a logic game's viewer page).
 package web
 
 import (
@@ -222,9 +222,9 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: fmt.Sprintf("%dB", s.cfg.MaxBodyBytes),
-		// An upload to build and a roster are bounded by limits of their
-		// own (builds.go, roster.go).
-		Skipper: func(c echo.Context) bool { return isUpload(c) || isRoster(c) }}))
+		// An upload to build, a roster and a draft's save are bounded by
+		// limits of their own (builds.go, roster.go, drafts.go).
+		Skipper: func(c echo.Context) bool { return isUpload(c) || isRoster(c) || isDraftSave(c) }}))
 	e.Use(s.allowHost, s.sameOrigin, s.identify)
 	starts := []echo.MiddlewareFunc{s.guardChanges}
 	if s.cfg.StartsPerMinute > 0 {
@@ -316,6 +316,15 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/contests/:id/similarity", s.contestSimilarity, s.guardChanges, s.adminOnly)
 	api.GET("/similarity", s.getSimilarity, s.guardChanges, s.adminOnly)
 	api.POST("/contests/:id/gates/run", s.runGates, starts...)
+	// Drafts written in the page, and the kits' starters they begin from.
+	api.GET("/kits", s.listKits, read...)
+	api.GET("/drafts", s.listDrafts, changes...)
+	api.POST("/drafts", s.createDraft, changes...)
+	api.GET("/drafts/:id", s.getDraft, changes...)
+	api.PUT("/drafts/:id", s.saveDraft, changes...)
+	api.PATCH("/drafts/:id", s.renameDraft, changes...)
+	api.DELETE("/drafts/:id", s.deleteDraft, changes...)
+	api.GET("/drafts/:id/saves/:version", s.getDraftSave, changes...)
 	// The registry's own: the visitor's images, deleting, collecting.
 	api.GET("/registry", s.getRegistry, s.signedIn)
 	api.DELETE("/registry/repositories/*", s.deleteRepository, changes...)
