@@ -246,6 +246,7 @@ func static(path, body string) func(*testing.T, *matrixServer, string) (string, 
 // token} → the status it gets. A route the server has and the matrix
 // lacks fails the test.
 func TestAuthorizationMatrix(t *testing.T) {
+	useStarters(t)
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
 		d.Builder = &fakeBuilder{}
 		d.Players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}
@@ -306,6 +307,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// A draft of alice's, and fresh ones of alice's or red's (made by
+	// alice) for each visitor to change.
+	draft := func(t *testing.T, team string) string {
+		d, err := ms.svc.Drafts.Create(t.Context(), ms.principal(t, "alice"), platform.DraftRequest{Name: ms.fresh("draft"), Game: "tanks", Kit: "python", Team: team})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("/api/drafts/%d", d.ID)
+	}
+	aliceDraft := draft(t, "")
 
 	// visitors:                  anonymous alice bob carol admin token revoked expired admintoken
 	const (
@@ -478,6 +490,25 @@ func TestAuthorizationMatrix(t *testing.T) {
 		// Past who may push to alice/, the body (JSON here) is refused.
 		{"POST", "/api/builds", static("/api/builds?repository=alice/built&game=tanks", "{}"), "401 415 403 403 415 415 401 401 415"},
 		{"GET", "/api/builds/:id", static("/api/builds/"+aliceBuild, ""), "401 200 404 404 200 200 401 401 200"},
+		// Drafts: another's is absent (404, carol's too for alice's own);
+		// a team's is its members'; an admin reads any, changes none of
+		// another's (403).
+		{"GET", "/api/kits", static("/api/kits", ""), open},
+		{"GET", "/api/drafts", static("/api/drafts", ""), signedIn},
+		{"POST", "/api/drafts", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return "/api/drafts", fmt.Sprintf(`{"name":%q,"game":"tanks","kit":"python"}`, ms.fresh("draft"))
+		}, "401 201 201 201 201 201 401 401 201"},
+		{"GET", "/api/drafts/:id", static(aliceDraft, ""), "401 200 404 404 200 200 401 401 200"},
+		{"GET", "/api/drafts/:id/saves/:version", static(aliceDraft+"/saves/1", ""), "401 200 404 404 200 200 401 401 200"},
+		{"PUT", "/api/drafts/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return draft(t, "red"), `{"base":1,"files":{"bot.py":"print()"},"main":"bot.py"}`
+		}, "401 200 404 200 403 200 401 401 403"},
+		{"PATCH", "/api/drafts/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return draft(t, ""), fmt.Sprintf(`{"name":%q}`, ms.fresh("renamed"))
+		}, "401 200 404 404 403 200 401 401 403"},
+		{"DELETE", "/api/drafts/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return draft(t, "red"), ""
+		}, "401 204 404 204 403 204 401 401 403"},
 	}
 
 	// Every route of the server is in the matrix.
