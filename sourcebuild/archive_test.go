@@ -160,6 +160,11 @@ func TestKits(t *testing.T) {
 		"README.md":               "",
 		"go.mod main.go x.py":     "go",
 		"examples/a.c README.txt": "",
+		"my_algo.c playerbase.h snake/snake_main.cpp": "cpp",
+		"pacman/runner.cpp pacman/pacman.h json.h":    "cpp",
+		"bot.py ext/speedup.cpp":                      "python",
+		"bot.js addon/native.cpp":                     "javascript",
+		"bot.py fast.c":                               "python",
 	} {
 		k, err := FindKit("", src(strings.Fields(files)...))
 		if k.Name != want || (want == "") != (err != nil) {

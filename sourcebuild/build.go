@@ -72,7 +72,7 @@ func (b *Builder) Build(ctx context.Context, req Request, log io.Writer) (v1.Ima
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBuild, err)
 	}
-	fmt.Fprintf(log, "kit %s, %d files, bot %s\n", kit.Name, len(req.Source.Files), orDefault(main, "*.cpp"))
+	fmt.Fprintf(log, "kit %s, %d files, bot %s\n", kit.Name, len(req.Source.Files), orDefault(main, "./*.cpp ./*.c"))
 	var files []File
 	if kit.Build != nil {
 		bin, err := b.step(ctx, req, kit, main, log)

@@ -75,13 +75,14 @@ go build -trimpath -ldflags="-s -w" -o /tmp/out/bot "./$BOT" >&2
 	},
 	{
 		Name:   "cpp",
-		detect: func(s Source) bool { return s.Any("*.cpp") },
-		// The sources as ./NAME.cpp: never an option, nor a response
+		detect: cppSources,
+		// The top's .cpp and .c files, and the main source when it is in
+		// a folder (a Snake bot's snake/snake_main.cpp beside its
+		// algorithm, a Pac-Man bot's pacman/runner.cpp), with -I. for
+		// their headers; each as ./PATH: never an option, nor a response
 		// file (@NAME) to g++.
-		Build: &Step{Image: "gcc:15-trixie", Script: unpack + `echo "g++ -std=c++17 -O2 -static -o bot ./*.cpp" >&2
-g++ -std=c++17 -O2 -static -o /tmp/out/bot ./*.cpp >&2
-` + done},
-		check: func(s Source, _ string) error { return plainNames(s, "C++") },
+		Build: &Step{Image: "gcc:15-trixie", Script: unpack + cppSteps + done},
+		check: cppCheck,
 		run:   func(string) ([]string, []string) { return []string{"/bot"}, nil },
 	},
 	{
@@ -120,6 +121,44 @@ g++ -std=c++17 -O2 -static -o /tmp/out/bot ./*.cpp >&2
 	},
 }
 
+// cppSteps compiles a C++ upload in /tmp/src: every .cpp and .c file at
+// its top (none is fine), and BOT when it is in a folder (at the top it
+// is one of them already: cppCheck holds it to .cpp or .c).
+const cppSteps = `set --
+for f in ./*.cpp ./*.c; do
+  if [ -f "$f" ]; then set -- "$@" "$f"; fi
+done
+case "$BOT" in */*) set -- "$@" "./$BOT" ;; esac
+echo "g++ -std=c++17 -O2 -static -I. -o bot $*" >&2
+g++ -std=c++17 -O2 -static -I. -o /tmp/out/bot "$@" >&2
+`
+
+// cppSources says whether an upload is a C or C++ bot's: a .cpp file at
+// its top; or, with no Python or JavaScript file there, a .c file at its
+// top (the Snake starter's my_algo.c) or a .cpp file in a folder (the
+// Pac-Man starter's pacman/runner.cpp).
+func cppSources(s Source) bool {
+	return s.Any("*.cpp") || (s.Any("*.c") || s.Any("*/*.cpp")) && !s.Any("*.py") && !s.Any("*.js")
+}
+
+// cppCheck refuses names g++ could read as options, a main source that
+// is no .cpp or .c file of the upload, and an upload with nothing to
+// compile.
+func cppCheck(s Source, main string) error {
+	if err := plainNames(s, "C++"); err != nil {
+		return err
+	}
+	switch {
+	case main != "" && !strings.HasSuffix(main, ".cpp") && !strings.HasSuffix(main, ".c"):
+		return fmt.Errorf("bot %q: the main source of a C++ bot is a .cpp or .c file", main)
+	case main != "" && !s.Has(main):
+		return fmt.Errorf("no %s in the upload: name the bot's main source (--bot, or bot= on the request)", main)
+	case main == "" && !s.Any("*.cpp") && !s.Any("*.c"):
+		return fmt.Errorf("no .cpp or .c file at the upload's top: name the bot's main source (--bot, or bot= on the request), e.g. pacman/runner.cpp")
+	}
+	return nil
+}
+
 // plainNames refuses files whose name (or a folder's on their path)
 // starts with - or @, which a compiler could take for an option or a
 // response file (the C++ kit's; the others hand no uploaded name to a
@@ -145,8 +184,9 @@ func KitNames() []string {
 }
 
 // FindKit is the kit of that name, or, with no name, the first whose files
-// the upload has (Go: go.mod; C++: a .cpp file; Python: a .py file;
-// JavaScript: a .js file).
+// the upload has (Go: go.mod; C++: a .cpp file at the top, or, with no
+// .py or .js file there, a .c file at the top or a .cpp file in a folder;
+// Python: a .py file; JavaScript: a .js file).
 func FindKit(name string, s Source) (Kit, error) {
 	for _, k := range Kits {
 		if name == k.Name || name == "" && k.detect(s) {
@@ -156,7 +196,7 @@ func FindKit(name string, s Source) (Kit, error) {
 	if name != "" {
 		return Kit{}, fmt.Errorf("unknown kit %q: one of %s", name, strings.Join(KitNames(), ", "))
 	}
-	return Kit{}, fmt.Errorf("no kit's files in the upload (go.mod, a .cpp, .py or .js file): name the kit (one of %s)", strings.Join(KitNames(), ", "))
+	return Kit{}, fmt.Errorf("no kit's files in the upload (go.mod, a .cpp, .c, .py or .js file): name the kit (one of %s)", strings.Join(KitNames(), ", "))
 }
 
 // mainOf is the bot's main file or package for a kit, checked against
