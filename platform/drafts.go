@@ -41,23 +41,6 @@ type DraftsConfig struct {
 // DefaultDraftHistory is how many saves of a draft are kept unless told.
 const DefaultDraftHistory = 20
 
-// Starter is a kit's starting project for a game (botkits.Starter): its
-// files, by their paths in the project, and its main file.
-type Starter struct {
-	Kit, Game, Main string
-	Files           []botkits.File
-}
-
-// StarterOf and Starters are the kits' starters (botkits.StarterOf and
-// botkits.Starters), variables a test may set. Until package botkits
-// has them, there are none.
-var (
-	StarterOf = func(kit, game string) (Starter, error) {
-		return Starter{}, errs.New(errs.ErrUnavailable, "this server's kits have no starters yet")
-	}
-	Starters = func() []Starter { return nil }
-)
-
 // DraftView is a draft as it is listed: its newest version, and who
 // saved it when.
 type DraftView struct {
@@ -157,7 +140,7 @@ func checkDraftName(name string) error {
 func (ds *Drafts) Kits() []KitView {
 	out := []KitView{}
 	at := map[string]int{}
-	for _, st := range Starters() {
+	for _, st := range botkits.Starters() {
 		if _, err := ds.p.deps.Games.Find(st.Game); err != nil {
 			continue
 		}
@@ -322,10 +305,7 @@ func (ds *Drafts) Create(ctx context.Context, p accounts.Principal, r DraftReque
 	if _, err := s.deps.Games.Find(r.Game); err != nil {
 		return DraftPage{}, errs.Errorf(errs.ErrInvalid, "game: %v", err)
 	}
-	st, err := StarterOf(r.Kit, r.Game)
-	if errs.IsUnavailable(err) {
-		return DraftPage{}, err
-	}
+	st, err := botkits.StarterOf(r.Kit, r.Game)
 	if err != nil {
 		return DraftPage{}, errs.Errorf(errs.ErrInvalid, "kit %q for %s: %v", r.Kit, r.Game, err)
 	}

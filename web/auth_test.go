@@ -246,7 +246,6 @@ func static(path, body string) func(*testing.T, *matrixServer, string) (string, 
 // token} → the status it gets. A route the server has and the matrix
 // lacks fails the test.
 func TestAuthorizationMatrix(t *testing.T) {
-	useStarters(t)
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) {
 		d.Builder = &fakeBuilder{}
 		d.Players = map[string]map[string][]byte{"ttt": {"index.html": []byte("<p>a logic's player</p>")}}

@@ -17,39 +17,11 @@ import (
 // The kits the draft tests start from.
 var draftKits = []string{"go", "cpp", "python", "javascript"}
 
-// useStarters makes sure the kits have starters for tanks: botkits' own
-// once the platform has them, else stand-ins of the same shape for the
-// test.
-func useStarters(t *testing.T) {
-	t.Helper()
-	if len(platform.Starters()) > 0 {
-		return
-	}
-	of, all := platform.StarterOf, platform.Starters
-	t.Cleanup(func() { platform.StarterOf, platform.Starters = of, all })
-	file := func(name, text string) botkits.File { return botkits.File{Name: name, Data: []byte(text)} }
-	fake := []platform.Starter{
-		{Kit: "go", Game: "tanks", Main: "bot", Files: []botkits.File{file("go.mod", "module arena-botkit\n"), file("bot/main.go", "package main\n\nfunc main() {}\n"), file("tanks/tanks.go", "package tanks\n")}},
-		{Kit: "cpp", Game: "tanks", Main: "bot.cpp", Files: []botkits.File{file("bot.cpp", "int main() {}\n"), file("tanks.h", "#pragma once\n")}},
-		{Kit: "python", Game: "tanks", Main: "bot.py", Files: []botkits.File{file("bot.py", "import tanks\n"), file("tanks.py", "def play(turn): pass\n")}},
-		{Kit: "javascript", Game: "tanks", Main: "bot.js", Files: []botkits.File{file("bot.js", "require('./tanks')\n"), file("tanks.js", "module.exports = {}\n")}},
-	}
-	platform.Starters = func() []platform.Starter { return fake }
-	platform.StarterOf = func(kit, game string) (platform.Starter, error) {
-		for _, st := range fake {
-			if st.Kit == kit && st.Game == game {
-				return st, nil
-			}
-		}
-		return platform.Starter{}, fmt.Errorf("no starter of kit %q for %s", kit, game)
-	}
-}
-
 // starterFiles are a kit's starter's files for a game, as a draft holds
 // them.
 func starterFiles(t *testing.T, kit, game string) (map[string]string, string) {
 	t.Helper()
-	st, err := platform.StarterOf(kit, game)
+	st, err := botkits.StarterOf(kit, game)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +67,6 @@ func (ms *matrixServer) draftAt(t *testing.T, header []string, name, kit, team s
 // last saved first; a second draft of a name, a kit or game without a
 // starter, and a name that is no plain name are refused.
 func TestDraftsStartFromTheKitsStarters(t *testing.T) {
-	useStarters(t)
 	ms := newMatrixServer(t, Config{})
 	alice := ms.signIn(t, "alice")
 	res, kits := ms.send(t, "GET", "/api/kits", ""), []platform.KitView{}
@@ -154,7 +125,6 @@ func TestDraftsStartFromTheKitsStarters(t *testing.T) {
 // A save may name another main file, one of its files. A rename keeps
 // the draft's versions.
 func TestDraftSavesAndTheirHistory(t *testing.T) {
-	useStarters(t)
 	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) { c.Drafts.History = 3 })
 	alice := ms.signIn(t, "alice")
 	d := ms.draftAt(t, alice, "bot", "python", "")
@@ -217,7 +187,6 @@ func TestDraftSavesAndTheirHistory(t *testing.T) {
 // version; nothing of the first is lost, and the second tab keeps its own
 // work by saving on that version.
 func TestAStaleDraftSaveIsRefused(t *testing.T) {
-	useStarters(t)
 	ms := newMatrixServer(t, Config{})
 	alice, carol := ms.signIn(t, "alice"), ms.signIn(t, "carol")
 	d := ms.draftAt(t, alice, "bot", "python", "red")
@@ -250,7 +219,6 @@ func TestAStaleDraftSaveIsRefused(t *testing.T) {
 // that are not UTF-8, is refused as not text. Each is refused, naming the
 // file, and the draft stays as it was.
 func TestDraftFilesAreCheckedAsUploads(t *testing.T) {
-	useStarters(t)
 	lim := sourcebuild.Limits{Files: 20, Bytes: 64 << 10}
 	ms := newMatrixServer(t, Config{}, func(c *platform.Config, _ *platform.Deps) { c.Drafts.Limits = lim })
 	alice := ms.signIn(t, "alice")
@@ -303,7 +271,6 @@ func TestDraftFilesAreCheckedAsUploads(t *testing.T) {
 // alice made, bob does not. An admin reads any draft, and changes none
 // of another's. Each one's list holds their own and their teams'.
 func TestDraftsAreTheirOwnersAndTeams(t *testing.T) {
-	useStarters(t)
 	ms := newMatrixServer(t, Config{})
 	alice, bob, carol, admin := ms.signIn(t, "alice"), ms.signIn(t, "bob"), ms.signIn(t, "carol"), ms.signIn(t, "admin")
 	own := ms.draftAt(t, alice, "mine", "python", "")
@@ -366,7 +333,6 @@ func TestDraftsAreTheirOwnersAndTeams(t *testing.T) {
 // the drafts leave no room for is refused, My bots shows what the drafts
 // hold; once the draft is deleted, the push goes through.
 func TestDraftsCountAgainstTheQuota(t *testing.T) {
-	useStarters(t)
 	const quota = 256 << 10
 	ms := newMatrixServer(t, Config{}, with(platform.Config{Registry: platform.RegistryConfig{Enabled: true, Host: "127.0.0.1:5006", MaxBytes: quota}}))
 	_, tok := ms.token(t, "alice")
