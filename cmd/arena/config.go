@@ -108,6 +108,9 @@ type Config struct {
 	RegistryQuota    int64
 	RegistryMaxRepos int
 	RegistryMaxTags  int
+	// DraftHistory is how many saves of a draft are kept
+	// (ARENA_DRAFT_HISTORY).
+	DraftHistory int
 	// NATS (serve): the external cluster's URLs (empty: embedded), the
 	// embedded server's client address for other hosts' workers, and the
 	// work queue's policy.
@@ -633,6 +636,13 @@ var settings = []setting{
 		c.RegistryMaxTags, err = strconv.Atoi(v)
 		if err == nil && c.RegistryMaxTags < 0 {
 			err = errors.New("must not be negative")
+		}
+		return err
+	}},
+	{env: "ARENA_DRAFT_HISTORY", flag: "draft-history", def: "20", usage: "saves of each draft written in the page kept to restore from (each counts against ARENA_REGISTRY_QUOTA)", server: true, set: func(c *Config, v string) (err error) {
+		c.DraftHistory, err = strconv.Atoi(v)
+		if err == nil && c.DraftHistory < 1 {
+			err = errors.New("must be at least 1")
 		}
 		return err
 	}},

@@ -344,6 +344,7 @@ func platformConfig(cfg Config) platform.Config {
 		Notify:           platform.NotifyConfig{Webhooks: webhook.Policy{Allow: cfg.WebhookAllow, Own: ownAddresses(cfg)}, FromOthersPerHour: cfg.NotifyFromOthers},
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
+		Drafts: platform.DraftsConfig{History: cfg.DraftHistory},
 	}
 }
 
