@@ -138,6 +138,8 @@ type apiClient struct {
 	server string
 	token  string
 	http   *http.Client
+	// answerMax bounds an answer read (0: 8 MiB).
+	answerMax int64
 }
 
 func newAPIClient(server, token string) *apiClient {
@@ -162,7 +164,11 @@ func (a *apiClient) send(ctx context.Context, method, path, contentType string, 
 		return err
 	}
 	defer res.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	limit := a.answerMax
+	if limit <= 0 {
+		limit = 8 << 20
+	}
+	data, _ := io.ReadAll(io.LimitReader(res.Body, limit))
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
 			return fmt.Errorf("%s %s: the answer is not JSON: %w", method, path, err)

@@ -90,6 +90,7 @@ Usage:
   arena login [SERVER]                sign in to a server with accounts; keep an API token for these commands
   arena bots [SERVER]                 my bots pushed to the server's registry, and their checks
   arena submit DIR --game GAME        build a bot's folder on the server (no Docker needed) and push it
+  arena draft list|pull|push          the drafts written in the page: into a folder and back
   arena contest create FILE [SERVER]  create a contest (staff); list, standings ID [--csv]
   arena users import FILE [SERVER]    make a class's accounts and teams from a roster CSV (admins)
   arena logout [SERVER]               revoke and forget the token of arena login
@@ -191,6 +192,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdBots(ctx, rest, stdout, stderr)
 	case "submit":
 		err = cmdSubmit(ctx, rest, stdout, stderr)
+	case "draft":
+		err = cmdDraft(ctx, rest, stdout, stderr)
 	case "contest":
 		err = cmdContest(ctx, rest, stdout, stderr)
 	case "users":
@@ -204,7 +207,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		err = cmdHelp(rest, stdout)
 	default:
-		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, logout, cleanup, backup, restore, nats, healthcheck, help)", cmd)
+		err = usageErr("unknown command %q (commands: serve, worker, join-token, run, bench, doctor, replay, ladder, registry, login, bots, submit, draft, contest, users, logout, cleanup, backup, restore, nats, healthcheck, help)", cmd)
 	}
 	return exitCode(err, stderr)
 }
@@ -257,6 +260,8 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, loginUsage)
 	case "submit":
 		fmt.Fprint(stdout, submitUsage)
+	case "draft":
+		fmt.Fprint(stdout, draftUsage)
 	case "contest":
 		fmt.Fprint(stdout, contestUsage)
 	case "users":
@@ -275,7 +280,7 @@ func cmdHelp(args []string, stdout io.Writer) error {
 	case "nats":
 		return cmdNATS(context.Background(), []string{"-h"}, stdout, stdout)
 	default:
-		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, login, bots, submit, contest, users, cleanup)", args[0])
+		return usageErr("no help for %q (commands: serve, worker, join-token, nats, run, bench, doctor, replay, ladder, registry, login, bots, submit, draft, contest, users, cleanup)", args[0])
 	}
 	return nil
 }
