@@ -10,7 +10,7 @@
 // engine), registry.go, builds.go, games.go, names.go (who may play or
 // own which image names, and a class roster's import), challenges.go
 // (a bot against another's, for a number of games), people.go (seats
-// people play).
+// people play), drafts.go (bots written in the page).
 package platform
 
 import (
