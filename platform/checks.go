@@ -37,8 +37,14 @@ const CheckTurns = 5
 // last bytes).
 const checkStderrMax = 4 << 10
 
-// tagCheck is a check match in flight: the version it checks.
-type tagCheck struct{ repo, tag, digest, game, by string }
+// tagCheck is a check match in flight: the version it checks, and the
+// example bots left to play it against should this pairing fail as a
+// pairing (both seats faulting alike: two Pac-Man bots claiming one
+// role).
+type tagCheck struct {
+	repo, tag, digest, game, by string
+	others                      []string
+}
 
 func (c tagCheck) key() string { return c.repo + ":" + c.tag + "@" + c.digest }
 
@@ -156,19 +162,43 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 		verdict(store.TagRejected, fmt.Sprintf("label io.arena.game=%q: this server offers no such game; it offers %s", t.Game, s.gamesOnOffer()))
 		return
 	}
-	ref := t.Repository + ":" + t.Tag
-	opponent := ref
-	for _, b := range s.cfg.DefaultBots[game.Name()] {
+	c.game = game.Name()
+	opponents := s.checkOpponents(ctx, game.Name(), t.Repository+":"+t.Tag)
+	c.others = opponents[1:]
+	if err := s.queueCheck(ctx, t, c, game, opponents[0], verdict); err != nil {
+		return
+	}
+	queued = true
+}
+
+// checkOpponents are the example bots a version of game is checked
+// against, in turn, those on the engine; itself when there is none.
+func (s *Platform) checkOpponents(ctx context.Context, game, ref string) []string {
+	var out []string
+	for _, b := range s.cfg.DefaultBots[game] {
 		if s.deps.HasImage == nil || s.deps.HasImage(ctx, b) {
-			opponent = b
-			break
+			out = append(out, b)
 		}
 	}
+	if len(out) == 0 {
+		out = []string{ref}
+	}
+	return out
+}
+
+// queueCheck queues a version's check match against opponent, and
+// records it on the tag; a match that cannot be made leaves the version
+// pending, saying why (verdict), and is an error.
+func (s *Platform) queueCheck(ctx context.Context, t store.Tag, c tagCheck, game engine.Game, opponent string, verdict func(state, reason string)) error {
+	log := s.log.With(zap.String("repository", t.Repository), zap.String("tag", t.Tag), zap.String("digest", t.Digest))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ref := t.Repository + ":" + t.Tag
 	info := game.Maps()[0]
 	m, err := game.Map(info.Name)
 	if err != nil {
 		verdict(store.TagPending, "its check match: "+err.Error())
-		return
+		return err
 	}
 	id := matches.NewMatchID()
 	// The pushed bot in seat 0, the example bot in the others the
@@ -181,7 +211,7 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	_, imageID, err := s.pullVersion(ctx, t.Repository, t.Digest)
 	if err != nil {
 		verdict(store.TagPending, "its check match: "+err.Error())
-		return
+		return err
 	}
 	ids := make([]string, len(images))
 	for i, img := range images {
@@ -191,7 +221,6 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	}
 	req := matches.Request{Game: game, Map: m, Seed: matches.RandomSeed(), Images: images, ImageIDs: ids,
 		Limits: s.cfg.Limits, MatchID: id, Owner: t.PushedBy, Kind: matches.KindCheck}
-	c.game = game.Name()
 	s.checks.inFlight.Store(id, c)
 	if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: store.TagPending, CheckMatch: id}); err != nil {
 		log.Error("record a check", zap.Error(err))
@@ -199,10 +228,57 @@ func (s *Platform) checkTag(ctx context.Context, t store.Tag) {
 	if _, err := s.submit(ctx, req, s.deps.Store.Insert); err != nil {
 		s.checks.inFlight.Delete(id)
 		verdict(store.TagPending, "its check match could not start: "+err.Error()+" (it is checked again when the server starts, or push it again)")
+		return err
+	}
+	log.Info("pushed bot's check queued", zap.String("match", id), zap.String("opponent", opponent))
+	return nil
+}
+
+// checkAgain checks a version against the next of its example bots, its
+// last check match's pairing having been at fault; a version its tag no
+// longer names is left to its own check.
+func (s *Platform) checkAgain(ctx context.Context, c tagCheck) {
+	queued := false
+	defer func() {
+		if !queued {
+			s.release(c)
+		}
+	}()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	t, ok, err := s.deps.Store.TagOf(rctx, c.repo, c.tag)
+	if err != nil || !ok || t.Digest != c.digest {
 		return
 	}
-	queued = true
-	log.Info("pushed bot's check queued", zap.String("match", id), zap.String("opponent", opponent))
+	verdict := func(state, reason string) {
+		if _, err := s.deps.Store.CheckTag(rctx, t.Repository, t.Tag, t.Digest, store.Tag{State: state, Reason: reason, CheckedAt: s.now()}); err != nil {
+			s.log.Error("record a check", zap.Error(err))
+		}
+	}
+	game, err := s.deps.Games.Find(c.game)
+	if err != nil {
+		verdict(store.TagPending, "its check match: "+err.Error())
+		return
+	}
+	next := c.others[0]
+	c.others = c.others[1:]
+	queued = s.queueCheck(ctx, t, c, game, next, verdict) == nil
+}
+
+// aPairingFault says whether a check match ended by every seat faulting
+// alike at one turn (two Pac-Man bots claiming one role): the pairing's
+// fault, not the version's.
+func aPairingFault(r matches.Result) bool {
+	if len(r.Bots) < 2 {
+		return false
+	}
+	first := r.Bots[0]
+	for _, b := range r.Bots {
+		if b.Status == engine.StatusOK || b.Status == "" || b.Status != first.Status || b.FaultTurn != first.FaultTurn || b.FaultDetail != first.FaultDetail {
+			return false
+		}
+	}
+	return true
 }
 
 // observeCheck decides a check once its match is over.
@@ -215,6 +291,13 @@ func (s *Platform) observeCheck(u matches.Update) {
 		return
 	}
 	c := v.(tagCheck)
+	if u.State == matches.StateFinished && u.Replay != nil && len(c.others) > 0 && aPairingFault(u.Replay.Result) {
+		// Against the next example bot (two Pac-Man bots of one role),
+		// the version's claim kept.
+		if s.goCheck(func(ctx context.Context) { s.checkAgain(ctx, c) }) {
+			return
+		}
+	}
 	defer s.release(c)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
