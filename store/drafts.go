@@ -47,7 +47,8 @@ CREATE TABLE draft_saves (
 `
 
 // Draft is a draft as the store keeps it: its newest version's main
-// file, size (its files' bytes), and who saved it when.
+// file, size (what its files weigh kept, names and texts), and who saved
+// it when.
 type Draft struct {
 	ID                     int64
 	Owner, Name, Game, Kit string
@@ -60,7 +61,8 @@ type Draft struct {
 }
 
 // DraftSave is one save of a draft: its version, main file and files
-// (path → text; nil in a list of saves), their bytes, who saved it when.
+// (path → text; nil in a list of saves), what they weigh kept, who saved
+// it when.
 type DraftSave struct {
 	Version int64
 	Main    string
@@ -125,14 +127,11 @@ func draftIn(ctx context.Context, q rowQuerier, id int64) (Draft, error) {
 	return d, nil
 }
 
-// draftFiles is a save's files as kept, and their bytes.
+// draftFiles is a save's files as kept, and what they weigh kept: their
+// names with their texts, as the quota counts them.
 func draftFiles(files map[string]string) ([]byte, int64, error) {
-	var size int64
-	for _, data := range files {
-		size += int64(len(data))
-	}
 	blob, err := json.Marshal(files)
-	return blob, size, err
+	return blob, int64(len(blob)), err
 }
 
 // CreateDraft makes a draft with its first save (version 1), unless its

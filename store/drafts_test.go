@@ -11,6 +11,12 @@ import (
 	"arena/internal/errs"
 )
 
+// weight is what files weigh kept.
+func weight(files map[string]string) int64 {
+	_, n, _ := draftFiles(files)
+	return n
+}
+
 func openDrafts(t *testing.T) *Store {
 	t.Helper()
 	s, err := Open(t.TempDir(), "test")
@@ -24,16 +30,18 @@ func openDrafts(t *testing.T) *Store {
 // A draft is made with its first save (version 1); each save names its
 // base and becomes the next version; a base that is not the newest is
 // refused with the draft as it is, nothing written; only the last
-// History saves are kept; names are the owner's own; deleting a draft
-// takes its saves, and what they weighed leaves the owner's usage.
+// History saves are kept; names are the owner's own; what the saves kept
+// weigh (names and texts, as stored) is the owner's usage, and leaves it
+// with the deleted draft.
 func TestDrafts(t *testing.T) {
 	s := openDrafts(t)
 	ctx := t.Context()
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	lim := DraftLimits{History: 3}
+	first := map[string]string{"bot.py": "print()", "tanks.py": "x = 1"}
 	d, err := s.CreateDraft(ctx, Draft{Owner: "alice", Name: "bot", Game: "tanks", Kit: "python", CreatedBy: "alice", CreatedAt: t0},
-		DraftSave{Main: "bot.py", Files: map[string]string{"bot.py": "print()", "tanks.py": "x = 1"}, SavedBy: "alice", SavedAt: t0}, lim)
-	if err != nil || d.ID == 0 || d.Version != 1 || d.Size != 12 || d.Main != "bot.py" || d.UpdatedBy != "alice" {
+		DraftSave{Main: "bot.py", Files: first, SavedBy: "alice", SavedAt: t0}, lim)
+	if err != nil || d.ID == 0 || d.Version != 1 || d.Size != int64(len(`{"bot.py":"print()","tanks.py":"x = 1"}`)) || d.Main != "bot.py" || d.UpdatedBy != "alice" {
 		t.Fatalf("create: %+v %v", d, err)
 	}
 	if _, err := s.CreateDraft(ctx, Draft{Owner: "alice", Name: "bot", Game: "tanks", Kit: "go"}, DraftSave{Files: map[string]string{"a": "b"}}, lim); !errors.Is(err, ErrDraftName) || !errs.IsConflict(err) {
@@ -46,7 +54,7 @@ func TestDrafts(t *testing.T) {
 	for v := int64(1); v <= 4; v++ {
 		files := map[string]string{"bot.py": fmt.Sprintf("print(%d)", v+1)}
 		got, err := s.SaveDraft(ctx, d.ID, v, DraftSave{Main: "bot.py", Files: files, SavedBy: "carol", SavedAt: t0.Add(time.Duration(v) * time.Minute)}, lim)
-		if err != nil || got.Version != v+1 || got.UpdatedBy != "carol" || got.Size != int64(len(files["bot.py"])) {
+		if err != nil || got.Version != v+1 || got.UpdatedBy != "carol" || got.Size != weight(files) {
 			t.Fatalf("save on %d: %+v %v", v, got, err)
 		}
 	}
@@ -83,7 +91,7 @@ func TestDrafts(t *testing.T) {
 		t.Errorf("every draft, the last saved first: %+v", all)
 	}
 	u, err := s.RegistryUsage(ctx, "alice")
-	if err != nil || u.Drafts != 3*8 || u.Bytes != u.Drafts {
+	if err != nil || u.Drafts != 3*weight(map[string]string{"bot.py": "print(5)"}) || u.Bytes != u.Drafts {
 		t.Errorf("alice's usage: %+v %v", u, err)
 	}
 	// Renamed: not onto another of hers.
@@ -107,7 +115,7 @@ func TestDrafts(t *testing.T) {
 	}
 	var left int
 	s.db.QueryRow(`SELECT COUNT(*) FROM draft_saves WHERE draft_id = ?`, d.ID).Scan(&left)
-	if u, _ := s.RegistryUsage(ctx, "alice"); left != 0 || u.Drafts != 0 {
+	if u, _ := s.RegistryUsage(ctx, "alice"); left != 0 || u.Drafts != weight(map[string]string{"a": ""}) {
 		t.Errorf("a deleted draft's saves: %d left, usage %+v", left, u)
 	}
 }
@@ -146,38 +154,44 @@ func TestADraftSaveIsWholeOrAbsent(t *testing.T) {
 	}
 }
 
-// The quota counts the registry's images and the drafts' saves
-// together, in the transaction that saves: a save that would take the
-// owner past it is refused (denied), one that drops as much as it adds
-// is not.
+// The quota counts the registry's images and the drafts' saves (as
+// stored: their files' names too) together, in the transaction that
+// saves: a save or a draft that would take the owner past it is refused
+// (denied), counting what the save drops from the history.
 func TestDraftsCountAgainstTheQuota(t *testing.T) {
 	s := openDrafts(t)
 	ctx := t.Context()
 	if err := s.RecordTag(ctx, Tag{Repository: "alice/bot", Tag: "v1", Owner: "alice", Digest: "sha256:1", ImageID: "sha256:c1", Size: 60, PushedBy: "alice", PushedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	lim := DraftLimits{History: 1, MaxBytes: 100}
-	d, err := s.CreateDraft(ctx, Draft{Owner: "alice", Name: "bot", Game: "tanks", Kit: "python"}, DraftSave{Files: map[string]string{"bot.py": strings.Repeat("x", 30)}}, lim)
+	text := func(c string, n int) map[string]string { return map[string]string{"bot.py": strings.Repeat(c, n)} }
+	// A name, its text and JSON's quotes: 13 bytes and the text.
+	if w := weight(text("x", 30)); w != 43 {
+		t.Fatalf("30 bytes of text weigh %d kept", w)
+	}
+	lim := DraftLimits{History: 1, MaxBytes: 160}
+	d, err := s.CreateDraft(ctx, Draft{Owner: "alice", Name: "bot", Game: "tanks", Kit: "python"}, DraftSave{Files: text("x", 30)}, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateDraft(ctx, Draft{Owner: "alice", Name: "big", Game: "tanks", Kit: "python"}, DraftSave{Files: map[string]string{"bot.py": strings.Repeat("x", 11)}}, lim); !errs.IsDenied(err) {
+	// 60 and 43 held, 57 left: 45 bytes of text weigh 58 kept.
+	if _, err := s.CreateDraft(ctx, Draft{Owner: "alice", Name: "big", Game: "tanks", Kit: "python"}, DraftSave{Files: text("x", 45)}, lim); !errs.IsDenied(err) {
 		t.Errorf("a draft past the quota: %v", err)
 	}
-	// One save kept: 40 bytes drop 30, 70 of 100 held.
-	if _, err := s.SaveDraft(ctx, d.ID, 1, DraftSave{Files: map[string]string{"bot.py": strings.Repeat("y", 40)}}, lim); err != nil {
+	// One save kept: 87 bytes drop 43, 60+87 = 147 of 160 held.
+	if _, err := s.SaveDraft(ctx, d.ID, 1, DraftSave{Files: text("y", 74)}, lim); err != nil {
 		t.Fatal(err)
 	}
 	var qe *QuotaError
-	if _, err := s.SaveDraft(ctx, d.ID, 2, DraftSave{Files: map[string]string{"bot.py": strings.Repeat("z", 41)}}, lim); !errors.As(err, &qe) || !errs.IsDenied(err) ||
-		qe.Bytes != 100 || qe.Drafts != 40 || qe.Adding != 1 || qe.Max != 100 {
+	if _, err := s.SaveDraft(ctx, d.ID, 2, DraftSave{Files: text("z", 88)}, lim); !errors.As(err, &qe) || !errs.IsDenied(err) ||
+		qe.Bytes != 147 || qe.Drafts != 87 || qe.Adding != 14 || qe.Max != 160 {
 		t.Errorf("a save past the quota: %v %+v", err, qe)
 	}
 	lim.History = 2
-	if _, err := s.SaveDraft(ctx, d.ID, 2, DraftSave{Files: map[string]string{"bot.py": "small"}}, lim); !errs.IsDenied(err) {
+	if _, err := s.SaveDraft(ctx, d.ID, 2, DraftSave{Files: text("s", 1)}, lim); !errs.IsDenied(err) {
 		t.Errorf("a save kept beside the last past the quota: %v", err)
 	}
-	if u, _ := s.RegistryUsage(ctx, "alice"); u.Bytes != 100 || u.Drafts != 40 {
+	if u, _ := s.RegistryUsage(ctx, "alice"); u.Bytes != 147 || u.Drafts != 87 {
 		t.Errorf("usage after refused saves: %+v", u)
 	}
 }
