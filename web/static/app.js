@@ -1,6 +1,7 @@
 // The page: the new-match form, the history, and routing between them,
 // the viewer (#/match/ID), the ladders (#/ladder/GAME,
-// #/ladder/GAME/entry/ID) and the account's views (account.js).
+// #/ladder/GAME/entry/ID), the account's views (account.js) and the
+// editor (#/editor, #/editor/ID: editor.js).
 import { Viewer } from "./viewer.js";
 import { escapeHTML, botIds, localTime } from "./util.js";
 import { ImageSuggestions } from "./images.js";
@@ -20,6 +21,10 @@ let contests = null;
 let challenges = null;
 let account = null;
 let notifications = null;
+// The editor's view (editor.js), made when an editor route is first
+// opened: its module and CodeMirror load then, never with the others.
+let editor = null;
+let editorLoaded = null;
 
 // views loads the modules of the views other than the viewer's (and
 // upload.js, account.js's, at the same time); they are not in
@@ -55,6 +60,7 @@ function offerGames(list) {
   contests.setGames(games);
   challenges.setGames(games);
   if (account) account.setGames(games);
+  if (editor) editor.setGames(games);
   // Which games ship a player of their own.
   viewer.setGames(games);
 }
@@ -273,6 +279,27 @@ async function refreshHistory() {
 // MATCH_ROUTE is a match's address: #/match/ID, or #/match/ID?turn=N.
 const MATCH_ROUTE = /^#\/match\/([0-9a-f]+)(?:\?turn=(\d+))?$/;
 
+// EDITOR_ROUTE is the editor's: #/editor (the drafts), #/editor/ID.
+const EDITOR_ROUTE = /^#\/editor(?:\/([^/?#]+))?$/;
+
+// openEditor opens the editor's view, its module loaded first (then the
+// page is routed again).
+function openEditor(id) {
+  if (editor) return editor.open(id);
+  editorLoaded ||= import("./editor.js").then(
+    ({ EditorView }) => {
+      editor = new EditorView(viewer);
+      editor.setGames(games);
+      route();
+    },
+    (e) => {
+      editorLoaded = null;
+      $("#editor").hidden = false;
+      $("#draft-error").textContent = "the editor did not load: " + e.message;
+    },
+  );
+}
+
 function route() {
   if (signInFirst(current())) return;
   const m = location.hash.match(MATCH_ROUTE);
@@ -280,8 +307,12 @@ function route() {
   const a = location.hash.match(/^#\/(signin|signup|password|account|mybots|admin)(?:\/(.+))?$/);
   const c = location.hash.match(/^#\/contests?(?:\/(\d+))?(?:\?invite=([A-Za-z0-9_-]+))?$/);
   const ch = location.hash.match(/^#\/challenges(?:\/(\d+|new))?(?:\?(.*))?$/);
+  const ed = location.hash.match(EDITOR_ROUTE);
   if (m) viewer.open(m[1], m[2] != null ? Number(m[2]) : null);
-  else viewer.close();
+  // The editor shows its runs' matches in the viewer, beside it.
+  else if (!ed) viewer.close();
+  if (ed) openEditor(ed[1] != null ? decodeURIComponent(ed[1]) : null);
+  else editor?.close();
   // Before signing in, where the server shows nothing, there are only
   // the account's views.
   if (l) ladders?.open(l[1], l[2] != null ? Number(l[2]) : null);
@@ -316,6 +347,7 @@ function showForm(me) {
   $("#signin-hint").hidden = can;
   $("#history-mine").closest("label").hidden = me.mode === "local" || !me.user;
   $("#nav-challenges").hidden = !me.user;
+  $("#nav-editor").hidden = !me.user;
   $(".play-myself").hidden = !me.user;
   if (can) fillMaps();
   loadHistory();
