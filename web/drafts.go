@@ -92,6 +92,17 @@ func (s *Server) saveDraft(c echo.Context) error {
 		return err
 	}
 	limit := 2*s.svc.Drafts.FileLimits().Bytes + 1<<20
+	// The saves read at once hold at most twice the largest save between
+	// them (Server.saving): a flood of large saves waits, it does not take
+	// the server's memory.
+	weight := limit
+	if n := c.Request().ContentLength; n >= 0 && n < limit {
+		weight = n + 1
+	}
+	if err := s.saving.Acquire(c.Request().Context(), weight); err != nil {
+		return err
+	}
+	defer s.saving.Release(weight)
 	data, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
 	if err != nil {
 		return badRequest("reading the save: %v", err)

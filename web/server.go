@@ -36,6 +36,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"go.uber.org/zap"
 	"golang.org/x/net/netutil"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	"arena/internal/errs"
@@ -135,6 +136,8 @@ type Server struct {
 	// signups count the sign-ups without invitation (admitSignUp; nil:
 	// not limited).
 	signups *middleware.RateLimiterMemoryStore
+	// saving bounds the bytes of drafts' saves read at once (drafts.go).
+	saving *semaphore.Weighted
 }
 
 // New builds the server in front of deps.Platform.
@@ -187,6 +190,7 @@ func New(cfg Config, deps Deps) *Server {
 			Rate: rate.Limit(float64(cfg.SignupsPerHour) / 3600), Burst: cfg.SignupsPerHour, ExpiresIn: time.Hour,
 		})
 	}
+	s.saving = semaphore.NewWeighted(2 * (2*s.svc.Drafts.FileLimits().Bytes + 1<<20))
 	s.echo = s.routes()
 	return s
 }
