@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"arena/botkits"
 	"arena/platform"
@@ -367,5 +369,39 @@ func TestDraftsCountAgainstTheQuota(t *testing.T) {
 	d = ms.draftAt(t, auth, "bot", "python", "")
 	if status, got := ms.do(t, "PUT", fmt.Sprintf("/api/drafts/%v", d["id"]), asJSON(platform.DraftSaveRequest{Base: 1, Files: big("c")}), auth...); status != http.StatusForbidden || !strings.HasPrefix(fmt.Sprint(got["error"]), "quota: ") {
 		t.Errorf("a save past the quota beside the image: %d %v", status, got)
+	}
+}
+
+// The bytes of the saves read at once are bounded: with the room taken
+// (by saves being read), another save waits before reading a byte of its
+// body, and goes on once there is room; a flood of large saves cannot
+// take the server's memory.
+func TestDraftSavesWaitForRoom(t *testing.T) {
+	ms := newMatrixServer(t, Config{})
+	alice := ms.signIn(t, "alice")
+	d := ms.draftAt(t, alice, "bot", "python", "")
+	room := 2 * (2*ms.svc.Drafts.FileLimits().Bytes + 1<<20)
+	if err := ms.saving.Acquire(t.Context(), room); err != nil {
+		t.Fatal(err)
+	}
+	body := newWatchedBody([]byte(asJSON(platform.DraftSaveRequest{Base: 1, Files: map[string]string{"bot.py": "print('waited')\n"}})), false)
+	done := make(chan int, 1)
+	go func() {
+		req := httptest.NewRequest("PUT", fmt.Sprintf("%s/api/drafts/%v", ms.url, d["id"]), body)
+		for i := 0; i+1 < len(alice); i += 2 {
+			req.Header.Set(alice[i], alice[i+1])
+		}
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		ms.Handler().ServeHTTP(rec, req)
+		done <- rec.Code
+	}()
+	time.Sleep(200 * time.Millisecond) // Sleeps on purpose: proves the save waits unread meanwhile.
+	if n := body.read.Load(); n != 0 {
+		t.Errorf("a save read %d bytes with no room", n)
+	}
+	ms.saving.Release(room)
+	if code := <-done; code != http.StatusOK {
+		t.Errorf("the save once there was room: %d", code)
 	}
 }
