@@ -105,6 +105,8 @@ type Config struct {
 	RegistryStorage  configuration.Storage
 	BuildMemory      int64
 	BuildTimeout     time.Duration
+	// Builds run at once (ARENA_BUILDS; 0: half the CPUs, at least 1).
+	Builds int
 	RegistryQuota    int64
 	RegistryMaxRepos int
 	RegistryMaxTags  int
@@ -615,6 +617,17 @@ var settings = []setting{
 		c.BuildTimeout, err = time.ParseDuration(v)
 		if err == nil && c.BuildTimeout <= 0 {
 			err = errors.New("must be positive")
+		}
+		return err
+	}},
+	{env: "ARENA_BUILDS", flag: "builds", def: "", usage: "builds from uploads and drafts run at once, one per user (kits with no build step, Python and JavaScript, wait for none); empty: half the CPUs, at least 1", server: true, set: func(c *Config, v string) (err error) {
+		if v == "" {
+			c.Builds = 0
+			return nil
+		}
+		c.Builds, err = strconv.Atoi(v)
+		if err == nil && c.Builds < 1 {
+			err = errors.New("must be 1 or more (empty: half the CPUs)")
 		}
 		return err
 	}},

@@ -345,6 +345,7 @@ func platformConfig(cfg Config) platform.Config {
 		Registry: platform.RegistryConfig{Enabled: cfg.Registry, Dir: filepath.Join(cfg.Data, "registry"), Storage: cfg.RegistryStorage, Host: registryHost,
 			MaxBytes: cfg.RegistryQuota, MaxRepos: cfg.RegistryMaxRepos, MaxTags: cfg.RegistryMaxTags},
 		Drafts: platform.DraftsConfig{History: cfg.DraftHistory},
+		Builds: platform.BuildsConfig{Parallel: cfg.Builds},
 	}
 }
 
