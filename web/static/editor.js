@@ -215,6 +215,7 @@ export class EditorView {
     st.textContent = "";
     st.className = "status";
     delete st.dataset.state;
+    delete st.dataset.run;
     $("#editor-run-match").hidden = true;
     this.say("editor-run-result", this.runHint);
     $("#editor-log").replaceChildren();
@@ -895,6 +896,7 @@ export class EditorView {
       const r = await api(`/api/drafts/${encodeURIComponent(this.draft.id)}/run`, { method: "POST", body: JSON.stringify(body) });
       this.human = human;
       this.log = r.log || "";
+      this.runMatch = null;
       $("#editor-stderr").hidden = true;
       this.followRun(r.id);
       this.showRun(r);
@@ -945,11 +947,14 @@ export class EditorView {
     st.className = `status ${r.state === "done" ? "finished" : r.state}`;
     st.textContent = r.state === "building" ? "building…" : r.state;
     st.dataset.state = r.state;
+    st.dataset.run = r.id;
     // A run's whole log, when it carries it, is the log (the chunks
     // followed may have missed its start).
     if (typeof r.log === "string" && r.log.length >= this.log.length) this.log = r.log;
     this.drawLog();
-    const match = typeof r.match === "string" ? r.match : r.match && r.match.id;
+    // The run names its match once it started (a run that says it no
+    // more keeps the one it named).
+    const match = (typeof r.match === "string" ? r.match : r.match && r.match.id) || this.runMatch;
     $("#editor-run-match").hidden = !match;
     if (match) $("#editor-run-match").href = `#/match/${encodeURIComponent(match)}`;
     if (r.state === "failed" || r.state === "cancelled") this.say("editor-run-result", r.error ? `${r.state}: ${r.error}` : r.state);
