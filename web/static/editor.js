@@ -249,6 +249,9 @@ export class EditorView {
     if (id == null) return this.showList();
     $("#editor-list").hidden = true;
     $("#editor-draft").hidden = false;
+    // A match the viewer showed before (another page's) gives way to
+    // this draft's runs.
+    this.viewer.close();
     this.clearRun();
     this.say("editor-state", "loading…", "loading");
     try {
