@@ -868,7 +868,8 @@ export class EditorView {
         const g = document.createElement("optgroup");
         g.label = label;
         for (const o of of) {
-          const opt = option(o.image, o.label && o.label !== o.image ? `${o.label} (${o.image})` : o.image);
+          const opt = option(o.image, o.label || o.image);
+          opt.title = o.image;
           opt.dataset.kind = kind;
           g.append(opt);
         }
@@ -925,8 +926,13 @@ export class EditorView {
       run: (data) => {
         const r = JSON.parse(data);
         if (!this.draft || this.draft.id !== draft) return;
-        this.runId ??= r.id;
-        if (r.id !== this.runId) return; // an earlier run's last word
+        if (this.runId != null && r.id !== this.runId) {
+          // A newer run took this one's place (the visitor's, from
+          // another tab): it is the one shown, its log read whole.
+          this.startedHere = false;
+          this.readLog(r.id);
+        }
+        this.runId = r.id;
         this.showRun(r);
         if (final(r.state)) {
           stop();
@@ -935,11 +941,28 @@ export class EditorView {
       },
       log: (data) => {
         if (!this.draft || this.draft.id !== draft) return;
-        this.log += chunkOf(data);
+        // Each connection starts with the whole log so far: after a
+        // reconnection it replaces the log, not adds to it.
+        const chunk = chunkOf(data);
+        this.log = this.log && chunk.startsWith(this.log) ? chunk : this.log + chunk;
         this.drawLog();
       },
     }, () => {});
     this.stopRun = stop;
+  }
+
+  // readLog reads a run's whole log (GET …/run), the run still shown.
+  async readLog(id) {
+    this.log = "";
+    try {
+      const r = await api(`/api/drafts/${encodeURIComponent(this.draft.id)}/run`);
+      if (r.id === this.runId && r.id === id) {
+        this.log = r.log || "";
+        this.drawLog();
+      }
+    } catch {
+      // The chunks to come are shown.
+    }
   }
 
   // showRun shows a run's state; once its match started, the match in
@@ -951,9 +974,7 @@ export class EditorView {
     st.textContent = r.state === "building" ? "building…" : r.state;
     st.dataset.state = r.state;
     st.dataset.run = r.id;
-    // A run's whole log, when it carries it, is the log (the chunks
-    // followed may have missed its start).
-    if (typeof r.log === "string" && r.log.length >= this.log.length) this.log = r.log;
+    if (r.human != null) this.human = !!r.human;
     this.drawLog();
     // The run names its match once it started (a run that says it no
     // more keeps the one it named).
