@@ -385,3 +385,33 @@ func (c *Contests) Freezes(ctx context.Context, game string) ([]Freeze, error) {
 	}
 	return out, nil
 }
+
+// ReferenceBot is a contest's reference bot: an image the contest names,
+// with the contest's name.
+type ReferenceBot struct {
+	Contest string
+	Image   string
+}
+
+// ReferenceBots are the reference bots of a game's contests that are not
+// over, as a draft's Run may play against them.
+func (c *Contests) ReferenceBots(ctx context.Context, game string) ([]ReferenceBot, error) {
+	all, err := c.deps.Store.Contests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ReferenceBot
+	for _, ct := range all {
+		if ct.Game != game || ct.State == store.ContestDone {
+			continue
+		}
+		s, err := spec(ct)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range s.ReferenceBots {
+			out = append(out, ReferenceBot{Contest: ct.Name, Image: b})
+		}
+	}
+	return out, nil
+}

@@ -101,10 +101,13 @@ const (
 	KindGate Kind = "gate"
 	// KindContest is a game of a contest's rounds or final.
 	KindContest Kind = "contest"
+	// KindRun is a draft's Run: the bot being written against an
+	// opponent, a private test.
+	KindRun Kind = "run"
 )
 
 // Kinds are the kinds of match, in a fixed order.
-var Kinds = []Kind{KindHand, KindChallenge, KindLadder, KindCheck, KindPractice, KindGate, KindContest}
+var Kinds = []Kind{KindHand, KindChallenge, KindLadder, KindCheck, KindPractice, KindGate, KindContest, KindRun}
 
 // OrHand returns k, or KindHand when k is empty.
 func (k Kind) OrHand() Kind {

@@ -466,6 +466,8 @@ func (s *Platform) pushedState(ctx context.Context, ref string, ready string) er
 		return err
 	}
 	switch {
+	case t.State == store.TagRun:
+		return errs.Errorf(errs.ErrInvalid, "%s is a draft's Run image, which only its Run plays: submit the draft to make a version", ref)
 	case t.State == store.TagRejected:
 		by := "its check"
 		if t.CheckMatch != "" {

@@ -61,7 +61,7 @@ func (ms *Matches) Images(ctx context.Context, p accounts.Principal, game string
 	for _, img := range imgs {
 		// A copy named with this server's address (tagged to be pushed
 		// here) is the version pushed.
-		if repo, tag, ok := s.pushedName(img.Ref); ok && rejected[repo+":"+tag] {
+		if repo, tag, ok := s.pushedName(img.Ref); ok && (rejected[repo+":"+tag] || isRunRepo(repo)) {
 			continue
 		}
 		if p.MayPlay(img.Ref, s.images) == nil {
@@ -74,7 +74,7 @@ func (ms *Matches) Images(ctx context.Context, p accounts.Principal, game string
 	}
 	for _, t := range tags {
 		ref := t.Repository + ":" + t.Tag
-		if !seen[ref] && (t.Game == "" || t.Game == game) && t.State != store.TagRejected {
+		if !seen[ref] && (t.Game == "" || t.Game == game) && t.State != store.TagRejected && t.State != store.TagRun {
 			out = append(out, ImageInfo{Image: ref, ID: t.ImageID, CreatedAt: t.PushedAt, Game: t.Game})
 			seen[ref] = true
 		}

@@ -138,6 +138,7 @@ func (s *Platform) record(u matches.Update) {
 	s.ladder.Observe(u)
 	s.contests.Observe(u)
 	s.observeCheck(u)
+	s.observeRun(u)
 }
 
 // MatchRequest is a match someone starts: a game on offer (or

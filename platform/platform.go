@@ -150,6 +150,8 @@ type Platform struct {
 	peopleMu sync.Mutex
 	// services are the use cases by domain (services.go).
 	services Services
+	// runs are the drafts' Runs (runs.go).
+	runs runs
 	// ladder makes ladder matches for the queue and rates them.
 	ladder *ladder.Ladder
 	// contests run the contests' freezes and finals (with the ladders).
@@ -228,6 +230,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Platform, error) {
 	}
 	s.images.Own = s.ownRegistry
 	s.initServices()
+	s.runs.init()
 	s.checks.init()
 	s.initNotify()
 	s.pulls.init()

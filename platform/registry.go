@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,13 @@ func (s *Platform) recordPush(ctx context.Context, p registry.Push) {
 		s.log.Error("record a pushed tag", zap.Error(err))
 		return
 	}
+	if isRunRepo(repo) {
+		// A Run's image: counted as a tag, checked by nothing.
+		if _, err := s.deps.Store.CheckTag(ctx, repo, tag, digest, store.Tag{State: store.TagRun, Reason: "a draft's Run image: submit the draft to make a version"}); err != nil {
+			s.log.Error("record a Run's image", zap.Error(err))
+		}
+		return
+	}
 	s.log.Info("image pushed", zap.String("repository", repo), zap.String("tag", tag), zap.String("digest", digest), zap.String("by", by))
 	// The tag's last version may be pinned by nothing now.
 	s.pulls.wake()
@@ -114,6 +122,9 @@ func (s *Platform) recordPush(ctx context.Context, p registry.Push) {
 // index's images) is not counted again.
 func (s *Platform) allowPush(ctx context.Context, p registry.Push) error {
 	repo, tag, digest, size := p.Repo, p.Ref, p.Digest, p.Bytes
+	if isRunRepo(repo) && ctx.Value(runPushKey{}) == nil {
+		return errs.Errorf(errs.ErrDenied, "%s holds the image of your drafts' Runs, which Arena pushes itself: push your bot under another name", repo)
+	}
 	ns, _, _ := strings.Cut(repo, "/")
 	u, err := s.deps.Store.RegistryUsage(ctx, ns)
 	if err != nil {
@@ -356,6 +367,8 @@ func (rs *Registry) View(ctx context.Context, p accounts.Principal, all bool) (R
 	if err != nil {
 		return RegistryView{}, err
 	}
+	// A Run's image is no version: not listed.
+	tags = slices.DeleteFunc(tags, func(t store.Tag) bool { return t.State == store.TagRun })
 	v := RegistryView{Images: tags, Usage: map[string]UsageView{}, Password: "an API token of yours (make one on your account page)"}
 	q := s.cfg.Registry
 	for _, o := range p.Owners() {

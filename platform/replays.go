@@ -28,7 +28,7 @@ const expireEvery = time.Hour
 // contest's practice, a pushed bot's check and a challenge's. Those
 // started by hand (a person's seat too), contest games and gate games
 // are kept for ever.
-var ExpiringKinds = []matches.Kind{matches.KindLadder, matches.KindPractice, matches.KindCheck, matches.KindChallenge}
+var ExpiringKinds = []matches.Kind{matches.KindLadder, matches.KindPractice, matches.KindCheck, matches.KindChallenge, matches.KindRun}
 
 // KeepReplays says how long the replays of ExpiringKinds are kept.
 func (s *Platform) keepReplays() string {

@@ -44,6 +44,9 @@ const (
 	TagPending  = "pending"
 	TagReady    = "ready"
 	TagRejected = "rejected"
+	// TagRun is a draft's Run image (platform/runs.go): no version, no
+	// check; nothing but its Run plays it.
+	TagRun = "run"
 )
 
 // Tag is a tag of the registry as the store keeps it.

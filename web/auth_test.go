@@ -20,6 +20,7 @@ import (
 	"arena/accounts"
 	"arena/contest"
 	"arena/engine"
+	"arena/internal/testsupport/poll"
 	"arena/judger"
 	"arena/orchestrator/fake"
 	"arena/platform"
@@ -317,6 +318,33 @@ func TestAuthorizationMatrix(t *testing.T) {
 		return fmt.Sprintf("/api/drafts/%d", d.ID)
 	}
 	aliceDraft := draft(t, "")
+	// A draft of alice's that ran once, its Run over (its build failed:
+	// the one match slot is held).
+	ranDraft := draft(t, "")
+	var ranID int64
+	fmt.Sscanf(ranDraft, "/api/drafts/%d", &ranID)
+	if _, err := ms.svc.Drafts.Save(t.Context(), ms.principal(t, "alice"), ranID, platform.DraftSaveRequest{Base: 1, Files: map[string]string{"other.py": "print()"}, Main: "other.py"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ms.svc.Drafts.Run(t.Context(), ms.principal(t, "alice"), ranID, platform.RunRequest{Opponent: "arena/tanks-random"}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 20*time.Second, func() error {
+		if v, _, err := ms.svc.Drafts.RunOf(t.Context(), ms.principal(t, "alice"), ranID); err != nil || v.Finished == nil {
+			return fmt.Errorf("the Run: %+v %v", v, err)
+		}
+		return nil
+	})
+	// No build of alice's under way: each may submit in turn.
+	noBuildOf := func(t *testing.T, user string) {
+		poll.Until(t, 20*time.Second, func() error {
+			if err := ms.svc.Registry.HoldBuildPlace(user, ""); err != nil {
+				return err
+			}
+			ms.svc.Registry.ReleaseBuildPlace(user)
+			return nil
+		})
+	}
 
 	// visitors:                  anonymous alice bob carol admin token revoked expired admintoken
 	const (
@@ -508,6 +536,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"DELETE", "/api/drafts/:id", func(t *testing.T, ms *matrixServer, v string) (string, string) {
 			return draft(t, "red"), ""
 		}, "401 204 404 204 403 204 401 401 403"},
+		// A draft's Runs and its submission: its owner's and their team
+		// mates' alone (an admin's too would run another's code as them).
+		{"GET", "/api/drafts/:id/opponents", static(aliceDraft+"/opponents", ""), "401 200 404 404 403 200 401 401 403"},
+		{"POST", "/api/drafts/:id/run", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			return draft(t, "red") + "/run", `{"opponent":"arena/tanks-random"}`
+		}, "401 202 404 202 403 202 401 401 403"},
+		{"GET", "/api/drafts/:id/run", static(ranDraft+"/run", ""), "401 200 404 404 403 200 401 401 403"},
+		{"GET", "/api/drafts/:id/run/stream", static(ranDraft+"/run/stream", ""), "401 200 404 404 403 200 401 401 403"},
+		{"POST", "/api/drafts/:id/submit", func(t *testing.T, ms *matrixServer, v string) (string, string) {
+			noBuildOf(t, "alice")
+			return aliceDraft + "/submit", fmt.Sprintf(`{"repository":"alice/%s","tag":"v1"}`, ms.fresh("sub"))
+		}, "401 202 404 404 403 202 401 401 403"},
 	}
 
 	// Every route of the server is in the matrix.

@@ -329,6 +329,11 @@ func (s *Server) routes() *echo.Echo {
 	api.PATCH("/drafts/:id", s.renameDraft, changes...)
 	api.DELETE("/drafts/:id", s.deleteDraft, changes...)
 	api.GET("/drafts/:id/saves/:version", s.getDraftSave, changes...)
+	api.GET("/drafts/:id/opponents", s.draftOpponents, changes...)
+	api.POST("/drafts/:id/run", s.runDraft, starts...)
+	api.GET("/drafts/:id/run", s.getRun, changes...)
+	api.GET("/drafts/:id/run/stream", s.streamRun, changes...)
+	api.POST("/drafts/:id/submit", s.submitDraft, starts...)
 	// The registry's own: the visitor's images, deleting, collecting.
 	api.GET("/registry", s.getRegistry, s.signedIn)
 	api.DELETE("/registry/repositories/*", s.deleteRepository, changes...)
