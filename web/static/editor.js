@@ -433,6 +433,11 @@ export class EditorView {
       },
     });
     this.cm.on("changes", () => this.touch());
+    // On a phone long lines wrap: read without scrolling sideways.
+    const phone = matchMedia("(max-width: 600px)");
+    const wrap = () => this.cm.setOption("lineWrapping", phone.matches);
+    phone.addEventListener("change", wrap);
+    wrap();
   }
 
   // load shows a draft as the server gave it (GET /api/drafts/ID): its
