@@ -453,12 +453,15 @@ export class EditorView {
     this.currentPath = null;
     this.changed = false;
     this.conflict = false;
+    clearTimeout(this.saveTimer);
     $("#editor-conflict").hidden = true;
     this.say("editor-state", "saved", "saved");
     this.drawSaves(saves);
     this.showHead();
     this.drawFiles();
-    this.openFile(this.mainFile());
+    if (this.mainFile() != null) this.openFile(this.mainFile());
+    else this.cm.swapDoc(this.CodeMirror.Doc(""));
+    this.drawTabs();
     this.fillMaps();
     const me = current().user;
     $("#editor-repo").placeholder = `${draft.owner || (me ? me.name : "you")}/${slug(draft.name)}`;
