@@ -1000,7 +1000,7 @@ export class EditorView {
         if (this.human && document.activeElement) document.activeElement.blur();
       }
     }
-    if (r.state === "done" && match && this.stderrOf !== match) {
+    if (final(r.state) && match && this.stderrOf !== match) {
       this.stderrOf = match;
       this.afterMatch(match, r);
     }
@@ -1045,7 +1045,8 @@ export class EditorView {
   async afterMatch(id, r) {
     let m, rep;
     try {
-      [m, rep] = await Promise.all([api(`/api/matches/${encodeURIComponent(id)}`), api(`/api/matches/${encodeURIComponent(id)}/replay`)]);
+      // A match that failed to start may have no replay.
+      [m, rep] = await Promise.all([api(`/api/matches/${encodeURIComponent(id)}`), api(`/api/matches/${encodeURIComponent(id)}/replay`).catch(() => ({ frames: [] }))]);
     } catch (e) {
       return this.say("editor-run-result", `its match: ${e.message}`);
     }
