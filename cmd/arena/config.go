@@ -100,13 +100,13 @@ type Config struct {
 	WebhookAllow []netip.Prefix
 	// The registry (serve): served or not, the address this host's engine
 	// pulls from, and the quotas per owner.
-	Registry         bool
-	RegistryHost     string
-	RegistryStorage  configuration.Storage
-	BuildMemory      int64
-	BuildTimeout     time.Duration
+	Registry        bool
+	RegistryHost    string
+	RegistryStorage configuration.Storage
+	BuildMemory     int64
+	BuildTimeout    time.Duration
 	// Builds run at once (ARENA_BUILDS; 0: half the CPUs, at least 1).
-	Builds int
+	Builds           int
 	RegistryQuota    int64
 	RegistryMaxRepos int
 	RegistryMaxTags  int
