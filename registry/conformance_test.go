@@ -15,8 +15,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"arena/accounts"
-	"arena/internal/testsupport/dockertest"
 	"arena/internal/errs"
+	"arena/internal/testsupport/dockertest"
 )
 
 // conformance runs the OCI distribution-spec conformance suite (the tool
