@@ -107,8 +107,9 @@ would. It prints the build's log, then the check's verdict.
   --name     where it goes: NAME/bot[:TAG] (default: your name/the folder's name:latest)
   --kit      go, cpp, python or javascript (default: told from the files:
              go.mod, a .cpp, .py or .js file)
-  --bot      the main file (python bot.py, javascript bot.js) or, for Go, the
-             main package's folder (bot, else the module's root)
+  --bot      the main file (python bot.py, javascript bot.js, C++ bot.cpp or
+             snake/snake_main.cpp) or, for Go, the main package's folder
+             (bot, else the module's root)
   --authors  who to contact for the awards (org.opencontainers.image.authors)
 
 Uploads are built offline: vendor what the bot needs (go mod vendor,
