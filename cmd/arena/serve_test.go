@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"arena/internal/testsupport/dockertest"
@@ -83,6 +84,7 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 				if left := containersOf(t, cli, cmd.Process.Pid); len(left) > 0 {
 					t.Errorf("the server (pid %d) stopped and left containers behind: %v", cmd.Process.Pid, left)
 				}
+				removePulled(cli, fmt.Sprintf("127.0.0.1:%d/", port))
 				cli.Close()
 			}
 		}
@@ -92,6 +94,24 @@ func startServer(t testing.TB, bin, data string, port int, flags ...string) *ser
 	})
 	s.waitHealthy(t)
 	return s
+}
+
+// removePulled removes from the engine the versions a test's server
+// pulled from its registry (host/REPO:sha256-…): its data, and so its
+// registry, goes with the test.
+func removePulled(cli *client.Client, host string) {
+	ctx := context.Background()
+	imgs, err := cli.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, img := range imgs {
+		for _, ref := range img.RepoTags {
+			if strings.HasPrefix(ref, host) {
+				cli.ImageRemove(ctx, ref, image.RemoveOptions{})
+			}
+		}
+	}
 }
 
 // waitHealthy waits until the server's /healthz answers 200.
