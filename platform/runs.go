@@ -315,9 +315,9 @@ type runPlan struct {
 // playRun builds a Run's image, pushes it as its owner's Run image and
 // plays its match; a cancelled Run stops where it is.
 func (s *Platform) playRun(ctx context.Context, rn *run, plan runPlan) {
-	ref, id, err := s.buildRun(ctx, rn, plan)
+	id, err := s.buildRun(ctx, rn, plan)
 	if err == nil {
-		err = s.startRunMatch(ctx, rn, plan, ref, id)
+		err = s.startRunMatch(ctx, rn, plan, id)
 	}
 	if err == nil {
 		return // the match's end finishes it (observeRun)
@@ -333,8 +333,8 @@ func (s *Platform) playRun(ctx context.Context, rn *run, plan runPlan) {
 
 // buildRun builds the draft with its kit's recipe (in the builds' line
 // when the kit has a build step), pushes it as the owner's Run image and
-// pulls it onto the engine: its reference there and its id.
-func (s *Platform) buildRun(ctx context.Context, rn *run, plan runPlan) (ref, id string, err error) {
+// pulls it onto the engine: its id there.
+func (s *Platform) buildRun(ctx context.Context, rn *run, plan runPlan) (id string, err error) {
 	req := sourcebuild.Request{ID: rn.view.ID, Source: plan.src, Kit: plan.kit.Name, Game: plan.game, Main: plan.main}
 	build := func(ctx context.Context) error {
 		img, err := s.deps.Builder.Build(ctx, req, rn)
@@ -348,7 +348,7 @@ func (s *Platform) buildRun(ctx context.Context, rn *run, plan runPlan) (ref, id
 		if err != nil {
 			return err
 		}
-		if ref, id, err = s.pullVersion(ctx, repo, digest); err != nil {
+		if _, id, err = s.pullVersion(ctx, repo, digest); err != nil {
 			return err
 		}
 		if last.Digest != "" && last.Digest != digest {
@@ -357,9 +357,11 @@ func (s *Platform) buildRun(ctx context.Context, rn *run, plan runPlan) (ref, id
 		return nil
 	}
 	if plan.kit.Build == nil {
-		return ref, id, build(ctx)
+		err = build(ctx)
+	} else {
+		err = s.inBuildLine(ctx, build)
 	}
-	return ref, id, s.inBuildLine(ctx, build)
+	return id, err
 }
 
 // inBuildLine runs f in the builds' line (BuildsConfig.Parallel at once)
@@ -422,7 +424,7 @@ type gameOfRun = interface{ Name() string }
 // startRunMatch queues a Run's match: the draft in seat 0, its opponent
 // (or the person) in seat 1, ahead of ladder, contest and practice work
 // in its owner's line.
-func (s *Platform) startRunMatch(ctx context.Context, rn *run, plan runPlan, ref, id string) error {
+func (s *Platform) startRunMatch(ctx context.Context, rn *run, plan runPlan, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -434,7 +436,10 @@ func (s *Platform) startRunMatch(ctx context.Context, rn *run, plan runPlan, ref
 	if err != nil {
 		return err
 	}
-	req := matches.Request{Game: game, Map: m, Seed: matches.RandomSeed(), Images: []string{ref, plan.opponent}, ImageIDs: []string{id, ""},
+	// The draft plays as OWNER/arena-run:latest, pinned to the image
+	// pulled (its name on the engine is the registry's host's).
+	draft := plan.d.Owner + "/" + RunRepository + ":" + runTag
+	req := matches.Request{Game: game, Map: m, Seed: matches.RandomSeed(), Images: []string{draft, plan.opponent}, ImageIDs: []string{id, ""},
 		Limits: s.cfg.Limits, MatchID: rn.view.ID, Owner: plan.p.Name, Kind: matches.KindRun, Priority: matches.Challenge}
 	if plan.human {
 		if err := s.seatPeople(plan.p, &req, []int{1}); err != nil {

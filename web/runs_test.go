@@ -127,7 +127,7 @@ func TestADraftRunsAndIsSubmitted(t *testing.T) {
 		t.Fatalf("the Run: %v", run)
 	}
 	m := ms.waitFinal(t, run["match"].(string))
-	if m["status"] != "finished" || m["kind"] != "run" || !strings.HasPrefix(fmt.Sprint(m["bots"]), "[127.0.0.1:5006/alice/arena-run:sha256-") {
+	if m["status"] != "finished" || m["kind"] != "run" || !strings.HasPrefix(fmt.Sprint(m["bots"]), "[alice/arena-run:latest ") {
 		t.Errorf("the Run's match: %v", m)
 	}
 

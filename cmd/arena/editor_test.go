@@ -139,6 +139,12 @@ func editorFlow(t *testing.T, url string, api *webClient) {
 	p.openFile(p.otherFile(snake, main))
 	p.must("follow the crash's link", chromedp.Click(chromedp.CSS(link)))
 	p.cursorAt(main, line, 0)
+	// The viewer's stderr of the crash's turn links to the line too.
+	vlink := fmt.Sprintf(`#turn-panel a.errlink[data-path=%q][data-line="%d"]`, main, line)
+	p.wait("the viewer's stderr linked", fmt.Sprintf(`!!document.querySelector(%q)`, vlink), 30*time.Second)
+	p.openFile(p.otherFile(snake, main))
+	p.must("follow the viewer's link", chromedp.Click(chromedp.CSS(vlink)))
+	p.cursorAt(main, line, 0)
 
 	// Fixed (the line removed), submitted: built, pushed, checked ready.
 	p.must("remove the raise", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`%s.replaceRange("", {line: %d, ch: 0}, {line: %d, ch: 0})`, cmJS, line-1, line)))

@@ -152,8 +152,14 @@ export class EditorView {
       const b = e.target.closest("button[data-pane]");
       if (b) this.pane(b.dataset.pane);
     });
+    // The viewer's per-turn stderr of the run's match: the draft's bot's
+    // places in its files are links too.
+    viewer.stderrLinks = (seat, pre) => {
+      const m = viewer.match;
+      if (this.shown && this.draft && this.runView && m && m.id === this.runMatch && seat === this.seatOf(m, this.runView)) this.linked(pre, pre.textContent);
+    };
     // An error's link opens its file at its line.
-    for (const sel of ["#editor-log", "#editor-stderr", "#editor-submit-log"]) {
+    for (const sel of ["#editor-log", "#editor-stderr", "#editor-submit-log", "#turn-panel"]) {
       $(sel).addEventListener("click", (e) => {
         const a = e.target.closest("a.errlink");
         if (!a) return;
@@ -201,6 +207,7 @@ export class EditorView {
     this.stopRun = null;
     this.runId = null;
     this.runMatch = null; // the match of the run shown
+    this.runView = null; // the run shown, as the server last told it
     this.runShown = false; // whether it is shown in the viewer
     this.startedHere = false; // whether this page started the run
     this.stderrOf = null; // the match whose stderr is shown
@@ -208,8 +215,8 @@ export class EditorView {
     this.log = "";
   }
 
-  // clearRun empties the run's and the submission's panes, for another
-  // draft.
+  // clearRun empties the run's and the submission's panes (what was
+  // typed to submit the last draft included), for another draft.
   clearRun() {
     const st = $("#editor-run-state");
     st.textContent = "";
@@ -223,6 +230,8 @@ export class EditorView {
     $("#editor-submit-log").replaceChildren();
     $("#editor-submit-log").hidden = true;
     this.say("editor-submit-status", "", "");
+    $("#editor-repo").value = "";
+    $("#editor-tag").value = "v1";
     this.say("editor-files-error", "");
     $("#editor-history").open = false;
   }
@@ -977,6 +986,7 @@ export class EditorView {
   // the viewer beside the editor (a run started here, or one playing);
   // once it is over, how it went.
   showRun(r) {
+    this.runView = r;
     const st = $("#editor-run-state");
     st.className = `status ${r.state === "done" ? "finished" : r.state}`;
     st.textContent = r.state === "building" ? "building…" : r.state;

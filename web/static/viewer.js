@@ -30,6 +30,9 @@ export class Viewer {
     // playersLeft are those that left their page (dropPlayer).
     this.players = {};
     this.playersLeft = new Set();
+    // stderrLinks, when set, may rework a seat's stderr of the turn shown
+    // (a <pre>): the editor links its draft's files there.
+    this.stderrLinks = null;
 
     $("#play").addEventListener("click", () => this.toggle());
     $("#back").addEventListener("click", () => this.step(-1));
@@ -665,6 +668,8 @@ export class Viewer {
       const cmd = b && b.asked ? this.rerunCommand(seat, f.turn) : "";
       const rerun = cmd ? `<br><code class="rerun" title="reproduce this answer: download the replay, then run this">${escapeHTML(cmd)}</code> <small><a href="/download/arena" download="arena" class="get-arena" title="the arena command, a static Linux binary (chmod +x arena)">get arena</a></small>` : "";
       tr.innerHTML = `<td><span class="swatch" style="background:${seatColour(seat)}"></span> ${escapeHTML(this.label(ids[seat]))}</td><td>${status}</td><td><code>${escapeHTML(answer.slice(0, 300))}</code>${rerun}</td><td>${time}</td><td>${stderr}</td>`;
+      const pre = stderr && this.stderrLinks ? tr.querySelector("td:last-child pre") : null;
+      if (pre) this.stderrLinks(seat, pre);
       rows.push(tr);
     }
     $("#turn-panel tbody").replaceChildren(...rows);
