@@ -23,8 +23,11 @@ import (
 )
 
 // Builder builds a bot's image from an upload (sourcebuild.Builder).
+// Prepare readies a kit's builds ahead of the first (its base image):
+// a draft of the kit asks for it as it opens.
 type Builder interface {
 	Build(ctx context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error)
+	Prepare(ctx context.Context, kit string) error
 }
 
 // BuildsConfig is how uploads are built.

@@ -286,7 +286,8 @@ func (ds *Drafts) List(ctx context.Context, p accounts.Principal) ([]DraftView, 
 }
 
 // Create makes a draft of p's (or of a team of theirs), its files the
-// kit's starter for the game, as version 1.
+// kit's starter for the game, as version 1; its kit's builds are readied
+// meanwhile (prepareKit).
 func (ds *Drafts) Create(ctx context.Context, p accounts.Principal, r DraftRequest) (DraftPage, error) {
 	s := ds.p
 	if err := signedIn(p, "make a draft"); err != nil {
@@ -325,10 +326,12 @@ func (ds *Drafts) Create(ctx context.Context, p accounts.Principal, r DraftReque
 	if err != nil {
 		return DraftPage{}, s.quota(err)
 	}
+	s.prepareKit(r.Kit)
 	return draftPage(d, files, []store.DraftSave{{Version: d.Version, Main: d.Main, Size: d.Size, SavedBy: d.UpdatedBy, SavedAt: d.UpdatedAt}}), nil
 }
 
-// Draft is a draft p may read, with its newest files and the saves kept.
+// Draft is a draft p may read, with its newest files and the saves kept;
+// its kit's builds are readied meanwhile (prepareKit).
 func (ds *Drafts) Draft(ctx context.Context, p accounts.Principal, id int64) (DraftPage, error) {
 	if err := signedIn(p, "see a draft"); err != nil {
 		return DraftPage{}, err
@@ -337,6 +340,7 @@ func (ds *Drafts) Draft(ctx context.Context, p accounts.Principal, id int64) (Dr
 	if d, err = readable(p, d, err, id); err != nil {
 		return DraftPage{}, err
 	}
+	ds.p.prepareKit(d.Kit)
 	return draftPage(d, files, saves), nil
 }
 

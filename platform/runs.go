@@ -134,15 +134,44 @@ func (r *run) snapshot() (RunView, <-chan struct{}) {
 	return v, r.changed
 }
 
-// runs are the Runs: each owner's last, and the match each plays.
+// runs are the Runs: each owner's last, and the match each plays; and
+// the kits being prepared.
 type runs struct {
-	mu      sync.Mutex
-	byOwner map[string]*run
-	byMatch map[string]*run
+	mu        sync.Mutex
+	byOwner   map[string]*run
+	byMatch   map[string]*run
+	preparing map[string]bool
 }
 
 func (rs *runs) init() {
-	rs.byOwner, rs.byMatch = map[string]*run{}, map[string]*run{}
+	rs.byOwner, rs.byMatch, rs.preparing = map[string]*run{}, map[string]*run{}, map[string]bool{}
+}
+
+// prepareKit readies a kit's builds in the background (its base image,
+// saved and compressed once: kitBases in cmd/arena), as a draft of the
+// kit opens: its first Run does not wait for that. One at a time per
+// kit; a kit ready already is ready at once.
+func (s *Platform) prepareKit(kit string) {
+	if !s.buildsOn() {
+		return
+	}
+	s.runs.mu.Lock()
+	busy := s.runs.preparing[kit]
+	s.runs.preparing[kit] = true
+	s.runs.mu.Unlock()
+	if busy {
+		return
+	}
+	s.untilShutdown(func(ctx context.Context) {
+		defer func() {
+			s.runs.mu.Lock()
+			delete(s.runs.preparing, kit)
+			s.runs.mu.Unlock()
+		}()
+		if err := s.deps.Builder.Prepare(ctx, kit); err != nil && ctx.Err() == nil {
+			s.log.Info("prepare a kit's builds", zap.String("kit", kit), zap.Error(err))
+		}
+	})
 }
 
 // RunOpponent is an image the run bar offers: an example bot, a version of

@@ -100,6 +100,19 @@ func (b *Builder) Build(ctx context.Context, req Request, log io.Writer) (v1.Ima
 	return img, nil
 }
 
+// Prepare readies what a build of the kit needs before one is asked
+// for: its base image, read (a Base that caches keeps it).
+func (b *Builder) Prepare(ctx context.Context, kit string) error {
+	k, err := FindKit(kit, Source{})
+	if err != nil || k.Base == "" {
+		return err
+	}
+	if _, err := b.Base(ctx, k.Base); err != nil {
+		return fmt.Errorf("the %s kit's base image %s: %w", k.Name, k.Base, err)
+	}
+	return nil
+}
+
 func orDefault(s, def string) string {
 	if s == "" {
 		return def

@@ -31,6 +31,8 @@ func newGatedBuilder() *gatedBuilder {
 	return &gatedBuilder{started: make(chan string, 16), release: make(chan struct{})}
 }
 
+func (*gatedBuilder) Prepare(context.Context, string) error { return nil }
+
 func (g *gatedBuilder) Build(ctx context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
 	g.started <- req.ID
 	select {

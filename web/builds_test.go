@@ -26,6 +26,8 @@ import (
 // has bot.py, and fails the others as a compile error would.
 type fakeBuilder struct{ built []sourcebuild.Request }
 
+func (*fakeBuilder) Prepare(context.Context, string) error { return nil }
+
 func (f *fakeBuilder) Build(_ context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
 	f.built = append(f.built, req)
 	fmt.Fprintln(log, "building", len(req.Source.Files), "files")
@@ -222,6 +224,8 @@ func doJSON(t *testing.T, req *http.Request) (int, map[string]any) {
 
 // heldBuilder builds nothing until released.
 type heldBuilder struct{ release chan struct{} }
+
+func (heldBuilder) Prepare(context.Context, string) error { return nil }
 
 func (h heldBuilder) Build(ctx context.Context, _ sourcebuild.Request, _ io.Writer) (v1.Image, error) {
 	select {

@@ -48,6 +48,8 @@ func (b *scriptedBuilder) script(ref string) (fake.Script, error) {
 	return s, nil
 }
 
+func (*scriptedBuilder) Prepare(context.Context, string) error { return nil }
+
 func (b *scriptedBuilder) Build(_ context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
 	fmt.Fprintln(log, "building", len(req.Source.Files), "files, main", req.Main)
 	img, err := random.Image(1000, 1)

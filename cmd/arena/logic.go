@@ -14,7 +14,9 @@ import (
 	"sync"
 
 	"github.com/docker/docker/client"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"arena/engine"
 	"arena/judger"
@@ -120,6 +122,46 @@ func pruneSaves(dir string, keep map[string]bool) {
 		}
 		os.Remove(filepath.Join(dir, name))
 	}
+}
+
+// saveName is the file an image of this id is saved to by baseImage.
+func saveName(id string) string { return "base-" + strings.TrimPrefix(id, "sha256:") + ".tar" }
+
+// baseImage reads an image from the engine, saved once per image id
+// into dir (a logic's player is read from its layers).
+func baseImage(ctx context.Context, cli *client.Client, dir, ref string) (v1.Image, error) {
+	info, err := cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("not on this server's engine (%v)", err)
+	}
+	path := filepath.Join(dir, saveName(info.ID))
+	if _, err := os.Stat(path); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		body, err := cli.ImageSave(ctx, []string{info.ID})
+		if err != nil {
+			return nil, err
+		}
+		tmp, err := os.CreateTemp(dir, "saving-*")
+		if err != nil {
+			body.Close()
+			return nil, err
+		}
+		_, err = io.Copy(tmp, body)
+		body.Close()
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return nil, fmt.Errorf("save it: %w", err)
+		}
+	}
+	return tarball.ImageFromPath(path, nil)
 }
 
 // The caps on a logic's player.

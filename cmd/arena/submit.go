@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"go.uber.org/zap"
 
 	"arena/sandbox"
@@ -30,7 +28,7 @@ import (
 // builder is the server's builder of uploads: the sandbox of the matches,
 // under a build's limits (ARENA_BUILD_MEMORY, ARENA_BUILD_TIMEOUT; the
 // runtime of the matches, gVisor when set), and the engine's base images
-// for the kits that run on one.
+// for the kits that run on one (kitBases).
 func builder(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.Owner, log *zap.Logger, stderr io.Writer) (*sourcebuild.Builder, error) {
 	rt, err := runtimeOf(ctx, cli, cfg.Runtime)
 	if err != nil {
@@ -49,49 +47,11 @@ func builder(ctx context.Context, cfg Config, cli *client.Client, owner sandbox.
 	if err != nil {
 		return nil, err
 	}
-	bases := filepath.Join(cfg.Data, "builds")
-	return &sourcebuild.Builder{Steps: sandboxed.Steps{Sandbox: d, Timeout: cfg.BuildTimeout, MaxBinary: 96 << 20},
-		Base: func(ctx context.Context, ref string) (v1.Image, error) { return baseImage(ctx, cli, bases, ref) }}, nil
-}
-
-// saveName is the file an image of this id is saved to by baseImage.
-func saveName(id string) string { return "base-" + strings.TrimPrefix(id, "sha256:") + ".tar" }
-
-// baseImage reads a base image from the engine, saved once per image id
-// into dir (the build's layers are assembled on it).
-func baseImage(ctx context.Context, cli *client.Client, dir, ref string) (v1.Image, error) {
-	info, err := cli.ImageInspect(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("not on this server's engine (%v)", err)
+	bases := newKitBases(cli, filepath.Join(cfg.Data, "builds"))
+	if err := bases.prune(ctx); err != nil {
+		log.Warn("remove old base images from the builds' folder", zap.Error(err))
 	}
-	path := filepath.Join(dir, saveName(info.ID))
-	if _, err := os.Stat(path); err != nil {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		body, err := cli.ImageSave(ctx, []string{info.ID})
-		if err != nil {
-			return nil, err
-		}
-		tmp, err := os.CreateTemp(dir, "saving-*")
-		if err != nil {
-			body.Close()
-			return nil, err
-		}
-		_, err = io.Copy(tmp, body)
-		body.Close()
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), path)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return nil, fmt.Errorf("save it: %w", err)
-		}
-	}
-	return tarball.ImageFromPath(path, nil)
+	return &sourcebuild.Builder{Steps: sandboxed.Steps{Sandbox: d, Timeout: cfg.BuildTimeout, MaxBinary: 96 << 20}, Base: bases.Image}, nil
 }
 
 const submitUsage = `Usage:
