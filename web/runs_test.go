@@ -22,12 +22,15 @@ import (
 
 // scriptedBuilder builds a draft into an image whose bot plays as its
 // files say: TEST-CRASH in a file crashes it at turn 1, TEST-HOLD holds
-// it until the test ends. The engine plays each image by its digest.
+// it until the test ends, and TEST-SLOW-BUILD holds its build until it is
+// cancelled (counted in stopped). The engine plays each image by its
+// digest.
 type scriptedBuilder struct {
 	mu      sync.Mutex
 	scripts map[string]fake.Script
 	hold    chan struct{}
 	built   []sourcebuild.Request
+	stopped int
 }
 
 func newScriptedBuilder(t *testing.T) *scriptedBuilder {
@@ -50,8 +53,17 @@ func (b *scriptedBuilder) script(ref string) (fake.Script, error) {
 
 func (*scriptedBuilder) Prepare(context.Context, string) error { return nil }
 
-func (b *scriptedBuilder) Build(_ context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
+func (b *scriptedBuilder) Build(ctx context.Context, req sourcebuild.Request, log io.Writer) (v1.Image, error) {
 	fmt.Fprintln(log, "building", len(req.Source.Files), "files, main", req.Main)
+	for _, f := range req.Source.Files {
+		if strings.Contains(string(f.Data), "TEST-SLOW-BUILD") {
+			<-ctx.Done()
+			b.mu.Lock()
+			b.stopped++
+			b.mu.Unlock()
+			return nil, ctx.Err()
+		}
+	}
 	img, err := random.Image(1000, 1)
 	if err != nil {
 		return nil, err
@@ -164,6 +176,35 @@ func TestADraftRunsAndIsSubmitted(t *testing.T) {
 	if next := ms.runState(t, alice, path, "done", "failed"); next["state"] != "done" || next["id"] == first["id"] {
 		t.Errorf("the next Run: %v", next)
 	}
+
+	// A Run whose build is still running is stopped by the next: the
+	// build sees its end, the next Run plays.
+	if status, saved := ms.do(t, "PUT", path, asJSON(platform.DraftSaveRequest{Base: 2, Files: map[string]string{"bot.py": "# TEST-SLOW-BUILD\n", "tanks.py": "", "draw.py": ""}}), alice...); status != http.StatusOK {
+		t.Fatalf("save: %d %v", status, saved)
+	}
+	if status, body := ms.do(t, "POST", path+"/run", `{"opponent":"arena/tanks-hunter"}`, alice...); status != http.StatusAccepted {
+		t.Fatalf("Run: %d %v", status, body)
+	}
+	poll.Until(t, 10*time.Second, func() error {
+		if _, log := ms.do(t, "GET", path+"/run", "", alice...); !strings.Contains(fmt.Sprint(log["log"]), "building") {
+			return fmt.Errorf("the slow build did not start: %v", log)
+		}
+		return nil
+	})
+	if status, body := ms.do(t, "POST", path+"/run", `{"opponent":"arena/tanks-hunter","base":1}`, alice...); status != http.StatusAccepted {
+		t.Fatalf("the Run after the slow build: %d %v", status, body)
+	}
+	if next := ms.runState(t, alice, path, "done", "failed"); next["state"] != "done" {
+		t.Errorf("the Run after the slow build: %v", next)
+	}
+	poll.Until(t, 10*time.Second, func() error {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stopped != 1 {
+			return fmt.Errorf("the slow build was not stopped (%d stopped)", b.stopped)
+		}
+		return nil
+	})
 
 	// Submitted: a version, built in the builds' line and checked.
 	status, build := ms.do(t, "POST", path+"/submit", `{"base":1,"repository":"alice/mybot","tag":"v1"}`, alice...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -489,4 +490,97 @@ func (p *editorPage) runOver(what, want string) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// A server killed (SIGKILL) while a draft is being saved, save after
+// save, keeps each save whole or not at all: after the restart the
+// draft's newest version holds exactly the files that save sent, and the
+// next save on it is taken.
+func TestADraftSaveSurvivesKill9(t *testing.T) {
+	bin := arenaBinary(t)
+	data, port := t.TempDir(), freePort(t)
+	flags := []string{"--auth", "accounts", "--admin-password", "the-admin-password", "--ladder", "off"}
+	s := startServer(t, bin, data, port, flags...)
+	admin := signedIn(t, s.url, "admin", "the-admin-password")
+	if status, body := admin.call(t, "POST", "/api/users", `{"name":"alice","password":"alice-password"}`); status != 201 {
+		t.Fatalf("make alice: %d %v", status, body)
+	}
+	alice := signedIn(t, s.url, "alice", "alice-password")
+	status, d := alice.call(t, "POST", "/api/drafts", `{"name":"bot","game":"tanks","kit":"python"}`)
+	if status != 201 {
+		t.Fatalf("a draft: %d %v", status, d)
+	}
+	path := fmt.Sprintf("/api/drafts/%v", d["id"])
+	// Save n's files: 40 of 16 KiB, each saying n.
+	files := func(n int) map[string]string {
+		out := map[string]string{"bot.py": fmt.Sprintf("# save %d\n", n)}
+		for i := range 40 {
+			out[fmt.Sprintf("lib/part%02d.py", i)] = fmt.Sprintf("# save %d\n%s", n, strings.Repeat("x = 1\n", 16<<10/6))
+		}
+		return out
+	}
+	saved := make(chan int, 1000)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for v := 1; ; v++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			body, _ := json.Marshal(map[string]any{"base": v, "files": files(v + 1), "main": "bot.py"})
+			status, _, err := jsonCall(context.Background(), alice.Client, "PUT", s.url+path, string(body))
+			if err != nil || status != 200 {
+				return // the server is gone
+			}
+			saved <- v + 1
+		}
+	}()
+	last := 0
+	for n := 0; n < 5; n++ {
+		select {
+		case last = <-saved:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the saves do not go through (%d)", n)
+		}
+	}
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	close(stop)
+	<-done
+	close(saved)
+	for v := range saved {
+		last = v
+	}
+
+	s = startServer(t, bin, data, port, flags...)
+	alice = signedIn(t, s.url, "alice", "alice-password")
+	status, d = alice.call(t, "GET", path, "")
+	if status != 200 {
+		t.Fatalf("the draft after the restart: %d %v", status, d)
+	}
+	v := int(d["version"].(float64))
+	if v < last || v > last+1 {
+		t.Errorf("after the restart the draft is at version %d; the last save answered made %d", v, last)
+	}
+	got := map[string]string{}
+	for name, text := range d["files"].(map[string]any) {
+		got[name] = text.(string)
+	}
+	if want := files(v); !maps.Equal(got, want) {
+		wrong := []string{}
+		for name := range want {
+			if got[name] != want[name] {
+				wrong = append(wrong, name)
+			}
+		}
+		t.Errorf("version %d is not whole: %d files, %d of them not save %d's (%v)", v, len(got), len(wrong), v, wrong)
+	}
+	body, _ := json.Marshal(map[string]any{"base": v, "files": files(v + 1), "main": "bot.py"})
+	if status, r := alice.call(t, "PUT", path, string(body)); status != 200 || int(r["version"].(float64)) != v+1 {
+		t.Errorf("the save after the restart: %d %v", status, r)
+	}
+	t.Logf("killed after save %d; the draft restarted at version %d", last, v)
 }
