@@ -51,12 +51,7 @@ func (s *Server) streamLadder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.Response()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	out := &sse{w: w, rc: http.NewResponseController(w)}
+	out := startSSE(c)
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {

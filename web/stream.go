@@ -45,12 +45,7 @@ func (s *Server) stream(c echo.Context) error {
 			next = n + 1
 		}
 	}
-	w := c.Response()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	out := &sse{w: w, rc: http.NewResponseController(w)}
+	out := startSSE(c)
 	ctx := c.Request().Context()
 	entrants := s.svc.Matches.Entrants(ctx, m.ID)
 	tick := time.NewTicker(heartbeat)
@@ -131,6 +126,17 @@ func (s *Server) finishStream(c echo.Context, id string, next int, out *sse) err
 	out.value("end", -1, map[string]string{"status": m.Status})
 	out.flush()
 	return nil
+}
+
+// startSSE answers a request with a stream of Server-Sent Events (never
+// cached, nor buffered by a proxy in front).
+func startSSE(c echo.Context) *sse {
+	w := c.Response()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, rc: http.NewResponseController(w)}
 }
 
 // sse gathers Server-Sent Events and writes them in one go.

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"arena/platform"
 	"arena/sourcebuild"
 )
 
@@ -72,17 +73,8 @@ type draftMeta struct {
 // draftInfo is a draft as the server lists it; Files only in a draft's
 // own answer.
 type draftInfo struct {
-	ID        int64             `json:"id"`
-	Name      string            `json:"name"`
-	Owner     string            `json:"owner"`
-	Game      string            `json:"game"`
-	Kit       string            `json:"kit"`
-	Main      string            `json:"main"`
-	Version   int64             `json:"version"`
-	Size      int64             `json:"size"`
-	UpdatedAt time.Time         `json:"updated_at"`
-	UpdatedBy string            `json:"updated_by"`
-	Files     map[string]string `json:"files,omitempty"`
+	platform.DraftView
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // draftPushOptions are arena draft push's flags.
