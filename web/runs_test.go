@@ -206,6 +206,25 @@ func TestADraftRunsAndIsSubmitted(t *testing.T) {
 		return nil
 	})
 
+	// Played by the person: their seat is 1, the draft's 0; the next Run
+	// cancels that match too.
+	status, human := ms.do(t, "POST", path+"/run", `{"human":true,"base":1}`, alice...)
+	if status != http.StatusAccepted || human["opponent"] != "you" || human["human"] != true {
+		t.Fatalf("Play it yourself: %d %v", status, human)
+	}
+	human = ms.runState(t, alice, path, "playing")
+	_, hm := ms.do(t, "GET", fmt.Sprintf("/api/matches/%v", human["match"]), "", alice...)
+	if bots := fmt.Sprint(hm["bots"]); !strings.HasPrefix(bots, "[alice/arena-run:latest human:alice") {
+		t.Errorf("the match played by the person: %v", hm)
+	}
+	if status, body := ms.do(t, "POST", path+"/run", `{"opponent":"arena/tanks-hunter","base":1}`, alice...); status != http.StatusAccepted {
+		t.Fatalf("the Run after playing: %d %v", status, body)
+	}
+	if m := ms.waitFinal(t, human["match"].(string)); m["status"] != "cancelled" {
+		t.Errorf("the match played by the person, after the next Run: %v", m)
+	}
+	ms.runState(t, alice, path, "done", "failed")
+
 	// Submitted: a version, built in the builds' line and checked.
 	status, build := ms.do(t, "POST", path+"/submit", `{"base":1,"repository":"alice/mybot","tag":"v1"}`, alice...)
 	if status != http.StatusAccepted {
