@@ -120,7 +120,7 @@ func (ms *matrixServer) runState(t *testing.T, header []string, path string, sta
 func TestADraftRunsAndIsSubmitted(t *testing.T) {
 	b := newScriptedBuilder(t)
 	ms := newMatrixServer(t, Config{}, registryAt("127.0.0.1:5006"), withDeps(func(d *platform.Deps) { d.Builder = b }))
-	ms.useEngine(b.script)
+	engine := ms.useEngine(b.script)
 	alice := ms.signIn(t, "alice")
 	d := ms.draftAt(t, alice, "bot", "python", "")
 	path := fmt.Sprintf("/api/drafts/%v", d["id"])
@@ -223,7 +223,22 @@ func TestADraftRunsAndIsSubmitted(t *testing.T) {
 	if m := ms.waitFinal(t, human["match"].(string)); m["status"] != "cancelled" {
 		t.Errorf("the match played by the person, after the next Run: %v", m)
 	}
-	ms.runState(t, alice, path, "done", "failed")
+	last := ms.runState(t, alice, path, "done", "failed")
+
+	// Each Run replaced the last one's image: the engine holds the last
+	// Run's alone.
+	poll.Until(t, 10*time.Second, func() error {
+		var runs []string
+		for _, ref := range engine.held() {
+			if strings.Contains(ref, "/alice/arena-run:") {
+				runs = append(runs, ref)
+			}
+		}
+		if len(runs) != 1 {
+			return fmt.Errorf("after %v the engine holds the Run images %v, want the last alone", last["id"], runs)
+		}
+		return nil
+	})
 
 	// Submitted: a version, built in the builds' line and checked.
 	status, build := ms.do(t, "POST", path+"/submit", `{"base":1,"repository":"alice/mybot","tag":"v1"}`, alice...)
